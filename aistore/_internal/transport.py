@@ -1,0 +1,222 @@
+"""Sending one request: per-process sessions, default headers, TLS, the HTTPS body redirect.
+
+Redirects over plain HTTP (proxy → target, 301 for GET and 307 otherwise) are followed by
+`requests` itself, exactly as the official SDK does; seekable bodies are rewound for the
+second leg. Over HTTPS a proxy must not see the body (TLS servers close the connection
+before reading it), so a request with a body takes two explicit steps, see
+`Transport.send_https_with_body`.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import os
+import warnings
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urljoin
+
+import requests
+import urllib3
+from requests.adapters import HTTPAdapter
+from urllib3.util.retry import Retry
+
+from aistore._internal.config import ClientCert, TimeoutArg, resolve_verify
+from aistore.sdk.const import (
+    HEADER_AUTHORIZATION,
+    HEADER_CONNECTION,
+    HEADER_CONTENT_LENGTH,
+    HEADER_CONTENT_TYPE,
+    HEADER_LOCATION,
+    HEADER_USER_AGENT,
+    HTTP,
+    HTTPS,
+    JSON_CONTENT_TYPE,
+    STATUS_REDIRECT_PERM,
+    STATUS_REDIRECT_TMP,
+    USER_AGENT_BASE,
+)
+from aistore.version import __version__
+
+logger = logging.getLogger(__name__)
+
+_USER_AGENT = f"{USER_AGENT_BASE}/{__version__}"
+
+
+class SessionManager:
+    """Hands out one `requests.Session` per process id.
+
+    A session's pooled sockets must never be shared by a parent and its forked children, so
+    a process that finds no session under its own pid builds one. Pickling drops the pool:
+    a worker process that unpickles a client opens its own connections.
+    """
+
+    def __init__(
+        self,
+        retry: Retry | None = None,
+        ca_cert: str | None = None,
+        skip_verify: bool = False,
+        client_cert: ClientCert | None = None,
+        max_pool_size: int = 10,
+    ) -> None:
+        self._retry = retry
+        self._ca_cert = ca_cert
+        self._skip_verify = skip_verify
+        self._client_cert = client_cert
+        self._max_pool_size = max_pool_size
+        if skip_verify:
+            warnings.warn(
+                "Skipping SSL certificate verification is insecure. "
+                "Use a valid SSL certificate instead.",
+                UserWarning,
+                stacklevel=3,
+            )
+            urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
+        self._sessions: dict[int, requests.Session] = {}
+
+    @property
+    def retry(self) -> Retry | None:
+        """urllib3 retry policy mounted on every session."""
+        return self._retry
+
+    @property
+    def ca_cert(self) -> str | None:
+        """CA bundle given explicitly, if any."""
+        return self._ca_cert
+
+    @property
+    def client_cert(self) -> ClientCert | None:
+        """Client certificate (path or (cert, key)) for mutual TLS, if any."""
+        return self._client_cert
+
+    @property
+    def skip_verify(self) -> bool:
+        """Whether server certificates go unchecked."""
+        return self._skip_verify
+
+    @property
+    def max_pool_size(self) -> int:
+        """Connections kept per host."""
+        return self._max_pool_size
+
+    @property
+    def session(self) -> requests.Session:
+        """The calling process's session, built on first use."""
+        pid = os.getpid()
+        session = self._sessions.get(pid)
+        if session is None:
+            session = self._sessions[pid] = self._create_session()
+        return session
+
+    def _create_session(self) -> requests.Session:
+        session = requests.Session()
+        session.verify = resolve_verify(self._skip_verify, self._ca_cert)
+        session.cert = self._client_cert
+        adapter = HTTPAdapter(
+            max_retries=self._retry if self._retry is not None else 0,
+            pool_connections=self._max_pool_size,
+            pool_maxsize=self._max_pool_size,
+        )
+        session.mount(HTTP, adapter)
+        session.mount(HTTPS, adapter)
+        return session
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_sessions"] = {}
+        return state
+
+
+def body_length(data: Any) -> int | None:
+    """Bytes a request body will send, or None when it cannot be known without reading it."""
+    if isinstance(data, (bytes, bytearray)):
+        return len(data)
+    if isinstance(data, memoryview):
+        return data.nbytes
+    if isinstance(data, str):
+        return len(data.encode("utf-8"))
+    if hasattr(data, "read"):
+        try:
+            return int(os.fstat(data.fileno()).st_size - data.tell())
+        except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+            pass
+        try:
+            pos = data.tell()
+            end = data.seek(0, io.SEEK_END)
+            data.seek(pos)
+            return int(end - pos)
+        except (AttributeError, OSError, ValueError):
+            return None
+    return None
+
+
+class Transport:
+    """Sends single requests to an AIS endpoint; no retries beyond urllib3's, no error mapping.
+
+    Args:
+        base_url: endpoint including the API version, e.g. `http://proxy:8080/v1`.
+        session_manager: per-process sessions.
+        token: bearer token, sent on every request when non-empty.
+        timeout: default (connect, read) timeout for requests that give none.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        session_manager: SessionManager,
+        token: str = "",
+        timeout: TimeoutArg = None,
+    ) -> None:
+        self.base_url = base_url
+        self.session_manager = session_manager
+        self.token = token
+        self.timeout = timeout
+
+    def headers(self, extra: Mapping[str, Any] | None) -> dict[str, Any]:
+        """Caller headers with the SDK's own on top (they win, as in the official SDK)."""
+        merged = dict(extra) if extra else {}
+        merged[HEADER_CONTENT_TYPE] = JSON_CONTENT_TYPE
+        merged[HEADER_USER_AGENT] = _USER_AGENT
+        if self.token:
+            merged[HEADER_AUTHORIZATION] = f"Bearer {self.token}"
+        return merged
+
+    def send(
+        self, method: str, url: str, headers: Mapping[str, Any] | None = None, **kwargs: Any
+    ) -> requests.Response:
+        """One request to an absolute URL; `kwargs` go to `requests.Session.request`."""
+        if self.timeout is not None and "timeout" not in kwargs:
+            kwargs["timeout"] = self.timeout
+        return self.session_manager.session.request(
+            method, url, headers=self.headers(headers), **kwargs
+        )
+
+    def send_https_with_body(
+        self, method: str, url: str, headers: Mapping[str, Any] | None = None, **kwargs: Any
+    ) -> requests.Response:
+        """Ask the proxy where to go with an empty body, then send the body there.
+
+        The first leg carries the real `Content-Length` (the proxy may sign it) and
+        `Connection: close`; a reply other than 301/307 is returned as it is.
+        """
+        data = kwargs.pop("data")
+        probe_headers = dict(headers) if headers else {}
+        probe_headers[HEADER_CONNECTION] = "close"
+        length = body_length(data)
+        if length is not None:
+            probe_headers[HEADER_CONTENT_LENGTH] = str(length)
+        probe = self.send(
+            method, url, headers=probe_headers, data=b"", allow_redirects=False, **kwargs
+        )
+        if probe.status_code not in (STATUS_REDIRECT_PERM, STATUS_REDIRECT_TMP):
+            logger.debug("no redirect for %s %s: status %d", method, url, probe.status_code)
+            return probe
+        location = probe.headers.get(HEADER_LOCATION)
+        probe.close()
+        if not location:
+            raise ValueError(
+                f"No redirect URL received from proxy for {method} {url} "
+                f"(status {probe.status_code} without Location)"
+            )
+        return self.send(method, urljoin(url, location), headers=headers, data=data, **kwargs)

@@ -1,0 +1,106 @@
+"""The entry point: `Client(endpoint)` and its factories for buckets, the cluster and jobs.
+
+Example:
+    >>> from aistore import Client
+    >>> client = Client("http://localhost:8080")
+"""
+
+from __future__ import annotations
+
+from aistore._internal import config
+from aistore._internal.config import ClientCert, TimeoutArg
+from aistore._internal.transport import SessionManager
+from aistore.sdk.bucket import Bucket
+from aistore.sdk.cluster import Cluster
+from aistore.sdk.errors import InvalidURLException
+from aistore.sdk.job import Job
+from aistore.sdk.namespace import Namespace
+from aistore.sdk.obj.object import Object
+from aistore.sdk.provider import Provider
+from aistore.sdk.request_client import RequestClient
+from aistore.sdk.retry_config import RetryConfig
+from aistore.sdk.utils import parse_url
+
+__all__ = ["Client"]
+
+
+class Client:
+    """A connection to an AIStore cluster (or to the embedded server).
+
+    Each setting comes from the argument, else its environment variable, else a default:
+
+    - `endpoint`: `AIS_ENDPOINT` when omitted (our addition; the official SDK requires it).
+    - `skip_verify`: `AIS_SKIP_VERIFY_CRT`, then `AIS_SKIP_VERIFY`.
+    - `ca_cert`: `AIS_CLIENT_CA`, else the system CAs.
+    - `client_cert`: (`AIS_CRT`, `AIS_CRT_KEY`) when both are set.
+    - `timeout`: (`AIS_CONNECT_TIMEOUT` or 3, `AIS_READ_TIMEOUT` or 20) seconds; 0 disables
+      all, a 0 in a tuple (or an env var set to 0) disables that part.
+    - `retry_config`: `RetryConfig.default()`.
+    - `token`: `AIS_AUTHN_TOKEN`.
+    - `max_pool_size`: `AIS_MAX_CONN_POOL`, else 10 connections per host.
+
+    Example:
+        >>> client = Client("http://localhost:8080", timeout=(1, 30))
+        >>> bucket = client.bucket("data")
+
+    Raises:
+        ValueError: no endpoint given and `AIS_ENDPOINT` unset.
+    """
+
+    def __init__(
+        self,
+        endpoint: str | None = None,
+        skip_verify: bool = False,
+        ca_cert: str | None = None,
+        client_cert: ClientCert | None = None,
+        timeout: TimeoutArg = None,
+        retry_config: RetryConfig | None = None,
+        token: str | None = None,
+        max_pool_size: int | None = None,
+    ) -> None:
+        self.retry_config = retry_config if retry_config is not None else RetryConfig.default()
+        session_manager = SessionManager(
+            retry=self.retry_config.http_retry,
+            ca_cert=ca_cert,
+            skip_verify=config.resolve_skip_verify(skip_verify),
+            client_cert=config.resolve_client_cert(client_cert),
+            max_pool_size=config.resolve_max_pool_size(max_pool_size),
+        )
+        self._request_client = RequestClient(
+            endpoint=config.resolve_endpoint(endpoint),
+            session_manager=session_manager,
+            timeout=config.resolve_timeout(timeout),
+            token=config.resolve_token(token),
+            retry_config=self.retry_config,
+        )
+
+    def bucket(
+        self,
+        bck_name: str,
+        provider: Provider | str = Provider.AIS,
+        namespace: Namespace | None = None,
+    ) -> Bucket:
+        """The bucket `bck_name`; no request is sent."""
+        return Bucket(
+            name=bck_name, client=self._request_client, provider=provider, namespace=namespace
+        )
+
+    def cluster(self) -> Cluster:
+        """Cluster-wide calls; no request is sent."""
+        return Cluster(client=self._request_client)
+
+    def job(self, job_id: str = "", job_kind: str = "") -> Job:
+        """A job by id and/or kind; no request is sent."""
+        return Job(client=self._request_client, job_id=job_id, job_kind=job_kind)
+
+    def get_object_from_url(self, url: str) -> Object:
+        """The object named by `provider://bucket/object` (`s3://`, `gs://` work too).
+
+        Raises:
+            InvalidURLException: a part is missing.
+            aistore.sdk.errors.InvalidBckProvider: unknown provider.
+        """
+        provider, bck_name, obj_name = parse_url(url)
+        if not provider or not bck_name or not obj_name:
+            raise InvalidURLException(url)
+        return self.bucket(bck_name, provider=provider).object(obj_name)

@@ -1,0 +1,212 @@
+"""Asynchronous cluster jobs (xactions): status and waiting.
+
+Example:
+    >>> from aistore import Client
+    >>> result = Client("http://localhost:8080").job("job-id").wait(timeout=60)  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from datetime import datetime, timezone
+
+from aistore.sdk.const import (
+    ACT_BLOB_DOWNLOAD,
+    DEFAULT_JOB_WAIT_TIMEOUT,
+    HTTP_METHOD_GET,
+    NANOSECONDS_IN_SECOND,
+    QPARAM_WHAT,
+    URL_PATH_CLUSTER,
+    WHAT_ONE_XACT_STATUS,
+    WHAT_QUERY_XACT_STATS,
+)
+from aistore.sdk.errors import JobInfoNotFound, Timeout
+from aistore.sdk.request_client import RequestClient
+from aistore.sdk.types import AggregatedJobSnap, JobArgs, JobStatus
+from aistore.sdk.utils import probing_frequency
+from aistore.sdk.wait_result import WaitResult
+
+__all__ = ["Job"]
+
+logger = logging.getLogger(__name__)
+
+# Kinds that idle between requests instead of finishing (Go `xact.IdlesBeforeFinishing`):
+# waiting for them means waiting for idleness.
+_IDLE_KINDS = frozenset(
+    {
+        "ec-get",
+        "ec-put",
+        "ec-resp",
+        "put-copies",
+        "archive",
+        "copy-listrange",
+        "etl-listrange",
+        "download",
+        "list",
+        "get-batch",
+    }
+)
+# Kinds that run on one target without a cluster-wide status: wait on their snapshots.
+_SINGLE_NODE_KINDS = frozenset({ACT_BLOB_DOWNLOAD, "resilver"})
+# An idle kind is done after this many consecutive all-idle polls (Go `numConsecutiveIdle`).
+_CONSECUTIVE_IDLE = 2
+
+
+class _IdleStreak:
+    """Done when all snapshots were idle on consecutive polls, or at once on an abort."""
+
+    def __init__(self) -> None:
+        self._count = 0
+
+    def __call__(self, details: AggregatedJobSnap) -> bool:
+        if details.any_aborted():
+            return True
+        self._count = self._count + 1 if details.all_idle() else 0
+        return self._count >= _CONSECUTIVE_IDLE
+
+
+class Job:
+    """One job of the cluster, by id and/or kind; made by `Client.job()`.
+
+    Example:
+        >>> job = Client("http://localhost:8080").job(job_id="abc")  # doctest: +SKIP
+        >>> job.status().end_time  # doctest: +SKIP
+    """
+
+    def __init__(self, client: RequestClient, job_id: str = "", job_kind: str = "") -> None:
+        self._client = client
+        self._job_id = job_id
+        self._job_kind = job_kind
+
+    @property
+    def job_id(self) -> str:
+        """The job's id ("" for any)."""
+        return self._job_id
+
+    @property
+    def job_kind(self) -> str:
+        """The job's kind ("" for any; learnt by `wait()` when only the id is known)."""
+        return self._job_kind
+
+    def status(self) -> JobStatus:
+        """Status of the job (`GET /v1/cluster?what=status`).
+
+        Raises:
+            ValueError: the job has no id.
+        """
+        if not self._job_id:
+            raise ValueError("Cannot query status on a job without an assigned ID")
+        return self._client.request_deserialize(
+            HTTP_METHOD_GET,
+            path=URL_PATH_CLUSTER,
+            res_model=JobStatus,
+            json=JobArgs(id=self._job_id, kind=self._job_kind).as_dict(),
+            params={QPARAM_WHAT: WHAT_ONE_XACT_STATUS},
+        )
+
+    def get_details(self) -> AggregatedJobSnap:
+        """Per-target snapshots of the job (`what=qryxstats`)."""
+        return self._client.request_deserialize(
+            HTTP_METHOD_GET,
+            path=URL_PATH_CLUSTER,
+            res_model=AggregatedJobSnap,
+            json=JobArgs(id=self._job_id, kind=self._job_kind).as_dict(),
+            params={QPARAM_WHAT: WHAT_QUERY_XACT_STATS},
+        )
+
+    def wait(self, timeout: int = DEFAULT_JOB_WAIT_TIMEOUT, verbose: bool = True) -> WaitResult:
+        """Wait until the job is done in the way its kind finishes.
+
+        Idle kinds: idle on every target on consecutive polls. Single-target kinds: a
+        finished snapshot. All others, unknown kinds included: a terminal status.
+
+        Raises:
+            aistore.sdk.errors.Timeout: not done within `timeout` seconds.
+            aistore.sdk.errors.JobInfoNotFound: only an id is known and no target knows it.
+        """
+        kind = self._job_kind or (self._resolve_kind() if self._job_id else "")
+        if kind in _IDLE_KINDS:
+            return self.wait_for_idle(timeout, verbose)
+        if kind in _SINGLE_NODE_KINDS:
+            return self.wait_single_node(timeout, verbose)
+        return self._wait_terminal(timeout, verbose)
+
+    def wait_for_idle(
+        self, timeout: int = DEFAULT_JOB_WAIT_TIMEOUT, verbose: bool = True
+    ) -> WaitResult:
+        """Wait until every target reports the job idle (or any reports it aborted)."""
+        return self._wait_for(_IdleStreak(), timeout, verbose, "reached idle state")
+
+    def wait_single_node(
+        self, timeout: int = DEFAULT_JOB_WAIT_TIMEOUT, verbose: bool = True
+    ) -> WaitResult:
+        """Wait until some target reports the job finished."""
+        return self._wait_for(AggregatedJobSnap.any_finished, timeout, verbose, "finished")
+
+    def _resolve_kind(self) -> str:
+        for snap in self.get_details().list_snapshots():
+            if snap.kind:
+                self._job_kind = snap.kind
+                return snap.kind
+        raise JobInfoNotFound(f"No job info found for '{self._job_id}'")
+
+    def _wait_terminal(self, timeout: int, verbose: bool) -> WaitResult:
+        interval = probing_frequency(timeout)
+        waited = 0.0
+        while True:
+            status = self.status()
+            if status.end_time != 0:
+                break
+            if waited > timeout:
+                raise Timeout(f"job '{status.uuid}'", f"after {timeout}s")
+            if verbose:
+                logger.info("Waiting on job '%s'...", status.uuid)
+            time.sleep(interval)
+            waited += interval
+        end_time = (
+            datetime.fromtimestamp(status.end_time / NANOSECONDS_IN_SECOND, tz=timezone.utc)
+            if status.end_time > 0
+            else None
+        )
+        error = (status.err or "aborted") if status.aborted else status.err
+        result = WaitResult(
+            job_id=status.uuid,
+            success=not status.err and not status.aborted,
+            error=error or None,
+            end_time=end_time,
+        )
+        self._log_result(result, verbose, "finished successfully")
+        return result
+
+    def _wait_for(
+        self,
+        done: Callable[[AggregatedJobSnap], bool],
+        timeout: int,
+        verbose: bool,
+        state: str,
+    ) -> WaitResult:
+        interval = probing_frequency(timeout)
+        waited = 0.0
+        while True:
+            details = self.get_details()
+            snaps = details.list_snapshots()
+            if snaps and done(details):
+                result = WaitResult.from_snapshots(self._job_id, snaps)
+                self._log_result(result, verbose, state)
+                return result
+            if waited > timeout:
+                raise Timeout(f"job '{self._job_id}'", f"after {timeout}s")
+            if verbose:
+                logger.info("Waiting on job '%s'...", self._job_id)
+            time.sleep(interval)
+            waited += interval
+
+    def _log_result(self, result: WaitResult, verbose: bool, state: str) -> None:
+        if not verbose:
+            return
+        if result.success:
+            logger.info("Job '%s' %s", result.job_id, state)
+        else:
+            logger.error("Job '%s' failed: %s", result.job_id, result.error)

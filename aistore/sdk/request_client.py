@@ -1,0 +1,251 @@
+"""The client every bucket, object and job object sends its requests through.
+
+A request is sent by `aistore._internal.transport` (sessions, headers, redirects), repeated
+by the network retry policy on connection errors and timeouts, and only then checked by the
+response handler, so HTTP error statuses are never retried at this level (urllib3 handles
+429/5xx below).
+
+Example:
+    >>> from aistore import Client
+    >>> rc = Client("http://localhost:8080")._request_client
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+from urllib.parse import urlencode, urljoin
+
+import requests
+from requests.exceptions import UnrewindableBodyError
+from tenacity import Retrying
+
+from aistore._internal.body import BodyReader
+from aistore._internal.codec import decode_response
+from aistore._internal.config import TimeoutArg
+from aistore._internal.transport import SessionManager, Transport
+from aistore.sdk.const import (
+    HTTP_METHOD_GET,
+    HTTPS,
+    QPARAM_WHAT,
+    URL_PATH_DAEMON,
+    WHAT_SMAP,
+)
+from aistore.sdk.response_handler import AISResponseHandler, ResponseHandler
+from aistore.sdk.retry_config import RetryConfig
+from aistore.sdk.types import Smap
+
+__all__ = ["RequestClient"]
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def _is_stream_body(data: Any) -> bool:
+    """A body that is consumed by sending it (file-like or generator) and must be rewound."""
+    if data is None or isinstance(data, (str, bytes, bytearray, memoryview, list, tuple, Mapping)):
+        return False
+    return hasattr(data, "read") or hasattr(data, "__iter__")
+
+
+class RequestClient:
+    """Sends requests to one AIS endpoint with the client's retry policy and error mapping.
+
+    Example:
+        >>> rc = RequestClient("http://localhost:8080", SessionManager())
+        >>> rc.base_url
+        'http://localhost:8080/v1'
+
+    Args:
+        endpoint: cluster URL; `/v1` is appended by `urljoin` rules.
+        session_manager: per-process `requests` sessions.
+        timeout: default (connect, read) timeout, None for no limit.
+        token: bearer token ("" for none).
+        response_handler: maps error replies to exceptions (AIS rules by default).
+        retry_config: retry policy (`RetryConfig.default()` when None).
+    """
+
+    def __init__(
+        self,
+        endpoint: str,
+        session_manager: SessionManager,
+        timeout: TimeoutArg = None,
+        token: str = "",
+        response_handler: ResponseHandler | None = None,
+        retry_config: RetryConfig | None = None,
+    ) -> None:
+        self._transport = Transport(urljoin(endpoint, "v1"), session_manager, token, timeout)
+        self._response_handler = response_handler or AISResponseHandler()
+        self._retry_config = retry_config if retry_config is not None else RetryConfig.default()
+        self._retrying: Retrying = self._retry_config.network_retry.copy()
+        self._smap: Smap | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_retrying"] = None  # tenacity objects hold closures; rebuilt below
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._retrying = self._retry_config.network_retry.copy()
+
+    @property
+    def base_url(self) -> str:
+        """Endpoint including `/v1`."""
+        return self._transport.base_url
+
+    @property
+    def timeout(self) -> TimeoutArg:
+        """Default timeout of requests."""
+        return self._transport.timeout
+
+    @timeout.setter
+    def timeout(self, timeout: TimeoutArg) -> None:
+        self._transport.timeout = timeout
+
+    @property
+    def session_manager(self) -> SessionManager:
+        """Source of the per-process sessions."""
+        return self._transport.session_manager
+
+    @session_manager.setter
+    def session_manager(self, session_manager: SessionManager) -> None:
+        self._transport.session_manager = session_manager
+
+    @property
+    def token(self) -> str:
+        """Bearer token sent with every request."""
+        return self._transport.token
+
+    @token.setter
+    def token(self, token: str) -> None:
+        self._transport.token = token
+
+    @property
+    def retry_config(self) -> RetryConfig:
+        """Retry policy of this client."""
+        return self._retry_config
+
+    def get_smap(self, force_update: bool = False) -> Smap:
+        """The cluster map, fetched once and cached unless `force_update`."""
+        if self._smap is None or force_update:
+            self._smap = self.request_deserialize(
+                HTTP_METHOD_GET, URL_PATH_DAEMON, Smap, params={QPARAM_WHAT: WHAT_SMAP}
+            )
+        return self._smap
+
+    def clone(
+        self, base_url: str | None = None, response_handler: ResponseHandler | None = None
+    ) -> RequestClient:
+        """A client with the same settings for another endpoint (e.g. one target)."""
+        url = base_url or self.base_url
+        if not url.endswith("/v1"):
+            url = urljoin(url, "v1")
+        return RequestClient(
+            endpoint=url,
+            session_manager=self.session_manager,
+            timeout=self.timeout,
+            token=self.token,
+            response_handler=response_handler or self._response_handler,
+            retry_config=self._retry_config,
+        )
+
+    def request_deserialize(self, method: str, path: str, res_model: type[T], **kwargs: Any) -> T:
+        """`request()` and decode the reply into `res_model` (msgpack or JSON)."""
+        resp = self.request(method, path, **kwargs)
+        result: T = decode_response(res_model, resp)
+        return result
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        endpoint: str | None = None,
+        headers: Mapping[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> requests.Response:
+        """Send `method` to `<base>/<path>` and return the reply if its status is below 400.
+
+        Args:
+            method: HTTP method.
+            path: path under `/v1`.
+            endpoint: another endpoint of the cluster for this request only.
+            headers: extra headers; the SDK's Content-Type, User-Agent and Authorization win.
+            kwargs: passed to `requests` (`params`, `json`, `data`, `stream`, `timeout`...).
+
+        Raises:
+            aistore.sdk.errors.AISError: (or a subclass) for an error status.
+            requests.exceptions.UnrewindableBodyError: a retry cannot rewind a stream body.
+        """
+        url = self._url(path, endpoint)
+        resp = self._with_retry(lambda: self._send(method, url, headers, kwargs), kwargs)
+        return self._response_handler.handle_response(resp)
+
+    def request_body(
+        self,
+        method: str,
+        path: str,
+        headers: Mapping[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> tuple[requests.Response, bytes]:
+        """Like `request()`, and read the whole body inside the retried step.
+
+        A connection that breaks mid-body is then retried like one that breaks before the
+        reply, which is what a non-streamed `requests` call does. The body lands in one
+        `bytes` object with a single copy.
+        """
+        url = self._url(path, endpoint=None)
+
+        def send_and_read() -> tuple[requests.Response, bytes]:
+            resp = self._send(method, url, headers, {**kwargs, "stream": True})
+            if not 200 <= resp.status_code < 400:
+                return resp, b""
+            reader = BodyReader(resp)
+            try:
+                return resp, reader.read_all()
+            finally:
+                reader.close()
+
+        resp, body = self._with_retry(send_and_read, kwargs)
+        self._response_handler.handle_response(resp)
+        return resp, body
+
+    def get_full_url(self, path: str, params: Mapping[str, Any]) -> str:
+        """Absolute URL of `path` with `params` as query string."""
+        return f"{self.base_url}/{path.lstrip('/')}?{urlencode(params)}"
+
+    def _url(self, path: str, endpoint: str | None) -> str:
+        base = urljoin(endpoint, "v1") if endpoint else self.base_url
+        return f"{base}/{path.lstrip('/')}"
+
+    def _send(
+        self, method: str, url: str, headers: Mapping[str, Any] | None, kwargs: dict[str, Any]
+    ) -> requests.Response:
+        if url.startswith(HTTPS) and "data" in kwargs:
+            return self._transport.send_https_with_body(method, url, headers, **kwargs)
+        return self._transport.send(method, url, headers, **kwargs)
+
+    def _with_retry(self, op: Callable[[], R], kwargs: Mapping[str, Any]) -> R:
+        """Run `op` under the network retry policy, rewinding a stream body before each repeat."""
+        body: Any = kwargs.get("data")
+        if not _is_stream_body(body):
+            return self._retrying(op)
+        try:
+            start: int | None = body.tell()
+        except (AttributeError, OSError, ValueError):
+            start = None
+        attempted = False
+
+        def rewind_then_op() -> R:
+            nonlocal attempted
+            if attempted:
+                if start is None:
+                    raise UnrewindableBodyError("Cannot replay the upload stream")
+                try:
+                    body.seek(start)
+                except (AttributeError, OSError, ValueError) as err:
+                    raise UnrewindableBodyError("Cannot rewind the upload stream") from err
+            attempted = True
+            return op()
+
+        return self._retrying(rewind_then_op)

@@ -1,0 +1,422 @@
+"""Wire types: JSON documents as pydantic models, list-object pages as msgspec Structs.
+
+Field names are those of the AIS wire format and of the official SDK; they must not change.
+
+Example:
+    >>> from aistore.sdk.types import ActionMsg
+    >>> ActionMsg(action="list").model_dump()
+    {'action': 'list', 'name': '', 'value': None}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import msgspec
+from pydantic import BaseModel, Field, RootModel
+from requests.structures import CaseInsensitiveDict
+
+from aistore._internal.hrw import xoshiro256_hash, xxh64
+from aistore.sdk.const import (
+    AIS_ACCESS_TIME,
+    AIS_CHECKSUM_VALUE,
+    AIS_LOCATION,
+    AIS_MIRROR_COPIES,
+    AIS_OBJ_NAME,
+    AIS_VERSION,
+    GO_ZERO_TIME,
+    HEADER_CONTENT_LENGTH,
+    XX_HASH_SEED,
+)
+from aistore.sdk.errors import NoTargetError
+from aistore.sdk.list_object_flag import ListObjectFlag
+from aistore.sdk.namespace import Namespace
+from aistore.sdk.obj.object_props import ObjectProps
+
+__all__ = [
+    "ActionMsg",
+    "AggregatedJobSnap",
+    "BucketEntry",
+    "BucketList",
+    "BucketModel",
+    "JobArgs",
+    "JobQuery",
+    "JobSnap",
+    "JobStats",
+    "JobStatus",
+    "ListObjectsMsg",
+    "MptCompletedPart",
+    "Namespace",
+    "NetInfo",
+    "Smap",
+    "Snode",
+]
+
+# Snode flags: a node in maintenance or being decommissioned owns no objects.
+_SNODE_MAINT_OR_DECOMM = (1 << 2) | (1 << 3)
+# BucketEntry flags: bits 0-4 are the placement status (0 = OK); bit 6 = in the cluster.
+_ENTRY_STATUS_MASK = (1 << 5) - 1
+_ENTRY_IS_CACHED = 1 << 6
+
+
+class ActionMsg(BaseModel):
+    """The JSON body of most control requests: `{"action", "name", "value"}`.
+
+    Example:
+        >>> ActionMsg(action="create-bck").model_dump()["value"] is None
+        True
+    """
+
+    action: str
+    name: str = ""
+    value: Any = None
+
+
+class NetInfo(BaseModel):
+    """One network of a node; `direct_url` is how clients reach it."""
+
+    node_hostname: str = ""
+    daemon_port: str = ""
+    direct_url: str = ""
+
+
+class Snode(BaseModel):
+    """A node (proxy or target) of the cluster map.
+
+    Example:
+        >>> Snode(daemon_id="t1", daemon_type="target").in_maint_or_decomm()
+        False
+    """
+
+    daemon_id: str
+    daemon_type: str
+    public_net: NetInfo | None = None
+    intra_control_net: NetInfo | None = None
+    intra_data_net: NetInfo | None = None
+    flags: int = 0
+    id_digest: int = 0
+
+    def in_maint_or_decomm(self) -> bool:
+        """Whether the node is in maintenance or being decommissioned."""
+        return (self.flags & _SNODE_MAINT_OR_DECOMM) != 0
+
+
+class Smap(BaseModel):
+    """The cluster map: targets, proxies and the primary proxy.
+
+    Example:
+        >>> smap = Smap(tmap={}, pmap={}, proxy_si=Snode(daemon_id="p1", daemon_type="proxy"))
+        >>> smap.version
+        0
+    """
+
+    tmap: Mapping[str, Snode]
+    pmap: Mapping[str, Snode]
+    proxy_si: Snode
+    version: int = 0
+    uuid: str = ""
+    creation_time: str = ""
+
+    def get_target_for_object(self, uname: str) -> Snode:
+        """The target that owns the object named `uname` (highest random weight wins).
+
+        Raises:
+            NoTargetError: no target is available.
+        """
+        digest = xxh64(uname.encode("utf-8"), XX_HASH_SEED)
+        best: Snode | None = None
+        best_weight = -1
+        for node in self.tmap.values():
+            if node.in_maint_or_decomm():
+                continue
+            weight = xoshiro256_hash(node.id_digest ^ digest)
+            if weight > best_weight:
+                best, best_weight = node, weight
+        if best is None:
+            raise NoTargetError(len(self.tmap))
+        return best
+
+
+class BucketEntry(msgspec.Struct):
+    """One object of a list-objects page (Go `cmn/objlist.go` `LsoEnt`).
+
+    Unknown msgpack keys (e.g. custom metadata `m`) are ignored. `object` is filled by
+    `Bucket.list_objects` with the matching `Object`.
+
+    Example:
+        >>> BucketEntry(n="a.txt", s=3, f=64).is_cached()
+        True
+    """
+
+    n: str
+    cs: str = ""
+    a: str = ""
+    v: str = ""
+    t: str = ""
+    s: int = 0
+    c: int = 0
+    f: int = 0
+    object: Any = None
+
+    @property
+    def name(self) -> str:
+        """Object name."""
+        return self.n
+
+    @property
+    def checksum(self) -> str:
+        """Checksum value (the type is the bucket's)."""
+        return self.cs
+
+    @property
+    def atime(self) -> str:
+        """Access time as formatted by the server."""
+        return self.a
+
+    @property
+    def version(self) -> str:
+        """Object version."""
+        return self.v
+
+    @property
+    def location(self) -> str:
+        """Target and mountpath holding the object."""
+        return self.t
+
+    @property
+    def size(self) -> int:
+        """Size in bytes."""
+        return self.s
+
+    @property
+    def copies(self) -> int:
+        """Number of copies."""
+        return self.c
+
+    @property
+    def flags(self) -> int:
+        """Entry flags (status bits and `EntryIs*` bits)."""
+        return self.f
+
+    def is_cached(self) -> bool:
+        """Whether the object is present in the cluster."""
+        return (self.f & _ENTRY_IS_CACHED) != 0
+
+    def is_ok(self) -> bool:
+        """Whether the object is properly placed."""
+        return (self.f & _ENTRY_STATUS_MASK) == 0
+
+    def generate_object_props(self) -> ObjectProps:
+        """The entry's fields as `ObjectProps` (a subset of what HEAD returns)."""
+        headers: CaseInsensitiveDict[Any] = CaseInsensitiveDict(
+            {
+                AIS_OBJ_NAME: self.n,
+                AIS_CHECKSUM_VALUE: self.cs,
+                AIS_ACCESS_TIME: self.a,
+                AIS_VERSION: self.v,
+                AIS_LOCATION: self.t,
+                HEADER_CONTENT_LENGTH: self.s,
+                AIS_MIRROR_COPIES: self.c,
+            }
+        )
+        return ObjectProps(headers)
+
+
+class BucketList(msgspec.Struct):
+    """One page of a listing: entries plus what is needed to ask for the next page.
+
+    Example:
+        >>> page = BucketList(UUID="u", ContinuationToken="", Flags=0)
+        >>> page.entries
+        []
+    """
+
+    UUID: str
+    ContinuationToken: str
+    Flags: int
+    Entries: list[BucketEntry] | None = None
+
+    @property
+    def uuid(self) -> str:
+        """Listing session id; pass it back with the continuation token."""
+        return self.UUID
+
+    @property
+    def continuation_token(self) -> str:
+        """Where the next page starts; empty on the last page."""
+        return self.ContinuationToken
+
+    @property
+    def flags(self) -> int:
+        """Page flags."""
+        return self.Flags
+
+    @property
+    def entries(self) -> list[BucketEntry]:
+        """The page's entries (never None)."""
+        if self.Entries is None:
+            self.Entries = []
+        return self.Entries
+
+
+class BucketModel(BaseModel):
+    """A bucket's identity as the API exchanges it.
+
+    Example:
+        >>> BucketModel(name="b", provider="ais").get_path()
+        'ais/@#/b/'
+    """
+
+    name: str
+    provider: str
+    namespace: Namespace | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """The model without unset (None) fields."""
+        return self.model_dump(exclude_none=True)
+
+    def get_path(self) -> str:
+        """`<provider>/<namespace>/<name>/`, the bucket part of an object uname."""
+        namespace = self.namespace.get_path() if self.namespace else "@#"
+        return f"{self.provider}/{namespace}/{self.name}/"
+
+
+class ListObjectsMsg(BaseModel):
+    """The `value` of a list-objects request (Go `apc.LsoMsg`)."""
+
+    prefix: str
+    page_size: int
+    uuid: str
+    props: str
+    continuation_token: str
+    flags: list[ListObjectFlag]
+    target: str
+    start_after: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        """Wire form; `flags` travels as a decimal string, `start_after` only when set."""
+        body: dict[str, Any] = {
+            "prefix": self.prefix,
+            "pagesize": self.page_size,
+            "uuid": self.uuid,
+            "props": self.props,
+            "continuation_token": self.continuation_token,
+            "flags": str(ListObjectFlag.join_flags(self.flags)),
+            "target": self.target,
+        }
+        if self.start_after:
+            body["start_after"] = self.start_after
+        return body
+
+
+class MptCompletedPart(BaseModel):
+    """One entry of a multipart-upload completion list."""
+
+    part_number: int
+    etag: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        """Wire form."""
+        return {"part-number": self.part_number, "etag": self.etag}
+
+
+class JobArgs(BaseModel):
+    """Selects jobs in `/v1/cluster` queries."""
+
+    id: str = ""
+    kind: str = ""
+    daemon_id: str = ""
+    bucket: BucketModel | None = None
+    buckets: list[BucketModel] | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """Wire form (Go field names)."""
+        return {
+            "ID": self.id,
+            "Kind": self.kind,
+            "DaemonID": self.daemon_id,
+            "Bck": self.bucket.model_dump() if self.bucket else None,
+            "Buckets": [b.model_dump() for b in self.buckets] if self.buckets else None,
+        }
+
+
+class JobQuery(BaseModel):
+    """Filters for listing jobs."""
+
+    active: bool = False
+    kind: str = ""
+    target: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        """Wire form."""
+        return {"kind": self.kind, "node": self.target, "show_active": self.active}
+
+
+class JobStatus(BaseModel):
+    """Status of one job; `end_time` is Unix nanoseconds, 0 while running."""
+
+    uuid: str = ""
+    err: str = ""
+    end_time: int = 0
+    aborted: bool = False
+
+
+class JobStats(BaseModel):
+    """Counters of a job on one target."""
+
+    model_config = {"populate_by_name": True}
+
+    objects: int = Field(default=0, alias="loc-objs")
+    bytes: int = Field(default=0, alias="loc-bytes")
+    out_objects: int = Field(default=0, alias="out-objs")
+    out_bytes: int = Field(default=0, alias="out-bytes")
+    in_objects: int = Field(default=0, alias="in-objs")
+    in_bytes: int = Field(default=0, alias="in-bytes")
+
+
+class JobSnap(BaseModel):
+    """A job as one target sees it."""
+
+    model_config = {"populate_by_name": True}
+
+    id: str = ""
+    kind: str = ""
+    start_time: str = Field(default="", alias="start-time")
+    end_time: str = Field(default="", alias="end-time")
+    bucket: BucketModel | None = Field(default=None, alias="bck")
+    source_bck: BucketModel | None = Field(default=None, alias="src-bck")
+    destination_bck: BucketModel | None = Field(default=None, alias="dst-bck")
+    stats: JobStats | None = None
+    aborted: bool = False
+    is_idle: bool = False
+    abort_err: str = Field(default="", alias="abort-err")
+    packed: int = Field(default=0, alias="glob.id")
+
+    def has_ended(self) -> bool:
+        """Whether the snapshot carries a real end time."""
+        return bool(self.end_time) and self.end_time != GO_ZERO_TIME
+
+
+class AggregatedJobSnap(RootModel[dict[str, list[JobSnap]]]):
+    """Job snapshots keyed by target id (`what=qryxstats`)."""
+
+    def list_snapshots(self) -> list[JobSnap]:
+        """All snapshots of all targets."""
+        return [snap for snaps in self.root.values() for snap in snaps]
+
+    def all_idle(self) -> bool:
+        """Every snapshot is idle, aborted or failed."""
+        return all(s.is_idle or s.aborted or s.abort_err for s in self.list_snapshots())
+
+    def any_aborted(self) -> bool:
+        """Some snapshot is aborted or failed."""
+        return any(s.aborted or s.abort_err for s in self.list_snapshots())
+
+    def idle_or_aborted(self) -> bool:
+        """Done condition of idle kinds."""
+        return self.all_idle() or self.any_aborted()
+
+    def any_finished(self) -> bool:
+        """Some snapshot is aborted, failed or has ended."""
+        return any(s.aborted or s.abort_err or s.has_ended() for s in self.list_snapshots())
