@@ -1,0 +1,121 @@
+"""A scriptable HTTP/1.1 server in a thread, for transport faults the real server never makes.
+
+Each test installs a `route(req) -> Reply` function; the server records every request.
+"""
+
+from __future__ import annotations
+
+import http.server
+import ssl
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from urllib.parse import parse_qsl, urlsplit
+
+from aistore.sdk.retry_config import RetryConfig
+
+
+@dataclass
+class Req:
+    method: str
+    path: str
+    query: dict[str, str]
+    headers: dict[str, str]
+    body: bytes
+
+
+@dataclass
+class Reply:
+    status: int = 200
+    body: bytes = b""
+    headers: dict[str, str] = field(default_factory=dict)
+    # Send only this many body bytes (Content-Length still announces all), then hang up.
+    cut_after: int | None = None
+
+
+Route = Callable[[Req], Reply]
+
+
+class FakeServer:
+    def __init__(self, tls: tuple[str, str] | None = None) -> None:
+        self.requests: list[Req] = []
+        self.route: Route = lambda req: Reply(404, b'{"message":"no route"}')
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def _handle(self) -> None:
+                parts = urlsplit(self.path)
+                length = int(self.headers.get("Content-Length") or 0)
+                # A two-step HTTPS probe announces a length but sends no body.
+                probe = self.headers.get("Connection", "").lower() == "close" and length > 0
+                body = b"" if probe else self.rfile.read(length)
+                req = Req(
+                    self.command,
+                    parts.path,
+                    dict(parse_qsl(parts.query, keep_blank_values=True)),
+                    dict(self.headers.items()),
+                    body,
+                )
+                outer.requests.append(req)
+                reply = outer.route(req)
+                self.send_response(reply.status)
+                headers = {"Content-Length": str(len(reply.body)), **reply.headers}
+                for name, value in headers.items():
+                    self.send_header(name, value)
+                if probe:
+                    self.send_header("Connection", "close")
+                    self.close_connection = True
+                self.end_headers()
+                if self.command == "HEAD":
+                    return
+                if reply.cut_after is not None:
+                    self.wfile.write(reply.body[: reply.cut_after])
+                    self.wfile.flush()
+                    self.close_connection = True
+                    return
+                self.wfile.write(reply.body)
+
+            do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = do_PATCH = _handle
+
+        self._httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd.daemon_threads = True
+        scheme = "http"
+        if tls is not None:
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            ctx.load_cert_chain(*tls)
+            self._httpd.socket = ctx.wrap_socket(self._httpd.socket, server_side=True)
+            scheme = "https"
+        host, port = self._httpd.server_address[:2]
+        self.url = f"{scheme}://{host}:{port}"
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
+        self._thread.start()
+
+    def close(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        self._thread.join()
+
+
+def fast_retry_config(http_total: int = 0) -> RetryConfig:
+    """Default policies without the waiting, so fault tests run in milliseconds."""
+    from tenacity import stop_after_attempt, wait_none
+    from urllib3.util.retry import Retry
+
+    cfg = RetryConfig.default()
+    cfg.network_retry = cfg.network_retry.copy(wait=wait_none(), stop=stop_after_attempt(3))
+    cfg.http_retry = Retry(
+        total=http_total,
+        backoff_factor=0,
+        status_forcelist=[429, 500, 502, 503, 504],
+        connect=0,
+        read=0,
+        raise_on_status=True,
+    )
+    return cfg
