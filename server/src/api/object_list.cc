@@ -1,0 +1,170 @@
+#include "api/object_list.h"
+
+#include <ctime>
+#include <msgpack.hpp>
+
+#include "util/strings.h"
+
+namespace ais {
+namespace {
+
+std::string JoinCustom(const ObjectMeta& m) {
+  std::string out;
+  for (auto& [k, v] : m.custom) {
+    if (!out.empty()) out.push_back(',');
+    out += k + "=" + v;
+  }
+  return out;
+}
+
+uint16_t EntryFlags(const ObjectMeta& m) {
+  return static_cast<uint16_t>(kEntryIsCached | (m.chunked() ? kEntryIsChunked : 0));
+}
+
+std::string FormatTime(int64_t unix_ns, const char* layout) {
+  std::time_t secs = static_cast<std::time_t>(unix_ns / 1000000000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[64];
+  size_t n = std::strftime(buf, sizeof(buf), layout, &tm);
+  return std::string(buf, n);
+}
+
+}  // namespace
+
+Result<ListProps> ListProps::Parse(const std::string& props) {
+  ListProps p;
+  if (props.empty()) return p;  // name,size,cached
+  p.size = false;
+  for (auto raw : Split(props, ',')) {
+    std::string_view name = raw;
+    while (!name.empty() && name.front() == ' ') name.remove_prefix(1);
+    while (!name.empty() && name.back() == ' ') name.remove_suffix(1);
+    if (name == "size") p.size = true;
+    else if (name == "version") p.version = true;
+    else if (name == "checksum") p.checksum = true;
+    else if (name == "atime") p.atime = true;
+    else if (name == "copies") p.copies = true;
+    else if (name == "custom") p.custom = true;
+    else if (name == "location") p.location = true;
+    else if (name == "name" || name == "cached" || name == "status" || name == "ec" || name == "chunked" ||
+             name == "last-modified" || name == "etag" || name.empty()) continue;
+    else return Status::InvalidArgument("invalid property \"" + std::string(name) + "\" in props list");
+  }
+  return p;
+}
+
+Result<ListObjectsMsg> ListObjectsMsg::FromJson(const nlohmann::json& v) {
+  ListObjectsMsg m;
+  if (v.is_null()) return m;
+  if (!v.is_object()) return Status::InvalidArgument("list-objects value must be a JSON object");
+  try {
+    m.prefix = v.value("prefix", "");
+    m.props = v.value("props", "");
+    m.continuation_token = v.value("continuation_token", "");
+    m.uuid = v.value("uuid", "");
+    m.start_after = v.value("start_after", "");
+    if (v.contains("pagesize") && !v["pagesize"].is_null()) {
+      auto& ps = v["pagesize"];
+      if (ps.is_number_unsigned()) m.page_size = ps.get<uint64_t>();
+      else if (ps.is_number_integer() && ps.get<int64_t>() >= 0) m.page_size = static_cast<uint64_t>(ps.get<int64_t>());
+      else return Status::InvalidArgument("invalid pagesize " + ps.dump());
+    }
+    if (v.contains("flags") && !v["flags"].is_null()) {
+      auto& f = v["flags"];
+      if (f.is_number_unsigned()) {
+        m.flags = f.get<uint64_t>();
+      } else if (f.is_string()) {
+        auto n = ParseUint(f.get<std::string>());
+        if (!n) return Status::InvalidArgument("invalid flags " + f.dump());
+        m.flags = *n;
+      } else {
+        return Status::InvalidArgument("invalid flags " + f.dump());
+      }
+    }
+  } catch (const nlohmann::json::exception& e) {
+    return Status::InvalidArgument(std::string("invalid list-objects message: ") + e.what());
+  }
+  while (m.prefix.ends_with('*')) m.prefix.pop_back();
+  return m;
+}
+
+std::string EncodeListPageMsgpack(const ListPage& page, const ListProps& props, const std::string& location) {
+  msgpack::sbuffer buf(64 + page.entries.size() * 64);
+  msgpack::packer<msgpack::sbuffer> pk(buf);
+  pk.pack_map(4);
+  pk.pack("UUID");
+  pk.pack(page.uuid);
+  pk.pack("ContinuationToken");
+  pk.pack(page.continuation_token);
+  pk.pack("Entries");
+  pk.pack_array(static_cast<uint32_t>(page.entries.size()));
+  for (const auto& m : page.entries) {
+    std::string custom = props.custom ? JoinCustom(m) : std::string();
+    bool cs = props.checksum && !m.cksum_value.empty();
+    uint32_t n = 2 + (cs ? 1 : 0) + (props.atime ? 1 : 0) + (props.version ? 1 : 0) + (props.location ? 1 : 0) +
+                 (custom.empty() ? 0 : 1) + (props.size && m.size > 0 ? 1 : 0) + (props.copies ? 1 : 0);
+    pk.pack_map(n);
+    pk.pack("n");
+    pk.pack(m.name);
+    if (cs) {
+      pk.pack("cs");
+      pk.pack(m.cksum_value);
+    }
+    if (props.atime) {
+      pk.pack("a");
+      pk.pack(FormatRfc822(m.atime_ns));
+    }
+    if (props.version) {
+      pk.pack("v");
+      pk.pack(std::to_string(m.version));
+    }
+    if (props.location) {
+      pk.pack("t");
+      pk.pack(location);
+    }
+    if (!custom.empty()) {
+      pk.pack("m");
+      pk.pack(custom);
+    }
+    if (props.size && m.size > 0) {
+      pk.pack("s");
+      pk.pack(static_cast<int64_t>(m.size));
+    }
+    if (props.copies) {
+      pk.pack("c");
+      pk.pack(int16_t{1});
+    }
+    pk.pack("f");
+    pk.pack(EntryFlags(m));
+  }
+  pk.pack("Flags");
+  pk.pack(uint32_t{0});
+  return std::string(buf.data(), buf.size());
+}
+
+std::string EncodeListPageJson(const ListPage& page, const ListProps& props, const std::string& location) {
+  nlohmann::json entries = nlohmann::json::array();
+  for (const auto& m : page.entries) {
+    nlohmann::json e = {{"name", m.name}, {"flags", EntryFlags(m)}};
+    if (props.checksum && !m.cksum_value.empty()) e["checksum"] = m.cksum_value;
+    if (props.atime) e["atime"] = FormatRfc822(m.atime_ns);
+    if (props.version) e["version"] = std::to_string(m.version);
+    if (props.location) e["location"] = location;
+    if (props.custom && !m.custom.empty()) e["custom-md"] = JoinCustom(m);
+    if (props.size && m.size > 0) e["size"] = std::to_string(m.size);
+    if (props.copies) e["copies"] = 1;
+    entries.push_back(std::move(e));
+  }
+  nlohmann::json j = {{"uuid", page.uuid},
+                      {"continuation_token", page.continuation_token},
+                      {"entries", std::move(entries)},
+                      {"flags", 0}};
+  return j.dump();
+}
+
+std::string FormatRfc822(int64_t unix_ns) { return FormatTime(unix_ns, "%d %b %y %H:%M UTC"); }
+
+std::string FormatHttpDate(int64_t unix_ns) { return FormatTime(unix_ns, "%a, %d %b %Y %H:%M:%S GMT"); }
+
+}  // namespace ais

@@ -1,0 +1,52 @@
+// List-objects wire types: LsoMsg in (api/apc/lsmsg.go) and LsoRes out (cmn/objlist.go), in the
+// msgpack form the official SDK requires and the JSON form other clients read.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "store/object_meta.h"
+#include "util/status.h"
+
+namespace ais {
+
+inline constexpr uint64_t kMaxPageSize = 10000;  // AIS MaxPageSizeAIS
+
+// Which entry fields a listing carries (the LsoMsg `props` list).
+struct ListProps {
+  bool size = true, version = false, checksum = false, atime = false, copies = false, custom = false,
+       location = false;
+  static Result<ListProps> Parse(const std::string& props);
+};
+
+struct ListObjectsMsg {
+  std::string prefix;
+  std::string props;
+  uint64_t page_size = 0;
+  std::string continuation_token;
+  std::string uuid;
+  uint64_t flags = 0;
+  std::string start_after;
+
+  static Result<ListObjectsMsg> FromJson(const nlohmann::json& value);
+};
+
+struct ListPage {
+  std::string uuid;
+  std::string continuation_token;
+  std::vector<ObjectMeta> entries;
+};
+
+inline constexpr uint16_t kEntryIsCached = 64;
+inline constexpr uint16_t kEntryIsChunked = 8192;
+
+std::string EncodeListPageMsgpack(const ListPage& page, const ListProps& props, const std::string& location);
+std::string EncodeListPageJson(const ListPage& page, const ListProps& props, const std::string& location);
+// Go's RFC822 layout "02 Jan 06 15:04 MST", in UTC.
+std::string FormatRfc822(int64_t unix_ns);
+// "Mon, 02 Jan 2006 15:04:05 GMT".
+std::string FormatHttpDate(int64_t unix_ns);
+
+}  // namespace ais

@@ -1,0 +1,176 @@
+// Health, cluster map (Smap) and jobs: the "cluster" face of this one-node cluster.
+#include <chrono>
+#include <ctime>
+#include <xxhash.h>
+
+#include "api/headers.h"
+#include "handlers/context.h"
+#include "util/strings.h"
+
+namespace ais {
+namespace {
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// RFC3339Nano as Go prints it; zero time is "0001-01-01T00:00:00Z".
+std::string Rfc3339(int64_t ns) {
+  if (ns == 0) return "0001-01-01T00:00:00Z";
+  std::time_t secs = static_cast<std::time_t>(ns / 1000000000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[64];
+  size_t n = std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
+  std::string out(buf, n);
+  char frac[16];
+  std::snprintf(frac, sizeof(frac), ".%09lld", static_cast<long long>(ns % 1000000000));
+  std::string f = frac;
+  while (f.back() == '0') f.pop_back();
+  if (f != ".") out += f;
+  return out + "Z";
+}
+
+nlohmann::json Snode(const ServerContext& ctx, const std::string& type, const std::string& url,
+                     const std::string& host, const std::string& port) {
+  nlohmann::json net = {{"node_ip_addr", host}, {"daemon_port", port}, {"direct_url", url}};
+  const std::string& id = ctx.node.daemon_id;
+  return {{"daemon_id", id},
+          {"daemon_type", type},
+          {"flags", 0},
+          {"id_digest", XXH64(id.data(), id.size(), 1103515245)},
+          {"public_net", net},
+          {"intra_control_net", net},
+          {"intra_data_net", net}};
+}
+
+nlohmann::json BucketJson(const std::string& name) {
+  return {{"name", name}, {"provider", "ais"}, {"namespace", {{"uuid", ""}, {"name", ""}}}};
+}
+
+nlohmann::json StatusJson(const JobSnapshot& j) {
+  return {{"kind", j.kind}, {"uuid", j.id}, {"err", j.err}, {"end_time", j.end_ns}, {"aborted", j.aborted}};
+}
+
+nlohmann::json SnapJson(const JobSnapshot& j) {
+  auto n = [](int64_t v) { return std::to_string(v); };
+  return {{"ext", nullptr},
+          {"start-time", Rfc3339(j.start_ns)},
+          {"end-time", Rfc3339(j.end_ns)},
+          {"bck", BucketJson(j.bucket)},
+          {"src-bck", BucketJson(j.bucket)},
+          {"dst-bck", BucketJson("")},
+          {"id", j.id},
+          {"kind", j.kind},
+          {"abort-err", j.aborted ? "aborted" : ""},
+          {"err", j.err},
+          {"glob.id", "0"},
+          {"stats",
+           {{"loc-objs", n(j.objs)},
+            {"loc-bytes", n(j.bytes)},
+            {"out-objs", "0"},
+            {"out-bytes", "0"},
+            {"in-objs", "0"},
+            {"in-bytes", "0"}}},
+          {"aborted", j.aborted},
+          {"is_idle", false}};
+}
+
+// QueryMsg/ArgsMsg keys arrive as "id" (Go) or "ID" (Python SDK): match case-insensitively.
+std::string Field(const nlohmann::json& j, std::string_view key) {
+  if (!j.is_object()) return "";
+  for (auto& [k, v] : j.items()) {
+    if (IEquals(k, key) && v.is_string()) return v.get<std::string>();
+  }
+  return "";
+}
+
+std::string BucketField(const nlohmann::json& j) {
+  if (!j.is_object()) return "";
+  for (auto& [k, v] : j.items()) {
+    if (IEquals(k, "bck") && v.is_object()) return Field(v, "name");
+  }
+  return "";
+}
+
+}  // namespace
+
+Task<void> HandleHealth(ServerContext& ctx, Exchange& ex) {
+  if (ex.method() != http::verb::get && ex.method() != http::verb::head) {
+    co_return co_await ex.ReplyError(Status::MethodNotAllowed("invalid method " + std::string(ex.method_string())));
+  }
+  std::string uptime = std::to_string(NowNs() - ctx.start_ns);
+  // Named, not braced in the co_await: GCC 12 cannot keep an initializer_list array across a suspension.
+  HeaderList headers = {{hdr::kNodeUptime, uptime}, {hdr::kClusterUptime, uptime}};
+  co_return co_await ex.Reply(http::status::ok, headers);
+}
+
+Task<void> HandleCluster(ServerContext& ctx, Exchange& ex, const Route& route) {
+  (void)route;
+  std::string what = ex.query("what").value_or("");
+  if (ex.method() == http::verb::get) {
+    if (what == "smap") {
+      std::string host_port(ex.header("Host"));
+      std::string host = host_port.substr(0, host_port.rfind(':'));
+      std::string port = host_port.find(':') == std::string::npos ? "80" : host_port.substr(host_port.rfind(':') + 1);
+      std::string url = "http://" + host_port;
+      auto self = Snode(ctx, "proxy", url, host, port);
+      auto target = Snode(ctx, "target", url, host, port);
+      nlohmann::json smap = {{"tmap", {{ctx.node.daemon_id, target}}},
+                             {"pmap", {{ctx.node.daemon_id, self}}},
+                             {"proxy_si", self},
+                             {"uuid", ctx.cluster_uuid},
+                             {"creation_time", "2026-01-01 00:00:00"},
+                             {"version", "1"}};
+      co_return co_await ex.Reply(http::status::ok, {}, smap.dump(), "application/json");
+    }
+    if (what == "status" || what == "status_all" || what == "qryxstats" || what == "running_all") {
+      auto body = co_await ex.ReadBody(kMaxJsonBody);
+      if (!body.ok()) co_return co_await ex.ReplyError(body.status());
+      nlohmann::json q = body->empty() ? nlohmann::json::object() : nlohmann::json::parse(*body, nullptr, false);
+      if (q.is_discarded()) co_return co_await ex.ReplyError(Status::InvalidArgument("invalid JSON in request body"));
+      std::string id = Field(q, "id"), kind = Field(q, "kind"), bucket = BucketField(q);
+      if (what == "status") {
+        if (id.empty() && kind.empty()) {
+          co_return co_await ex.ReplyError(Status::InvalidArgument("job status query requires a job ID or kind"));
+        }
+        auto jobs = ctx.jobs.Query(id, "", bucket, false);
+        if (jobs.empty()) co_return co_await ex.ReplyError(Status::NotFound("job \"" + id + "\" not found"));
+        if (!kind.empty() && jobs.front().kind != kind) {
+          co_return co_await ex.ReplyError(Status::InvalidArgument("kind mismatch: " + kind + " vs " + jobs.front().kind));
+        }
+        co_return co_await ex.Reply(http::status::ok, {}, StatusJson(jobs.front()).dump(), "application/json");
+      }
+      bool running = what == "running_all" || (q.is_object() && q.value("show_active", false));
+      auto jobs = ctx.jobs.Query(id, kind, bucket, running);
+      nlohmann::json out = nlohmann::json::array();
+      if (what == "qryxstats") {
+        if (jobs.empty()) co_return co_await ex.ReplyError(Status::NotFound("\"" + q.dump() + "\" not found"));
+        for (auto& j : jobs) out.push_back(SnapJson(j));
+        out = nlohmann::json{{ctx.node.daemon_id, out}};
+      } else if (what == "running_all") {
+        for (auto& j : jobs) out.push_back(j.kind + "[" + j.id + "]");
+      } else {
+        for (auto& j : jobs) out.push_back(StatusJson(j));
+      }
+      co_return co_await ex.Reply(http::status::ok, {}, out.dump(), "application/json");
+    }
+    co_return co_await ex.ReplyError(Status::InvalidArgument("invalid GET /v1/" + route.area + " query what=\"" + what + "\""));
+  }
+  if (ex.method() == http::verb::put) {
+    auto msg = co_await ReadActionMsg(ex);
+    if (!msg.ok()) co_return co_await ex.ReplyError(msg.status());
+    if (msg->action == "stop") {
+      std::string id = Field(msg->value, "id");
+      std::string kind = Field(msg->value, "kind");
+      auto jobs = ctx.jobs.Query(id, kind, BucketField(msg->value), true);
+      for (auto& j : jobs) ctx.jobs.Abort(j.id);
+      co_return co_await ex.Reply(http::status::ok);
+    }
+    co_return co_await ex.ReplyError(Status::InvalidArgument("invalid action \"" + msg->action + "\""));
+  }
+  co_return co_await ex.ReplyError(Status::MethodNotAllowed("invalid method " + std::string(ex.method_string())));
+}
+
+}  // namespace ais

@@ -1,0 +1,51 @@
+// What every handler may use: the store, the job registry and this node's identity.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "http/exchange.h"
+#include "jobs/job_registry.h"
+#include "store/store.h"
+
+namespace ais {
+
+struct ServerContext {
+  Store& store;
+  JobRegistry& jobs;
+  NodeInfo node;
+  std::string cluster_uuid;
+  int64_t start_ns = 0;
+};
+
+// The request target split as AIS does (cmn/http.go ParseURL): /v1/<area>/<bucket>/<object...>.
+struct Route {
+  std::string area;    // "objects", "buckets", "health", "daemon", "cluster"
+  std::string bucket;  // decoded; may be empty
+  std::string object;  // decoded rest (may contain '/'); may be empty
+  bool has_extra = false;  // segments after the bucket in a buckets/ path
+};
+
+// AIS action message {"action","name","value"}.
+struct ActionMsg {
+  std::string action;
+  std::string name;
+  nlohmann::json value;
+};
+
+inline constexpr size_t kMaxJsonBody = 4 << 20;
+
+// Reads and parses a (bounded) JSON ActionMsg body; an empty body is an empty action.
+Task<Result<ActionMsg>> ReadActionMsg(Exchange& ex);
+// Validates the provider/namespace query: only the global-namespace `ais` provider is served here.
+Status CheckProvider(const Exchange& ex);
+
+Task<void> HandleHealth(ServerContext& ctx, Exchange& ex);
+Task<void> HandleCluster(ServerContext& ctx, Exchange& ex, const Route& route);
+Task<void> HandleBuckets(ServerContext& ctx, Exchange& ex, const Route& route);
+Task<void> HandleObjects(ServerContext& ctx, Exchange& ex, const Route& route);
+// Entry point: routes one exchange.
+Task<void> Dispatch(ServerContext& ctx, Exchange& ex);
+
+}  // namespace ais

@@ -1,0 +1,288 @@
+// /v1/objects: GET (whole, ranged), PUT, HEAD (v1 and v2), DELETE, multipart upload.
+#include <algorithm>
+#include <array>
+#include <cstdio>
+
+#include "api/byte_range.h"
+#include "api/headers.h"
+#include "api/object_list.h"
+#include "handlers/context.h"
+#include "store/names.h"
+#include "util/strings.h"
+
+namespace ais {
+namespace {
+
+constexpr int kOpenRetries = 3;  // a chunked object overwritten mid-open is re-opened
+
+std::string Base36(uint64_t v) {
+  static constexpr char kDigits[] = "0123456789abcdefghijklmnopqrstuvwxyz";
+  std::string out;
+  do {
+    out.push_back(kDigits[v % 36]);
+    v /= 36;
+  } while (v);
+  std::reverse(out.begin(), out.end());
+  return out;
+}
+
+std::string Location(const ServerContext& ctx, const std::string& bucket, const std::string& name) {
+  const auto& mps = ctx.store.mountpaths();
+  return "t[" + ctx.node.daemon_id + "]:mp[" + mps.paths()[mps.PrimaryFor(bucket, name)] + "]";
+}
+
+void AddChecksum(HeaderList& h, const ObjectMeta& m) {
+  if (m.cksum_type.empty() || m.cksum_value.empty()) return;
+  h.emplace_back(hdr::kChecksumType, m.cksum_type);
+  h.emplace_back(hdr::kChecksumValue, m.cksum_value);
+}
+
+void AddCustom(HeaderList& h, const ObjectMeta& m) {
+  for (auto& [k, v] : m.custom) h.emplace_back(hdr::kCustomMd, k + "=" + v);
+}
+
+// Headers every GET carries (rest-core §3/§4).
+HeaderList GetHeaders(const ObjectMeta& m) {
+  HeaderList h;
+  AddChecksum(h, m);
+  h.emplace_back(hdr::kAtime, std::to_string(m.atime_ns));
+  h.emplace_back(hdr::kVersion, std::to_string(m.version));
+  AddCustom(h, m);
+  return h;
+}
+
+std::vector<std::pair<std::string, std::string>> ParseCustomHeaders(const Exchange& ex) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (auto line : ex.header_all(hdr::kCustomMd)) {
+    for (auto kv : Split(line, ',')) {
+      auto eq = kv.find('=');
+      if (eq == std::string_view::npos || eq == 0) continue;
+      out.emplace_back(std::string(kv.substr(0, eq)), std::string(kv.substr(eq + 1)));
+    }
+  }
+  return out;
+}
+
+Task<void> GetObject(ServerContext& ctx, Exchange& ex, const std::string& bucket, const std::string& name) {
+  static constexpr std::array<const char*, 2> kArchParams = {"archpath", "archregx"};
+  for (const char* key : kArchParams) {
+    if (auto v = ex.query(key); v && !v->empty()) {
+      co_return co_await ex.ReplyError(Status::NotSupported("reading from archives (" + std::string(key) +
+                                                            ") is not supported yet"));
+    }
+  }
+  std::string_view range_hdr = ex.header("Range");
+  for (int attempt = 0;; ++attempt) {
+    auto h = ctx.store.Open(bucket, name);
+    if (!h.ok()) co_return co_await ex.ReplyError(h.status());
+    const ObjectMeta& m = h->meta();
+    ByteRange r{0, m.size};
+    bool ranged = !range_hdr.empty();
+    if (ranged) {
+      auto parsed = ParseByteRange(range_hdr, m.size);
+      if (!parsed.ok()) {
+        HeaderList extra = {{"Content-Range", "bytes */" + std::to_string(m.size)}};
+        co_return co_await ex.ReplyError(parsed.status(), extra);
+      }
+      r = *parsed;
+    }
+    auto segs = h->Slice(r.start, r.length);
+    if (!segs.ok()) {
+      if (segs.status().code() == Status::Code::kConflict && attempt < kOpenRetries) continue;
+      co_return co_await ex.ReplyError(segs.status());
+    }
+    HeaderList headers = GetHeaders(m);
+    if (ranged) {
+      headers.emplace_back("Content-Range", "bytes " + std::to_string(r.start) + "-" +
+                                                std::to_string(r.start + r.length - 1) + "/" + std::to_string(m.size));
+      headers.emplace_back("Accept-Ranges", "bytes");
+    }
+    co_return co_await ex.ReplyFile(ranged ? http::status::partial_content : http::status::ok, headers, *segs,
+                                    r.length);
+  }
+}
+
+// HEAD with ?props= (v2) answers only what was asked; without it (v1) answers everything.
+Task<void> HeadObject(ServerContext& ctx, Exchange& ex, const std::string& bucket, const std::string& name) {
+  auto props_q = ex.query("props");
+  bool v2 = props_q && !props_q->empty();
+  std::vector<std::string> want;
+  if (v2) {
+    static const std::vector<std::string> kKnown = {"name", "size",     "checksum", "atime",         "version",
+                                                    "custom", "location", "copies",  "ec",            "chunked",
+                                                    "last-modified", "etag"};
+    for (auto p : Split(*props_q, ',')) {
+      std::string s(p);
+      if (s.empty()) continue;
+      if (std::find(kKnown.begin(), kKnown.end(), s) == kKnown.end()) {
+        co_return co_await ex.ReplyError(Status::InvalidArgument("invalid property \"" + s + "\" in props list"));
+      }
+      want.push_back(std::move(s));
+    }
+  }
+  auto has = [&](const char* p) { return !v2 || std::find(want.begin(), want.end(), p) != want.end(); };
+  if (name.ends_with('/')) co_return co_await ex.ReplyError(Status::NotFound(Store::ObjNotFoundMessage(bucket, name)));
+  auto meta = ctx.store.Head(bucket, name);
+  if (!meta.ok()) co_return co_await ex.ReplyError(meta.status());
+  const ObjectMeta& m = *meta;
+  HeaderList h;
+  if (has("checksum")) AddChecksum(h, m);
+  if (has("atime")) h.emplace_back(hdr::kAtime, std::to_string(m.atime_ns));
+  if (has("version")) h.emplace_back(hdr::kVersion, std::to_string(m.version));
+  if (has("custom")) AddCustom(h, m);
+  if (!v2) {
+    h.emplace_back(hdr::kBucketName, bucket);
+    h.emplace_back(hdr::kBucketProvider, "ais");
+    h.emplace_back(hdr::kName, name);
+  }
+  if (has("location")) h.emplace_back(hdr::kLocation, Location(ctx, bucket, name));
+  if (has("copies")) {
+    h.emplace_back(hdr::kMirrorCopies, "1");
+    if (v2) h.emplace_back(hdr::kMirrorPaths, "[" + ctx.store.mountpaths().paths()[ctx.store.mountpaths().PrimaryFor(bucket, name)] + "]");
+  }
+  if (v2 && has("chunked") && m.chunked()) {
+    h.emplace_back(hdr::kChunksCount, std::to_string(m.chunk_sizes.size()));
+    h.emplace_back(hdr::kChunksMaxSize, std::to_string(m.max_chunk_size()));
+  }
+  if (v2 && has("last-modified")) h.emplace_back("Last-Modified", FormatHttpDate(m.atime_ns));
+  if (v2 && has("etag")) {
+    std::string etag;
+    for (auto& [k, v] : m.custom) {
+      if (k == "ETag") etag = v;
+    }
+    if (etag.empty() && !m.cksum_value.empty()) {
+      etag = m.cksum_type == "md5" && !m.chunked() ? m.cksum_value
+                                                  : "v1-" + m.cksum_value + "-" + Base36(static_cast<uint64_t>(m.atime_ns));
+    }
+    if (!etag.empty()) h.emplace_back("ETag", "\"" + etag + "\"");
+  }
+  h.emplace_back(hdr::kPresent, "true");
+  std::optional<uint64_t> len;
+  if (v2 || m.size > 0) len = m.size;
+  co_return co_await ex.ReplyHeaders(http::status::ok, h, len);
+}
+
+Task<void> PutPart(ServerContext& ctx, Exchange& ex, const std::string& bucket, const std::string& name,
+                   const std::string& upload_id) {
+  auto num = ParseUint(ex.query("partNumber").value_or(""));
+  if (!num || *num > UINT32_MAX) {
+    co_return co_await ex.ReplyError(Status::InvalidArgument("invalid part number \"" +
+                                                             ex.query("partNumber").value_or("") + "\""));
+  }
+  auto len = ex.content_length();
+  if (!len || *len == 0) {
+    co_return co_await ex.ReplyError(Status::InvalidArgument("multipart upload part requires a non-empty body with Content-Length"));
+  }
+  auto w = ctx.store.MpuPart(bucket, name, upload_id, static_cast<uint32_t>(*num), *len);
+  if (!w.ok()) co_return co_await ex.ReplyError(w.status());
+  Status st = co_await ex.StreamBody([&](const char* p, size_t n) { return (*w)->Write(p, n); });
+  if (st.ok()) st = (*w)->Commit();
+  if (!st.ok()) co_return co_await ex.ReplyError(st);
+  co_return co_await ex.Reply(http::status::ok);
+}
+
+Task<void> PutObject(ServerContext& ctx, Exchange& ex, const std::string& bucket, const std::string& name) {
+  if (auto up = ex.query("uploadId"); up && !up->empty()) co_return co_await PutPart(ctx, ex, bucket, name, *up);
+  static constexpr std::array<const char*, 2> kLaterParams = {"object_to", "append_type"};
+  for (const char* key : kLaterParams) {
+    if (ex.query(key)) {
+      co_return co_await ex.ReplyError(Status::NotSupported(std::string(key) + " is not supported yet"));
+    }
+  }
+  PutOptions opts;
+  opts.size = ex.content_length();
+  opts.custom = ParseCustomHeaders(ex);
+  bool skip_vc = IEquals(ex.query("skip_vc").value_or(""), "true");
+  if (!skip_vc) {
+    opts.client_cksum_type = std::string(ex.header(hdr::kChecksumType));
+    opts.client_cksum_value = std::string(ex.header(hdr::kChecksumValue));
+  }
+  if (!opts.client_cksum_value.empty()) {
+    // Same content as what is stored: keep it (no new version), as AIS does.
+    auto cur = ctx.store.Head(bucket, name);
+    if (cur.ok() && cur->cksum_type == opts.client_cksum_type && cur->cksum_value == opts.client_cksum_value) {
+      Status st = co_await ex.StreamBody([](const char*, size_t) { return Status::OK(); });
+      if (!st.ok()) co_return co_await ex.ReplyError(st);
+      co_return co_await ex.Reply(http::status::ok, GetHeaders(*cur));
+    }
+  }
+  auto w = ctx.store.BeginPut(bucket, name, std::move(opts));
+  if (!w.ok()) co_return co_await ex.ReplyError(w.status());
+  Status st = co_await ex.StreamBody([&](const char* p, size_t n) { return (*w)->Write(p, n); });
+  ObjectMeta meta;
+  if (st.ok()) st = (*w)->Commit(&meta);
+  if (!st.ok()) co_return co_await ex.ReplyError(st);  // the writer's destructor removes what it wrote
+  co_return co_await ex.Reply(http::status::ok, GetHeaders(meta));
+}
+
+Result<std::vector<uint32_t>> PartNumbers(const nlohmann::json& value) {
+  if (!value.is_array()) return Status::InvalidArgument("mpt-complete: value must be a list of parts");
+  std::vector<uint32_t> out;
+  for (auto& p : value) {
+    auto it = p.is_object() ? p.find("part-number") : p.end();
+    if (it == p.end() || !it->is_number_integer() || it->get<int64_t>() < 1 || it->get<int64_t>() > kMaxChunks) {
+      return Status::InvalidArgument("mpt-complete: invalid part " + p.dump());
+    }
+    out.push_back(static_cast<uint32_t>(it->get<int64_t>()));
+  }
+  return out;
+}
+
+Task<void> PostObject(ServerContext& ctx, Exchange& ex, const std::string& bucket, const std::string& name) {
+  auto msg = co_await ReadActionMsg(ex);
+  if (!msg.ok()) co_return co_await ex.ReplyError(msg.status());
+  std::string upload_id = ex.query("uploadId").value_or("");
+  if (msg->action == "mpt-upload") {
+    auto id = ctx.store.MpuCreate(bucket, name, ParseCustomHeaders(ex));
+    if (!id.ok()) co_return co_await ex.ReplyError(id.status());
+    co_return co_await ex.Reply(http::status::ok, {}, *id, "text/plain");
+  }
+  if (msg->action == "mpt-complete" || msg->action == "mpt-abort") {
+    if (upload_id.empty()) co_return co_await ex.ReplyError(Status::InvalidArgument("missing uploadId"));
+    Status st;
+    if (msg->action == "mpt-abort") {
+      st = ctx.store.MpuAbort(bucket, name, upload_id);
+    } else {
+      auto parts = PartNumbers(msg->value);
+      st = parts.ok() ? ctx.store.MpuComplete(bucket, name, upload_id, std::move(*parts)) : parts.status();
+    }
+    if (!st.ok()) co_return co_await ex.ReplyError(st);
+    co_return co_await ex.Reply(http::status::ok);
+  }
+  if (msg->action == "check-lock") co_return co_await ex.Reply(http::status::ok);
+  co_return co_await ex.ReplyError(Status::InvalidArgument("invalid action \"" + msg->action + "\""));
+}
+
+Task<void> DeleteObject(ServerContext& ctx, Exchange& ex, const std::string& bucket, const std::string& name) {
+  if (auto up = ex.query("uploadId"); up && !up->empty()) {
+    (void)co_await ex.ReadBody(kMaxJsonBody);  // {"action":"mpt-abort"}
+    Status st = ctx.store.MpuAbort(bucket, name, *up);
+    if (!st.ok()) co_return co_await ex.ReplyError(st);
+    co_return co_await ex.Reply(http::status::ok);
+  }
+  Status st = ctx.store.Delete(bucket, name);
+  if (!st.ok()) co_return co_await ex.ReplyError(st);
+  co_return co_await ex.Reply(http::status::ok);
+}
+
+}  // namespace
+
+Task<void> HandleObjects(ServerContext& ctx, Exchange& ex, const Route& route) {
+  if (Status st = CheckProvider(ex); !st.ok()) co_return co_await ex.ReplyError(st);
+  if (Status st = ValidateBucketName(route.bucket); !st.ok()) co_return co_await ex.ReplyError(st);
+  const std::string& bucket = route.bucket;
+  const std::string& name = route.object;
+  Status valid = ValidateObjectName(name, ex.is_head());
+  if (!valid.ok()) co_return co_await ex.ReplyError(valid);
+  switch (ex.method()) {
+    case http::verb::get: co_return co_await GetObject(ctx, ex, bucket, name);
+    case http::verb::head: co_return co_await HeadObject(ctx, ex, bucket, name);
+    case http::verb::put: co_return co_await PutObject(ctx, ex, bucket, name);
+    case http::verb::post: co_return co_await PostObject(ctx, ex, bucket, name);
+    case http::verb::delete_: co_return co_await DeleteObject(ctx, ex, bucket, name);
+    default:
+      co_return co_await ex.ReplyError(Status::MethodNotAllowed("invalid method " + std::string(ex.method_string())));
+  }
+}
+
+}  // namespace ais

@@ -1,0 +1,64 @@
+#include "handlers/context.h"
+#include "util/strings.h"
+
+namespace ais {
+
+Task<Result<ActionMsg>> ReadActionMsg(Exchange& ex) {
+  auto body = co_await ex.ReadBody(kMaxJsonBody);
+  if (!body.ok()) co_return body.status();
+  ActionMsg msg;
+  if (body->empty()) co_return msg;
+  auto j = nlohmann::json::parse(*body, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) co_return Status::InvalidArgument("invalid JSON in request body");
+  auto str = [&](const char* key) -> std::string {
+    auto it = j.find(key);
+    return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  msg.action = str("action");
+  msg.name = str("name");
+  if (auto it = j.find("value"); it != j.end()) msg.value = *it;
+  co_return msg;
+}
+
+Status CheckProvider(const Exchange& ex) {
+  auto provider = ex.query("provider").value_or("ais");
+  if (provider != "ais" && !provider.empty()) {
+    return Status::NotSupported("provider \"" + provider +
+                                "\" is not served by this single-node server (only \"ais\")");
+  }
+  if (auto ns = ex.query("namespace"); ns && !ns->empty() && *ns != "@#") {
+    return Status::NotSupported("bucket namespaces are not supported by this server");
+  }
+  return Status::OK();
+}
+
+Task<void> Dispatch(ServerContext& ctx, Exchange& ex) {
+  std::string_view path = ex.raw_path();
+  if (!path.starts_with("/v1/") && path != "/v1") {
+    co_return co_await ex.ReplyError(Status::NotFound("invalid URL path \"" + std::string(path) + "\""));
+  }
+  std::string_view rest = path.size() > 4 ? path.substr(4) : std::string_view{};
+  Route route;
+  auto slash = rest.find('/');
+  route.area = std::string(rest.substr(0, slash));
+  if (slash != std::string_view::npos) {
+    std::string_view after = rest.substr(slash + 1);
+    auto s2 = after.find('/');
+    auto bucket = PercentDecode(after.substr(0, s2), false);
+    std::optional<std::string> object = std::string();
+    if (s2 != std::string_view::npos) {
+      object = PercentDecode(after.substr(s2 + 1), false);
+      route.has_extra = !after.substr(s2 + 1).empty();
+    }
+    if (!bucket || !object) co_return co_await ex.ReplyError(Status::InvalidArgument("malformed percent-encoding in URL path"));
+    route.bucket = std::move(*bucket);
+    route.object = std::move(*object);
+  }
+  if (route.area == "health") co_return co_await HandleHealth(ctx, ex);
+  if (route.area == "daemon" || route.area == "cluster") co_return co_await HandleCluster(ctx, ex, route);
+  if (route.area == "buckets") co_return co_await HandleBuckets(ctx, ex, route);
+  if (route.area == "objects") co_return co_await HandleObjects(ctx, ex, route);
+  co_return co_await ex.ReplyError(Status::NotFound("invalid URL path \"" + std::string(path) + "\""));
+}
+
+}  // namespace ais

@@ -1,0 +1,243 @@
+#include "http/exchange.h"
+
+#include <sys/sendfile.h>
+
+#include <cerrno>
+#include <chrono>
+#include <nlohmann/json.hpp>
+
+#include "api/headers.h"
+#include "util/file.h"
+#include "util/strings.h"
+
+namespace ais {
+namespace {
+
+constexpr size_t kBodyChunk = 1 << 20;             // streaming buffer for request bodies
+constexpr uint64_t kInlineReplyMax = 64 << 10;     // below this a copy beats a second syscall
+constexpr auto kIoTimeout = std::chrono::seconds(120);
+
+}  // namespace
+
+Exchange::Exchange(beast::tcp_stream& stream, beast::flat_buffer& buffer, RequestParser& parser,
+                   const NodeInfo& node, std::string remote_addr)
+    : stream_(stream), buffer_(buffer), parser_(parser), node_(node), remote_addr_(std::move(remote_addr)) {
+  std::string_view target = req().target();
+  auto q = target.find('?');
+  raw_path_ = target.substr(0, q);
+  raw_query_ = q == std::string_view::npos ? std::string_view{} : target.substr(q + 1);
+}
+
+std::optional<std::string> Exchange::query(std::string_view key) const {
+  for (auto kv : Split(raw_query_, '&')) {
+    if (kv.empty()) continue;
+    auto eq = kv.find('=');
+    std::string_view k = kv.substr(0, eq);
+    auto dk = PercentDecode(k, true);
+    if (!dk || *dk != key) continue;
+    if (eq == std::string_view::npos) return std::string();
+    auto v = PercentDecode(kv.substr(eq + 1), true);
+    return v ? *v : std::string(kv.substr(eq + 1));
+  }
+  return std::nullopt;
+}
+
+std::string_view Exchange::header(std::string_view name) const {
+  auto it = req().find(name);
+  return it == req().end() ? std::string_view{} : it->value();
+}
+
+std::vector<std::string_view> Exchange::header_all(std::string_view name) const {
+  std::vector<std::string_view> out;
+  auto range = req().equal_range(name);
+  for (auto it = range.first; it != range.second; ++it) out.push_back(it->value());
+  return out;
+}
+
+std::optional<uint64_t> Exchange::content_length() const {
+  auto len = parser_.content_length();
+  return len ? std::optional<uint64_t>(*len) : std::nullopt;
+}
+
+Task<void> Exchange::SendContinueIfExpected() {
+  if (continue_sent_ || !IEquals(header("Expect"), "100-continue")) co_return;
+  continue_sent_ = true;
+  http::response<http::empty_body> res{http::status::continue_, req().version()};
+  stream_.expires_after(kIoTimeout);
+  beast::error_code ec;
+  co_await http::async_write(stream_, res, asio::redirect_error(asio::use_awaitable, ec));
+  if (ec) reusable_ = false;
+}
+
+Task<Status> Exchange::StreamBody(const std::function<Status(const char*, size_t)>& sink) {
+  co_await SendContinueIfExpected();
+  std::vector<char> buf(kBodyChunk);
+  while (!parser_.is_done()) {
+    auto& body = parser_.get().body();
+    body.data = buf.data();
+    body.size = buf.size();
+    beast::error_code ec;
+    stream_.expires_after(kIoTimeout);
+    co_await http::async_read_some(stream_, buffer_, parser_, asio::redirect_error(asio::use_awaitable, ec));
+    if (ec == http::error::need_buffer) ec = {};
+    if (ec) {
+      reusable_ = false;
+      co_return Status::InvalidArgument("failed to read request body: " + ec.message());
+    }
+    size_t got = buf.size() - body.size;
+    if (got > 0) {
+      Status st = sink(buf.data(), got);
+      if (!st.ok()) co_return st;
+    }
+  }
+  co_return Status::OK();
+}
+
+Task<Result<std::string>> Exchange::ReadBody(size_t limit) {
+  if (auto len = content_length(); len && *len > limit) {
+    co_return Status::InvalidArgument("request body too large (" + std::to_string(*len) + " bytes, limit " +
+                                      std::to_string(limit) + ")");
+  }
+  std::string out;
+  Status st = co_await StreamBody([&](const char* p, size_t n) {
+    if (out.size() + n > limit) return Status::InvalidArgument("request body too large");
+    out.append(p, n);
+    return Status::OK();
+  });
+  if (!st.ok()) co_return st;
+  co_return out;
+}
+
+http::status Exchange::HttpStatusFor(const Status& st) {
+  using C = Status::Code;
+  switch (st.code()) {
+    case C::kOk: return http::status::ok;
+    case C::kInvalidArgument: return http::status::bad_request;
+    case C::kNotFound: return http::status::not_found;
+    case C::kMethodNotAllowed: return http::status::method_not_allowed;
+    case C::kAlreadyExists:
+    case C::kConflict: return http::status::conflict;
+    case C::kRangeNotSatisfiable: return http::status::range_not_satisfiable;
+    case C::kNotSupported: return http::status::not_implemented;
+    case C::kNoSpace: return http::status::insufficient_storage;
+    case C::kIOError:
+    case C::kCorruption: return http::status::internal_server_error;
+  }
+  return http::status::internal_server_error;
+}
+
+void Exchange::FillHeaders(http::fields& f, const HeaderList& headers) const {
+  for (auto& [k, v] : headers) f.insert(k, v);
+}
+
+Task<void> Exchange::Reply(http::status status, const HeaderList& headers, std::string body,
+                           std::string_view content_type) {
+  replied_ = true;
+  http::response<http::string_body> res{status, req().version()};
+  FillHeaders(res.base(), headers);
+  if (!content_type.empty()) res.set(http::field::content_type, content_type);
+  res.keep_alive(req().keep_alive() && reusable_);
+  if (is_head()) {
+    res.content_length(body.size());
+  } else {
+    res.body() = std::move(body);
+    res.prepare_payload();
+  }
+  stream_.expires_after(kIoTimeout);
+  beast::error_code ec;
+  if (is_head()) {
+    http::response<http::empty_body> head{std::move(res.base())};
+    co_await http::async_write(stream_, head, asio::redirect_error(asio::use_awaitable, ec));
+  } else {
+    co_await http::async_write(stream_, res, asio::redirect_error(asio::use_awaitable, ec));
+  }
+  if (ec || !res.keep_alive()) reusable_ = false;
+}
+
+Task<void> Exchange::ReplyHeaders(http::status status, const HeaderList& headers,
+                                  std::optional<uint64_t> content_length) {
+  replied_ = true;
+  http::response<http::empty_body> res{status, req().version()};
+  FillHeaders(res.base(), headers);
+  if (content_length) res.content_length(*content_length);
+  res.keep_alive(req().keep_alive() && reusable_);
+  stream_.expires_after(kIoTimeout);
+  beast::error_code ec;
+  http::response_serializer<http::empty_body> sr{res};
+  co_await http::async_write_header(stream_, sr, asio::redirect_error(asio::use_awaitable, ec));
+  if (ec || !res.keep_alive()) reusable_ = false;
+}
+
+Task<void> Exchange::ReplyError(const Status& st, const HeaderList& extra) {
+  auto code = HttpStatusFor(st);
+  nlohmann::json j = {{"message", st.message()},
+                      {"method", std::string(method_string())},
+                      {"url_path", std::string(raw_path_)},
+                      {"remote_addr", remote_addr_},
+                      {"caller", ""},
+                      {"node", node_.node_id},
+                      {"status", static_cast<int>(code)}};
+  if (st.code() == Status::Code::kNotFound && st.message().starts_with("bucket \"")) j["tcode"] = "ErrBckNotFound";
+  std::string text = j.dump();
+  HeaderList headers = extra;
+  headers.emplace_back("X-Content-Type-Options", "nosniff");
+  if (st.code() == Status::Code::kMethodNotAllowed) headers.emplace_back("Allow", "GET, HEAD, PUT, POST, DELETE, PATCH");
+  if (is_head()) {
+    headers.emplace_back(hdr::kHdrError, text);
+    co_await ReplyHeaders(code, headers, std::nullopt);
+  } else {
+    co_await Reply(code, headers, std::move(text), "application/json");
+  }
+}
+
+Task<void> Exchange::ReplyFile(http::status status, const HeaderList& headers,
+                               const std::vector<FileSegment>& segments, uint64_t total) {
+  if (is_head()) co_return co_await ReplyHeaders(status, headers, total);
+  if (total <= kInlineReplyMax) {
+    std::string body(total, '\0');
+    uint64_t pos = 0;
+    for (auto& s : segments) {
+      Status st = PreadAll(s.fd, body.data() + pos, s.len, s.offset);
+      if (!st.ok()) co_return co_await ReplyError(st);
+      pos += s.len;
+    }
+    co_return co_await Reply(status, headers, std::move(body), "application/octet-stream");
+  }
+  HeaderList all = headers;
+  all.emplace_back("Content-Type", "application/octet-stream");
+  co_await ReplyHeaders(status, all, total);
+  if (!reusable_) co_return;
+  if (!co_await SendSegments(segments)) reusable_ = false;  // a short body: the client must see EOF
+}
+
+Task<bool> Exchange::SendSegments(const std::vector<FileSegment>& segments) {
+  auto& sock = stream_.socket();
+  sock.native_non_blocking(true);
+  // The wait below is not a Beast operation, so a watchdog enforces the deadline.
+  asio::steady_timer watchdog(sock.get_executor());
+  for (const auto& seg : segments) {
+    auto off = static_cast<off_t>(seg.offset);
+    uint64_t left = seg.len;
+    while (left > 0) {
+      ssize_t n = ::sendfile(sock.native_handle(), seg.fd, &off, std::min<uint64_t>(left, 1ULL << 30));
+      if (n > 0) {
+        left -= static_cast<uint64_t>(n);
+        continue;
+      }
+      if (n == 0) co_return false;  // file shorter than its metadata says
+      if (errno == EINTR) continue;
+      if (errno != EAGAIN) co_return false;  // peer gone
+      watchdog.expires_after(kIoTimeout);
+      watchdog.async_wait([&sock](beast::error_code ec) {
+        if (!ec) sock.cancel();
+      });
+      beast::error_code ec;
+      co_await sock.async_wait(tcp::socket::wait_write, asio::redirect_error(asio::use_awaitable, ec));
+      watchdog.cancel();
+      if (ec) co_return false;
+    }
+  }
+  co_return true;
+}
+
+}  // namespace ais

@@ -1,0 +1,89 @@
+// Exchange: one HTTP request and its reply, as handlers see it. It owns no socket; the Session
+// lends it the stream, read buffer and parser for the duration of one request.
+//
+// Bodies are streamed (never buffered whole unless ReadBody is asked for a bounded JSON body);
+// object bytes leave through sendfile(2) straight from the object's file segments.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "http/asio.h"
+#include "store/store.h"
+#include "util/status.h"
+
+namespace ais {
+
+using RequestParser = http::request_parser<http::buffer_body>;
+using HeaderList = std::vector<std::pair<std::string, std::string>>;
+
+struct NodeInfo {
+  std::string node_id;  // e.g. "t[AbCdEf12]" in error messages
+  std::string daemon_id;
+};
+
+class Exchange {
+ public:
+  Exchange(beast::tcp_stream& stream, beast::flat_buffer& buffer, RequestParser& parser, const NodeInfo& node,
+           std::string remote_addr);
+
+  // --- request ---
+  http::verb method() const { return req().method(); }
+  bool is_head() const { return method() == http::verb::head; }
+  std::string_view method_string() const { return req().method_string(); }
+  // The path without the query, still percent-encoded.
+  std::string_view raw_path() const { return raw_path_; }
+  // Decoded query value ('+' means space); nullopt if the key is absent.
+  std::optional<std::string> query(std::string_view key) const;
+  // Header value, or "" if absent. Case-insensitive.
+  std::string_view header(std::string_view name) const;
+  std::vector<std::string_view> header_all(std::string_view name) const;
+  std::optional<uint64_t> content_length() const;
+
+  // --- request body ---
+  // Reads the whole body if it is at most `limit` bytes, else kInvalidArgument.
+  Task<Result<std::string>> ReadBody(size_t limit);
+  // Streams the body to `sink` in pieces; stops at the first error `sink` returns.
+  Task<Status> StreamBody(const std::function<Status(const char*, size_t)>& sink);
+  bool body_done() const { return parser_.is_done(); }
+
+  // --- reply (exactly one per exchange) ---
+  Task<void> Reply(http::status status, const HeaderList& headers = {}, std::string body = {},
+                   std::string_view content_type = {});
+  // AIS error JSON (HEAD: in the Hdr-Error header, no body).
+  Task<void> ReplyError(const Status& st, const HeaderList& extra = {});
+  // Header, then the segments by sendfile (small replies go out in one write).
+  Task<void> ReplyFile(http::status status, const HeaderList& headers, const std::vector<FileSegment>& segments,
+                       uint64_t total);
+  // A HEAD-style reply: headers and Content-Length, no body.
+  Task<void> ReplyHeaders(http::status status, const HeaderList& headers, std::optional<uint64_t> content_length);
+
+  bool replied() const { return replied_; }
+  // False once the connection can no longer carry another request.
+  bool reusable() const { return reusable_; }
+  static http::status HttpStatusFor(const Status& st);
+
+ private:
+  const http::request<http::buffer_body>& req() const { return parser_.get(); }
+  Task<void> SendContinueIfExpected();
+  Task<bool> SendSegments(const std::vector<FileSegment>& segments);
+  void FillHeaders(http::fields& f, const HeaderList& headers) const;
+
+  beast::tcp_stream& stream_;
+  beast::flat_buffer& buffer_;
+  RequestParser& parser_;
+  const NodeInfo& node_;
+  std::string remote_addr_;
+  std::string_view raw_path_;
+  std::string_view raw_query_;
+  bool continue_sent_ = false;
+  bool replied_ = false;
+  bool reusable_ = true;
+};
+
+}  // namespace ais

@@ -1,0 +1,147 @@
+#include "http/server.h"
+
+#include <netinet/tcp.h>
+
+#include <chrono>
+#include <limits>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "util/strings.h"
+
+namespace ais {
+namespace {
+
+constexpr auto kIdleTimeout = std::chrono::seconds(300);
+constexpr uint64_t kDrainLimit = 64ULL << 30;  // after an early error reply, discard at most this much body
+
+}  // namespace
+
+HttpServer::HttpServer(HttpServerOptions opts, NodeInfo node, Handler handler)
+    : opts_(std::move(opts)), node_(std::move(node)), handler_(std::move(handler)) {
+  size_t n = opts_.threads ? opts_.threads : std::max(1u, std::thread::hardware_concurrency());
+  for (size_t i = 0; i < n; ++i) {
+    contexts_.push_back(std::make_unique<asio::io_context>(1));
+    guards_.push_back(asio::make_work_guard(*contexts_.back()));
+  }
+}
+
+HttpServer::~HttpServer() { Stop(); }
+
+Result<uint16_t> HttpServer::Bind() {
+  beast::error_code ec;
+  auto addr = asio::ip::make_address(opts_.host, ec);
+  if (ec) return Status::InvalidArgument("bad listen address " + opts_.host + ": " + ec.message());
+  tcp::endpoint ep{addr, opts_.port};
+  acceptor_ = std::make_unique<tcp::acceptor>(*contexts_[0]);
+  acceptor_->open(ep.protocol(), ec);
+  if (!ec) acceptor_->set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) acceptor_->bind(ep, ec);
+  if (!ec) acceptor_->listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) return Status::IOError("cannot listen on " + opts_.host + ":" + std::to_string(opts_.port) + ": " + ec.message());
+  return acceptor_->local_endpoint().port();
+}
+
+void HttpServer::Run(bool handle_signals) {
+  std::unique_ptr<asio::signal_set> signals;
+  if (handle_signals) {
+    signals = std::make_unique<asio::signal_set>(*contexts_[0], SIGINT, SIGTERM);
+    signals->async_wait([this](beast::error_code ec, int) {
+      if (!ec) Stop();
+    });
+  }
+  asio::co_spawn(*contexts_[0], AcceptLoop(), asio::detached);
+  std::vector<std::thread> threads;
+  for (size_t i = 1; i < contexts_.size(); ++i) threads.emplace_back([this, i] { contexts_[i]->run(); });
+  contexts_[0]->run();
+  for (auto& t : threads) t.join();
+}
+
+void HttpServer::Stop() {
+  for (auto& g : guards_) g.reset();
+  for (auto& c : contexts_) c->stop();
+}
+
+Task<void> HttpServer::AcceptLoop() {
+  for (;;) {
+    auto& ctx = *contexts_[next_++ % contexts_.size()];
+    tcp::socket socket(ctx);
+    beast::error_code ec;
+    co_await acceptor_->async_accept(socket, asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) {
+      if (ec == asio::error::operation_aborted) co_return;
+      continue;  // e.g. EMFILE: keep serving the connections we have
+    }
+    socket.set_option(tcp::no_delay(true), ec);
+    asio::co_spawn(ctx, Session(std::move(socket)), asio::detached);
+  }
+}
+
+Task<void> HttpServer::Session(tcp::socket socket) {
+  std::string remote;
+  {
+    beast::error_code ec;
+    auto ep = socket.remote_endpoint(ec);
+    if (!ec) remote = ep.address().to_string() + ":" + std::to_string(ep.port());
+  }
+  beast::tcp_stream stream(std::move(socket));
+  beast::flat_buffer buffer;
+  for (;;) {
+    RequestParser parser;
+    parser.header_limit(static_cast<std::uint32_t>(opts_.header_limit));
+    parser.body_limit(std::numeric_limits<std::uint64_t>::max());  // PUT bodies are streamed
+    beast::error_code ec;
+    stream.expires_after(kIdleTimeout);
+    co_await http::async_read_header(stream, buffer, parser, asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) {
+      if (ec == http::error::header_limit) {
+        http::response<http::string_body> res{http::status::request_header_fields_too_large, 11};
+        res.set(http::field::content_type, "application/json");
+        res.body() = R"({"message":"request header fields too large","status":431})";
+        res.keep_alive(false);
+        res.prepare_payload();
+        stream.expires_after(std::chrono::seconds(10));
+        co_await http::async_write(stream, res, asio::redirect_error(asio::use_awaitable, ec));
+      } else if (ec != http::error::end_of_stream && ec != asio::error::operation_aborted &&
+                 ec != asio::error::connection_reset && ec != beast::error::timeout && ec != asio::error::eof) {
+        http::response<http::string_body> res{http::status::bad_request, 11};
+        res.set(http::field::content_type, "application/json");
+        res.body() = nlohmann::json{{"message", "malformed HTTP request: " + ec.message()}, {"status", 400}}.dump();
+        res.keep_alive(false);
+        res.prepare_payload();
+        stream.expires_after(std::chrono::seconds(10));
+        co_await http::async_write(stream, res, asio::redirect_error(asio::use_awaitable, ec));
+      }
+      break;
+    }
+    Exchange ex(stream, buffer, parser, node_, remote);
+    std::string failure;
+    try {
+      co_await handler_(ex);
+    } catch (const std::exception& e) {
+      failure = e.what();  // handlers return Status; this is a bug guard, not a code path
+    }
+    if (!ex.replied()) co_await ex.ReplyError(Status::IOError("internal error: " + (failure.empty() ? "no reply" : failure)));
+    if (!ex.reusable()) break;
+    if (!parser.is_done()) {
+      // Replied before reading the body (an error): drain it so the client, still sending,
+      // reads our reply instead of a reset connection.
+      if (!IEquals(ex.header("Expect"), "100-continue") && parser.content_length().value_or(0) <= kDrainLimit) {
+        uint64_t drained = 0;
+        Status st = co_await ex.StreamBody([&](const char*, size_t n) {
+          drained += n;
+          return drained > kDrainLimit ? Status::InvalidArgument("too much") : Status::OK();
+        });
+        if (!st.ok()) break;
+      } else {
+        break;
+      }
+    }
+    if (!parser.get().keep_alive()) break;
+  }
+  beast::error_code ec;
+  stream.socket().shutdown(tcp::socket::shutdown_send, ec);
+}
+
+}  // namespace ais

@@ -1,0 +1,106 @@
+#include "jobs/job_registry.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "util/strings.h"
+
+namespace ais {
+namespace {
+
+constexpr size_t kKeepFinished = 1024;
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+JobRegistry::~JobRegistry() {
+  std::vector<std::thread> threads;
+  {
+    std::lock_guard lock(mu_);
+    for (auto& [id, job] : jobs_) {
+      job->control.aborted_ = true;
+      if (job->thread.joinable()) threads.push_back(std::move(job->thread));
+    }
+  }
+  for (auto& t : threads) t.join();
+}
+
+std::string JobRegistry::Start(std::string kind, std::string bucket, std::function<Status(JobControl&)> fn) {
+  std::lock_guard lock(mu_);
+  PruneLocked();
+  auto job = std::make_unique<Job>();
+  job->info.id = RandomId(10);
+  job->info.kind = std::move(kind);
+  job->info.bucket = std::move(bucket);
+  job->info.start_ns = NowNs();
+  Job* raw = job.get();
+  std::string id = raw->info.id;
+  jobs_[id] = std::move(job);
+  raw->thread = std::thread([this, raw, fn = std::move(fn)] {
+    Status st = fn(raw->control);
+    std::lock_guard l(mu_);
+    raw->info.err = st.ok() ? "" : st.message();
+    raw->info.aborted = raw->control.aborted();
+    raw->info.end_ns = NowNs();
+  });
+  return id;
+}
+
+JobSnapshot JobRegistry::SnapshotLocked(const Job& job) const {
+  JobSnapshot s = job.info;
+  s.objs = job.control.objs_.load();
+  s.bytes = job.control.bytes_.load();
+  return s;
+}
+
+std::optional<JobSnapshot> JobRegistry::Get(const std::string& id) const {
+  std::lock_guard lock(mu_);
+  auto it = jobs_.find(id);
+  if (it == jobs_.end()) return std::nullopt;
+  return SnapshotLocked(*it->second);
+}
+
+std::vector<JobSnapshot> JobRegistry::Query(const std::string& id, const std::string& kind,
+                                            const std::string& bucket, bool only_running) const {
+  std::vector<JobSnapshot> out;
+  std::lock_guard lock(mu_);
+  for (auto& [jid, job] : jobs_) {
+    if (!id.empty() && jid != id) continue;
+    if (!kind.empty() && job->info.kind != kind) continue;
+    if (!bucket.empty() && job->info.bucket != bucket) continue;
+    if (only_running && !job->info.running()) continue;
+    out.push_back(SnapshotLocked(*job));
+  }
+  std::sort(out.begin(), out.end(), [](auto& a, auto& b) { return a.start_ns > b.start_ns; });
+  return out;
+}
+
+bool JobRegistry::Abort(const std::string& id) {
+  std::lock_guard lock(mu_);
+  auto it = jobs_.find(id);
+  if (it == jobs_.end()) return false;
+  it->second->control.aborted_ = true;
+  return true;
+}
+
+void JobRegistry::PruneLocked() {
+  size_t finished = 0;
+  for (auto& [id, job] : jobs_) finished += job->info.running() ? 0 : 1;
+  if (finished <= kKeepFinished) return;
+  std::vector<std::pair<int64_t, std::string>> order;
+  for (auto& [id, job] : jobs_) {
+    if (!job->info.running()) order.emplace_back(job->info.end_ns, id);
+  }
+  std::sort(order.begin(), order.end());
+  for (size_t i = 0; i + kKeepFinished < order.size(); ++i) {
+    auto it = jobs_.find(order[i].second);
+    if (it->second->thread.joinable()) it->second->thread.join();  // finished: returns at once
+    jobs_.erase(it);
+  }
+}
+
+}  // namespace ais

@@ -1,0 +1,76 @@
+// JobRegistry: long operations (AIS "xactions") run on their own threads with an id, progress
+// counters and an abort flag; finished jobs stay queryable.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "util/status.h"
+
+namespace ais {
+
+struct JobSnapshot {
+  std::string id;
+  std::string kind;
+  std::string bucket;
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;  // 0 while running
+  std::string err;
+  bool aborted = false;
+  int64_t objs = 0;
+  int64_t bytes = 0;
+  bool running() const { return end_ns == 0; }
+};
+
+// What a running job sees: its abort flag and its counters.
+class JobControl {
+ public:
+  bool aborted() const { return aborted_.load(std::memory_order_relaxed); }
+  void Add(int64_t objs, int64_t bytes) {
+    objs_.fetch_add(objs, std::memory_order_relaxed);
+    bytes_.fetch_add(bytes, std::memory_order_relaxed);
+  }
+
+ private:
+  friend class JobRegistry;
+  std::atomic<bool> aborted_{false};
+  std::atomic<int64_t> objs_{0};
+  std::atomic<int64_t> bytes_{0};
+};
+
+class JobRegistry {
+ public:
+  JobRegistry() = default;
+  ~JobRegistry();  // aborts running jobs and joins them
+
+  // Starts fn on a new thread; the job is visible to Get/Query before this returns.
+  std::string Start(std::string kind, std::string bucket, std::function<Status(JobControl&)> fn);
+  std::optional<JobSnapshot> Get(const std::string& id) const;
+  // Matching jobs (empty filters match all), newest first.
+  std::vector<JobSnapshot> Query(const std::string& id, const std::string& kind, const std::string& bucket,
+                                 bool only_running) const;
+  // Returns false if no such job; aborting a finished job is a no-op.
+  bool Abort(const std::string& id);
+
+ private:
+  struct Job {
+    JobSnapshot info;  // guarded by JobRegistry::mu_ (counters live in control)
+    JobControl control;
+    std::thread thread;
+  };
+  JobSnapshot SnapshotLocked(const Job& job) const;
+  void PruneLocked();
+
+  mutable std::mutex mu_;
+  std::map<std::string, std::unique_ptr<Job>> jobs_;  // guarded by mu_
+};
+
+}  // namespace ais

@@ -1,0 +1,46 @@
+// BucketProps: per-bucket settings in AIS `Bprops` JSON shape (cmn/api.go); sizes are IEC strings.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "util/status.h"
+
+namespace ais {
+
+inline constexpr uint64_t kDefaultMaxMonolithic = 1ULL << 40;  // 1 TiB
+inline constexpr uint64_t kDefaultChunkSize = 1ULL << 30;      // 1 GiB
+inline constexpr uint64_t kMinChunkSize = 1ULL << 10;
+inline constexpr uint64_t kMaxChunkSize = 5ULL << 30;
+inline constexpr uint32_t kMaxChunks = 9999;
+
+struct BucketProps {
+  std::string checksum_type = "xxhash";
+  bool validate_warm_get = false;
+  bool enable_read_range = false;
+  bool versioning = true;
+  uint64_t objsize_limit = 0;        // 0: off; else objects >= limit are chunked on PUT
+  uint64_t max_monolithic_size = 0;  // 0 -> kDefaultMaxMonolithic
+  uint64_t chunk_size = 0;           // 0 -> kDefaultChunkSize
+  uint32_t checkpoint_every = 0;
+  int64_t created_ns = 0;
+  uint64_t bid = 0;
+
+  uint64_t effective_chunk_size() const { return chunk_size ? chunk_size : kDefaultChunkSize; }
+  uint64_t effective_max_monolithic() const {
+    return max_monolithic_size ? max_monolithic_size : kDefaultMaxMonolithic;
+  }
+  // Whether a PUT of `size` bytes is stored chunked, and with which chunk size.
+  bool ShouldChunk(uint64_t size) const;
+
+  // The full AIS Bprops document (what HEAD bucket returns in Ais-Bucket-Props).
+  nlohmann::json ToAisJson(const std::string& bucket) const;
+  // Applies a (partial) BpropsToSet document; validates every value it touches.
+  Status Apply(const nlohmann::json& patch);
+  // Own persistence (a superset of what Apply accepts).
+  nlohmann::json ToStored() const;
+  static BucketProps FromStored(const nlohmann::json& j);
+};
+
+}  // namespace ais

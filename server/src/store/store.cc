@@ -1,0 +1,653 @@
+#include "store/store.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <queue>
+
+#include "store/names.h"
+#include "store/sorted_walker.h"
+#include "util/strings.h"
+
+namespace ais {
+
+struct MpuUpload {
+  std::string bucket;
+  std::string name;
+  std::string id;
+  size_t primary_mp = 0;
+  std::vector<std::pair<std::string, std::string>> custom;
+  std::mutex mu;
+  std::map<uint32_t, uint64_t> parts;  // guarded by mu: part number -> size
+  bool finished = false;               // guarded by mu
+};
+
+namespace {
+
+constexpr size_t kCopyBuf = 1 << 20;
+constexpr const char* kChunkMarkerPrefix = "chunks-";
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// Reads the committed object's header, if any.
+Result<ObjectMeta> ReadMetaAt(const std::string& path) {
+  auto fd = OpenFile(path, O_RDONLY);
+  if (!fd.ok()) return fd.status();
+  uint64_t off = 0;
+  return ReadObjectHeader(fd->get(), &off);
+}
+
+bool IsMissing(const Status& s) { return s.IsNotFound(); }
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Store
+
+Store::Store(StoreOptions opts) : opts_(std::move(opts)), mps_(opts_.mountpaths), buckets_(mps_, opts_.fsync) {}
+
+Result<std::unique_ptr<Store>> Store::Open(StoreOptions opts) {
+  if (opts.mountpaths.empty()) return Status::InvalidArgument("at least one mountpath is required");
+  std::unique_ptr<Store> store(new Store(std::move(opts)));
+  for (size_t mp = 0; mp < store->mps_.size(); ++mp) AIS_RETURN_IF_ERROR(MkdirAll(store->mps_.WorkDir(mp)));
+  AIS_RETURN_IF_ERROR(store->buckets_.Load());
+  AIS_RETURN_IF_ERROR(store->Recover());
+  return store;
+}
+
+Status Store::Recover() {
+  for (size_t mp = 0; mp < mps_.size(); ++mp) {
+    // Interrupted BMD writes sit next to the BMD.
+    if (DIR* d = ::opendir(mps_.paths()[mp].c_str())) {
+      while (dirent* de = ::readdir(d)) {
+        std::string n = de->d_name;
+        if (n.starts_with(".ais.bmd.json.tmp.")) ::unlink((mps_.paths()[mp] + "/" + n).c_str());
+      }
+      ::closedir(d);
+    }
+    std::string work = mps_.WorkDir(mp);
+    DIR* d = ::opendir(work.c_str());
+    if (d == nullptr) return Status::FromErrno(errno, "opendir " + work);
+    std::vector<std::string> names;
+    while (dirent* de = ::readdir(d)) {
+      std::string n = de->d_name;
+      if (n != "." && n != "..") names.push_back(std::move(n));
+    }
+    ::closedir(d);
+    for (auto& n : names) {
+      std::string path = work + "/" + n;
+      if (!n.starts_with(kChunkMarkerPrefix)) {  // temp files and trash of destroyed buckets
+        AIS_RETURN_IF_ERROR(RemoveTree(path));
+        continue;
+      }
+      std::string upload_id = n.substr(std::strlen(kChunkMarkerPrefix));
+      auto content = ReadFile(path);
+      auto j = content.ok() ? nlohmann::json::parse(*content, nullptr, false) : nlohmann::json();
+      if (!j.is_object() || !j.contains("bucket") || !j.contains("name")) {
+        ::unlink(path.c_str());  // a marker torn before its rename never guarded a chunk
+        continue;
+      }
+      std::string bucket = j["bucket"], name = j["name"];
+      auto meta = ReadMetaAt(mps_.ObjectPath(mps_.PrimaryFor(bucket, name), bucket, name));
+      if (!(meta.ok() && meta->upload_id == upload_id)) {
+        for (size_t m = 0; m < mps_.size(); ++m) AIS_RETURN_IF_ERROR(RemoveTree(mps_.ChunkDir(m, bucket, upload_id)));
+      }
+      ::unlink(path.c_str());
+    }
+  }
+  return Status::OK();
+}
+
+std::mutex& Store::StripeFor(const std::string& bucket, const std::string& name) {
+  uint64_t h = XXH64(name.data(), name.size(), XXH64(bucket.data(), bucket.size(), 0));
+  return stripes_[h % stripes_.size()];
+}
+
+std::string Store::TempPath(size_t mp) { return mps_.WorkDir(mp) + "/" + RandomId(16) + ".tmp"; }
+
+Status Store::WriteChunkMarker(size_t mp, const std::string& bucket, const std::string& name,
+                               const std::string& upload_id) {
+  nlohmann::json j = {{"bucket", bucket}, {"name", name}};
+  return AtomicWriteFile(mps_.WorkDir(mp) + "/" + kChunkMarkerPrefix + upload_id, j.dump(), opts_.fsync);
+}
+
+void Store::DropChunks(size_t mp, const std::string& bucket, const std::string& upload_id) {
+  for (size_t m = 0; m < mps_.size(); ++m) (void)RemoveTree(mps_.ChunkDir(m, bucket, upload_id));
+  ::unlink((mps_.WorkDir(mp) + "/" + kChunkMarkerPrefix + upload_id).c_str());
+}
+
+Status Store::CommitFile(const std::string& bucket, size_t mp, const std::string& temp_path, int temp_fd,
+                         bool inline_data, uint64_t data_offset, ObjectMeta* meta,
+                         const std::optional<ObjectMeta>& expect) {
+  const std::string path = mps_.ObjectPath(mp, bucket, meta->name);
+  std::optional<ObjectMeta> old;
+  {
+    std::lock_guard lock(StripeFor(bucket, meta->name));
+    auto cur = ReadMetaAt(path);
+    if (cur.ok()) {
+      old = std::move(*cur);
+    } else if (!IsMissing(cur.status()) && cur.status().code() != Status::Code::kCorruption) {
+      if (::access(path.c_str(), F_OK) == 0) return cur.status();
+    }
+    if (expect) {
+      if (!old || old->version != expect->version || old->upload_id != expect->upload_id) {
+        return Status::Conflict("ais://" + bucket + "/" + meta->name + " changed concurrently");
+      }
+      meta->version = expect->version;
+    } else {
+      meta->version = old ? old->version + 1 : 1;
+    }
+    uint64_t offset = data_offset;
+    std::string header = EncodeObjectHeader(*meta, inline_data, &offset);
+    if (offset != data_offset) return Status::Corruption("object header outgrew its reserved space");
+    AIS_RETURN_IF_ERROR(PwriteAll(temp_fd, header.data(), header.size(), 0));
+    if (opts_.fsync) AIS_RETURN_IF_ERROR(FsyncFd(temp_fd, temp_path));
+    if (old && old->chunked()) AIS_RETURN_IF_ERROR(WriteChunkMarker(mp, bucket, meta->name, old->upload_id));
+    // rename() needs the parent directories; a concurrent delete may rmdir them in between.
+    int rc = -1;
+    for (int attempt = 0; attempt < 4; ++attempt) {
+      rc = ::rename(temp_path.c_str(), path.c_str());
+      if (rc == 0 || errno != ENOENT) break;
+      if (!buckets_.Get(bucket)) return Status::NotFound(BucketRegistry::NotFoundMessage(bucket));
+      AIS_RETURN_IF_ERROR(MkdirAll(DirName(path)));
+    }
+    if (rc != 0) {
+      if (errno == ENOTDIR || errno == EISDIR) {
+        return Status::Conflict("object name \"" + meta->name + "\" conflicts with an existing object");
+      }
+      return Status::FromErrno(errno, "rename " + temp_path);
+    }
+    if (opts_.fsync) AIS_RETURN_IF_ERROR(FsyncDir(DirName(path)));
+  }
+  if (old && old->chunked()) DropChunks(mp, bucket, old->upload_id);
+  return Status::OK();
+}
+
+Status Store::CommitChunked(const std::string& bucket, size_t mp, ObjectMeta* meta,
+                            const std::optional<ObjectMeta>& expect) {
+  std::string temp = TempPath(mp);
+  auto fd = OpenFile(temp, O_WRONLY | O_CREAT | O_EXCL);
+  if (!fd.ok()) return fd.status();
+  Status st = CommitFile(bucket, mp, temp, fd->get(), false, 0, meta, expect);
+  if (!st.ok()) ::unlink(temp.c_str());
+  return st;
+}
+
+Status Store::CreateBucket(const std::string& bucket, const nlohmann::json& props) {
+  return buckets_.Create(bucket, props);
+}
+
+Status Store::DestroyBucket(const std::string& bucket) {
+  AIS_RETURN_IF_ERROR(buckets_.Remove(bucket));  // the commit point: invisible from here on
+  for (size_t mp = 0; mp < mps_.size(); ++mp) {
+    std::string trash = mps_.WorkDir(mp) + "/trash-" + RandomId(12);
+    if (::rename(mps_.BucketDir(mp, bucket).c_str(), trash.c_str()) == 0) (void)RemoveTree(trash);
+  }
+  return Status::OK();
+}
+
+Result<BucketProps> Store::GetBucket(const std::string& bucket) const {
+  auto props = buckets_.Get(bucket);
+  if (!props) return Status::NotFound(BucketRegistry::NotFoundMessage(bucket));
+  return *props;
+}
+
+Result<std::unique_ptr<ObjectWriter>> Store::BeginPut(const std::string& bucket, const std::string& name,
+                                                      PutOptions opts) {
+  auto props = GetBucket(bucket);
+  if (!props.ok()) return props.status();
+  std::unique_ptr<ObjectWriter> w(new ObjectWriter(this, bucket, name, *props, std::move(opts)));
+  AIS_RETURN_IF_ERROR(w->Init());
+  return w;
+}
+
+Result<ObjectHandle> Store::Open(const std::string& bucket, const std::string& name) {
+  if (!buckets_.Get(bucket)) return Status::NotFound(BucketRegistry::NotFoundMessage(bucket));
+  ObjectHandle h;
+  h.mps_ = &mps_;
+  h.bucket_ = bucket;
+  auto fd = OpenFile(mps_.ObjectPath(mps_.PrimaryFor(bucket, name), bucket, name), O_RDONLY);
+  if (!fd.ok()) {
+    if (fd.status().IsNotFound()) return Status::NotFound(ObjNotFoundMessage(bucket, name));
+    return fd.status();
+  }
+  h.primary_ = std::move(*fd);
+  auto meta = ReadObjectHeader(h.primary_.get(), &h.data_offset_);
+  if (!meta.ok()) return meta.status();
+  h.meta_ = std::move(*meta);
+  return h;
+}
+
+Result<ObjectMeta> Store::Head(const std::string& bucket, const std::string& name) {
+  auto h = Open(bucket, name);
+  if (!h.ok()) return h.status();
+  return h->meta();
+}
+
+Status Store::Delete(const std::string& bucket, const std::string& name) {
+  if (!buckets_.Get(bucket)) return Status::NotFound(BucketRegistry::NotFoundMessage(bucket));
+  size_t mp = mps_.PrimaryFor(bucket, name);
+  std::string path = mps_.ObjectPath(mp, bucket, name);
+  ObjectMeta meta;
+  {
+    std::lock_guard lock(StripeFor(bucket, name));
+    auto cur = ReadMetaAt(path);
+    if (!cur.ok()) {
+      if (::access(path.c_str(), F_OK) != 0) return Status::NotFound(ObjNotFoundMessage(bucket, name));
+      return cur.status();
+    }
+    meta = std::move(*cur);
+    if (meta.chunked()) AIS_RETURN_IF_ERROR(WriteChunkMarker(mp, bucket, name, meta.upload_id));
+    if (::unlink(path.c_str()) != 0) return Status::FromErrno(errno, "unlink " + path);
+  }
+  if (meta.chunked()) DropChunks(mp, bucket, meta.upload_id);
+  // Best effort: prune now-empty parent directories (rmdir fails harmlessly on non-empty ones).
+  std::string root = mps_.ObjectsDir(mp, bucket);
+  for (std::string dir = DirName(path); dir.size() > root.size(); dir = DirName(dir)) {
+    if (::rmdir(dir.c_str()) != 0) break;
+  }
+  return Status::OK();
+}
+
+Result<std::vector<ObjectMeta>> Store::List(const std::string& bucket, const ListQuery& q) {
+  if (!buckets_.Get(bucket)) return Status::NotFound(BucketRegistry::NotFoundMessage(bucket));
+  struct Head {
+    std::string name;
+    std::string path;
+    size_t walker;
+    bool operator>(const Head& o) const { return name > o.name; }
+  };
+  std::vector<SortedWalker> walkers;
+  for (size_t mp = 0; mp < mps_.size(); ++mp) walkers.emplace_back(mps_.ObjectsDir(mp, bucket), q.prefix, q.after);
+  std::priority_queue<Head, std::vector<Head>, std::greater<>> heap;
+  auto advance = [&](size_t i) -> Status {
+    Head h{.name = {}, .path = {}, .walker = i};
+    auto more = walkers[i].Next(&h.name, &h.path);
+    if (!more.ok()) return more.status();
+    if (*more) heap.push(std::move(h));
+    return Status::OK();
+  };
+  for (size_t i = 0; i < walkers.size(); ++i) AIS_RETURN_IF_ERROR(advance(i));
+  std::vector<ObjectMeta> out;
+  while (!heap.empty() && out.size() < q.limit) {
+    Head h = heap.top();
+    heap.pop();
+    AIS_RETURN_IF_ERROR(advance(h.walker));
+    auto meta = ReadMetaAt(h.path);
+    if (!meta.ok()) {
+      if (IsMissing(meta.status())) continue;  // deleted while listing
+      return meta.status();
+    }
+    meta->name = std::move(h.name);
+    out.push_back(std::move(*meta));
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Multipart upload
+
+Result<std::string> Store::MpuCreate(const std::string& bucket, const std::string& name,
+                                     std::vector<std::pair<std::string, std::string>> custom) {
+  if (!buckets_.Get(bucket)) return Status::NotFound(BucketRegistry::NotFoundMessage(bucket));
+  auto up = std::make_shared<MpuUpload>();
+  up->bucket = bucket;
+  up->name = name;
+  up->id = RandomId(16);
+  up->primary_mp = mps_.PrimaryFor(bucket, name);
+  up->custom = std::move(custom);
+  AIS_RETURN_IF_ERROR(WriteChunkMarker(up->primary_mp, bucket, name, up->id));
+  std::lock_guard lock(uploads_mu_);
+  uploads_[up->id] = up;
+  return up->id;
+}
+
+Result<std::shared_ptr<MpuUpload>> Store::FindUpload(const std::string& bucket, const std::string& name,
+                                                     const std::string& upload_id) {
+  std::lock_guard lock(uploads_mu_);
+  auto it = uploads_.find(upload_id);
+  if (it == uploads_.end() || it->second->bucket != bucket || it->second->name != name) {
+    return Status::NotFound("upload ID \"" + upload_id + "\" not found for ais://" + bucket + "/" + name);
+  }
+  return it->second;
+}
+
+Result<std::unique_ptr<PartWriter>> Store::MpuPart(const std::string& bucket, const std::string& name,
+                                                   const std::string& upload_id, uint32_t num, uint64_t size) {
+  if (num < 1 || num > kMaxChunks) {
+    return Status::InvalidArgument("invalid part number " + std::to_string(num) + " (expecting 1..9999)");
+  }
+  auto up = FindUpload(bucket, name, upload_id);
+  if (!up.ok()) return up.status();
+  size_t mp = mps_.ForChunk(upload_id, num);
+  AIS_RETURN_IF_ERROR(MkdirAll(mps_.ChunkDir(mp, bucket, upload_id)));
+  std::unique_ptr<PartWriter> w(new PartWriter());
+  w->upload_ = *up;
+  w->num_ = num;
+  w->expected_ = size;
+  w->final_path_ = mps_.ChunkPath(mp, bucket, upload_id, num);
+  w->temp_path_ = w->final_path_ + "." + RandomId(8) + ".tmp";
+  auto fd = OpenFile(w->temp_path_, O_WRONLY | O_CREAT | O_EXCL);
+  if (!fd.ok()) return fd.status();
+  w->fd_ = std::move(*fd);
+  return w;
+}
+
+Status Store::MpuComplete(const std::string& bucket, const std::string& name, const std::string& upload_id,
+                          std::vector<uint32_t> parts) {
+  auto found = FindUpload(bucket, name, upload_id);
+  if (!found.ok()) return found.status();
+  MpuUpload& up = **found;
+  std::lock_guard lock(up.mu);
+  if (up.finished) return Status::NotFound("upload ID \"" + upload_id + "\" was already completed or aborted");
+  if (parts.empty()) return Status::InvalidArgument("multipart upload " + upload_id + ": no parts to complete");
+  if (parts.size() != up.parts.size()) {
+    return Status::NotSupported("multipart upload " + upload_id + ": partial completion is not allowed (" +
+                                std::to_string(parts.size()) + " of " + std::to_string(up.parts.size()) +
+                                " parts)");
+  }
+  std::sort(parts.begin(), parts.end());
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (parts[i] != i + 1 || !up.parts.count(parts[i])) {
+      return Status::InvalidArgument("multipart upload " + upload_id + ": part numbers must be 1.." +
+                                     std::to_string(parts.size()) + " without gaps or duplicates");
+    }
+  }
+  auto props = GetBucket(bucket);
+  if (!props.ok()) return props.status();
+  ObjectMeta meta;
+  meta.name = name;
+  meta.upload_id = upload_id;
+  meta.custom = up.custom;
+  meta.atime_ns = NowNs();
+  auto cksum = Checksummer::Create(props->checksum_type);
+  if (!cksum.ok()) return cksum.status();
+  std::vector<char> buf(kCopyBuf);
+  for (auto& [num, size] : up.parts) {
+    meta.chunk_sizes.push_back(size);
+    meta.size += size;
+    if (!*cksum) continue;
+    // Parts may arrive in any order, so the whole-object checksum is computed here, in order.
+    auto fd = OpenFile(mps_.ChunkPath(mps_.ForChunk(upload_id, num), bucket, upload_id, num), O_RDONLY);
+    if (!fd.ok()) return fd.status();
+    for (uint64_t off = 0; off < size;) {
+      size_t n = static_cast<size_t>(std::min<uint64_t>(buf.size(), size - off));
+      AIS_RETURN_IF_ERROR(PreadAll(fd->get(), buf.data(), n, off));
+      (*cksum)->Update(buf.data(), n);
+      off += n;
+    }
+  }
+  if (*cksum) {
+    meta.cksum_type = props->checksum_type;
+    meta.cksum_value = (*cksum)->FinishHex();
+  }
+  AIS_RETURN_IF_ERROR(CommitChunked(bucket, up.primary_mp, &meta, std::nullopt));
+  up.finished = true;
+  ::unlink((mps_.WorkDir(up.primary_mp) + "/" + kChunkMarkerPrefix + upload_id).c_str());
+  std::lock_guard ul(uploads_mu_);
+  uploads_.erase(upload_id);
+  return Status::OK();
+}
+
+Status Store::MpuAbort(const std::string& bucket, const std::string& name, const std::string& upload_id) {
+  auto found = FindUpload(bucket, name, upload_id);
+  if (!found.ok()) return found.status();
+  MpuUpload& up = **found;
+  {
+    std::lock_guard lock(up.mu);
+    if (up.finished) return Status::NotFound("upload ID \"" + upload_id + "\" was already completed or aborted");
+    up.finished = true;
+  }
+  DropChunks(up.primary_mp, bucket, upload_id);
+  std::lock_guard ul(uploads_mu_);
+  uploads_.erase(upload_id);
+  return Status::OK();
+}
+
+Status Store::Rechunk(const std::string& bucket, const std::string& name, uint64_t chunk_size) {
+  auto h = Open(bucket, name);
+  if (!h.ok()) return h.status().IsNotFound() ? Status::OK() : h.status();
+  const ObjectMeta meta = h->meta();
+  if (meta.size == 0) return Status::OK();
+  if (chunk_size == 0 && !meta.chunked()) return Status::OK();
+  if (chunk_size > 0 && meta.chunked()) {
+    uint64_t n = (meta.size + chunk_size - 1) / chunk_size;
+    bool same = meta.chunk_sizes.size() == n;
+    for (size_t i = 0; same && i + 1 < meta.chunk_sizes.size(); ++i) same = meta.chunk_sizes[i] == chunk_size;
+    if (same) return Status::OK();
+  }
+  PutOptions opts;
+  opts.size = meta.size;
+  opts.custom = meta.custom;
+  opts.force_chunk_size = chunk_size;
+  opts.expect = meta;
+  auto w = BeginPut(bucket, name, std::move(opts));
+  if (!w.ok()) return w.status();
+  auto segs = h->Slice(0, meta.size);
+  if (!segs.ok()) return segs.status().code() == Status::Code::kConflict ? Status::OK() : segs.status();
+  std::vector<char> buf(kCopyBuf);
+  for (auto& s : *segs) {
+    for (uint64_t off = 0; off < s.len;) {
+      size_t n = static_cast<size_t>(std::min<uint64_t>(buf.size(), s.len - off));
+      AIS_RETURN_IF_ERROR(PreadAll(s.fd, buf.data(), n, s.offset + off));
+      AIS_RETURN_IF_ERROR((*w)->Write(buf.data(), n));
+      off += n;
+    }
+  }
+  ObjectMeta out;
+  Status st = (*w)->Commit(&out);
+  return st.code() == Status::Code::kConflict ? Status::OK() : st;  // overwritten meanwhile: nothing to do
+}
+
+// ---------------------------------------------------------------------------------------------
+// ObjectWriter
+
+ObjectWriter::ObjectWriter(Store* store, std::string bucket, std::string name, BucketProps props, PutOptions opts)
+    : store_(store),
+      bucket_(std::move(bucket)),
+      name_(std::move(name)),
+      props_(std::move(props)),
+      opts_(std::move(opts)) {}
+
+ObjectWriter::~ObjectWriter() {
+  if (!done_) (void)Abort();
+}
+
+Status ObjectWriter::Init() {
+  const Mountpaths& mps = store_->mps_;
+  primary_mp_ = mps.PrimaryFor(bucket_, name_);
+  meta_.name = name_;
+  meta_.custom = opts_.custom;
+  std::sort(meta_.custom.begin(), meta_.custom.end());
+  auto ck = Checksummer::Create(props_.checksum_type);
+  if (!ck.ok()) return ck.status();
+  cksum_ = std::move(*ck);
+  if (cksum_) meta_.cksum_type = props_.checksum_type;
+  if (cksum_ && !opts_.client_cksum_type.empty() && !opts_.client_cksum_value.empty() &&
+      opts_.client_cksum_type != props_.checksum_type) {
+    auto cc = Checksummer::Create(opts_.client_cksum_type);
+    if (!cc.ok()) return cc.status();
+    client_cksum_ = std::move(*cc);
+  }
+  if (opts_.force_chunk_size) {
+    chunk_size_ = *opts_.force_chunk_size;
+  } else if (opts_.size && props_.ShouldChunk(*opts_.size)) {
+    chunk_size_ = props_.effective_chunk_size();
+  }
+  if (chunk_size_ > 0 && opts_.size) {
+    chunk_size_ = std::max(chunk_size_, (*opts_.size + kMaxChunks - 1) / kMaxChunks);  // at most 9999 chunks
+  }
+  if (chunk_size_ > 0) {
+    meta_.upload_id = RandomId(16);
+    return store_->WriteChunkMarker(primary_mp_, bucket_, name_, meta_.upload_id);
+  }
+  temp_path_ = store_->TempPath(primary_mp_);
+  auto fd = OpenFile(temp_path_, O_WRONLY | O_CREAT | O_EXCL);
+  if (!fd.ok()) return fd.status();
+  fd_ = std::move(*fd);
+  data_offset_ = ReservedDataOffset(meta_);
+  if (::lseek(fd_.get(), static_cast<off_t>(data_offset_), SEEK_SET) < 0) return Status::FromErrno(errno, "lseek");
+  return Status::OK();
+}
+
+Status ObjectWriter::OpenNextChunk() {
+  const Mountpaths& mps = store_->mps_;
+  if (fd_.valid() && store_->opts_.fsync) AIS_RETURN_IF_ERROR(FsyncFd(fd_.get(), "chunk"));
+  auto num = static_cast<uint32_t>(meta_.chunk_sizes.size() + 1);
+  if (num > kMaxChunks) return Status::InvalidArgument("object exceeds 9999 chunks");
+  size_t mp = mps.ForChunk(meta_.upload_id, num);
+  AIS_RETURN_IF_ERROR(MkdirAll(mps.ChunkDir(mp, bucket_, meta_.upload_id)));
+  auto fd = OpenFile(mps.ChunkPath(mp, bucket_, meta_.upload_id, num), O_WRONLY | O_CREAT | O_TRUNC);
+  if (!fd.ok()) return fd.status();
+  fd_ = std::move(*fd);
+  meta_.chunk_sizes.push_back(0);
+  chunk_fill_ = 0;
+  return Status::OK();
+}
+
+Status ObjectWriter::Write(const void* data, size_t len) {
+  if (done_) return Status::IOError("write after commit or abort");
+  if (opts_.size && written_ + len > *opts_.size) return Status::InvalidArgument("body exceeds Content-Length");
+  if (cksum_) cksum_->Update(data, len);
+  if (client_cksum_) client_cksum_->Update(data, len);
+  if (chunk_size_ == 0) {
+    AIS_RETURN_IF_ERROR(WriteAll(fd_.get(), data, len));
+    written_ += len;
+    return Status::OK();
+  }
+  auto* p = static_cast<const char*>(data);
+  while (len > 0) {
+    if (!fd_.valid() || chunk_fill_ == chunk_size_) AIS_RETURN_IF_ERROR(OpenNextChunk());
+    size_t n = static_cast<size_t>(std::min<uint64_t>(len, chunk_size_ - chunk_fill_));
+    AIS_RETURN_IF_ERROR(WriteAll(fd_.get(), p, n));
+    chunk_fill_ += n;
+    meta_.chunk_sizes.back() += n;
+    written_ += n;
+    p += n;
+    len -= n;
+  }
+  return Status::OK();
+}
+
+Status ObjectWriter::Commit(ObjectMeta* meta) {
+  if (done_) return Status::IOError("commit after commit or abort");
+  Status st;
+  if (opts_.size && written_ != *opts_.size) {
+    st = Status::InvalidArgument("received " + std::to_string(written_) + " of " + std::to_string(*opts_.size) +
+                                 " bytes");
+  }
+  meta_.size = written_;
+  if (st.ok() && cksum_) {
+    meta_.cksum_value = cksum_->FinishHex();
+    if (!opts_.client_cksum_value.empty() && !opts_.client_cksum_type.empty()) {
+      std::string got = client_cksum_ ? client_cksum_->FinishHex() : meta_.cksum_value;
+      if (got != opts_.client_cksum_value) {
+        st = Status::InvalidArgument("BAD DATA CHECKSUM: ais://" + bucket_ + "/" + name_ + ": " +
+                                     opts_.client_cksum_type + "(" + got + ") != " + opts_.client_cksum_type +
+                                     "(" + opts_.client_cksum_value + ")");
+      }
+    }
+  }
+  meta_.atime_ns = opts_.expect ? opts_.expect->atime_ns : NowNs();
+  if (st.ok() && chunk_size_ == 0) {
+    st = store_->CommitFile(bucket_, primary_mp_, temp_path_, fd_.get(), true, data_offset_, &meta_, opts_.expect);
+    if (st.ok()) temp_path_.clear();  // renamed into place
+  } else if (st.ok()) {
+    if (fd_.valid() && store_->opts_.fsync) st = FsyncFd(fd_.get(), "chunk");
+    fd_.reset();
+    if (st.ok()) st = store_->CommitChunked(bucket_, primary_mp_, &meta_, opts_.expect);
+    if (st.ok()) {
+      ::unlink((store_->mps_.WorkDir(primary_mp_) + "/" + kChunkMarkerPrefix + meta_.upload_id).c_str());
+    }
+  }
+  if (!st.ok()) {
+    (void)Abort();
+    return st;
+  }
+  done_ = true;
+  fd_.reset();
+  *meta = meta_;
+  return Status::OK();
+}
+
+Status ObjectWriter::Abort() {
+  done_ = true;
+  fd_.reset();
+  if (!temp_path_.empty()) ::unlink(temp_path_.c_str());
+  if (!meta_.upload_id.empty()) store_->DropChunks(primary_mp_, bucket_, meta_.upload_id);
+  return Status::OK();
+}
+
+// ---------------------------------------------------------------------------------------------
+// PartWriter
+
+PartWriter::~PartWriter() {
+  if (!done_) ::unlink(temp_path_.c_str());
+}
+
+Status PartWriter::Write(const void* data, size_t len) {
+  if (written_ + len > expected_) return Status::InvalidArgument("body exceeds Content-Length");
+  AIS_RETURN_IF_ERROR(WriteAll(fd_.get(), data, len));
+  written_ += len;
+  return Status::OK();
+}
+
+Status PartWriter::Commit() {
+  if (written_ != expected_) {
+    return Status::InvalidArgument("part " + std::to_string(num_) + ": received " + std::to_string(written_) +
+                                   " of " + std::to_string(expected_) + " bytes");
+  }
+  std::lock_guard lock(upload_->mu);
+  if (upload_->finished) return Status::NotFound("upload ID \"" + upload_->id + "\" was already completed or aborted");
+  fd_.reset();
+  if (::rename(temp_path_.c_str(), final_path_.c_str()) != 0) return Status::FromErrno(errno, "rename part");
+  done_ = true;
+  upload_->parts[num_] = expected_;
+  return Status::OK();
+}
+
+// ---------------------------------------------------------------------------------------------
+// ObjectHandle
+
+Result<std::vector<FileSegment>> ObjectHandle::Slice(uint64_t start, uint64_t len) {
+  std::vector<FileSegment> out;
+  if (len == 0) return out;
+  if (!meta_.chunked()) {
+    out.push_back({primary_.get(), data_offset_ + start, len});
+    return out;
+  }
+  uint64_t chunk_start = 0;
+  const uint64_t end = start + len;
+  for (size_t i = 0; i < meta_.chunk_sizes.size() && chunk_start < end; ++i) {
+    uint64_t chunk_end = chunk_start + meta_.chunk_sizes[i];
+    if (chunk_end > start) {
+      auto num = static_cast<uint32_t>(i + 1);
+      auto it = chunks_.find(num);
+      if (it == chunks_.end()) {
+        auto fd = OpenFile(mps_->ChunkPath(mps_->ForChunk(meta_.upload_id, num), bucket_, meta_.upload_id, num),
+                           O_RDONLY);
+        if (!fd.ok()) {
+          if (fd.status().IsNotFound()) return Status::Conflict("object was overwritten during the read");
+          return fd.status();
+        }
+        it = chunks_.emplace(num, std::move(*fd)).first;
+      }
+      uint64_t s = std::max(start, chunk_start);
+      uint64_t e = std::min(end, chunk_end);
+      out.push_back({it->second.get(), s - chunk_start, e - s});
+    }
+    chunk_start = chunk_end;
+  }
+  return out;
+}
+
+}  // namespace ais

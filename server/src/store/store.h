@@ -1,0 +1,202 @@
+// Store: buckets and objects on N mountpaths. Knows no HTTP.
+//
+// Commit protocol (the only way an object becomes visible): bytes go to a temp file in the
+// primary mountpath's work dir (monolithic) or to chunk files named by a fresh upload id (chunked,
+// guarded by a chunk marker in the work dir); then, under the object's stripe lock, one rename()
+// puts the object file in place. Startup recovery deletes temp files and every chunk directory
+// whose marker names an upload that the committed object file does not reference.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "store/bucket_registry.h"
+#include "store/mountpaths.h"
+#include "store/object_meta.h"
+#include "util/checksum.h"
+#include "util/file.h"
+#include "util/status.h"
+
+namespace ais {
+
+struct StoreOptions {
+  std::vector<std::string> mountpaths;
+  bool fsync = false;  // durability: fdatasync data and directories before each commit
+};
+
+struct PutOptions {
+  std::optional<uint64_t> size;  // Content-Length when known; needed to choose chunking
+  std::vector<std::pair<std::string, std::string>> custom;
+  std::string client_cksum_type;  // validate against this if both are set
+  std::string client_cksum_value;
+  // Rechunk: force the layout (0 = monolithic) and keep version/atime/checksum/custom of `expect`.
+  std::optional<uint64_t> force_chunk_size;
+  std::optional<ObjectMeta> expect;
+};
+
+class Store;
+class PartWriter;
+struct MpuUpload;  // an in-flight multipart upload (store.cc)
+
+// Streams one PUT to disk. Destroying it without a successful Commit() leaves nothing behind.
+class ObjectWriter {
+ public:
+  ~ObjectWriter();
+  Status Write(const void* data, size_t len);
+  // The commit point. On success *meta describes the new object.
+  Status Commit(ObjectMeta* meta);
+
+ private:
+  friend class Store;
+  ObjectWriter(Store* store, std::string bucket, std::string name, BucketProps props, PutOptions opts);
+  Status Init();
+  Status OpenNextChunk();
+  Status Abort();
+
+  Store* store_;
+  const std::string bucket_;
+  const std::string name_;
+  const BucketProps props_;
+  const PutOptions opts_;
+  size_t primary_mp_ = 0;
+  uint64_t chunk_size_ = 0;  // 0: monolithic
+  ObjectMeta meta_;
+  std::unique_ptr<Checksummer> cksum_;
+  std::unique_ptr<Checksummer> client_cksum_;  // only when the client's type differs from the bucket's
+  UniqueFd fd_;              // temp file (monolithic) or the current chunk file
+  std::string temp_path_;
+  uint64_t data_offset_ = 0;
+  uint64_t written_ = 0;     // object bytes so far
+  uint64_t chunk_fill_ = 0;  // bytes in the current chunk
+  bool done_ = false;
+};
+
+// Streams one multipart-upload part into its chunk file; replaces an earlier part of that number
+// only on Commit(). Destroying it uncommitted leaves nothing behind.
+class PartWriter {
+ public:
+  ~PartWriter();
+  Status Write(const void* data, size_t len);
+  Status Commit();
+
+ private:
+  friend class Store;
+  PartWriter() = default;
+  std::shared_ptr<MpuUpload> upload_;
+  uint32_t num_ = 0;
+  uint64_t expected_ = 0;
+  uint64_t written_ = 0;
+  std::string temp_path_;
+  std::string final_path_;
+  UniqueFd fd_;
+  bool done_ = false;
+};
+
+// A committed object opened for reading: the fds stay valid even if it is overwritten meanwhile.
+struct FileSegment {
+  int fd;
+  uint64_t offset;
+  uint64_t len;
+};
+
+class ObjectHandle {
+ public:
+  const ObjectMeta& meta() const { return meta_; }
+  // Segments covering object bytes [start, start+len). Opens the chunk files it needs; a chunk
+  // that vanished (concurrent overwrite) is kConflict: re-open and retry.
+  Result<std::vector<FileSegment>> Slice(uint64_t start, uint64_t len);
+
+ private:
+  friend class Store;
+  const Mountpaths* mps_ = nullptr;
+  std::string bucket_;
+  ObjectMeta meta_;
+  UniqueFd primary_;
+  uint64_t data_offset_ = 0;
+  std::map<uint32_t, UniqueFd> chunks_;
+};
+
+struct ListQuery {
+  std::string prefix;
+  std::string after;  // exclusive
+  size_t limit = 10000;
+};
+
+class Store {
+ public:
+  // Creates missing directories, loads the BMD and runs crash recovery.
+  static Result<std::unique_ptr<Store>> Open(StoreOptions opts);
+
+  const Mountpaths& mountpaths() const { return mps_; }
+  BucketRegistry& buckets() { return buckets_; }
+
+  Status CreateBucket(const std::string& bucket, const nlohmann::json& props);
+  Status DestroyBucket(const std::string& bucket);
+  Result<BucketProps> GetBucket(const std::string& bucket) const;
+
+  Result<std::unique_ptr<ObjectWriter>> BeginPut(const std::string& bucket, const std::string& name,
+                                                 PutOptions opts);
+  Result<ObjectMeta> Head(const std::string& bucket, const std::string& name);
+  Result<ObjectHandle> Open(const std::string& bucket, const std::string& name);
+  Status Delete(const std::string& bucket, const std::string& name);
+  Result<std::vector<ObjectMeta>> List(const std::string& bucket, const ListQuery& q);
+
+  // Multipart upload: parts are written straight into chunk files of the upload.
+  Result<std::string> MpuCreate(const std::string& bucket, const std::string& name,
+                                std::vector<std::pair<std::string, std::string>> custom);
+  // Opens part `num`; the caller streams `size` bytes with Write() and then Commit()s the part.
+  Result<std::unique_ptr<PartWriter>> MpuPart(const std::string& bucket, const std::string& name,
+                                                const std::string& upload_id, uint32_t num, uint64_t size);
+  Status MpuComplete(const std::string& bucket, const std::string& name, const std::string& upload_id,
+                     std::vector<uint32_t> parts);
+  Status MpuAbort(const std::string& bucket, const std::string& name, const std::string& upload_id);
+
+  // Rewrites one object as chunks of chunk_size (or monolithic when chunk_size == 0).
+  // Skips objects already in that layout and objects overwritten meanwhile.
+  Status Rechunk(const std::string& bucket, const std::string& name, uint64_t chunk_size);
+
+  static std::string ObjNotFoundMessage(const std::string& bucket, const std::string& name) {
+    return "ais://" + bucket + "/" + name + " does not exist";
+  }
+
+ private:
+  friend class ObjectWriter;
+  friend class PartWriter;
+
+  explicit Store(StoreOptions opts);
+  Status Recover();
+  std::mutex& StripeFor(const std::string& bucket, const std::string& name);
+  // The commit point. Under the stripe lock: sets meta->version (previous + 1, or expect's),
+  // writes the header into the temp file, renames it over the object file, then drops the
+  // previous object's chunks. With `expect`, commits only if the current object still is that
+  // version and upload (else kConflict). REQUIRES: temp_fd is temp_path, data at data_offset.
+  Status CommitFile(const std::string& bucket, size_t mp, const std::string& temp_path, int temp_fd,
+                    bool inline_data, uint64_t data_offset, ObjectMeta* meta,
+                    const std::optional<ObjectMeta>& expect);
+  Status WriteChunkMarker(size_t mp, const std::string& bucket, const std::string& name,
+                          const std::string& upload_id);
+  void DropChunks(size_t mp, const std::string& bucket, const std::string& upload_id);
+  // Commits a chunked object whose chunks are all in place (writer and multipart complete).
+  Status CommitChunked(const std::string& bucket, size_t mp, ObjectMeta* meta,
+                       const std::optional<ObjectMeta>& expect);
+  std::string TempPath(size_t mp);
+  Result<std::shared_ptr<MpuUpload>> FindUpload(const std::string& bucket, const std::string& name,
+                                             const std::string& upload_id);
+
+  const StoreOptions opts_;
+  const Mountpaths mps_;
+  BucketRegistry buckets_;
+  std::array<std::mutex, 256> stripes_;
+  std::mutex uploads_mu_;
+  std::map<std::string, std::shared_ptr<MpuUpload>> uploads_;  // guarded by uploads_mu_
+};
+
+}  // namespace ais

@@ -1,0 +1,51 @@
+// Small POSIX file helpers: an owning fd, full reads/writes, directory sync, atomic replace.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "util/status.h"
+
+namespace ais {
+
+// Owns one file descriptor; closes it on destruction. Move-only.
+class UniqueFd {
+ public:
+  UniqueFd() = default;
+  explicit UniqueFd(int fd) : fd_(fd) {}
+  UniqueFd(UniqueFd&& o) noexcept : fd_(o.release()) {}
+  UniqueFd& operator=(UniqueFd&& o) noexcept;
+  UniqueFd(const UniqueFd&) = delete;
+  UniqueFd& operator=(const UniqueFd&) = delete;
+  ~UniqueFd();
+
+  int get() const { return fd_; }
+  bool valid() const { return fd_ >= 0; }
+  int release() {
+    int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
+  void reset(int fd = -1);
+
+ private:
+  int fd_ = -1;
+};
+
+Result<UniqueFd> OpenFile(const std::string& path, int flags, int mode = 0644);
+Status WriteAll(int fd, const void* data, size_t len);
+Status PwriteAll(int fd, const void* data, size_t len, uint64_t offset);
+// Reads exactly len bytes at offset; a short file is kCorruption.
+Status PreadAll(int fd, void* data, size_t len, uint64_t offset);
+Status FsyncFd(int fd, const std::string& what);
+Status FsyncDir(const std::string& dir);
+Status MkdirAll(const std::string& dir);
+// rm -rf; a missing path is OK.
+Status RemoveTree(const std::string& path);
+// Writes content to path via temp file + (optional fsync) + rename: readers see old or new, never half.
+Status AtomicWriteFile(const std::string& path, std::string_view content, bool sync);
+Result<std::string> ReadFile(const std::string& path);
+std::string DirName(const std::string& path);
+
+}  // namespace ais

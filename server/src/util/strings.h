@@ -1,0 +1,26 @@
+// String helpers shared by the API and the store: IEC sizes, hex, splitting.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ais {
+
+// "64MiB", "1GiB", "1KB" (AIS treats KB as KiB), "12345" -> bytes; nullopt if malformed.
+std::optional<uint64_t> ParseIecSize(std::string_view s);
+// Exact IEC string when divisible ("64MiB"), else plain bytes ("1000B").
+std::string FormatIecSize(uint64_t n);
+std::optional<uint64_t> ParseUint(std::string_view s);
+std::vector<std::string_view> Split(std::string_view s, char sep);
+bool IEquals(std::string_view a, std::string_view b);
+std::string RandomId(size_t len = 10);  // [a-zA-Z0-9], for job/upload/listing ids
+
+}  // namespace ais
+
+namespace ais {
+// RFC 3986 percent-decoding; nullopt on a malformed escape. Query strings also map '+' to ' '.
+std::optional<std::string> PercentDecode(std::string_view s, bool plus_as_space);
+}  // namespace ais
