@@ -188,9 +188,12 @@ class Transport:
         """One request to an absolute URL; `kwargs` go to `requests.Session.request`."""
         if self.timeout is not None and "timeout" not in kwargs:
             kwargs["timeout"] = self.timeout
-        return self.session_manager.session.request(
-            method, url, headers=self.headers(headers), **kwargs
-        )
+        session = self.session_manager.session
+        # `requests` lets REQUESTS_CA_BUNDLE override a session's CA path or skip flag unless
+        # the request repeats it; an explicit choice must win over the environment.
+        if session.verify is not True:
+            kwargs.setdefault("verify", session.verify)
+        return session.request(method, url, headers=self.headers(headers), **kwargs)
 
     def send_https_with_body(
         self, method: str, url: str, headers: Mapping[str, Any] | None = None, **kwargs: Any

@@ -31,6 +31,8 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     # Send only this many body bytes (Content-Length still announces all), then hang up.
     cut_after: int | None = None
+    # Hang up without any reply.
+    drop: bool = False
 
 
 Route = Callable[[Req], Reply]
@@ -63,6 +65,9 @@ class FakeServer:
                 )
                 outer.requests.append(req)
                 reply = outer.route(req)
+                if reply.drop:
+                    self.close_connection = True
+                    return
                 self.send_response(reply.status)
                 headers = {"Content-Length": str(len(reply.body)), **reply.headers}
                 for name, value in headers.items():
