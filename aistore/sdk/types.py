@@ -74,7 +74,12 @@ class ActionMsg(BaseModel):
 
 
 class NetInfo(BaseModel):
-    """One network of a node; `direct_url` is how clients reach it."""
+    """One network of a node; `direct_url` is how clients reach it.
+
+    Example:
+        >>> NetInfo(direct_url="http://10.0.0.1:8081").direct_url
+        'http://10.0.0.1:8081'
+    """
 
     node_hostname: str = ""
     daemon_port: str = ""
@@ -283,7 +288,14 @@ class BucketModel(BaseModel):
 
 
 class ListObjectsMsg(BaseModel):
-    """The `value` of a list-objects request (Go `apc.LsoMsg`)."""
+    """The `value` of a list-objects request (Go `apc.LsoMsg`).
+
+    Example:
+        >>> msg = ListObjectsMsg(prefix="", page_size=0, uuid="", props="", continuation_token="",
+        ...                      flags=[ListObjectFlag.CACHED], target="")
+        >>> msg.as_dict()["flags"]
+        '1'
+    """
 
     prefix: str
     page_size: int
@@ -311,7 +323,12 @@ class ListObjectsMsg(BaseModel):
 
 
 class MptCompletedPart(BaseModel):
-    """One entry of a multipart-upload completion list."""
+    """One entry of a multipart-upload completion list.
+
+    Example:
+        >>> MptCompletedPart(part_number=2).as_dict()
+        {'part-number': 2, 'etag': ''}
+    """
 
     part_number: int
     etag: str = ""
@@ -322,7 +339,12 @@ class MptCompletedPart(BaseModel):
 
 
 class JobArgs(BaseModel):
-    """Selects jobs in `/v1/cluster` queries."""
+    """Selects jobs in `/v1/cluster` queries.
+
+    Example:
+        >>> JobArgs(id="j1").as_dict()["ID"]
+        'j1'
+    """
 
     id: str = ""
     kind: str = ""
@@ -342,7 +364,12 @@ class JobArgs(BaseModel):
 
 
 class JobQuery(BaseModel):
-    """Filters for listing jobs."""
+    """Filters for listing jobs.
+
+    Example:
+        >>> JobQuery(kind="rechunk", active=True).as_dict()["show_active"]
+        True
+    """
 
     active: bool = False
     kind: str = ""
@@ -354,7 +381,12 @@ class JobQuery(BaseModel):
 
 
 class JobStatus(BaseModel):
-    """Status of one job; `end_time` is Unix nanoseconds, 0 while running."""
+    """Status of one job; `end_time` is Unix nanoseconds, 0 while running.
+
+    Example:
+        >>> JobStatus(uuid="j1").end_time
+        0
+    """
 
     uuid: str = ""
     err: str = ""
@@ -363,7 +395,12 @@ class JobStatus(BaseModel):
 
 
 class JobStats(BaseModel):
-    """Counters of a job on one target."""
+    """Counters of a job on one target.
+
+    Example:
+        >>> JobStats.model_validate({"loc-objs": "3"}).objects
+        3
+    """
 
     model_config = {"populate_by_name": True}
 
@@ -376,7 +413,12 @@ class JobStats(BaseModel):
 
 
 class JobSnap(BaseModel):
-    """A job as one target sees it."""
+    """A job as one target sees it.
+
+    Example:
+        >>> JobSnap.model_validate({"kind": "list", "end-time": GO_ZERO_TIME}).has_ended()
+        False
+    """
 
     model_config = {"populate_by_name": True}
 
@@ -399,7 +441,12 @@ class JobSnap(BaseModel):
 
 
 class AggregatedJobSnap(RootModel[dict[str, list[JobSnap]]]):
-    """Job snapshots keyed by target id (`what=qryxstats`)."""
+    """Job snapshots keyed by target id (`what=qryxstats`).
+
+    Example:
+        >>> AggregatedJobSnap.model_validate({"t1": [{"is_idle": True}]}).all_idle()
+        True
+    """
 
     def list_snapshots(self) -> list[JobSnap]:
         """All snapshots of all targets."""

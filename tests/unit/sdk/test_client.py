@@ -124,9 +124,7 @@ def test_tls_settings_from_env(monkeypatch: pytest.MonkeyPatch) -> None:
     assert session._request_client.session_manager.session.cert == "/both.pem"
 
 
-def test_default_headers_and_token(
-    server: FakeServer, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_default_headers_and_token(server: FakeServer, monkeypatch: pytest.MonkeyPatch) -> None:
     server.route = lambda req: Reply(200, b"")
     monkeypatch.setenv("AIS_AUTHN_TOKEN", "env-token")
     Client(server.url).bucket("b").head()
@@ -148,7 +146,7 @@ def test_no_token_no_authorization(server: FakeServer, client: Client) -> None:
 
 def test_client_pickles_and_works_after(server: FakeServer, client: Client) -> None:
     server.route = lambda req: Reply(200, b"")
-    client._request_client.session_manager.session  # a live session must not travel
+    assert client._request_client.session_manager.session  # a live session must not travel
     copy = pickle.loads(pickle.dumps(client))
     assert copy._request_client.session_manager._sessions == {}
     assert copy.retry_config.network_retry is not None

@@ -18,7 +18,7 @@ from aistore.sdk.obj.obj_file import errors as file_errors
 @pytest.mark.parametrize(
     ("status", "body", "method", "expected"),
     [
-        (404, 't[abc]: ais://bck/obj does not exist', "GET", errors.ErrObjNotFound),
+        (404, "t[abc]: ais://bck/obj does not exist", "GET", errors.ErrObjNotFound),
         (404, 'bucket "ais://bck" does not exist', "GET", errors.ErrBckNotFound),
         (404, 'bucket "ais://bck" does not exist', "DELETE", errors.ErrBckNotFound),
         (404, 'bucket "s3://bck" does not exist', "GET", errors.ErrRemoteBckNotFound),
@@ -64,9 +64,7 @@ def _error_json(message: str, status: int) -> bytes:
     return json.dumps({"message": message, "status": status}).encode()
 
 
-def test_reply_maps_to_class_with_message_url_and_cause(
-    server: FakeServer, client: Client
-) -> None:
+def test_reply_maps_to_class_with_message_url_and_cause(server: FakeServer, client: Client) -> None:
     body = _error_json("t[x]: ais://b/o does not exist", 404)
     server.route = lambda req: Reply(404, body, {"Content-Type": "application/json"})
     with pytest.raises(errors.ErrObjNotFound) as info:

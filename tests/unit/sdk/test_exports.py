@@ -1,0 +1,117 @@
+"""The public surface: official names importable from official paths, `__all__` everywhere."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+
+import pytest
+
+import aistore
+
+PUBLIC_MODULES = [
+    "aistore",
+    "aistore.sdk",
+    "aistore.sdk.client",
+    "aistore.sdk.bucket",
+    "aistore.sdk.cluster",
+    "aistore.sdk.job",
+    "aistore.sdk.errors",
+    "aistore.sdk.const",
+    "aistore.sdk.enums",
+    "aistore.sdk.provider",
+    "aistore.sdk.namespace",
+    "aistore.sdk.types",
+    "aistore.sdk.list_object_flag",
+    "aistore.sdk.retry_config",
+    "aistore.sdk.request_client",
+    "aistore.sdk.response_handler",
+    "aistore.sdk.utils",
+    "aistore.sdk.archive_config",
+    "aistore.sdk.blob_download_config",
+    "aistore.sdk.wait_result",
+    "aistore.sdk.obj.object",
+    "aistore.sdk.obj.object_reader",
+    "aistore.sdk.obj.object_writer",
+    "aistore.sdk.obj.object_client",
+    "aistore.sdk.obj.object_attributes",
+    "aistore.sdk.obj.object_props",
+    "aistore.sdk.obj.object_iterator",
+    "aistore.sdk.obj.multipart_upload",
+    "aistore.sdk.obj.obj_file.object_file",
+    "aistore.sdk.obj.obj_file.errors",
+    "aistore.sdk.obj.content_iterator",
+    "aistore.sdk.obj.content_iterator.base",
+    "aistore.sdk.obj.content_iterator.sequential",
+]
+
+# Names of the official 2.0.0 package that this release covers, by module.
+OFFICIAL = {
+    "aistore": ["Client", "__version__"],
+    "aistore.sdk": [
+        "Client", "Cluster", "Namespace", "Bucket", "Object", "Job", "ArchiveConfig",
+        "BlobDownloadConfig", "ListObjectFlag", "ColdGetConf", "RetryConfig", "WaitResult",
+    ],
+    "aistore.sdk.errors": [
+        "APIRequestError", "AISError", "AISRetryableError", "InvalidBckProvider",
+        "ErrRemoteBckNotFound", "ErrBckNotFound", "ErrObjNotFound", "ErrBckAlreadyExists",
+        "ErrETLAlreadyExists", "ErrGETConflict", "ErrETLNotFound", "Timeout",
+        "InvalidObjectRangeIndex", "JobInfoNotFound", "UnexpectedHTTPStatusCode",
+        "InvalidURLException", "NoTargetError", "InvalidPipelineError",
+    ],
+    "aistore.sdk.obj.obj_file.errors": [
+        "ObjectFileReaderMaxResumeError", "ObjectFileReaderUnexpectedEOF",
+        "ObjectFileReaderStreamError",
+    ],
+    "aistore.sdk.types": [
+        "ActionMsg", "NetInfo", "Snode", "Smap", "BucketEntry", "BucketList", "BucketModel",
+        "JobArgs", "JobQuery", "JobStatus", "JobStats", "JobSnap", "AggregatedJobSnap",
+        "ListObjectsMsg", "MptCompletedPart", "Namespace",
+    ],
+    "aistore.sdk.obj.content_iterator": [
+        "BaseContentIterProvider", "ContentIterProvider", "StreamBounds",
+    ],
+    "aistore.sdk.obj.object_attributes": ["ObjectAttributes", "ECInfo", "ChunksInfo"],
+    "aistore.sdk.obj.object": ["Object", "BucketDetails"],
+    "aistore.sdk.provider": ["Provider"],
+    "aistore.sdk.enums": ["FLTPresence", "Colocation"],
+    "aistore.sdk.retry_config": ["RetryConfig", "ColdGetConf", "NETWORK_RETRY_EXCEPTIONS"],
+    "aistore.sdk.const": [
+        "HEADER_RANGE", "AIS_PRESENT", "AIS_CHUNKS_COUNT", "HEADER_INV_NAME",
+        "DEFAULT_CHUNK_SIZE", "DEFAULT_PARALLEL_CHUNK_SIZE", "PROPS_CHUNKED", "XX_HASH_SEED",
+        "DEFAULT_JOB_WAIT_TIMEOUT", "DEFAULT_JOB_POLL_TIME", "GO_ZERO_TIME",
+        "MSGPACK_CONTENT_TYPE", "STATUS_PARTIAL_CONTENT", "STATUS_REDIRECT_TMP",
+    ],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", PUBLIC_MODULES)
+def test_every_public_module_declares_all(name: str) -> None:
+    module = importlib.import_module(name)
+    assert hasattr(module, "__all__"), name
+    for symbol in module.__all__:
+        assert hasattr(module, symbol), f"{name}.{symbol} is listed but missing"
+
+
+@pytest.mark.parametrize(("name", "symbols"), sorted(OFFICIAL.items()))
+def test_official_names_exported(name: str, symbols: list[str]) -> None:
+    module = importlib.import_module(name)
+    missing = [s for s in symbols if s not in module.__all__]
+    assert not missing, f"{name} lacks {missing}"
+
+
+def test_public_classes_have_docstring_examples() -> None:
+    for name in PUBLIC_MODULES:
+        module = importlib.import_module(name)
+        for symbol in module.__all__:
+            obj = getattr(module, symbol)
+            if (
+                inspect.isclass(obj)
+                and obj.__module__ == name
+                and not issubclass(obj, BaseException)
+            ):
+                assert "Example" in (obj.__doc__ or ""), f"{name}.{symbol} lacks an example"
+
+
+def test_root_package() -> None:
+    assert aistore.Client is importlib.import_module("aistore.sdk.client").Client
