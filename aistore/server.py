@@ -1,0 +1,265 @@
+"""Run the embedded C++ storage server from Python.
+
+``LocalServer`` starts ``aistore-server`` on an ephemeral port with temporary mountpaths (or the
+ones you give), waits until it answers, and stops it on exit.
+
+Example:
+    >>> from aistore.server import LocalServer
+    >>> with LocalServer() as srv:
+    ...     client = srv.client()
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from aistore.sdk.client import Client
+
+__all__ = ["LocalServer", "ServerStartError", "find_server_binary", "main"]
+
+_BINARY_NAME = "aistore-server"
+_LISTEN_RE = re.compile(r"listening on (http://\S+)")
+_PR_SET_PDEATHSIG = 1
+
+
+class ServerStartError(RuntimeError):
+    """The server binary is missing or did not come up; the message carries its output."""
+
+
+def find_server_binary() -> Path:
+    """Locate the server executable: ``$AISTORE_SERVER_BIN``, else the one installed with the package."""
+    env = os.environ.get("AISTORE_SERVER_BIN")
+    if env:
+        path = Path(env)
+        if not path.is_file() or not os.access(path, os.X_OK):
+            raise ServerStartError(f"AISTORE_SERVER_BIN={env} is not an executable file")
+        return path
+    path = Path(__file__).resolve().parent / "_bin" / _BINARY_NAME
+    if path.is_file():
+        return path
+    raise ServerStartError(
+        f"{_BINARY_NAME} binary not found at {path}; install the package with `pip install .` "
+        "(it builds the server) or set AISTORE_SERVER_BIN"
+    )
+
+
+def _die_with_parent() -> None:
+    # Runs in the child between fork and exec: if the Python process dies, so does the server.
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        pass
+
+
+class LocalServer:
+    """A local ``aistore-server`` process.
+
+    Args:
+        mountpaths: data directories to use; default: ``num_mountpaths`` fresh temporary ones,
+            removed on ``stop()``.
+        num_mountpaths: how many temporary mountpaths to create when ``mountpaths`` is not given.
+        port: TCP port; 0 (default) lets the OS pick a free one.
+        host: address to bind.
+        threads: server I/O threads (default: CPU count).
+        fsync: sync data and directories before each commit (durability over speed).
+        startup_timeout: seconds to wait for the server to listen.
+        binary: path of the executable (default: ``find_server_binary()``).
+
+    Example:
+        >>> with LocalServer(num_mountpaths=4) as srv:
+        ...     srv.client().bucket("data").create()
+    """
+
+    def __init__(
+        self,
+        mountpaths: Sequence[str | os.PathLike[str]] | None = None,
+        *,
+        num_mountpaths: int = 4,
+        port: int = 0,
+        host: str = "127.0.0.1",
+        threads: int | None = None,
+        fsync: bool = False,
+        startup_timeout: float = 15.0,
+        binary: str | os.PathLike[str] | None = None,
+    ) -> None:
+        if mountpaths is None and num_mountpaths < 1:
+            raise ValueError("num_mountpaths must be at least 1")
+        self._given_mountpaths = [Path(p).resolve() for p in mountpaths] if mountpaths else None
+        self._num_mountpaths = num_mountpaths
+        self._port = port
+        self._host = host
+        self._threads = threads
+        self._fsync = fsync
+        self._startup_timeout = startup_timeout
+        self._binary = Path(binary) if binary else None
+        self._tmpdir: Path | None = None
+        self._mountpaths: list[Path] = []
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._endpoint: str | None = None
+        self._log: list[str] = []
+
+    # -- lifecycle --------------------------------------------------------------------------
+
+    def start(self) -> LocalServer:
+        """Start the server and wait until it accepts requests. Returns ``self``."""
+        if self._proc is not None:
+            raise RuntimeError("server already running")
+        binary = self._binary or find_server_binary()
+        if not self._mountpaths:
+            if self._given_mountpaths:
+                self._mountpaths = list(self._given_mountpaths)
+            else:
+                self._tmpdir = Path(tempfile.mkdtemp(prefix="aistore-"))
+                self._mountpaths = [self._tmpdir / f"mp{i}" for i in range(self._num_mountpaths)]
+            for mp in self._mountpaths:
+                mp.mkdir(parents=True, exist_ok=True)
+        cmd = [str(binary), "--host", self._host, "--port", str(self._port)]
+        for mp in self._mountpaths:
+            cmd += ["--mountpath", str(mp)]
+        if self._threads:
+            cmd += ["--threads", str(self._threads)]
+        if self._fsync:
+            cmd.append("--fsync")
+        self._log = []
+        self._proc = subprocess.Popen(
+            cmd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
+        )
+        self._endpoint = self._await_listen_line()
+        if self._port == 0:  # restarts reuse the port so endpoints stay valid
+            self._port = int(self._endpoint.rsplit(":", 1)[1])
+        return self
+
+    def _await_listen_line(self) -> str:
+        assert self._proc is not None and self._proc.stdout is not None
+        found: list[str] = []
+        stdout = self._proc.stdout
+
+        def pump() -> None:
+            for raw in stdout:
+                line = raw.decode(errors="replace").rstrip()
+                self._log.append(line)
+                if not found and (m := _LISTEN_RE.search(line)):
+                    found.append(m.group(1))
+
+        threading.Thread(target=pump, name="aistore-server-log", daemon=True).start()
+        deadline = time.monotonic() + self._startup_timeout
+        while time.monotonic() < deadline:
+            if found:
+                return found[0]
+            if self._proc.poll() is not None:
+                break
+            time.sleep(0.005)
+        output = "\n".join(self._log[-50:])
+        self._terminate(kill=True)
+        raise ServerStartError(f"aistore-server did not start (exit code {self._exit_code()}):\n{output}")
+
+    def _exit_code(self) -> int | None:
+        return self._proc.poll() if self._proc else None
+
+    def _terminate(self, *, kill: bool, timeout: float = 10.0) -> None:
+        proc = self._proc
+        if proc is None:
+            return
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGKILL if kill else signal.SIGTERM)
+            try:
+                proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        if proc.stdout:
+            proc.stdout.close()
+        self._proc = None
+
+    def stop(self, *, keep_data: bool = False) -> None:
+        """Stop the server (SIGTERM, then SIGKILL after 10 s) and remove temporary mountpaths."""
+        self._terminate(kill=False)
+        if self._tmpdir is not None and not keep_data:
+            shutil.rmtree(self._tmpdir, ignore_errors=True)
+            self._tmpdir = None
+            self._mountpaths = []
+
+    def kill(self) -> None:
+        """Crash the server with SIGKILL, keeping its data (for recovery tests)."""
+        self._terminate(kill=True)
+
+    def restart(self) -> LocalServer:
+        """Start again on the same mountpaths and port, after ``kill()`` or ``stop(keep_data=True)``."""
+        self._terminate(kill=False)
+        return self.start()
+
+    # -- accessors --------------------------------------------------------------------------
+
+    @property
+    def endpoint(self) -> str:
+        """Base URL, e.g. ``http://127.0.0.1:40123``."""
+        if self._endpoint is None:
+            raise RuntimeError("server not started")
+        return self._endpoint
+
+    @property
+    def mountpaths(self) -> list[Path]:
+        return list(self._mountpaths)
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc else None
+
+    @property
+    def running(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    @property
+    def output(self) -> str:
+        """What the server printed so far."""
+        return "\n".join(self._log)
+
+    def client(self, **kwargs: object) -> Client:
+        """A ``Client`` for this server (keyword arguments go to ``Client``)."""
+        from aistore.sdk.client import Client
+
+        return Client(self.endpoint, **kwargs)  # type: ignore[arg-type]
+
+    def __enter__(self) -> LocalServer:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def __del__(self) -> None:
+        if getattr(self, "_proc", None) is not None:
+            self.stop()
+
+
+def main() -> None:
+    """Console entry point ``aistore-server``: exec the installed binary with the same arguments."""
+    try:
+        binary = find_server_binary()
+    except ServerStartError as e:
+        sys.stderr.write(f"{e}\n")
+        raise SystemExit(2) from e
+    os.execv(binary, [str(binary), *sys.argv[1:]])

@@ -1,0 +1,37 @@
+// aistore._native: hot loops of the client that Python does slowly. Every function releases the
+// GIL while it touches bytes, so DataLoader threads and download workers run in parallel.
+#include <pybind11/pybind11.h>
+#include <xxhash.h>
+
+#include <cstdio>
+#include <string>
+
+namespace py = pybind11;
+
+namespace {
+
+// XXH64 of any buffer (bytes, memoryview, numpy array, shared memory), as AIS spells checksums:
+// 16 lowercase hex digits.
+std::string Xxhash64Hex(py::buffer data, uint64_t seed) {
+  py::buffer_info info = data.request();
+  if (!PyBuffer_IsContiguous(reinterpret_cast<Py_buffer*>(info.view()), 'A')) {
+    throw py::value_error("xxhash64_hex needs a contiguous buffer");
+  }
+  const auto size = static_cast<size_t>(info.size * info.itemsize);
+  uint64_t h;
+  {
+    py::gil_scoped_release release;
+    h = XXH64(info.ptr, size, seed);
+  }
+  char out[17];
+  std::snprintf(out, sizeof(out), "%016llx", static_cast<unsigned long long>(h));
+  return out;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_native, m) {
+  m.doc() = "Native hot paths of the aistore client";
+  m.def("xxhash64_hex", &Xxhash64Hex, py::arg("data"), py::arg("seed") = 0,
+        "XXH64 of a contiguous buffer as 16 lowercase hex digits (the AIS 'xxhash' checksum).");
+}
