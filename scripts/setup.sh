@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs what building and testing need, skipping what is already there, then builds and
+# installs the package (server binary + extension) into the current python3.
+#   scripts/setup.sh [EXTRAS]     e.g. scripts/setup.sh dev
+# Used by quickstart.sh and test.sh; safe to run again (the C++ build is incremental).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYTHON=${PYTHON:-python3}
+APT_PACKAGES=(
+  build-essential cmake ninja-build pkg-config git curl ca-certificates wrk
+  python3-dev python3-pip python3-venv
+  libboost-dev libssl-dev libxxhash-dev nlohmann-json3-dev libmsgpack-cxx-dev
+  libarchive-dev liblz4-dev libzstd-dev libgtest-dev
+)
+
+missing=()
+for pkg in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+if ((${#missing[@]})); then
+  echo "==> apt: installing ${missing[*]}"
+  SUDO=""
+  if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+extras=${1:-}
+spec="."
+[ -n "$extras" ] && spec=".[${extras}]"
+echo "==> pip: building and installing aistore${extras:+[$extras]} (server + extension)"
+"$PYTHON" -m pip install --disable-pip-version-check -q --root-user-action=ignore "$spec" 2>&1 \
+  | grep -v -E "^\s*$|WARNING: Running pip as" || true
+"$PYTHON" -c "import aistore, aistore._native; from aistore.server import find_server_binary; find_server_binary()" \
+  || { echo "setup: the aistore package did not install correctly" >&2; exit 1; }

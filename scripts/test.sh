@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The whole test suite: C++ unit tests (plain and under ASan/UBSan), lint and type checks,
+# Python unit, integration and compatibility tests against the real server.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PYTHON=${PYTHON:-python3}
+scripts/setup.sh dev
+jobs=$(nproc)
+
+echo "==> C++ unit tests"
+cmake -S . -B build/gtest -G Ninja -DAIS_BUILD_TESTS=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build/gtest -j "$jobs" -- --quiet
+build/gtest/server/ais_server_tests --gtest_brief=1
+
+echo "==> C++ unit tests under AddressSanitizer + UBSan"
+cmake -S . -B build/asan -G Ninja -DAIS_BUILD_TESTS=ON -DAIS_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
+cmake --build build/asan -j "$jobs" -- --quiet
+ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 build/asan/server/ais_server_tests --gtest_brief=1
+
+echo "==> ruff and mypy"
+"$PYTHON" -m ruff check aistore tests benchmarks examples
+"$PYTHON" -m mypy aistore
+
+echo "==> Python tests (unit, integration against the real server, official SDK compatibility)"
+"$PYTHON" -m pytest -q -p no:cacheprovider "$@"
