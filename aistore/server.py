@@ -41,7 +41,7 @@ class ServerStartError(RuntimeError):
 
 
 def find_server_binary() -> Path:
-    """Locate the server executable: ``$AISTORE_SERVER_BIN``, else the one installed with the package."""
+    """Locate the server executable: ``$AISTORE_SERVER_BIN``, else the packaged one."""
     env = os.environ.get("AISTORE_SERVER_BIN")
     if env:
         path = Path(env)
@@ -170,7 +170,9 @@ class LocalServer:
             time.sleep(0.005)
         output = "\n".join(self._log[-50:])
         self._terminate(kill=True)
-        raise ServerStartError(f"aistore-server did not start (exit code {self._exit_code()}):\n{output}")
+        raise ServerStartError(
+            f"aistore-server did not start (exit code {self._exit_code()}):\n{output}"
+        )
 
     def _exit_code(self) -> int | None:
         return self._proc.poll() if self._proc else None
@@ -203,7 +205,7 @@ class LocalServer:
         self._terminate(kill=True)
 
     def restart(self) -> LocalServer:
-        """Start again on the same mountpaths and port, after ``kill()`` or ``stop(keep_data=True)``."""
+        """Start again on the same mountpaths and port, e.g. after ``kill()``."""
         self._terminate(kill=False)
         return self.start()
 

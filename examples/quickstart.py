@@ -14,6 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 from aistore._native import xxhash64_hex
+
 from aistore.sdk.bucket import Bucket
 from aistore.server import LocalServer
 
@@ -57,7 +58,9 @@ def main() -> None:
 
     with LocalServer(num_mountpaths=4) as srv:
         client = srv.client()
-        report.append(("server", f"{srv.endpoint}, {len(srv.mountpaths)} mountpaths, pid {srv.pid}"))
+        report.append(
+            ("server", f"{srv.endpoint}, {len(srv.mountpaths)} mountpaths, pid {srv.pid}")
+        )
         bucket = client.bucket("quickstart").create(exist_ok=True)
         # Objects of at least 1 MiB are stored as chunks spread over all mountpaths.
         bucket.make_request(
@@ -68,7 +71,9 @@ def main() -> None:
 
         total = args.small_objects * small_size + args.large_objects * large_size
         _, t = timed(
-            lambda: write_dataset(bucket, args.small_objects, small_size, args.large_objects, large_size)
+            lambda: write_dataset(
+                bucket, args.small_objects, small_size, args.large_objects, large_size
+            )
         )
         report.append(
             (
@@ -78,8 +83,12 @@ def main() -> None:
             )
         )
 
-        entries, t = timed(lambda: bucket.list_all_objects(props="name,size,checksum", page_size=1000))
-        report.append(("list objects", f"{len(entries)} entries in {t * 1000:.0f} ms (pages of 1000)"))
+        entries, t = timed(
+            lambda: bucket.list_all_objects(props="name,size,checksum", page_size=1000)
+        )
+        report.append(
+            ("list objects", f"{len(entries)} entries in {t * 1000:.0f} ms (pages of 1000)")
+        )
         assert len(entries) == args.small_objects + args.large_objects
 
         small_names = [e.name for e in entries if e.name.startswith("train/")]
@@ -102,22 +111,30 @@ def main() -> None:
         large = bucket.object("large/00.bin")
         chunks = large.head("chunked").chunks
         report.append(
-            ("chunked layout", f"{large.name}: {chunks.chunk_count if chunks else 0} chunks of "
-             f"{(chunks.max_chunk_size if chunks else 0) // MiB} MiB")
+            (
+                "chunked layout",
+                f"{large.name}: {chunks.chunk_count if chunks else 0} chunks of "
+                f"{(chunks.max_chunk_size if chunks else 0) // MiB} MiB",
+            )
         )
         data, t = timed(lambda: large.get_reader().read_all())
         assert data == payload(large.name, large_size)
         props = large.props
         assert xxhash64_hex(data) == props.checksum_value
         report.append(
-            ("GET large object", f"{len(data) // MiB} MiB in {t:.3f} s ({len(data) / t / 1e9:.2f} GB/s), "
-             f"xxhash {props.checksum_value} verified")
+            (
+                "GET large object",
+                f"{len(data) // MiB} MiB in {t:.3f} s ({len(data) / t / 1e9:.2f} GB/s), "
+                f"xxhash {props.checksum_value} verified",
+            )
         )
 
         start, length = large_size // 2 - 1000, 4096  # straddles a chunk boundary
         rng = large.get_reader(byte_range=f"bytes={start}-{start + length - 1}").read_all()
         assert rng == data[start : start + length]
-        report.append(("range GET", f"bytes {start}-{start + length - 1} across a chunk boundary: ok"))
+        report.append(
+            ("range GET", f"bytes {start}-{start + length - 1} across a chunk boundary: ok")
+        )
 
         with large.get_reader().as_file() as f:
             buf = bytearray(4 * MiB)
