@@ -1,0 +1,45 @@
+"""Developer sessions wrapping the README commands (scripts/ is the source of truth).
+
+nox -s tests        # scripts/test.sh: C++ (plain + ASan/UBSan), lint, Python tests
+nox -s quickstart   # scripts/quickstart.sh
+nox -s lint         # ruff + mypy only
+nox -s bench        # benchmarks/core.py
+"""
+
+from __future__ import annotations
+
+import nox
+
+nox.options.default_venv_backend = "none"  # build once into the current interpreter (torch is big)
+nox.options.sessions = ["lint", "tests"]
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    session.run("./scripts/test.sh", *session.posargs, external=True)
+
+
+@nox.session
+def quickstart(session: nox.Session) -> None:
+    session.run("./scripts/quickstart.sh", *session.posargs, external=True)
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    session.run(
+        "python3",
+        "-m",
+        "ruff",
+        "check",
+        "aistore",
+        "tests",
+        "benchmarks",
+        "examples",
+        external=True,
+    )
+    session.run("python3", "-m", "mypy", "aistore", external=True)
+
+
+@nox.session
+def bench(session: nox.Session) -> None:
+    session.run("python3", "benchmarks/core.py", *session.posargs, external=True)
