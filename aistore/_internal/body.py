@@ -58,10 +58,14 @@ def translate_stream_errors() -> Iterator[None]:
         raise RequestsConnectionError(err) from err
 
 
+def _is_encoded(resp: requests.Response) -> bool:
+    encoding = resp.headers.get(HEADER_CONTENT_ENCODING, "identity").strip().lower()
+    return encoding not in ("", "identity")
+
+
 def content_length(resp: requests.Response) -> int | None:
     """Bytes the body will deliver, when the reply says so and is not content-encoded."""
-    encoding = resp.headers.get(HEADER_CONTENT_ENCODING, "identity").strip().lower()
-    if encoding not in ("", "identity"):
+    if _is_encoded(resp):
         return None
     raw = resp.headers.get(HEADER_CONTENT_LENGTH)
     if raw is None:
@@ -89,18 +93,12 @@ class BodyReader:
         length = content_length(resp)
         self.expected_end: int | None = None if length is None else self.start + length
         self._raw: Any = resp.raw
-        encoding = resp.headers.get(HEADER_CONTENT_ENCODING, "identity").strip().lower()
-        self._decode = encoding not in ("", "identity")
+        self._decode = _is_encoded(resp)
         fp = getattr(self._raw, "_fp", None)
         self._http: http.client.HTTPResponse | None = (
             fp if isinstance(fp, http.client.HTTPResponse) and not self._decode else None
         )
         self._eof = False
-
-    @property
-    def response(self) -> requests.Response:
-        """The response being read (headers, status)."""
-        return self._resp
 
     def read(self, size: int) -> bytes:
         """Up to `size` bytes; fewer only at the end of the body; b"" once it is over.

@@ -90,21 +90,6 @@ class ResumableStream:
         """What is being read."""
         return self._path
 
-    @property
-    def delivered_position(self) -> int:
-        """Bytes handed to the caller so far."""
-        return self._delivered
-
-    @property
-    def resumes(self) -> int:
-        """Reopenings so far."""
-        return self._resumes
-
-    @property
-    def expected_end(self) -> int | None:
-        """Announced end of the current source, if one is open and announced it."""
-        return self._source.expected_end if self._source is not None else None
-
     def remaining(self) -> int | None:
         """Bytes left before the announced end, opening a source if needed; None if unknown."""
         while True:

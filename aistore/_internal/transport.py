@@ -96,11 +96,6 @@ class SessionManager:
         return self._skip_verify
 
     @property
-    def max_pool_size(self) -> int:
-        """Connections kept per host."""
-        return self._max_pool_size
-
-    @property
     def session(self) -> requests.Session:
         """The calling process's session, built on first use."""
         pid = os.getpid()

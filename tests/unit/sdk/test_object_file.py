@@ -9,7 +9,9 @@ from requests.exceptions import ChunkedEncodingError
 
 from aistore import Client
 from aistore.sdk.errors import ErrObjNotFound
+from aistore.sdk.obj.content_iterator import BaseContentIterProvider, StreamBounds
 from aistore.sdk.obj.obj_file.errors import ObjectFileReaderMaxResumeError
+from aistore.sdk.obj.obj_file.object_file import ObjectFileReader
 from aistore.sdk.obj.object import parse_byte_range
 
 DATA = bytes((i * 7) % 251 for i in range(300_000))
@@ -166,3 +168,42 @@ def test_read_all_retries_a_broken_body(server: FakeServer, client: Client) -> N
     server.route = Flaky(breaks=1, cut=50_000)
     assert client.bucket("b").object("o").get_reader().read_all() == DATA
     assert _gets(server) == [None, None]
+
+
+class _StubClient:
+    path = "objects/b/stub"
+
+    def can_get_at_offset(self) -> bool:
+        return True
+
+
+class _ChunkProvider(BaseContentIterProvider):
+    """A provider with only `create_iter`: the file reader adapts its chunks."""
+
+    def __init__(self, breaks: int) -> None:
+        super().__init__(_StubClient(), chunk_size=7000)  # type: ignore[arg-type]
+        self.breaks = breaks
+        self.offsets: list[int] = []
+
+    def read_all(self) -> bytes:
+        return DATA
+
+    def create_iter(self, offset: int = 0, bounds: StreamBounds | None = None):  # type: ignore[no-untyped-def]
+        self.offsets.append(offset)
+        if bounds is not None:
+            bounds.start, bounds.expected_end = offset, len(DATA)
+        for pos in range(offset, len(DATA), self._chunk_size):
+            if self.breaks and pos - offset > 20_000:
+                self.breaks -= 1
+                raise ChunkedEncodingError("broken")
+            yield DATA[pos : pos + self._chunk_size]
+
+
+def test_chunk_only_provider_resumes() -> None:
+    provider = _ChunkProvider(breaks=2)
+    f = ObjectFileReader(provider, max_resume=2)
+    head = bytearray(10_001)
+    assert f.readinto(head) == 10_001 and bytes(head) == DATA[:10_001]
+    assert f.read() == DATA[10_001:]
+    assert provider.offsets[0] == 0 and len(provider.offsets) == 3
+    assert provider.offsets[1] > 0
