@@ -1,0 +1,227 @@
+"""The official AIStore Python SDK (PyPI ``aistore``) in its own virtualenv, for compatibility
+tests and benchmarks.
+
+Both packages import as ``aistore``, so the official one never shares an interpreter with ours:
+``ensure_venv()`` creates (once, then reuses) ``build/official-sdk-venv/<version>`` with the
+official release installed, and ``run_script()`` runs a Python script in it against an endpoint.
+
+A script receives the endpoint as ``sys.argv[1]`` (and ``$AIS_ENDPOINT``), followed by any
+extra arguments, and reports back by printing one JSON document as the last line of its stdout;
+``run_script()`` returns it parsed.
+
+Example:
+    >>> src = "import aistore, json; print(json.dumps(aistore.__version__))"
+    >>> run_script(src, endpoint)  # doctest: +SKIP
+    '2.0.0'
+
+Errors:
+    ``PyPIUnreachable`` — the official package could not be downloaded because the index is
+    unreachable (tests skip on it); any other failure to build the venv is a ``VenvError``.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "OFFICIAL_SDK_VERSION",
+    "PyPIUnreachable",
+    "ScriptError",
+    "VenvError",
+    "ensure_venv",
+    "run_script",
+]
+
+OFFICIAL_SDK_VERSION = "2.0.0"
+REPO_ROOT = Path(__file__).resolve().parents[2]
+VENV_ROOT = REPO_ROOT / "build" / "official-sdk-venv"
+
+_READY_MARKER = ".ready"  # written last: its presence means the venv is complete
+_PIP_TIMEOUT_S = 600  # a whole `pip install`
+
+# pip's messages when it cannot talk to the index at all (as opposed to a missing version,
+# a build failure or a broken interpreter, which must fail loudly instead of skipping).
+_NETWORK_FAILURE = re.compile(
+    r"NewConnectionError|Failed to establish a new connection|Temporary failure in name "
+    r"resolution|Name or service not known|Network is unreachable|No route to host|"
+    r"Connection refused|ConnectTimeoutError|ReadTimeoutError|Read timed out|ProxyError|"
+    r"Max retries exceeded|SSLError|CERTIFICATE_VERIFY_FAILED|ConnectionResetError",
+)
+
+
+class VenvError(RuntimeError):
+    """The official SDK's virtualenv could not be built (not a network problem)."""
+
+
+class PyPIUnreachable(VenvError):
+    """pip could not reach the package index to download the official SDK."""
+
+
+class ScriptError(RuntimeError):
+    """A script run in the official venv failed; the message carries its output."""
+
+    def __init__(self, message: str, returncode: int | None, stdout: str, stderr: str) -> None:
+        super().__init__(message)
+        self.returncode = returncode
+        self.stdout = stdout
+        self.stderr = stderr
+
+
+def _run(
+    cmd: Sequence[str],
+    timeout: float,
+    env: Mapping[str, str] | None = None,
+    cwd: str | None = None,
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        list(cmd),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=dict(env) if env else None,
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+
+
+def _pip_install(python: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    # Short socket timeout and few retries: an unreachable index fails in seconds, not minutes.
+    cmd = [str(python), "-m", "pip", "install", "--disable-pip-version-check", "-q"]
+    return _run([*cmd, "--timeout", "30", "--retries", "2", *args], _PIP_TIMEOUT_S)
+
+
+def _venv_python(venv: Path) -> Path:
+    return venv / "bin" / "python"
+
+
+def _installed_version(python: Path) -> str | None:
+    # -I: isolated mode; neither the cwd nor PYTHONPATH can put our own `aistore` first.
+    try:
+        res = _run([str(python), "-I", "-c", "import aistore; print(aistore.__version__)"], 60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return res.stdout.strip() if res.returncode == 0 else None
+
+
+def _create_venv(venv: Path, root: Path) -> None:
+    """`python3 -m venv`, or `virtualenv` (pip-installed into a private dir) when the stdlib
+    venv/ensurepip is missing (e.g. Debian without python3-venv)."""
+    res = _run([sys.executable, "-m", "venv", str(venv)], 300)
+    if res.returncode == 0 and _venv_python(venv).exists():
+        return
+    shutil.rmtree(venv, ignore_errors=True)
+    tools = root / "_virtualenv"
+    if not (tools / "virtualenv").is_dir():
+        pip = _pip_install(Path(sys.executable), "--target", str(tools), "virtualenv")
+        if pip.returncode != 0:
+            _raise_pip_failure("virtualenv", pip, venv_stderr=res.stderr)
+    env = {**os.environ, "PYTHONPATH": str(tools)}
+    res2 = _run([sys.executable, "-m", "virtualenv", "-q", str(venv)], 300, env)
+    if res2.returncode != 0:
+        raise VenvError(
+            f"cannot create a virtualenv at {venv}:\nvenv: {res.stderr.strip()}\n"
+            f"virtualenv: {res2.stderr.strip()}"
+        )
+
+
+def _raise_pip_failure(
+    what: str, res: subprocess.CompletedProcess[str], venv_stderr: str = ""
+) -> None:
+    output = f"{res.stdout}\n{res.stderr}".strip()
+    tail = "\n".join(output.splitlines()[-15:])
+    if _NETWORK_FAILURE.search(output):
+        raise PyPIUnreachable(f"PyPI unreachable: `pip install {what}` failed:\n{tail}")
+    extra = f"\n(stdlib venv failed first: {venv_stderr.strip()})" if venv_stderr else ""
+    raise VenvError(f"`pip install {what}` failed (exit {res.returncode}):\n{tail}{extra}")
+
+
+def ensure_venv(version: str = OFFICIAL_SDK_VERSION, root: Path = VENV_ROOT) -> Path:
+    """The interpreter of a venv holding the official ``aistore==version``; built on first use.
+
+    Cached at ``root/<version>`` and reused while it imports the right version. A file lock makes
+    concurrent callers (parallel tests, a benchmark) build it once.
+
+    Raises:
+        PyPIUnreachable: pip could not reach the index.
+        VenvError: any other failure (the message carries pip's or venv's output).
+    """
+    root.mkdir(parents=True, exist_ok=True)
+    venv = root / version
+    python = _venv_python(venv)
+    with open(root / f"{version}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (venv / _READY_MARKER).exists() and _installed_version(python) == version:
+            return python
+        shutil.rmtree(venv, ignore_errors=True)
+        _create_venv(venv, root)
+        pip = _pip_install(python, f"aistore=={version}")
+        if pip.returncode != 0:
+            _raise_pip_failure(f"aistore=={version}", pip)
+        got = _installed_version(python)
+        if got != version:
+            raise VenvError(f"venv {venv} imports aistore {got!r}, expected {version!r}")
+        (venv / _READY_MARKER).write_text(version + "\n")
+        return python
+
+
+def run_script(
+    script: str,
+    endpoint: str,
+    args: Sequence[str] = (),
+    *,
+    timeout: float = 600,
+    env: Mapping[str, str] | None = None,
+    version: str = OFFICIAL_SDK_VERSION,
+) -> Any:
+    """Run Python source `script` in the official SDK's venv; return its last stdout line as JSON.
+
+    The script sees ``sys.argv = [<path>, endpoint, *args]`` and ``$AIS_ENDPOINT``; it runs in
+    isolated mode (``-I``) from a temporary directory, so only the official ``aistore`` is
+    importable. `env` adds environment variables.
+
+    Raises:
+        ScriptError: the script exited non-zero, timed out, or its last line is not JSON.
+        PyPIUnreachable, VenvError: from `ensure_venv`.
+    """
+    python = ensure_venv(version)
+    with tempfile.TemporaryDirectory(prefix="official-sdk-") as tmp:
+        path = Path(tmp) / "script.py"
+        path.write_text(script)
+        full_env = {**os.environ, **(env or {}), "AIS_ENDPOINT": endpoint}
+        cmd = [str(python), "-I", str(path), endpoint, *args]
+        try:
+            res = _run(cmd, timeout, full_env, cwd=tmp)
+        except subprocess.TimeoutExpired as e:
+            out, err = _text(e.stdout), _text(e.stderr)
+            raise ScriptError(
+                f"official-SDK script timed out after {timeout}s\n{err[-4000:]}", None, out, err
+            ) from e
+    lines = res.stdout.strip().splitlines()
+    try:
+        if res.returncode == 0 and lines:
+            return json.loads(lines[-1])
+    except json.JSONDecodeError:
+        pass
+    why = f"exited with {res.returncode}" if res.returncode else "printed no JSON last line"
+    raise ScriptError(
+        f"official-SDK script {why}\n--- stdout ---\n{res.stdout[-4000:]}\n"
+        f"--- stderr ---\n{res.stderr[-8000:]}",
+        res.returncode,
+        res.stdout,
+        res.stderr,
+    )
+
+
+def _text(data: str | bytes | None) -> str:
+    return data.decode(errors="replace") if isinstance(data, bytes) else (data or "")
