@@ -3,6 +3,7 @@
 #include <sys/resource.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -99,6 +100,8 @@ int main(int argc, char** argv) {
     }
   }
   RaiseFdLimit();
+  // sendfile(2) to a peer that hung up raises SIGPIPE (it has no MSG_NOSIGNAL): get EPIPE instead.
+  std::signal(SIGPIPE, SIG_IGN);
   auto store = ais::Store::Open(store_opts);
   if (!store.ok()) {
     std::cerr << "aistore-server: " << store.status().message() << "\n";
