@@ -7,6 +7,8 @@ The disk scans read the layout documented in server/src/store (mountpaths.h, obj
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import http.client
 import json
 import os
@@ -176,6 +178,31 @@ def wait_job(endpoint: str, job_id: str, timeout: float = 30.0) -> dict[str, Any
 def content_for(name: str, size: int) -> bytes:
     """Deterministic bytes for (name, size): an object verifies from its name and length."""
     return random.Random(f"{name}:{size}").randbytes(size)
+
+
+def _load_libxxhash() -> Any:
+    name = ctypes.util.find_library("xxhash") or "libxxhash.so.0"
+    lib = ctypes.CDLL(name)
+    lib.XXH64.restype = ctypes.c_uint64
+    lib.XXH64.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_uint64]
+    return lib
+
+
+def xxh64_hex(data: bytes) -> str:
+    """XXH64 (seed 0) as AIS prints it, from the system libxxhash: independent of our code."""
+    try:
+        import xxhash  # type: ignore[import-not-found]
+
+        return str(xxhash.xxh64_hexdigest(data))
+    except ImportError:
+        pass
+    global _libxxhash
+    if _libxxhash is None:
+        _libxxhash = _load_libxxhash()
+    return f"{_libxxhash.XXH64(data, len(data), 0):016x}"
+
+
+_libxxhash: Any = None
 
 
 # ---- disk scans -------------------------------------------------------------------------------
