@@ -1,0 +1,545 @@
+#!/usr/bin/env python3
+"""Core data-path benchmark: our client and server side by side with their peers, in one run.
+
+Starts our server (``LocalServer``, 4 mountpaths under /tmp) and measures, against it:
+
+* GET of 10 KiB objects, objects/s, with 1 and 16 concurrent clients: our client (threads, one
+  shared ``Client``), the official SDK (same, in its own venv), plain ``requests`` (threads, one
+  ``Session`` each) and ``wrk`` (a Lua script spreads requests over all object names);
+* single-stream GET of a large object stored as 64 MiB chunks, GB/s: our ``read_all()``,
+  iteration (1 MiB chunks) and ``as_file().readinto()`` into a preallocated buffer, the official
+  SDK's ``read_all()``, ``requests`` (``.content``) and ``curl -o /dev/null``; with the loopback
+  TCP bandwidth measured in the same run (a two-process socket pump) as the machine's limit;
+* PUT of 10 KiB objects (objects/s, one client) and of a 100 MiB file (MB/s): our client,
+  the official SDK, ``requests`` and ``curl`` (one keep-alive connection for all its PUTs).
+
+Prints one table; ``--json PATH`` also writes every measurement. GB/s and MB/s are 10^9 and
+10^6 bytes per second. Objects are read from the page cache (the machine has the RAM).
+
+Usage:
+    python3 benchmarks/core.py            # full run: 2 GiB object, 5 s per rate case (~3 min)
+    python3 benchmarks/core.py --quick    # 256 MiB object, 1.5 s per rate case (~40 s)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import requests
+
+from aistore.server import LocalServer
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.append(str(REPO / "tests" / "compat"))
+import official_sdk  # noqa: E402
+
+KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
+SMALL_SIZE = 10 * KiB
+CHUNK_SIZE = 64 * MiB
+DOCUMENTED_LOOPBACK_GBPS = 3.5  # ../shared/design.md, used only if the measurement fails
+GOAL_VS_OFFICIAL = 2.0
+GOAL_VS_CURL = 0.85
+GOAL_WRK_GET_RATE = 30_000
+
+OFFICIAL_SCRIPT = (Path(__file__).parent / "_official_core.py").read_text()
+
+
+@dataclass
+class Config:
+    small_objects: int = 1000
+    seconds: float = 5.0  # per rate case
+    big_size: int = 2 * GiB
+    reps: int = 3  # per throughput case; the median is reported
+    put_big_size: int = 100 * MiB
+
+    @classmethod
+    def quick(cls) -> Config:
+        return cls(small_objects=200, seconds=1.5, big_size=256 * MiB, reps=1)
+
+
+@dataclass
+class Row:
+    """One case: a figure per client, in `unit`; None where a client was not run."""
+
+    case: str
+    unit: str
+    ours: float | None = None
+    official: float | None = None
+    requests: float | None = None
+    tool: float | None = None  # wrk or curl
+    tool_name: str = ""
+    limit: float | None = None  # the machine's limit in the same unit, when one applies
+    goals: list[str] = field(default_factory=list)
+
+
+# -- measurement helpers --------------------------------------------------------------------
+
+
+def rate_in_threads(op: Callable[[int, int], None], conc: int, seconds: float) -> float:
+    """Operations per second of `op(thread, i)` run back to back in `conc` threads."""
+    counts = [0] * conc
+    errors: list[BaseException] = []
+    barrier = threading.Barrier(conc + 1)
+    deadline = [0.0]
+
+    def worker(t: int) -> None:
+        barrier.wait()
+        i, done = t, 0
+        try:
+            while time.perf_counter() < deadline[0]:
+                op(t, i)
+                i, done = i + conc, done + 1
+        except BaseException as e:  # surfaced below: a failed op must not pass as a slow one
+            errors.append(e)
+        counts[t] = done
+
+    threads = [threading.Thread(target=worker, args=(t,), daemon=True) for t in range(conc)]
+    for th in threads:
+        th.start()
+    t0 = time.perf_counter()
+    deadline[0] = t0 + seconds
+    barrier.wait()
+    for th in threads:
+        th.join()
+    if errors:
+        raise errors[0]
+    return sum(counts) / (time.perf_counter() - t0)
+
+
+def median_seconds(fn: Callable[[], object], reps: int) -> float:
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def run(cmd: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
+    res = subprocess.run(cmd, capture_output=True, text=True, check=False, **kwargs)
+    if res.returncode != 0:
+        raise RuntimeError(f"{cmd[0]} failed ({res.returncode}): {res.stderr.strip()[-2000:]}")
+    return res
+
+
+_PUMP_SENDER = """
+import socket, sys
+port, total = int(sys.argv[1]), int(sys.argv[2])
+buf = memoryview(bytearray(4 << 20))
+with socket.create_connection(("127.0.0.1", port)) as s:
+    sent = 0
+    while sent < total:
+        s.sendall(buf)
+        sent += len(buf)
+"""
+
+
+def measure_loopback_gbps(total: int) -> float:
+    """Loopback TCP throughput: a sender process pushes `total` bytes from memory, this process
+    receives them into a preallocated buffer (what a single-stream download can at best do)."""
+    with socket.socket() as lsock:
+        lsock.bind(("127.0.0.1", 0))
+        lsock.listen(1)
+        port = lsock.getsockname()[1]
+        sender = subprocess.Popen([sys.executable, "-c", _PUMP_SENDER, str(port), str(total)])
+        try:
+            conn, _ = lsock.accept()
+            with conn:
+                buf = memoryview(bytearray(4 * MiB))
+                got = 0
+                t0 = time.perf_counter()
+                while got < total:
+                    n = conn.recv_into(buf)
+                    if n == 0:
+                        break
+                    got += n
+                elapsed = time.perf_counter() - t0
+        finally:
+            sender.wait(timeout=60)
+    if got < total:
+        raise RuntimeError(f"socket pump delivered {got} of {total} bytes")
+    return got / elapsed / 1e9
+
+
+def parse_wrk_rate(output: str) -> float:
+    if m := re.search(r"Non-2xx or 3xx responses:\s*(\d+)", output):
+        raise RuntimeError(f"wrk got {m.group(1)} error responses")
+    m = re.search(r"Requests/sec:\s*([\d.]+)", output)
+    if not m:
+        raise RuntimeError(f"no Requests/sec in wrk output:\n{output}")
+    return float(m.group(1))
+
+
+# -- the benchmark --------------------------------------------------------------------------
+
+
+class CoreBench:
+    """Owns the server's data set and a scratch directory; each method measures one case."""
+
+    def __init__(self, srv: LocalServer, cfg: Config, scratch: Path) -> None:
+        self.srv = srv
+        self.cfg = cfg
+        self.scratch = scratch
+        self.endpoint = srv.endpoint
+        self.client = srv.client(max_pool_size=16)
+        self.small = self.client.bucket("bench-small").create(exist_ok=True)
+        self.big = self.client.bucket("bench-big").create(exist_ok=True)
+        self.put = self.client.bucket("bench-put").create(exist_ok=True)
+        self.notes: list[str] = []
+        self.official_error: str | None = None
+
+    # setup
+
+    def load(self) -> None:
+        for i in range(self.cfg.small_objects):
+            self.small.object(f"obj-{i:06d}").get_writer().put_content(os.urandom(SMALL_SIZE))
+        chunks = {"objsize_limit": CHUNK_SIZE, "chunk_size": CHUNK_SIZE}
+        resp = requests.patch(
+            f"{self.endpoint}/v1/buckets/bench-big",
+            params={"provider": "ais"},
+            json={"action": "set-bprops", "value": {"chunks": chunks}},
+            timeout=30,
+        )
+        resp.raise_for_status()
+        self.block = os.urandom(64 * MiB)  # the big object repeats this block
+        path = self.scratch / "big.bin"
+        with open(path, "wb") as f:
+            for _ in range(self.cfg.big_size // len(self.block)):
+                f.write(self.block)
+        self.big.object("big").get_writer().put_file(path)
+        path.unlink()
+        props = self.big.object("big").head("chunked")
+        if props.chunks is None or props.chunks.chunk_count != self.cfg.big_size // CHUNK_SIZE:
+            raise RuntimeError(f"big object is not stored in 64 MiB chunks: {props.chunks}")
+        self.put_file = self.scratch / "put.bin"
+        self.put_file.write_bytes(os.urandom(self.cfg.put_big_size))
+
+    def check_big(self, data: bytes | bytearray | memoryview) -> None:
+        n = len(self.block)
+        if (
+            len(data) != self.cfg.big_size
+            or data[:MiB] != self.block[:MiB]
+            or (data[-MiB:] != self.block[n - MiB :])
+        ):
+            raise RuntimeError("big object read back wrong")
+
+    def object_url(self, bucket: str, name: str) -> str:
+        return f"{self.endpoint}/v1/objects/{bucket}/{name}?provider=ais"
+
+    def official(self, *args: str) -> Any:
+        if self.official_error is not None:
+            return None
+        try:
+            return official_sdk.run_script(OFFICIAL_SCRIPT, self.endpoint, args, timeout=900)
+        except official_sdk.VenvError as e:  # incl. PyPIUnreachable
+            self.official_error = str(e).splitlines()[0]
+            self.notes.append(f"official SDK not run: {self.official_error}")
+            return None
+
+    # (a) small GET
+
+    def get_small(self, conc: int) -> Row:
+        n, secs = self.cfg.small_objects, self.cfg.seconds
+        row = Row(f"GET 10 KiB, {conc} client{'s' if conc > 1 else ''}", "obj/s", tool_name="wrk")
+
+        def ours(_: int, i: int) -> None:
+            self.small.object(f"obj-{i % n:06d}").get_reader().read_all()
+
+        row.ours = rate_in_threads(ours, conc, secs)
+        sessions = [requests.Session() for _ in range(conc)]
+
+        def plain(t: int, i: int) -> None:
+            resp = sessions[t].get(self.object_url("bench-small", f"obj-{i % n:06d}"))
+            if resp.status_code != 200 or len(resp.content) != SMALL_SIZE:
+                raise RuntimeError(f"GET failed: {resp.status_code}")
+
+        row.requests = rate_in_threads(plain, conc, secs)
+        for s in sessions:
+            s.close()
+        res = self.official("get-small", "bench-small", str(n), str(conc), str(secs))
+        row.official = res and res["rate"]
+        lua = self.scratch / "spread.lua"
+        lua.write_text(
+            f"local n, i = {n}, 0\n"
+            "request = function()\n"
+            "  i = i + 1\n"
+            '  return wrk.format("GET", string.format('
+            '"/v1/objects/bench-small/obj-%06d?provider=ais", i % n))\n'
+            "end\n"
+        )
+        threads = min(conc, os.cpu_count() or 1)
+        out = run(
+            [
+                "wrk",
+                f"-t{threads}",
+                f"-c{conc}",
+                f"-d{max(1, round(secs))}s",
+                "-s",
+                str(lua),
+                self.endpoint,
+            ]
+        ).stdout
+        row.tool = parse_wrk_rate(out)
+        if conc > 1:
+            row.goals.append(goal("wrk", row.tool, GOAL_WRK_GET_RATE, f"≥ {GOAL_WRK_GET_RATE}/s"))
+        return row
+
+    # (b) large single-stream GET
+
+    def get_big(self, loopback_gbps: float) -> list[Row]:
+        size, reps = self.cfg.big_size, self.cfg.reps
+        obj = self.big.object("big")
+        label = f"GET {size // GiB} GiB" if size >= GiB else f"GET {size // MiB} MiB"
+        gbps = lambda secs: size / secs / 1e9  # noqa: E731
+
+        def ours_read_all() -> None:
+            self.check_big(obj.get_reader().read_all())
+
+        def ours_iter() -> None:
+            got = sum(len(c) for c in obj.get_reader(chunk_size=MiB))
+            if got != size:
+                raise RuntimeError(f"iteration read {got} bytes")
+
+        buf = bytearray(size)
+        view = memoryview(buf)
+
+        def ours_readinto() -> None:
+            with obj.get_reader().as_file() as f:
+                got = 0
+                while n := f.readinto(view[got:]):
+                    got += n
+            self.check_big(view[:got])
+
+        curl_cmd = ["curl", "-sS", "--fail", "-o", "/dev/null", self.object_url("bench-big", "big")]
+        session = requests.Session()
+
+        def plain() -> None:
+            resp = session.get(self.object_url("bench-big", "big"))
+            self.check_big(resp.content)
+
+        curl = gbps(median_seconds(lambda: run(curl_cmd), reps))
+        plain_gbps = gbps(median_seconds(plain, reps))
+        session.close()
+        res = self.official("get-big", "bench-big", "big", str(reps))
+        official = res and gbps(statistics.median(res["seconds"]))
+        rows = []
+        for how, fn in (
+            ("read_all()", ours_read_all),
+            ("iter 1 MiB", ours_iter),
+            ("as_file().readinto", ours_readinto),
+        ):
+            row = Row(f"{label} chunked, 1 stream, ours {how}", "GB/s", tool_name="curl")
+            row.ours = gbps(median_seconds(fn, reps))
+            row.official, row.requests, row.tool, row.limit = (
+                official,
+                plain_gbps,
+                curl,
+                loopback_gbps,
+            )
+            if official:
+                row.goals.append(goal("vs official", row.ours, GOAL_VS_OFFICIAL * official, "≥ 2×"))
+            row.goals.append(goal("vs curl", row.ours, GOAL_VS_CURL * curl, "≥ 0.85×"))
+            rows.append(row)
+        return rows
+
+    # (c) PUT
+
+    def put_small(self) -> Row:
+        secs = self.cfg.seconds
+        row = Row("PUT 10 KiB, 1 client", "obj/s", tool_name="curl")
+        data = os.urandom(SMALL_SIZE)
+
+        def ours(_: int, i: int) -> None:
+            self.put.object(f"put-ours-{i:06d}").get_writer().put_content(data)
+
+        row.ours = rate_in_threads(ours, 1, secs)
+        session = requests.Session()
+
+        def plain(_: int, i: int) -> None:
+            resp = session.put(self.object_url("bench-put", f"put-requests-{i:06d}"), data=data)
+            resp.raise_for_status()
+
+        row.requests = rate_in_threads(plain, 1, secs)
+        session.close()
+        res = self.official("put-small", "bench-put", str(SMALL_SIZE), str(secs))
+        row.official = res and res["rate"]
+        src = self.scratch / "small.bin"
+        src.write_bytes(data)
+        count = max(100, int((row.requests or 1000) * secs))
+        cfg = self.scratch / "curl-put.cfg"
+        with open(cfg, "w") as f:
+            for i in range(count):
+                f.write(f'upload-file = "{src}"\noutput = "/dev/null"\n')
+                f.write(f'url = "{self.object_url("bench-put", f"put-curl-{i:06d}")}"\n')
+        t0 = time.perf_counter()
+        run(["curl", "-sS", "--fail", "-K", str(cfg)])
+        row.tool = count / (time.perf_counter() - t0)
+        return row
+
+    def put_big(self) -> Row:
+        path, size, reps = self.put_file, self.cfg.put_big_size, self.cfg.reps
+        row = Row(f"PUT {size // MiB} MiB file, 1 client", "MB/s", tool_name="curl")
+        mbps = lambda secs: size / secs / 1e6  # noqa: E731
+        obj = self.put.object("put-big")
+        row.ours = mbps(median_seconds(lambda: obj.get_writer().put_file(path), reps))
+        session = requests.Session()
+
+        def plain() -> None:
+            with open(path, "rb") as f:
+                session.put(self.object_url("bench-put", "put-big"), data=f).raise_for_status()
+
+        row.requests = mbps(median_seconds(plain, reps))
+        session.close()
+        url = self.object_url("bench-put", "put-big")
+        curl_cmd = ["curl", "-sS", "--fail", "-o", "/dev/null", "-T", str(path), url]
+        row.tool = mbps(median_seconds(lambda: run(curl_cmd), reps))
+        res = self.official("put-file", "bench-put", str(path), str(reps))
+        row.official = res and mbps(statistics.median(res["seconds"]))
+        return row
+
+
+def goal(name: str, value: float | None, target: float, text: str) -> str:
+    if value is None:
+        return f"{name} {text}: n/a"
+    verdict = "ok" if value >= target else "MISS"
+    return f"{name} {text}: {verdict}"
+
+
+# -- output ---------------------------------------------------------------------------------
+
+
+def fmt(value: float | None, unit: str) -> str:
+    if value is None:
+        return "n/a"
+    if unit == "GB/s":
+        return f"{value:.2f}"
+    return f"{value:,.0f}"
+
+
+def ratio(a: float | None, b: float | None) -> str:
+    return f"{a / b:.2f}×" if a and b else "—"
+
+
+def render(rows: list[Row]) -> str:
+    header = [
+        "case",
+        "unit",
+        "ours",
+        "official",
+        "requests",
+        "wrk/curl",
+        "ours/off",
+        "ours/req",
+        "ours/tool",
+        "of limit",
+        "goals",
+    ]
+    lines = [header]
+    for r in rows:
+        limit = f"{r.ours / r.limit:.0%}" if r.ours and r.limit else "—"
+        lines.append(
+            [
+                r.case,
+                r.unit,
+                fmt(r.ours, r.unit),
+                fmt(r.official, r.unit),
+                fmt(r.requests, r.unit),
+                f"{fmt(r.tool, r.unit)} {r.tool_name}",
+                ratio(r.ours, r.official),
+                ratio(r.ours, r.requests),
+                ratio(r.ours, r.tool),
+                limit,
+                "; ".join(r.goals),
+            ]
+        )
+    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
+    right = {2, 3, 4, 5, 6, 7, 8, 9}
+    out = []
+    for n, line in enumerate(lines):
+        cells = [
+            c.rjust(w) if i in right else c.ljust(w)
+            for i, (c, w) in enumerate(zip(line, widths, strict=True))
+        ]
+        out.append("  ".join(cells).rstrip())
+        if n == 0:
+            out.append("  ".join("-" * w for w in widths))
+    return "\n".join(out)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="small, fast run (~40 s)")
+    ap.add_argument("--json", metavar="PATH", help="also write all measurements as JSON")
+    args = ap.parse_args()
+    cfg = Config.quick() if args.quick else Config()
+    if not shutil.which("wrk") or not shutil.which("curl"):
+        sys.exit("benchmarks/core.py needs wrk and curl (apt-get install wrk curl)")
+
+    load_before = os.getloadavg()[0]
+    scratch = Path(tempfile.mkdtemp(prefix="ais-bench-"))
+    try:
+        with LocalServer(num_mountpaths=4) as srv:
+            bench = CoreBench(srv, cfg, scratch)
+            bench.load()
+            try:
+                loopback = measure_loopback_gbps(max(cfg.big_size, 2 * GiB))
+                loopback_note = f"loopback TCP measured: {loopback:.2f} GB/s (socket pump)"
+            except (OSError, RuntimeError, subprocess.SubprocessError) as e:
+                loopback = DOCUMENTED_LOOPBACK_GBPS
+                loopback_note = f"loopback NOT measured ({e}); using documented {loopback} GB/s"
+            rows = [
+                bench.get_small(1),
+                bench.get_small(16),
+                *bench.get_big(loopback),
+                bench.put_small(),
+                bench.put_big(),
+            ]
+            load = f"load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after"
+            notes = [
+                loopback_note,
+                f"{load} (other work on the machine skews every figure)",
+                *bench.notes,
+            ]
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+    print(
+        f"# aistore core benchmark ({'quick' if args.quick else 'full'}): {os.cpu_count()} cores, "
+        f"server with 4 mountpaths, {cfg.small_objects} × 10 KiB objects, "
+        f"{cfg.seconds:g} s per rate case, median of {cfg.reps} per throughput case"
+    )
+    print(render(rows))
+    for note in notes:
+        print(f"# {note}")
+    if args.json:
+        Path(args.json).write_text(
+            json.dumps(
+                {
+                    "config": asdict(cfg),
+                    "loopback_gbps": loopback,
+                    "notes": notes,
+                    "rows": [asdict(r) for r in rows],
+                },
+                indent=2,
+            )
+            + "\n"
+        )
+
+
+if __name__ == "__main__":
+    main()
