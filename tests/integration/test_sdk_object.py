@@ -166,10 +166,6 @@ def test_urls(client: Client, bucket: Bucket) -> None:
     assert obj.uname == f"ais/@#/{bucket.name}/u/x y.txt"
 
 
-_LATER = "server: not supported yet (object copy, append, custom-metadata PATCH)"
-
-
-@pytest.mark.xfail(raises=AISError, reason=_LATER, strict=False)
 def test_copy(client: Client, bucket: Bucket) -> None:
     src = bucket.object("src")
     src.get_writer().put_content(b"copied")
@@ -178,7 +174,6 @@ def test_copy(client: Client, bucket: Bucket) -> None:
     assert dst.get_reader().read_all() == b"copied"
 
 
-@pytest.mark.xfail(raises=AISError, reason=_LATER, strict=False)
 def test_append_and_file_writer(bucket: Bucket) -> None:
     obj = bucket.object("appended")
     writer = obj.get_writer()
@@ -192,7 +187,6 @@ def test_append_and_file_writer(bucket: Bucket) -> None:
     assert obj.get_reader().read_all() == b"new content"
 
 
-@pytest.mark.xfail(raises=AISError, reason=_LATER, strict=False)
 def test_custom_metadata(bucket: Bucket) -> None:
     obj = bucket.object("md")
     obj.get_writer().put_content(b"x")

@@ -181,14 +181,65 @@ Task<void> PutPart(ServerContext& ctx, Exchange& ex, const std::string& bucket, 
   co_return co_await ex.Reply(http::status::ok);
 }
 
+// "ais/@#/<bucket>/<object>" (an object uname) -> bucket, object.
+Result<std::pair<std::string, std::string>> ParseObjectUname(const std::string& uname) {
+  auto bad = [&] { return Status::InvalidArgument("invalid destination \"" + uname + "\" (expecting ais/@#/BUCKET/OBJECT)"); };
+  auto p1 = uname.find('/');
+  if (p1 == std::string::npos) return bad();
+  auto p2 = uname.find('/', p1 + 1);
+  if (p2 == std::string::npos) return bad();
+  auto p3 = uname.find('/', p2 + 1);
+  if (p3 == std::string::npos) return bad();
+  std::string provider = uname.substr(0, p1), ns = uname.substr(p1 + 1, p2 - p1 - 1);
+  if (provider != "ais" || (ns != "@#" && !ns.empty())) {
+    return Status::NotSupported("copy destination \"" + uname + "\": only ais:// buckets in the global namespace");
+  }
+  std::string bucket = uname.substr(p2 + 1, p3 - p2 - 1), object = uname.substr(p3 + 1);
+  AIS_RETURN_IF_ERROR(ValidateBucketName(bucket));
+  AIS_RETURN_IF_ERROR(ValidateObjectName(object));
+  return std::make_pair(bucket, object);
+}
+
+Task<void> CopyObject(ServerContext& ctx, Exchange& ex, const std::string& bucket, const std::string& name,
+                      const std::string& to) {
+  auto dst = ParseObjectUname(to);
+  if (!dst.ok()) co_return co_await ex.ReplyError(dst.status());
+  Status st = ctx.store.Copy(bucket, name, dst->first, dst->second);
+  if (!st.ok()) co_return co_await ex.ReplyError(st);
+  co_return co_await ex.Reply(http::status::ok);
+}
+
+// PUT ?append_type=append|flush&append_handle=H: the object appears only at flush.
+Task<void> AppendObject(ServerContext& ctx, Exchange& ex, const std::string& bucket, const std::string& name,
+                        const std::string& type) {
+  std::string handle = ex.query("append_handle").value_or("");
+  if (type == "append") {
+    auto id = ctx.store.Append(bucket, name, handle, [&](ObjectWriter&) { return Status::OK(); });
+    if (!id.ok()) co_return co_await ex.ReplyError(id.status());
+    // The body is streamed outside the store call (it suspends); the writer is used under the handle.
+    Status st = co_await ex.StreamBody([&](const char* p, size_t n) {
+      auto r = ctx.store.Append(bucket, name, *id, [&](ObjectWriter& w) { return w.Write(p, n); });
+      return r.ok() ? Status::OK() : r.status();
+    });
+    if (!st.ok()) co_return co_await ex.ReplyError(st);
+    HeaderList headers = {{"Ais-Append-Handle", *id}};
+    co_return co_await ex.Reply(http::status::ok, headers);
+  }
+  if (type == "flush") {
+    if (handle.empty()) co_return co_await ex.ReplyError(Status::InvalidArgument("flush requires append_handle"));
+    (void)co_await ex.ReadBody(kMaxJsonBody);
+    ObjectMeta meta;
+    Status st = ctx.store.AppendFlush(bucket, name, handle, &meta);
+    if (!st.ok()) co_return co_await ex.ReplyError(st);
+    co_return co_await ex.Reply(http::status::ok, GetHeaders(meta));
+  }
+  co_return co_await ex.ReplyError(Status::InvalidArgument("invalid append_type \"" + type + "\""));
+}
+
 Task<void> PutObject(ServerContext& ctx, Exchange& ex, const std::string& bucket, const std::string& name) {
   if (auto up = ex.query("uploadId"); up && !up->empty()) co_return co_await PutPart(ctx, ex, bucket, name, *up);
-  static constexpr std::array<const char*, 2> kLaterParams = {"object_to", "append_type"};
-  for (const char* key : kLaterParams) {
-    if (ex.query(key)) {
-      co_return co_await ex.ReplyError(Status::NotSupported(std::string(key) + " is not supported yet"));
-    }
-  }
+  if (auto to = ex.query("object_to"); to && !to->empty()) co_return co_await CopyObject(ctx, ex, bucket, name, *to);
+  if (auto at = ex.query("append_type"); at && !at->empty()) co_return co_await AppendObject(ctx, ex, bucket, name, *at);
   PutOptions opts;
   opts.size = ex.content_length();
   opts.custom = ParseCustomHeaders(ex);
@@ -253,6 +304,36 @@ Task<void> PostObject(ServerContext& ctx, Exchange& ex, const std::string& bucke
   co_return co_await ex.ReplyError(Status::InvalidArgument("invalid action \"" + msg->action + "\""));
 }
 
+// PATCH: merge (or with ?set-new-custom=true replace) custom metadata, value {"k": "v"}.
+Task<void> PatchObject(ServerContext& ctx, Exchange& ex, const std::string& bucket, const std::string& name) {
+  auto msg = co_await ReadActionMsg(ex);
+  if (!msg.ok()) co_return co_await ex.ReplyError(msg.status());
+  if (!msg->value.is_object()) {
+    co_return co_await ex.ReplyError(Status::InvalidArgument("custom metadata must be a JSON object of strings"));
+  }
+  std::vector<std::pair<std::string, std::string>> md;
+  size_t total = 0;
+  for (auto& [k, v] : msg->value.items()) {
+    if (k.empty() || !v.is_string()) {
+      co_return co_await ex.ReplyError(Status::InvalidArgument("custom metadata: keys must be non-empty, values strings"));
+    }
+    std::string val = v.get<std::string>();
+    total += k.size() + val.size();
+    auto reserved = [](std::string_view x) {
+      return x.find('\x01') != std::string_view::npos || x.find("\xe3\xbd") != std::string_view::npos;
+    };
+    if (reserved(k) || reserved(val)) {
+      co_return co_await ex.ReplyError(Status::InvalidArgument("custom metadata contains a reserved byte sequence"));
+    }
+    md.emplace_back(k, std::move(val));
+  }
+  if (total > 2048) co_return co_await ex.ReplyError(Status::InvalidArgument("custom metadata exceeds 2 KiB"));
+  bool replace = IEquals(ex.query("set-new-custom").value_or(""), "true");
+  Status st = ctx.store.SetCustom(bucket, name, std::move(md), replace);
+  if (!st.ok()) co_return co_await ex.ReplyError(st);
+  co_return co_await ex.Reply(http::status::ok);
+}
+
 Task<void> DeleteObject(ServerContext& ctx, Exchange& ex, const std::string& bucket, const std::string& name) {
   if (auto up = ex.query("uploadId"); up && !up->empty()) {
     (void)co_await ex.ReadBody(kMaxJsonBody);  // {"action":"mpt-abort"}
@@ -280,6 +361,7 @@ Task<void> HandleObjects(ServerContext& ctx, Exchange& ex, const Route& route) {
     case http::verb::put: co_return co_await PutObject(ctx, ex, bucket, name);
     case http::verb::post: co_return co_await PostObject(ctx, ex, bucket, name);
     case http::verb::delete_: co_return co_await DeleteObject(ctx, ex, bucket, name);
+    case http::verb::patch: co_return co_await PatchObject(ctx, ex, bucket, name);
     default:
       co_return co_await ex.ReplyError(Status::MethodNotAllowed("invalid method " + std::string(ex.method_string())));
   }

@@ -426,26 +426,133 @@ Status Store::Rechunk(const std::string& bucket, const std::string& name, uint64
     if (same) return Status::OK();
   }
   PutOptions opts;
-  opts.size = meta.size;
   opts.custom = meta.custom;
   opts.force_chunk_size = chunk_size;
-  opts.expect = meta;
-  auto w = BeginPut(bucket, name, std::move(opts));
-  if (!w.ok()) return w.status();
-  auto segs = h->Slice(0, meta.size);
-  if (!segs.ok()) return segs.status().code() == Status::Code::kConflict ? Status::OK() : segs.status();
+  Status st = Rewrite(bucket, name, *h, std::move(opts));
+  return st.code() == Status::Code::kConflict ? Status::OK() : st;  // overwritten meanwhile: nothing to do
+}
+
+Status Store::CopyInto(ObjectHandle& src, ObjectWriter& w, ObjectMeta* out) {
+  auto segs = src.Slice(0, src.meta().size);
+  if (!segs.ok()) return segs.status();
   std::vector<char> buf(kCopyBuf);
   for (auto& s : *segs) {
     for (uint64_t off = 0; off < s.len;) {
       size_t n = static_cast<size_t>(std::min<uint64_t>(buf.size(), s.len - off));
       AIS_RETURN_IF_ERROR(PreadAll(s.fd, buf.data(), n, s.offset + off));
-      AIS_RETURN_IF_ERROR((*w)->Write(buf.data(), n));
+      AIS_RETURN_IF_ERROR(w.Write(buf.data(), n));
       off += n;
     }
   }
+  return w.Commit(out);
+}
+
+Status Store::Rewrite(const std::string& bucket, const std::string& name, ObjectHandle& h, PutOptions opts) {
+  const ObjectMeta& meta = h.meta();
+  opts.size = meta.size;
+  if (!opts.force_chunk_size) opts.force_chunk_size = meta.chunked() ? meta.max_chunk_size() : 0;
+  opts.expect = meta;
+  auto w = BeginPut(bucket, name, std::move(opts));
+  if (!w.ok()) return w.status();
   ObjectMeta out;
-  Status st = (*w)->Commit(&out);
-  return st.code() == Status::Code::kConflict ? Status::OK() : st;  // overwritten meanwhile: nothing to do
+  return CopyInto(h, **w, &out);
+}
+
+Status Store::SetCustom(const std::string& bucket, const std::string& name,
+                        std::vector<std::pair<std::string, std::string>> md, bool replace) {
+  auto h = Open(bucket, name);
+  if (!h.ok()) return h.status();
+  std::map<std::string, std::string> merged;
+  if (!replace) merged.insert(h->meta().custom.begin(), h->meta().custom.end());
+  for (auto& [k, v] : md) merged[k] = v;
+  PutOptions opts;
+  opts.custom.assign(merged.begin(), merged.end());
+  // Through the normal commit path (atomic, crash-safe); a chunked object's chunks are copied too.
+  Status st = Rewrite(bucket, name, *h, std::move(opts));
+  if (st.code() == Status::Code::kConflict) {
+    return Status::Conflict("ais://" + bucket + "/" + name + " changed concurrently; retry");
+  }
+  return st;
+}
+
+Status Store::Copy(const std::string& src_bucket, const std::string& src_name, const std::string& dst_bucket,
+                   const std::string& dst_name) {
+  auto h = Open(src_bucket, src_name);
+  if (!h.ok()) return h.status();
+  PutOptions opts;
+  opts.size = h->meta().size;
+  opts.custom = h->meta().custom;
+  auto w = BeginPut(dst_bucket, dst_name, std::move(opts));
+  if (!w.ok()) return w.status();
+  ObjectMeta out;
+  return CopyInto(*h, **w, &out);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Append
+
+struct Store::AppendState {
+  std::string bucket;
+  std::string name;
+  std::mutex mu;
+  std::unique_ptr<ObjectWriter> writer;  // guarded by mu; null once flushed
+  std::chrono::steady_clock::time_point last_used;  // guarded by Store::appends_mu_
+};
+
+Result<std::string> Store::Append(const std::string& bucket, const std::string& name, const std::string& handle,
+                                  const std::function<Status(ObjectWriter&)>& write_body) {
+  constexpr auto kAppendTtl = std::chrono::hours(1);
+  std::shared_ptr<AppendState> st;
+  std::string id = handle;
+  {
+    std::lock_guard lock(appends_mu_);
+    auto now = std::chrono::steady_clock::now();
+    for (auto it = appends_.begin(); it != appends_.end();) {  // expire abandoned appends
+      it = now - it->second->last_used > kAppendTtl ? appends_.erase(it) : std::next(it);
+    }
+    if (!handle.empty()) {
+      auto it = appends_.find(handle);
+      if (it == appends_.end() || it->second->bucket != bucket || it->second->name != name) {
+        return Status::NotFound("append handle \"" + handle + "\" not found for ais://" + bucket + "/" + name);
+      }
+      st = it->second;
+    }
+    if (st) st->last_used = now;
+  }
+  if (!st) {
+    auto w = BeginPut(bucket, name, PutOptions{});
+    if (!w.ok()) return w.status();
+    st = std::make_shared<AppendState>();
+    st->bucket = bucket;
+    st->name = name;
+    st->writer = std::move(*w);
+    st->last_used = std::chrono::steady_clock::now();
+    id = RandomId(16);
+    std::lock_guard lock(appends_mu_);
+    appends_[id] = st;
+  }
+  std::lock_guard lock(st->mu);
+  if (!st->writer) return Status::NotFound("append handle \"" + id + "\" was already flushed");
+  AIS_RETURN_IF_ERROR(write_body(*st->writer));
+  return id;
+}
+
+Status Store::AppendFlush(const std::string& bucket, const std::string& name, const std::string& handle,
+                          ObjectMeta* meta) {
+  std::shared_ptr<AppendState> st;
+  {
+    std::lock_guard lock(appends_mu_);
+    auto it = appends_.find(handle);
+    if (it == appends_.end() || it->second->bucket != bucket || it->second->name != name) {
+      return Status::NotFound("append handle \"" + handle + "\" not found for ais://" + bucket + "/" + name);
+    }
+    st = it->second;
+    appends_.erase(it);
+  }
+  std::lock_guard lock(st->mu);
+  if (!st->writer) return Status::NotFound("append handle \"" + handle + "\" was already flushed");
+  auto w = std::move(st->writer);
+  return w->Commit(meta);
 }
 
 // ---------------------------------------------------------------------------------------------

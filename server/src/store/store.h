@@ -8,6 +8,7 @@
 #pragma once
 
 #include <array>
+#include <functional>
 #include <atomic>
 #include <cstdint>
 #include <map>
@@ -162,6 +163,19 @@ class Store {
   // Rewrites one object as chunks of chunk_size (or monolithic when chunk_size == 0).
   // Skips objects already in that layout and objects overwritten meanwhile.
   Status Rechunk(const std::string& bucket, const std::string& name, uint64_t chunk_size);
+  // Merges `md` into the object's custom metadata (or replaces it). Keeps the version.
+  Status SetCustom(const std::string& bucket, const std::string& name,
+                   std::vector<std::pair<std::string, std::string>> md, bool replace);
+  // Server-side copy; the destination gets a new version and the source's custom metadata.
+  Status Copy(const std::string& src_bucket, const std::string& src_name, const std::string& dst_bucket,
+              const std::string& dst_name);
+
+  // Append API: the object stays invisible until AppendFlush. An empty handle starts a new append;
+  // the returned handle names it for the next call. Abandoned appends expire after an hour.
+  Result<std::string> Append(const std::string& bucket, const std::string& name, const std::string& handle,
+                             const std::function<Status(ObjectWriter&)>& write_body);
+  Status AppendFlush(const std::string& bucket, const std::string& name, const std::string& handle,
+                     ObjectMeta* meta);
 
   static std::string ObjNotFoundMessage(const std::string& bucket, const std::string& name) {
     return "ais://" + bucket + "/" + name + " does not exist";
@@ -188,6 +202,11 @@ class Store {
   Status CommitChunked(const std::string& bucket, size_t mp, ObjectMeta* meta,
                        const std::optional<ObjectMeta>& expect);
   std::string TempPath(size_t mp);
+  // Copies the handle's bytes into w and commits it (rechunk, custom metadata, copy).
+  Status CopyInto(ObjectHandle& src, ObjectWriter& w, ObjectMeta* out);
+  // Rewrites an object with new options (custom metadata, layout), keeping its version; kConflict
+  // if it changed meanwhile. Keeps the layout unless opts.force_chunk_size says otherwise.
+  Status Rewrite(const std::string& bucket, const std::string& name, ObjectHandle& h, PutOptions opts);
   Result<std::shared_ptr<MpuUpload>> FindUpload(const std::string& bucket, const std::string& name,
                                              const std::string& upload_id);
 
@@ -197,6 +216,9 @@ class Store {
   std::array<std::mutex, 256> stripes_;
   std::mutex uploads_mu_;
   std::map<std::string, std::shared_ptr<MpuUpload>> uploads_;  // guarded by uploads_mu_
+  struct AppendState;
+  std::mutex appends_mu_;
+  std::map<std::string, std::shared_ptr<AppendState>> appends_;  // guarded by appends_mu_
 };
 
 }  // namespace ais
