@@ -32,5 +32,6 @@ spec="."
 echo "==> pip: building and installing aistore${extras:+[$extras]} (server + extension)"
 "$PYTHON" -m pip install --disable-pip-version-check -q --root-user-action=ignore "$spec" 2>&1 \
   | grep -v -E "^\s*$|WARNING: Running pip as" || true
-"$PYTHON" -c "import aistore, aistore._native; from aistore.server import find_server_binary; find_server_binary()" \
+# From / so the source tree's aistore/ (no binary, no extension) cannot shadow the installed one.
+(cd / && "$PYTHON" -c "import aistore, aistore._native; from aistore.server import find_server_binary; find_server_binary()") \
   || { echo "setup: the aistore package did not install correctly" >&2; exit 1; }

@@ -4,6 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
+# Import the installed package (with its server binary and extension), never ./aistore from the tree.
+export PYTHONSAFEPATH=1
 scripts/setup.sh dev
 jobs=$(nproc)
 
