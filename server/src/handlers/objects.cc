@@ -8,6 +8,8 @@
 #include "api/object_list.h"
 #include "handlers/context.h"
 #include "store/names.h"
+#include "util/checksum.h"
+#include "util/file.h"
 #include "util/strings.h"
 
 namespace ais {
@@ -63,6 +65,27 @@ std::vector<std::pair<std::string, std::string>> ParseCustomHeaders(const Exchan
   return out;
 }
 
+// Bucket prop checksum.validate_warm_get: re-hash the stored bytes before serving them.
+Status VerifyChecksum(const std::string& bucket, const ObjectMeta& m, const std::vector<FileSegment>& segs) {
+  auto ck = Checksummer::Create(m.cksum_type);
+  if (!ck.ok() || !*ck) return ck.status();
+  std::vector<char> buf(1 << 20);
+  for (auto& s : segs) {
+    for (uint64_t off = 0; off < s.len;) {
+      size_t n = static_cast<size_t>(std::min<uint64_t>(buf.size(), s.len - off));
+      AIS_RETURN_IF_ERROR(PreadAll(s.fd, buf.data(), n, s.offset + off));
+      (*ck)->Update(buf.data(), n);
+      off += n;
+    }
+  }
+  std::string got = (*ck)->FinishHex();
+  if (got != m.cksum_value) {
+    return Status::Corruption("BAD DATA CHECKSUM: ais://" + bucket + "/" + m.name + ": " + m.cksum_type + "(" + got +
+                              ") != " + m.cksum_type + "(" + m.cksum_value + ")");
+  }
+  return Status::OK();
+}
+
 Task<void> GetObject(ServerContext& ctx, Exchange& ex, const std::string& bucket, const std::string& name) {
   static constexpr std::array<const char*, 2> kArchParams = {"archpath", "archregx"};
   for (const char* key : kArchParams) {
@@ -90,6 +113,12 @@ Task<void> GetObject(ServerContext& ctx, Exchange& ex, const std::string& bucket
     if (!segs.ok()) {
       if (segs.status().code() == Status::Code::kConflict && attempt < kOpenRetries) continue;
       co_return co_await ex.ReplyError(segs.status());
+    }
+    if (!ranged && !m.cksum_value.empty()) {
+      auto props = ctx.store.GetBucket(bucket);
+      if (props.ok() && props->validate_warm_get) {
+        if (Status st = VerifyChecksum(bucket, m, *segs); !st.ok()) co_return co_await ex.ReplyError(st);
+      }
     }
     HeaderList headers = GetHeaders(m);
     if (ranged) {
