@@ -563,3 +563,106 @@ def test_disconnect_mid_get_keeps_serving(env: Env, chunked: bool) -> None:
     r = requests.get(env.ep + obj_path(env.bucket, name), timeout=30)
     assert r.status_code == 200 and r.content == data
     env.assert_intact()
+
+
+# ---- connection reuse after errors ------------------------------------------------------------
+
+
+def read_response(f) -> tuple[int, dict[str, str], bytes]:  # type: ignore[no-untyped-def]
+    """One HTTP/1.1 response with a Content-Length body from a socket file."""
+    status_line = f.readline()
+    assert status_line.startswith(b"HTTP/1.1 "), status_line
+    headers = {}
+    while (line := f.readline()) not in (b"\r\n", b""):
+        k, _, v = line.decode().partition(":")
+        headers[k.strip().lower()] = v.strip()
+    body = f.read(int(headers.get("content-length", "0")))
+    return int(status_line.split()[1]), headers, body
+
+
+def put_head(path: str, length: int, extra: str = "") -> bytes:
+    return f"PUT {path} HTTP/1.1\r\nHost: x\r\n{extra}Content-Length: {length}\r\n\r\n".encode()
+
+
+@pytest.mark.parametrize("case", ["bad-name", "missing-bucket", "bad-checksum", "bad-range"])
+def test_error_reply_keeps_connection_usable(env: Env, case: str) -> None:
+    """After an error reply (body read or not), the next request on the same connection works."""
+    body = b"q" * (1 << 20)
+    if case == "bad-name":
+        first = put_head(f"/v1/objects/{env.bucket}/a/../b", len(body)) + body
+    elif case == "missing-bucket":
+        first = put_head(obj_path("nob-zz", "x"), len(body)) + body
+    elif case == "bad-checksum":
+        cks = "Ais-Checksum-Type: xxhash\r\nAis-Checksum-Value: 0123456789abcdef\r\n"
+        first = put_head(obj_path(env.bucket, "x"), len(body), cks) + body
+    else:
+        first = f"GET {obj_path(env.bucket, KEEP)} HTTP/1.1\r\nHost: x\r\nRange: bytes=9-1\r\n\r\n"
+        first = first.encode()
+    second = f"GET {obj_path(env.bucket, KEEP)} HTTP/1.1\r\nHost: x\r\n\r\n".encode()
+    u = urlsplit(env.ep)
+    with socket.create_connection((u.hostname, u.port), timeout=10) as s:
+        s.sendall(first + second)  # pipelined
+        f = s.makefile("rb")
+        status, headers, err = read_response(f)
+        assert 400 <= status < 500
+        assert json.loads(err)["status"] == status
+        status, _, data = read_response(f)
+        assert status == 200 and data == KEEP_DATA
+    env.assert_intact()
+
+
+def test_expect_continue_error_is_sent_without_reading_body(env: Env) -> None:
+    u = urlsplit(env.ep)
+    with socket.create_connection((u.hostname, u.port), timeout=10) as s:
+        s.sendall(put_head(obj_path("nob-zz", "x"), 100 << 20, "Expect: 100-continue\r\n"))
+        status, headers, body = read_response(s.makefile("rb"))
+        assert status == 404 and "ais://nob-zz" in json.loads(body)["message"]
+        # The body was never sent; the server must not keep waiting for it on this connection.
+        s.settimeout(5)
+        assert s.recv(1) == b""
+    env.assert_intact()
+
+
+def test_expect_continue_success(env: Env) -> None:
+    u = urlsplit(env.ep)
+    data = content_for("cont", 300_000)
+    with socket.create_connection((u.hostname, u.port), timeout=10) as s:
+        s.sendall(put_head(obj_path(env.bucket, "cont"), len(data), "Expect: 100-continue\r\n"))
+        f = s.makefile("rb")
+        assert f.readline().startswith(b"HTTP/1.1 100")
+        assert f.readline() == b"\r\n"
+        s.sendall(data)
+        status, headers, _ = read_response(f)
+        assert status == 200 and headers["ais-checksum-type"] == "xxhash"
+    env.names.add("cont")
+    assert env.req("GET", obj_path(env.bucket, "cont")).body == data
+    env.assert_intact()
+
+
+@pytest.mark.parametrize("chunked_bucket", [False, True], ids=["monolithic", "chunked"])
+def test_chunked_transfer_encoding_put(env: Env, chunked_bucket: bool) -> None:
+    if chunked_bucket:
+        set_bprops(
+            env.ep, env.bucket, {"chunks": {"objsize_limit": "1MiB", "chunk_size": "256KiB"}}
+        )
+    data = content_for("te", 3 * (1 << 20) + 5)
+    pieces = [data[i : i + 100_000] for i in range(0, len(data), 100_000)]
+    r = requests.put(env.ep + obj_path(env.bucket, "te"), data=iter(pieces), timeout=30)
+    assert r.status_code == 200, r.text
+    env.names.add("te")
+    assert env.req("GET", obj_path(env.bucket, "te")).body == data
+    env.assert_intact()
+
+
+def test_objects_nest_under_object_names(env: Env) -> None:
+    """ "a", "a/b" and "a/b/c" are three objects; deleting one leaves the others."""
+    for name in ("a", "a/b", "a/b/c", "a/bc"):
+        assert env.req("PUT", obj_path(env.bucket, name), body=name.encode()).status == 200
+        env.names.add(name)
+    env.assert_intact()
+    assert env.req("DELETE", obj_path(env.bucket, "a/b")).status == 200
+    env.names.discard("a/b")
+    for name in ("a", "a/b/c", "a/bc"):
+        assert env.req("GET", obj_path(env.bucket, name)).body == name.encode()
+    fail(env.req("GET", obj_path(env.bucket, "a/b")), "GET", 404, f"ais://{env.bucket}/a/b")
+    env.assert_intact()
