@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import socket
+import threading
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 import requests
@@ -503,3 +506,119 @@ def test_bucket_checksum_none(ais_server: LocalServer) -> None:
         assert b.get("n").content == b"data"
     finally:
         destroy_bucket(b.ep, b.name)
+
+
+# ---- concurrency --------------------------------------------------------------------------------
+
+
+def versioned(version: int) -> bytes:
+    """Content of version `version` of the object "hot" (sizes alternate between layouts)."""
+    size = [3 * MiB + 1, 200 * KiB, 2 * MiB, LIMIT - 1][version % 4]
+    return content_for(f"hot:{version}", size)
+
+
+def test_reads_during_overwrites_see_whole_versions(bck: Bck) -> None:
+    """Readers racing an overwriting writer get one complete version, never a mix or a 5xx."""
+    assert bck.put("hot", versioned(1)).headers["Ais-Version"] == "1"
+    stop = threading.Event()
+    errors: list[str] = []
+    reads = [0]
+
+    def reader(ranged: bool) -> None:
+        s = requests.Session()
+        while not stop.is_set():
+            headers = {"Range": "bytes=100000-"} if ranged else None
+            r = s.get(bck.ep + obj_path(bck.name, "hot"), headers=headers, timeout=30)
+            if r.status_code not in (200, 206):
+                errors.append(f"{r.status_code}: {r.text[:200]}")
+                return
+            want = versioned(int(r.headers["Ais-Version"]))
+            if r.content != (want[100000:] if ranged else want):
+                errors.append(f"version {r.headers['Ais-Version']}: wrong bytes")
+                return
+            reads[0] += 1
+
+    threads = [threading.Thread(target=reader, args=(i % 2 == 1,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    try:
+        s = requests.Session()
+        for version in range(2, 25):
+            r = s.put(bck.ep + obj_path(bck.name, "hot"), data=versioned(version), timeout=30)
+            assert r.status_code == 200 and r.headers["Ais-Version"] == str(version)
+            if errors:
+                break
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+    assert not errors, errors[:3]
+    assert reads[0] > 10
+    assert bck.get("hot").content == versioned(24)
+    assert bck.consistent() == {"hot"}
+
+
+def test_concurrent_puts_to_one_name(bck: Bck) -> None:
+    """Eight writers of one name: the result is exactly one of their objects; no chunks leak."""
+    sizes = [0, 10, 300 * KiB, LIMIT, LIMIT + 1, 2 * MiB, 3 * MiB + 3, 5 * MiB]
+    barrier = threading.Barrier(len(sizes))
+    status: list[int] = []
+
+    def put(size: int) -> None:
+        data = content_for("same", size)
+        barrier.wait()
+        status.append(bck.put("same", data).status_code)
+
+    threads = [threading.Thread(target=put, args=(sz,)) for sz in sizes]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert status == [200] * len(sizes)
+    r = bck.get("same")
+    assert len(r.content) in sizes and r.content == content_for("same", len(r.content))
+    assert bck.head("same", "version").headers["Ais-Version"] == str(len(sizes))
+    assert bck.consistent() == {"same"}
+    assert len(chunk_dirs(bck.mps, bck.name)) == (1 if expected_chunks(len(r.content)) else 0)
+
+
+def test_rechunk_racing_overwrites_keeps_new_data(ais_server: LocalServer) -> None:
+    """A rechunk job must never put an old version back over a concurrent overwrite."""
+    b = new_bucket(ais_server)
+    try:
+        names = [f"r/{i:03d}" for i in range(24)]
+        for n in names:
+            assert b.put(n, content_for(n + ":1", 3 * MiB // 2)).status_code == 200
+        r = rechunk(b, "1MiB", "128KiB")
+        assert r.status_code == 200, r.text
+        s = requests.Session()
+        for n in names:  # overwrite while the job walks the bucket
+            assert s.put(b.ep + obj_path(b.name, n), data=content_for(n + ":2", MiB + 7)).ok
+        wait_job(b.ep, r.text)
+        for n in names:
+            assert b.get(n).content == content_for(n + ":2", MiB + 7), n
+            assert b.head(n, "version").headers["Ais-Version"] == "2"
+        b.consistent()
+    finally:
+        destroy_bucket(b.ep, b.name)
+
+
+def test_multipart_part_disconnect_leaves_no_temp(client: Client, bck: Bck) -> None:
+    mpu = client.bucket(bck.name).object("mp").multipart_upload().create()
+    mpu.add_part(1).put_content(b"one")
+    u = urlsplit(bck.ep)
+    s = socket.create_connection((u.hostname, u.port), timeout=10)
+    path = obj_path(bck.name, "mp") + f"?uploadId={mpu.upload_id}&partNumber=2"
+    s.sendall(f"PUT {path} HTTP/1.1\r\nHost: x\r\nContent-Length: {4 * MiB}\r\n\r\n".encode())
+    s.sendall(b"2" * MiB)
+
+    def part_temp() -> list[Path]:
+        return [p for cd in chunk_dirs(bck.mps, bck.name).values() for p in cd.stray]
+
+    wait_until(part_temp, 5, "the part's temp file")
+    s.close()
+    wait_until(lambda: not part_temp(), 5, "the part's temp file removed")
+    mpu.parts = [1]
+    mpu.complete()
+    assert client.bucket(bck.name).object("mp").get_reader().read_all() == b"one"
+    assert bck.consistent() == {"mp"}
