@@ -72,6 +72,37 @@ Task<void> Exchange::SendContinueIfExpected() {
 Task<Status> Exchange::StreamBody(const std::function<Status(const char*, size_t)>& sink) {
   co_await SendContinueIfExpected();
   std::vector<char> buf(kBodyChunk);
+  if (auto len = content_length(); len && !parser_.chunked() && !parser_.is_done() && !body_taken_) {
+    // A sized body bypasses the parser: large reads straight into our buffer, one syscall per MiB
+    // instead of Beast's 64 KiB, and no copy through the parser's buffer.
+    body_taken_ = true;
+    uint64_t left = *len;
+    if (size_t have = std::min<uint64_t>(buffer_.size(), left); have > 0) {
+      auto data = buffer_.data();
+      Status st = sink(static_cast<const char*>(data.data()), have);
+      buffer_.consume(have);
+      left -= have;
+      if (!st.ok()) co_return st;
+    }
+    while (left > 0) {
+      beast::error_code ec;
+      stream_.expires_after(kIoTimeout);
+      size_t n = co_await stream_.async_read_some(asio::buffer(buf.data(), std::min<uint64_t>(buf.size(), left)),
+                                                  asio::redirect_error(asio::use_awaitable, ec));
+      if (ec) {
+        reusable_ = false;
+        co_return Status::InvalidArgument("failed to read request body: " + ec.message());
+      }
+      left -= n;
+      Status st = sink(buf.data(), n);
+      if (!st.ok()) {
+        // The rest of the body is still on the wire; the connection cannot carry another request.
+        reusable_ = left == 0 && reusable_;
+        co_return st;
+      }
+    }
+    co_return Status::OK();
+  }
   while (!parser_.is_done()) {
     auto& body = parser_.get().body();
     body.data = buf.data();

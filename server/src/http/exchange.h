@@ -50,7 +50,7 @@ class Exchange {
   Task<Result<std::string>> ReadBody(size_t limit);
   // Streams the body to `sink` in pieces; stops at the first error `sink` returns.
   Task<Status> StreamBody(const std::function<Status(const char*, size_t)>& sink);
-  bool body_done() const { return parser_.is_done(); }
+  bool body_done() const { return parser_.is_done() || body_taken_; }
 
   // --- reply (exactly one per exchange) ---
   Task<void> Reply(http::status status, const HeaderList& headers = {}, std::string body = {},
@@ -82,6 +82,7 @@ class Exchange {
   std::string_view raw_path_;
   std::string_view raw_query_;
   bool continue_sent_ = false;
+  bool body_taken_ = false;  // a sized body was read past the parser (StreamBody)
   bool replied_ = false;
   bool reusable_ = true;
 };

@@ -124,7 +124,7 @@ Task<void> HttpServer::Session(tcp::socket socket) {
     }
     if (!ex.replied()) co_await ex.ReplyError(Status::IOError("internal error: " + (failure.empty() ? "no reply" : failure)));
     if (!ex.reusable()) break;
-    if (!parser.is_done()) {
+    if (!ex.body_done()) {
       // Replied before reading the body (an error): drain it so the client, still sending,
       // reads our reply instead of a reset connection.
       if (!IEquals(ex.header("Expect"), "100-continue") && parser.content_length().value_or(0) <= kDrainLimit) {
