@@ -104,15 +104,32 @@ class SessionManager:
             session = self._sessions[pid] = self._create_session()
         return session
 
-    def _create_session(self) -> requests.Session:
-        session = requests.Session()
-        session.verify = resolve_verify(self._skip_verify, self._ca_cert)
-        session.cert = self._client_cert
-        adapter = HTTPAdapter(
+    def ensure_pool_size(self, size: int) -> None:
+        """Let the pool keep at least `size` connections per host (parallel range readers hold
+        one each); the calling process's session is re-mounted when it has fewer."""
+        if size <= self._max_pool_size:
+            return
+        self._max_pool_size = size
+        session = self._sessions.get(os.getpid())
+        if session is not None:
+            for prefix in (HTTP, HTTPS):
+                old = session.adapters.get(prefix)
+                session.mount(prefix, self._adapter())
+                if old is not None:
+                    old.close()
+
+    def _adapter(self) -> HTTPAdapter:
+        return HTTPAdapter(
             max_retries=self._retry if self._retry is not None else 0,
             pool_connections=self._max_pool_size,
             pool_maxsize=self._max_pool_size,
         )
+
+    def _create_session(self) -> requests.Session:
+        session = requests.Session()
+        session.verify = resolve_verify(self._skip_verify, self._ca_cert)
+        session.cert = self._client_cert
+        adapter = self._adapter()
         session.mount(HTTP, adapter)
         session.mount(HTTPS, adapter)
         return session

@@ -13,8 +13,11 @@
     │       └── ErrETLAlreadyExists         409 mentioning "etl job"
     ├── InvalidBckProvider, Timeout, JobInfoNotFound, UnexpectedHTTPStatusCode,
     │   InvalidURLException, NoTargetError, InvalidObjectRangeIndex
-    └── ValueError
-        └── InvalidPipelineError
+    ├── ObjectChangedError         (ours) the object changed during a parallel download
+    ├── ValueError
+    │   └── InvalidPipelineError
+    └── MemoryError
+        └── InsufficientSharedMemoryError  (ours) no room for a parallel-download buffer
 
 Classification of HTTP errors lives in `aistore._internal.error_map`. Every exception here
 survives pickling (DataLoader workers send them across processes): `__reduce__` returns the
@@ -45,12 +48,14 @@ __all__ = [
     "ErrGETConflict",
     "ErrObjNotFound",
     "ErrRemoteBckNotFound",
+    "InsufficientSharedMemoryError",
     "InvalidBckProvider",
     "InvalidObjectRangeIndex",
     "InvalidPipelineError",
     "InvalidURLException",
     "JobInfoNotFound",
     "NoTargetError",
+    "ObjectChangedError",
     "Timeout",
     "UnexpectedHTTPStatusCode",
 ]
@@ -216,3 +221,45 @@ class NoTargetError(Exception):
 
 class InvalidPipelineError(ValueError):
     """An ETL pipeline header is malformed."""
+
+
+class ObjectChangedError(Exception):
+    """The object changed (size or version) while its byte ranges were being read, so the
+    pieces would not belong together. Not part of the official SDK.
+
+    Example:
+        >>> str(ObjectChangedError("ais://b/o", "size 10 became 12"))
+        'ais://b/o changed during a parallel download: size 10 became 12'
+    """
+
+    def __init__(self, path: str, detail: str) -> None:
+        self.path = path
+        self.detail = detail
+        super().__init__(f"{path} changed during a parallel download: {detail}")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.path, self.detail))
+
+
+class InsufficientSharedMemoryError(MemoryError):
+    """Not enough shared memory (free RAM, cgroup limit or `/dev/shm` space) for a buffer;
+    raised before any byte is downloaded. Not part of the official SDK.
+
+    Example:
+        >>> err = InsufficientSharedMemoryError(2 << 30, 1 << 30, "allocating a shared buffer")
+        >>> err.requested, err.available
+        (2147483648, 1073741824)
+    """
+
+    def __init__(self, requested: int, available: int | None, action: str) -> None:
+        self.requested = requested
+        self.available = available
+        self.action = action
+        have = "unknown" if available is None else f"{available:,}"
+        super().__init__(
+            f"not enough shared memory for {action}: need {requested:,} bytes, "
+            f"{have} available (free RAM, cgroup memory limit or /dev/shm space)"
+        )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.requested, self.available, self.action))

@@ -31,6 +31,7 @@ from aistore.sdk.const import (
     URL_PATH_DAEMON,
     WHAT_SMAP,
 )
+from aistore.sdk.errors import UnexpectedHTTPStatusCode
 from aistore.sdk.response_handler import AISResponseHandler, ResponseHandler
 from aistore.sdk.retry_config import RetryConfig
 from aistore.sdk.types import Smap
@@ -194,21 +195,50 @@ class RequestClient:
         reply, which is what a non-streamed `requests` call does. The body lands in one
         `bytes` object with a single copy.
         """
-        url = self._url(path, endpoint=None)
 
-        def send_and_read() -> tuple[requests.Response, bytes]:
-            resp = self._send(method, url, headers, {**kwargs, "stream": True})
-            if not 200 <= resp.status_code < 400:
-                return resp, b""
+        def read_all(resp: requests.Response) -> tuple[requests.Response, bytes]:
             reader = BodyReader(resp)
             try:
                 return resp, reader.read_all()
             finally:
                 reader.close()
 
-        resp, body = self._with_retry(send_and_read, kwargs)
+        return self.request_read(method, path, read_all, headers=headers, **kwargs)
+
+    def request_read(
+        self,
+        method: str,
+        path: str,
+        read: Callable[[requests.Response], R],
+        headers: Mapping[str, Any] | None = None,
+        retrying: Retrying | None = None,
+        **kwargs: Any,
+    ) -> R:
+        """Send a streamed request and let `read` consume a successful reply, both inside one
+        retried step, so a body that breaks off is retried like a failed send.
+
+        Args:
+            read: consumes a reply with status below 400 (and closes it); its transport errors
+                are retried by the network policy.
+            retrying: the network retry policy for this request (the client's by default).
+
+        Raises:
+            aistore.sdk.errors.AISError: (or a subclass) for an error status; never retried.
+        """
+        url = self._url(path, endpoint=None)
+
+        def send_and_read() -> tuple[requests.Response, list[R]]:
+            resp = self._send(method, url, headers, {**kwargs, "stream": True})
+            if not 200 <= resp.status_code < 400:
+                return resp, []
+            return resp, [read(resp)]
+
+        resp, result = self._with_retry(send_and_read, kwargs, retrying)
         self._response_handler.handle_response(resp)
-        return resp, body
+        if not result:
+            resp.close()
+            raise UnexpectedHTTPStatusCode([200], resp.status_code)
+        return result[0]
 
     def get_full_url(self, path: str, params: Mapping[str, Any]) -> str:
         """Absolute URL of `path` with `params` as query string."""
@@ -225,11 +255,14 @@ class RequestClient:
             return self._transport.send_https_with_body(method, url, headers, **kwargs)
         return self._transport.send(method, url, headers, **kwargs)
 
-    def _with_retry(self, op: Callable[[], R], kwargs: Mapping[str, Any]) -> R:
+    def _with_retry(
+        self, op: Callable[[], R], kwargs: Mapping[str, Any], retrying: Retrying | None = None
+    ) -> R:
         """Run `op` under the network retry policy, rewinding a stream body before each repeat."""
+        retrying = retrying if retrying is not None else self._retrying
         body: Any = kwargs.get("data")
         if not _is_stream_body(body):
-            return self._retrying(op)
+            return retrying(op)
         try:
             start: int | None = body.tell()
         except (AttributeError, OSError, ValueError):
@@ -248,4 +281,4 @@ class RequestClient:
             attempted = True
             return op()
 
-        return self._retrying(rewind_then_op)
+        return retrying(rewind_then_op)

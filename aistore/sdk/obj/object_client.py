@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import TypeVar
 
 import requests
+from tenacity import Retrying
 
 from aistore._internal.body import BodyReader
 from aistore.sdk.const import (
@@ -96,6 +97,34 @@ class ObjectClient:
         """Streamed GET of bytes [start, end); the caller closes the response."""
         headers = {**self._request_headers, HEADER_RANGE: f"bytes={start}-{end - 1}"}
         return self._get(headers, stream=True)
+
+    def read_range(
+        self,
+        start: int,
+        end: int,
+        read: Callable[[requests.Response], T],
+        retrying: Retrying | None = None,
+    ) -> T:
+        """GET bytes [start, end) and let `read` consume a successful reply; a transport error
+        while sending or inside `read` repeats both under `retrying` (the client's network
+        policy by default). Error statuses raise without retry.
+        """
+        headers = {**self._request_headers, HEADER_RANGE: f"bytes={start}-{end - 1}"}
+        return self._refreshing_target(
+            lambda rc: rc.request_read(
+                HTTP_METHOD_GET,
+                self._request_path,
+                read,
+                headers=headers,
+                retrying=retrying,
+                params=self._request_params,
+            )
+        )
+
+    @property
+    def request_client(self) -> RequestClient:
+        """The client requests go through (the owning target's with `direct`)."""
+        return self._request_client
 
     def head(self, props: str = "checksum,atime,version,custom") -> ObjectAttributes:
         """Selective (v2) HEAD with `props` ("name,size" when empty)."""

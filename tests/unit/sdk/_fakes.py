@@ -8,6 +8,7 @@ from __future__ import annotations
 import http.server
 import ssl
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, urlsplit
@@ -33,6 +34,8 @@ class Reply:
     cut_after: int | None = None
     # Hang up without any reply.
     drop: bool = False
+    # With `cut_after`: wait this long after the partial body before hanging up.
+    stall: float = 0.0
 
 
 Route = Callable[[Req], Reply]
@@ -46,6 +49,7 @@ class FakeServer:
 
         class Handler(http.server.BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # no 40 ms delayed-ACK stalls between requests
 
             def log_message(self, *args: object) -> None:
                 pass
@@ -81,6 +85,7 @@ class FakeServer:
                 if reply.cut_after is not None:
                     self.wfile.write(reply.body[: reply.cut_after])
                     self.wfile.flush()
+                    time.sleep(reply.stall)
                     self.close_connection = True
                     return
                 self.wfile.write(reply.body)
