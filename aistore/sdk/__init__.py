@@ -5,6 +5,7 @@ Example:
     >>> client = Client("http://localhost:8080")
 """
 
+from aistore.sdk.ais_source import AISSource
 from aistore.sdk.archive_config import ArchiveConfig
 from aistore.sdk.blob_download_config import BlobDownloadConfig
 from aistore.sdk.bucket import Bucket
@@ -18,6 +19,7 @@ from aistore.sdk.retry_config import ColdGetConf, RetryConfig
 from aistore.sdk.wait_result import WaitResult
 
 __all__ = [
+    "AISSource",
     "ArchiveConfig",
     "BlobDownloadConfig",
     "Bucket",

@@ -13,6 +13,7 @@ from typing import Any
 import requests
 from requests.structures import CaseInsensitiveDict
 
+from aistore.sdk.ais_source import AISSource
 from aistore.sdk.const import (
     ACT_CREATE_BCK,
     ACT_DESTROY_BCK,
@@ -41,7 +42,7 @@ from aistore.sdk.types import ActionMsg, BucketEntry, BucketList, BucketModel, L
 __all__ = ["Bucket"]
 
 
-class Bucket:
+class Bucket(AISSource):
     """A bucket of the cluster; making one sends no request (see `Client.bucket`).
 
     Example:
