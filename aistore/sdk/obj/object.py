@@ -196,11 +196,12 @@ class Object:
             latest: fetch the latest version from the remote backend.
             byte_range: one RFC 7233 range: "bytes=0-499", "bytes=500-", "bytes=-500".
             direct: read from the owning target, bypassing the proxy.
-            num_workers: parallel range reads (validated; not implemented yet).
+            num_workers: read with this many concurrent range GETs (at least 2): iteration
+                streams through a bounded ring, `read_all()` returns a shared-memory
+                `ParallelBuffer`. Sends the HEAD that sizes the object now.
 
         Raises:
-            ValueError: conflicting options.
-            NotImplementedError: `num_workers` (parallel download is a later release).
+            ValueError: conflicting options, or `num_workers` on an empty object.
         """
         params = dict(self.query_params)
         headers: dict[str, str] = {}
@@ -223,7 +224,6 @@ class Object:
             raise ValueError("Cannot use `byte_range` with `blob_download_config`.")
         if num_workers is not None:
             _check_parallel_options(num_workers, byte_range, blob_download_config, etl)
-            raise NotImplementedError("parallel download: not yet implemented")
         bounds: ByteRange = (None, None)
         if byte_range:
             bounds = parse_byte_range(byte_range)
@@ -236,7 +236,7 @@ class Object:
             byte_range=bounds,
             uname=self.uname if direct else None,
         )
-        reader = ObjectReader(object_client, chunk_size=chunk_size)
+        reader = ObjectReader(object_client, chunk_size=chunk_size, num_workers=num_workers)
         if writer is not None:
             writer.writelines(reader)
         return reader

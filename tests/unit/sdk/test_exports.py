@@ -43,13 +43,16 @@ PUBLIC_MODULES = [
     "aistore.sdk.obj.content_iterator",
     "aistore.sdk.obj.content_iterator.base",
     "aistore.sdk.obj.content_iterator.sequential",
+    "aistore.sdk.obj.content_iterator.buffer",
+    "aistore.sdk.obj.content_iterator.parallel",
+    "aistore.sdk.ais_source",
 ]
 
 # Names of the official 2.0.0 package that this release covers, by module.
 OFFICIAL = {
     "aistore": ["Client", "__version__"],
     "aistore.sdk": [
-        "Client", "Cluster", "Namespace", "Bucket", "Object", "Job", "ArchiveConfig",
+        "Client", "AISSource", "Cluster", "Namespace", "Bucket", "Object", "Job", "ArchiveConfig",
         "BlobDownloadConfig", "ListObjectFlag", "ColdGetConf", "RetryConfig", "WaitResult",
     ],
     "aistore.sdk.errors": [
@@ -69,8 +72,12 @@ OFFICIAL = {
         "ListObjectsMsg", "MptCompletedPart", "Namespace",
     ],
     "aistore.sdk.obj.content_iterator": [
-        "BaseContentIterProvider", "ContentIterProvider", "StreamBounds",
+        "BaseContentIterProvider", "ContentIterProvider", "StreamBounds", "ParallelBuffer",
+        "ParallelContentIterProvider",
     ],
+    "aistore.sdk.obj.content_iterator.buffer": ["ParallelBuffer", "RingBuffer"],
+    "aistore.sdk.obj.content_iterator.parallel": ["ParallelContentIterProvider"],
+    "aistore.sdk.ais_source": ["AISSource"],
     "aistore.sdk.obj.object_attributes": ["ObjectAttributes", "ECInfo", "ChunksInfo"],
     "aistore.sdk.obj.object": ["Object", "BucketDetails"],
     "aistore.sdk.provider": ["Provider"],

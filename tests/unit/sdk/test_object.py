@@ -142,10 +142,11 @@ def test_reader_option_conflicts(client: Client, kwargs: dict, message: str) -> 
         client.bucket("b").object("o").get_reader(**kwargs)
 
 
-def test_parallel_download_not_yet(server: FakeServer, client: Client) -> None:
-    with pytest.raises(NotImplementedError, match="parallel download"):
+def test_parallel_reader_sizes_the_object_at_once(server: FakeServer, client: Client) -> None:
+    server.route = lambda req: Reply(200, b"", {"Content-Length": "0"})
+    with pytest.raises(ValueError, match="non-empty"):
         client.bucket("b").object("o").get_reader(num_workers=4)
-    assert server.requests == []
+    assert [(r.method, r.query.get("props")) for r in server.requests] == [("HEAD", "chunked")]
 
 
 def test_archive_config_validation() -> None:

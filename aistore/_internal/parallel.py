@@ -1,0 +1,560 @@
+"""Parallel range engine: worker threads GET byte ranges of one object straight into memory.
+
+Why threads: a range read spends its time in `recv_into`, which releases the GIL and lands the
+bytes in their final place (a shared-memory buffer, a ring slot, a caller's array, a file's
+scratch page) with the one copy the kernel has to make. Threads need no pickling, no process
+pool and no named shared memory, so they also work inside DataLoader workers (daemonic
+processes may not start children). Each worker holds one keep-alive connection from the
+client's pool for all its ranges.
+
+Contract of one `RangeEngine` run:
+- ranges are claimed in order; each is read with an exact-length check (206 with the asked
+  `Content-Range`, `Content-Length` equal to the range, the body neither short nor long) and
+  retried alone under the client's network retry policy, from its first byte;
+- the object must not change meanwhile: a different total size or `Ais-Version` between
+  replies raises `ObjectChangedError`;
+- the first unrecoverable error is kept, every worker is stopped (blocked reads are woken by
+  shutting down their sockets) and the caller gets that error;
+- cancelling (an exception or KeyboardInterrupt in the caller, closing a stream) stops the
+  workers the same way and waits for them (bounded), so no thread writes into memory that
+  the caller releases.
+
+Example:
+    >>> ranges = plan_ranges(0, size, 64 << 20)  # doctest: +SKIP
+    >>> RangeEngine(object_client, size, ranges, 8, retrying).fill(dest)  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import socket
+import threading
+import traceback
+from collections.abc import Callable, Generator
+from typing import Any, Protocol
+
+import requests
+from requests.exceptions import ChunkedEncodingError
+from tenacity import RetryCallState, Retrying
+
+from aistore._internal.body import BodyReader, content_length
+from aistore.sdk.const import STATUS_OK, STATUS_PARTIAL_CONTENT
+from aistore.sdk.errors import ObjectChangedError, UnexpectedHTTPStatusCode
+
+logger = logging.getLogger(__name__)
+
+Range = tuple[int, int]  # [start, end)
+
+# Bytes read between two looks at the cancel flag (~1 ms at loopback speed).
+PIECE_SIZE = 4 << 20
+# How long cancellation waits for workers to leave; a worker still waiting for response
+# headers after that finishes on its own (its reply is then dropped).
+CANCEL_JOIN_TIMEOUT = 10.0
+
+_HEADER_CONTENT_RANGE = "Content-Range"
+_HEADER_AIS_VERSION = "ais-version"
+
+
+def plan_ranges(start: int, end: int, range_size: int) -> list[Range]:
+    """Ranges covering [start, end) whose boundaries fall on multiples of `range_size` (so each
+    range of a chunked object is one chunk); the first is shorter when `start` is unaligned.
+
+    Example:
+        >>> plan_ranges(0, 10, 4)
+        [(0, 4), (4, 8), (8, 10)]
+        >>> plan_ranges(5, 10, 4)
+        [(5, 8), (8, 10)]
+    """
+    if range_size <= 0:
+        raise ValueError(f"range size must be positive, got {range_size}")
+    ranges = []
+    pos = start
+    while pos < end:
+        nxt = min((pos // range_size + 1) * range_size, end)
+        ranges.append((pos, nxt))
+        pos = nxt
+    return ranges
+
+
+class RangeSource(Protocol):
+    """What the engine needs from an object client (`ObjectClient` implements it)."""
+
+    @property
+    def path(self) -> str: ...
+
+    def read_range(
+        self,
+        start: int,
+        end: int,
+        read: Callable[[requests.Response], Any],
+        retrying: Retrying | None = None,
+    ) -> Any: ...
+
+
+class Target(Protocol):
+    """Where the bytes of one range go."""
+
+    def view(self, pos: int, n: int) -> memoryview:
+        """Memory for bytes [pos, pos + n) of the range (relative to its start)."""
+        ...
+
+    def commit(self, pos: int, data: memoryview) -> None:
+        """`data`, bytes [pos, pos + len(data)) of the range, has been received."""
+        ...
+
+    def release(self) -> None:
+        """Drop the target's views of the destination (they would keep it mapped)."""
+        ...
+
+
+class MemoryTarget:
+    """A range read straight into its place in a larger buffer.
+
+    Example:
+        >>> dest = memoryview(bytearray(8))
+        >>> MemoryTarget(dest[4:8]).view(0, 2).nbytes
+        2
+    """
+
+    def __init__(self, dest: memoryview) -> None:
+        self._dest = dest
+
+    def view(self, pos: int, n: int) -> memoryview:
+        return self._dest[pos : pos + n]
+
+    def commit(self, pos: int, data: memoryview) -> None:
+        pass
+
+    def release(self) -> None:
+        self._dest.release()
+
+
+class FileTarget:
+    """A range read through a small scratch buffer and written at its offset with `pwrite`.
+
+    Example:
+        >>> target = FileTarget(fd, 1 << 20, bytearray(1 << 20))  # doctest: +SKIP
+    """
+
+    def __init__(self, fd: int, offset: int, scratch: bytearray) -> None:
+        self._fd = fd
+        self._offset = offset
+        self._scratch = memoryview(scratch)
+
+    def view(self, pos: int, n: int) -> memoryview:
+        return self._scratch[: min(n, len(self._scratch))]
+
+    def commit(self, pos: int, data: memoryview) -> None:
+        done = 0
+        while done < len(data):
+            done += os.pwrite(self._fd, data[done:], self._offset + pos + done)
+
+    def release(self) -> None:
+        self._scratch.release()
+
+
+class _Cancelled(Exception):
+    """Raised inside a worker to leave once the run is cancelled or has failed."""
+
+
+class RangeEngine:
+    """One parallel read of an object's ranges.
+
+    Thread safety: `_cond` guards `_next`, `_consumed`, `_error`, `_sockets`, `_running` and
+    `_version`; `_cancel` is an Event read without the lock. The object size, the ranges and
+    the worker count are constant after construction.
+
+    Args:
+        source: issues the range GETs (an `ObjectClient`).
+        object_size: size from the HEAD; every reply must agree with it.
+        ranges: the ranges to read, in order.
+        num_workers: most concurrent range reads (and threads).
+        retrying: network retry policy for each range (tenacity `Retrying`).
+    """
+
+    def __init__(
+        self,
+        source: RangeSource,
+        object_size: int,
+        ranges: list[Range],
+        num_workers: int,
+        retrying: Retrying,
+    ) -> None:
+        self._source = source
+        self._size = object_size
+        self._ranges = ranges
+        self._num_workers = max(1, min(num_workers, len(ranges)))
+        self._base_retrying = retrying
+        self._cond = threading.Condition()
+        self._cancel = threading.Event()
+        self._next = 0
+        self._consumed = 0
+        self._error: BaseException | None = None
+        self._sockets: dict[int, socket.socket] = {}
+        self._running = 0
+        self._version: str | None = None
+        self._threads: list[threading.Thread] = []
+        self._on_fail: Callable[[], None] = lambda: None
+
+    @property
+    def num_workers(self) -> int:
+        """Threads this run uses."""
+        return self._num_workers
+
+    # -- modes ------------------------------------------------------------------------------
+
+    def fill(
+        self,
+        dest: memoryview,
+        base: int = 0,
+        prepare: Callable[[int, int], None] | None = None,
+    ) -> None:
+        """Read every range into `dest`, byte `p` of the object at `dest[p - base]`.
+
+        Args:
+            prepare: called with (start, end) in `dest` coordinates before a range is read
+                (e.g. to fault its pages in).
+        """
+
+        def target(index: int) -> Target:
+            start, end = self._ranges[index]
+            if prepare is not None:
+                prepare(start - base, end - base)
+            return MemoryTarget(dest[start - base : end - base])
+
+        self._run_to_completion(target)
+
+    def write_file(self, fd: int, base: int = 0, scratch_size: int = 1 << 20) -> None:
+        """Read every range into the open file `fd`, byte `p` of the object at `p - base`."""
+        local = threading.local()
+
+        def target(index: int) -> Target:
+            scratch = getattr(local, "scratch", None)
+            if scratch is None:
+                scratch = local.scratch = bytearray(scratch_size)
+            return FileTarget(fd, self._ranges[index][0] - base, scratch)
+
+        self._run_to_completion(target)
+
+    def stream(
+        self,
+        slot_view: Callable[[int], memoryview],
+        num_slots: int,
+        copy_out: Callable[[memoryview], bytes],
+        prepare_slot: Callable[[int], None] | None = None,
+    ) -> Generator[bytes, None, None]:
+        """Yield each range's bytes in order through `num_slots` reusable slots: range `i` is
+        read into slot `i % num_slots` once range `i - num_slots` has been yielded, so memory
+        stays at `num_slots` slots whatever the object size.
+
+        Args:
+            slot_view: writable memory of a slot (at least the largest range).
+            copy_out: makes the yielded `bytes` from a filled slot.
+            prepare_slot: called before a slot is first written.
+        """
+        slots = max(1, min(num_slots, len(self._ranges)))
+        ready = [threading.Event() for _ in range(slots)]
+        prepared: set[int] = set()
+
+        def target(index: int) -> Target:
+            slot = index % slots
+            if prepare_slot is not None and slot not in prepared:
+                prepared.add(slot)
+                prepare_slot(slot)
+            start, end = self._ranges[index]
+            return MemoryTarget(slot_view(slot)[: end - start])
+
+        def wake_all() -> None:
+            for event in ready:
+                event.set()
+
+        self._on_fail = wake_all
+        if self._num_workers == 1 and slots == 1:
+            yield from self._stream_inline(target, slot_view, copy_out)
+            return
+        self._start(target, done=lambda index: ready[index % slots].set(), window=slots)
+        try:
+            for index, (start, end) in enumerate(self._ranges):
+                event = ready[index % slots]
+                event.wait()
+                event.clear()
+                self._raise_error()
+                data = copy_out(slot_view(index % slots)[: end - start])
+                with self._cond:
+                    self._consumed = index + 1
+                    self._cond.notify_all()
+                yield data
+        finally:
+            self._stop()
+
+    # -- running workers --------------------------------------------------------------------
+
+    def _stream_inline(
+        self,
+        target: Callable[[int], Target],
+        slot_view: Callable[[int], memoryview],
+        copy_out: Callable[[memoryview], bytes],
+    ) -> Generator[bytes, None, None]:
+        retrying = self._retrying()
+        for index, (start, end) in enumerate(self._ranges):
+            try:
+                self._fetch(start, end, target(index), retrying)
+            except BaseException as err:
+                _drop_locals(err)
+                raise
+            yield copy_out(slot_view(0)[: end - start])
+
+    def _run_to_completion(self, target: Callable[[int], Target]) -> None:
+        if self._num_workers == 1:
+            retrying = self._retrying()
+            try:
+                for index, (start, end) in enumerate(self._ranges):
+                    self._fetch(start, end, target(index), retrying)
+            except BaseException as err:
+                _drop_locals(err)
+                raise
+            return
+        all_done = threading.Event()
+        self._on_fail = all_done.set
+        self._start(target, done=None, window=None, finished=all_done)
+        try:
+            all_done.wait()
+            self._raise_error()
+        finally:
+            self._stop()
+
+    def _start(
+        self,
+        target: Callable[[int], Target],
+        done: Callable[[int], None] | None,
+        window: int | None,
+        finished: threading.Event | None = None,
+    ) -> None:
+        self._running = self._num_workers
+        for i in range(self._num_workers):
+            thread = threading.Thread(
+                target=self._work,
+                args=(target, done, window, finished),
+                name=f"ais-range-{i}",
+                daemon=True,
+            )
+            self._threads.append(thread)
+            thread.start()
+
+    def _work(
+        self,
+        target: Callable[[int], Target],
+        done: Callable[[int], None] | None,
+        window: int | None,
+        finished: threading.Event | None,
+    ) -> None:
+        retrying = self._retrying()
+        try:
+            while (index := self._claim(window)) is not None:
+                start, end = self._ranges[index]
+                self._fetch(start, end, target(index), retrying)
+                if done is not None:
+                    done(index)
+        except _Cancelled:
+            pass
+        except BaseException as err:  # noqa: B036 - any failure must reach the consumer
+            _drop_locals(err)
+            self._fail(err)
+        finally:
+            with self._cond:
+                self._running -= 1
+                last = self._running == 0
+            if last and finished is not None:
+                finished.set()
+
+    def _claim(self, window: int | None) -> int | None:
+        """The next range to read; with a window, wait until its slot has been consumed."""
+        with self._cond:
+            if self._next >= len(self._ranges) or self._cancel.is_set():
+                return None
+            index = self._next
+            self._next += 1
+            if window is not None:
+                while index - self._consumed >= window and not self._cancel.is_set():
+                    self._cond.wait()
+            if self._cancel.is_set():
+                return None
+            return index
+
+    def _fail(self, err: BaseException) -> None:
+        """Keep the first error and stop everything."""
+        with self._cond:
+            if self._error is None and not self._cancel.is_set():
+                self._error = err
+                logger.debug("parallel read of %s failed: %r", self._source.path, err)
+        self._cancel_workers()
+
+    def _cancel_workers(self) -> None:
+        self._cancel.set()
+        with self._cond:
+            self._cond.notify_all()
+            # Under the lock: a socket is shut down only while its reader still holds it,
+            # never after it went back to the pool for another request.
+            for sock in self._sockets.values():
+                # The plain-socket method wakes a blocked recv without touching TLS state.
+                with contextlib.suppress(OSError):
+                    socket.socket.shutdown(sock, socket.SHUT_RDWR)
+        self._on_fail()
+
+    def _raise_error(self) -> None:
+        with self._cond:
+            err = self._error
+        if err is not None:
+            raise err
+
+    def _stop(self) -> None:
+        """Cancel workers that may still run and wait for them (bounded)."""
+        if any(t.is_alive() for t in self._threads):
+            self._cancel_workers()
+        for thread in self._threads:
+            thread.join(CANCEL_JOIN_TIMEOUT)
+            if thread.is_alive():
+                logger.warning("range reader %s did not stop in time", thread.name)
+
+    # -- one range --------------------------------------------------------------------------
+
+    def _retrying(self) -> Retrying:
+        """The network policy, made to give up at once when the run is cancelled."""
+        base = self._base_retrying
+        cancel = self._cancel
+        base_stop = base.stop
+        on_exhaust = base.retry_error_callback
+
+        def stop(state: RetryCallState) -> bool:
+            return cancel.is_set() or bool(base_stop(state))
+
+        def sleep(seconds: float) -> None:
+            cancel.wait(seconds)
+
+        if on_exhaust is None:
+            return base.copy(stop=stop, sleep=sleep)
+
+        def exhausted(state: RetryCallState) -> Any:
+            if cancel.is_set():
+                raise _Cancelled()
+            return on_exhaust(state)
+
+        return base.copy(stop=stop, sleep=sleep, retry_error_callback=exhausted)
+
+    def _fetch(self, start: int, end: int, target: Target, retrying: Retrying) -> None:
+        """Read [start, end) into `target`, retrying the whole range on transport errors."""
+        n = end - start
+
+        def read(resp: requests.Response) -> None:
+            reader = BodyReader(resp, start)
+            try:
+                self._check_reply(resp, start, end)
+                self._watch(resp)
+                got = 0
+                while got < n:
+                    if self._cancel.is_set():
+                        raise _Cancelled()
+                    with target.view(got, min(n - got, PIECE_SIZE)) as view:
+                        m = reader.readinto(view)
+                        if m == 0:
+                            raise ChunkedEncodingError(
+                                f"range [{start}, {end}) of {self._source.path} ended after "
+                                f"{got} of {n} bytes"
+                            )
+                        with view[:m] as data:
+                            target.commit(got, data)
+                    got += m
+                self._unwatch()
+                if reader.read(1):
+                    raise ChunkedEncodingError(
+                        f"range [{start}, {end}) of {self._source.path} sent more than {n} bytes"
+                    )
+            finally:
+                self._unwatch()
+                reader.close()
+
+        try:
+            if self._cancel.is_set():
+                raise _Cancelled()
+            self._source.read_range(start, end, read, retrying)
+        finally:
+            target.release()
+
+    def _check_reply(self, resp: requests.Response, start: int, end: int) -> None:
+        """The reply must be exactly the asked range of the object as sized by the HEAD."""
+        path = self._source.path
+        if resp.status_code == STATUS_PARTIAL_CONTENT:
+            first, last, total = _parse_content_range(resp.headers.get(_HEADER_CONTENT_RANGE))
+            if total is not None and total != self._size:
+                raise ObjectChangedError(path, f"size {self._size} became {total}")
+            if first is not None and (first, last) != (start, end - 1):
+                raise ChunkedEncodingError(
+                    f"asked {path} for bytes {start}-{end - 1}, got {first}-{last}"
+                )
+        elif resp.status_code != STATUS_OK or (start, end) != (0, self._size):
+            # A 200 is the whole object: fine only when that is what was asked.
+            raise UnexpectedHTTPStatusCode([STATUS_PARTIAL_CONTENT], resp.status_code)
+        length = content_length(resp)
+        if length is not None and length != end - start:
+            raise ChunkedEncodingError(
+                f"range [{start}, {end}) of {path}: Content-Length {length}, expected {end - start}"
+            )
+        version = resp.headers.get(_HEADER_AIS_VERSION)
+        if version:
+            with self._cond:
+                if self._version is None:
+                    self._version = version
+                elif version != self._version:
+                    raise ObjectChangedError(path, f"version {self._version} became {version}")
+
+    def _watch(self, resp: requests.Response) -> None:
+        conn = getattr(resp.raw, "_connection", None)
+        sock = getattr(conn, "sock", None)
+        if isinstance(sock, socket.socket):
+            with self._cond:
+                self._sockets[threading.get_ident()] = sock
+                cancelled = self._cancel.is_set()
+            if cancelled:
+                raise _Cancelled()
+
+    def _unwatch(self) -> None:
+        with self._cond:
+            self._sockets.pop(threading.get_ident(), None)
+
+
+def _drop_locals(err: BaseException) -> None:
+    """Clear the finished frames of `err`'s traceback: their locals include views of the
+    destination memory, which would keep it mapped for as long as the exception is kept."""
+    pending: list[BaseException | None] = [err]
+    seen: set[int] = set()
+    while pending:
+        exc = pending.pop()
+        if exc is None or id(exc) in seen:
+            continue
+        seen.add(id(exc))
+        traceback.clear_frames(exc.__traceback__)
+        pending += [exc.__cause__, exc.__context__]
+
+
+def _parse_content_range(value: str | None) -> tuple[int | None, int | None, int | None]:
+    """(first, last, total) of `bytes first-last/total`; None for parts absent or `*`."""
+    if not value:
+        return None, None, None
+    unit, _, spec = value.strip().partition(" ")
+    if unit.lower() != "bytes":
+        return None, None, None
+    span, _, total = spec.partition("/")
+    first = last = None
+    if "-" in span:
+        a, _, b = span.partition("-")
+        try:
+            first, last = int(a), int(b)
+        except ValueError:
+            first = last = None
+    try:
+        size = int(total)
+    except ValueError:
+        size = None
+    return first, last, size

@@ -1,0 +1,492 @@
+"""Parallel range reads against a scriptable server: exact bytes, range plans, the exact-length
+checks, per-range retries, error propagation and cancellation, and what is left behind."""
+
+from __future__ import annotations
+
+import gc
+import logging
+import os
+import random
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pytest
+from _fakes import FakeServer, Reply, Req, fast_retry_config
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+from requests.exceptions import ChunkedEncodingError
+
+from aistore import Client
+from aistore._internal import shm
+from aistore._internal.parallel import plan_ranges
+from aistore.sdk.const import DEFAULT_PARALLEL_CHUNK_SIZE, MIB
+from aistore.sdk.errors import (
+    ErrObjNotFound,
+    InsufficientSharedMemoryError,
+    ObjectChangedError,
+    UnexpectedHTTPStatusCode,
+)
+from aistore.sdk.obj.content_iterator import ParallelBuffer, ParallelContentIterProvider
+from aistore.sdk.obj.object import parse_byte_range
+
+KIB = 1 << 10
+
+
+@dataclass
+class Fault:
+    """What the server does to one GET of one range (matched by its first byte)."""
+
+    cut_after: int | None = None  # send this many body bytes, then hang up
+    status: int | None = None  # reply with this status (and an AIS error body if >= 400)
+    whole_object: bool = False  # ignore the Range header: 200 with everything
+    length_delta: int = 0  # announce and send a range this much longer/shorter
+    content_range_total: int | None = None  # lie about the object size
+    version: str | None = None  # Ais-Version of this reply
+    stall: float = 0.0  # send half the body, then wait this long before hanging up
+
+
+@dataclass
+class ObjectServer:
+    """Serves one object by HEAD and ranged GET, with scripted faults per (range start, attempt)."""
+
+    data: bytes
+    chunk_size: int | None = None
+    version: str = "1"
+    faults: dict[tuple[int, int], Fault] = field(default_factory=dict)
+    always: dict[int, Fault] = field(default_factory=dict)
+    attempts: dict[int, int] = field(default_factory=dict)
+    ranges: list[tuple[int, int]] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    delay: float = 0.0
+
+    def __call__(self, req: Req) -> Reply:
+        size = len(self.data)
+        if req.method == "HEAD":
+            headers = {"Content-Length": str(size), "Ais-Present": "true"}
+            if self.chunk_size:
+                count = -(-size // self.chunk_size)
+                headers["Ais-Chunks-Count"] = str(count)
+                headers["Ais-Chunks-Max-Chunk-Size"] = str(self.chunk_size)
+            return Reply(200, b"", headers)
+        first, last = parse_byte_range(req.headers["Range"])
+        assert first is not None and last is not None
+        with self.lock:
+            attempt = self.attempts.get(first, 0)
+            self.attempts[first] = attempt + 1
+            self.ranges.append((first, last + 1))
+        if self.delay:
+            time.sleep(self.delay)
+        fault = self.faults.get((first, attempt)) or self.always.get(first) or Fault()
+        if fault.status is not None:
+            body = b'{"message":"ais://b/o does not exist"}' if fault.status >= 400 else b""
+            return Reply(fault.status, body)
+        if fault.whole_object:
+            return Reply(200, self.data, {"Ais-Version": self.version})
+        end = min(last + 1 + fault.length_delta, size + max(fault.length_delta, 0))
+        body = self.data[first:end] + b"x" * max(0, end - size)
+        total = fault.content_range_total if fault.content_range_total is not None else size
+        headers = {
+            "Content-Range": f"bytes {first}-{last}/{total}",
+            "Ais-Version": fault.version or self.version,
+        }
+        if fault.stall:
+            return Reply(206, body, headers, cut_after=len(body) // 2, stall=fault.stall)
+        return Reply(206, body, headers, cut_after=fault.cut_after)
+
+    def gets_of(self, start: int) -> int:
+        return self.attempts.get(start, 0)
+
+
+def _data(size: int, seed: int = 1) -> bytes:
+    return random.Random(seed).randbytes(size)
+
+
+def _range_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name.startswith("ais-range-")]
+
+
+def _memfd_maps() -> list[str]:
+    with open("/proc/self/maps") as f:
+        return [line for line in f if "memfd:aistore" in line]
+
+
+def _dev_shm_ours() -> set[str]:
+    return {n for n in os.listdir("/dev/shm") if n.startswith("aistore")}
+
+
+@pytest.fixture(autouse=True)
+def _nothing_left_behind() -> Iterator[None]:
+    """Every test: no range thread survives, nothing appears in /dev/shm, no mapping stays."""
+    before = set(os.listdir("/dev/shm"))
+    yield
+    gc.collect()
+    deadline = time.monotonic() + 5
+    while _range_threads() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not _range_threads()
+    assert not (set(os.listdir("/dev/shm")) - before) & _dev_shm_ours()
+    assert _memfd_maps() == []
+
+
+def _obj(client: Client) -> object:
+    return client.bucket("b").object("o")
+
+
+def _reader(client: Client, workers: int, chunk_size: int | None = None) -> object:
+    return client.bucket("b").object("o").get_reader(num_workers=workers, chunk_size=chunk_size)
+
+
+# -- plans -------------------------------------------------------------------------------------
+
+
+def test_plan_ranges_aligns_to_chunks() -> None:
+    assert plan_ranges(0, 10, 4) == [(0, 4), (4, 8), (8, 10)]
+    assert plan_ranges(5, 13, 4) == [(5, 8), (8, 12), (12, 13)]
+    assert plan_ranges(3, 3, 4) == []
+    with pytest.raises(ValueError):
+        plan_ranges(0, 1, 0)
+
+
+def test_head_once_with_props_chunked(server: FakeServer, client: Client) -> None:
+    server.route = ObjectServer(_data(10 * KIB), chunk_size=4 * KIB)
+    reader = _reader(client, 4)
+    heads = [r for r in server.requests if r.method == "HEAD"]
+    assert len(heads) == 1 and heads[0].query["props"] == "chunked"
+    with reader.read_all() as buf:
+        assert buf.tobytes() == server.route.data
+    assert len([r for r in server.requests if r.method == "HEAD"]) == 1
+
+
+def test_chunked_object_reads_one_chunk_per_range(server: FakeServer, client: Client) -> None:
+    obj = ObjectServer(_data(1000 * KIB + 7), chunk_size=64 * KIB)
+    server.route = obj
+    with _reader(client, 8).read_all() as buf:
+        assert buf.tobytes() == obj.data
+    assert sorted(obj.ranges) == plan_ranges(0, len(obj.data), 64 * KIB)
+    obj.ranges.clear()
+    assert b"".join(_reader(client, 8)) == obj.data
+    assert sorted(obj.ranges) == plan_ranges(0, len(obj.data), 64 * KIB)
+
+
+def test_explicit_chunk_size_wins(server: FakeServer, client: Client) -> None:
+    obj = ObjectServer(_data(100 * KIB), chunk_size=64 * KIB)
+    server.route = obj
+    with _reader(client, 3, chunk_size=10 * KIB).read_all() as buf:
+        assert buf.tobytes() == obj.data
+    assert sorted(obj.ranges) == plan_ranges(0, len(obj.data), 10 * KIB)
+
+
+def test_monolithic_ranges(server: FakeServer, client: Client) -> None:
+    obj = ObjectServer(_data(20 * MIB + 3))
+    server.route = obj
+    reader = _reader(client, 2)
+    assert b"".join(reader) == obj.data  # streaming: the official 8 MiB
+    assert sorted(obj.ranges) == plan_ranges(0, len(obj.data), DEFAULT_PARALLEL_CHUNK_SIZE)
+    obj.ranges.clear()
+    with reader.read_all() as buf:  # whole object: few larger ranges (at least 8 MiB)
+        assert buf.tobytes() == obj.data
+    assert sorted(obj.ranges) == plan_ranges(0, len(obj.data), 8 * MIB)
+
+
+def test_tiny_object_is_one_get_without_threads(server: FakeServer, client: Client) -> None:
+    obj = ObjectServer(b"tiny")
+    server.route = obj
+    started = []
+    real_start = threading.Thread.start
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(threading.Thread, "start", lambda t: (started.append(t), real_start(t))[1])
+        with _reader(client, 16).read_all() as buf:
+            assert buf.tobytes() == b"tiny"
+    assert not [t for t in started if t.name.startswith("ais-range-")]
+    assert list(_reader(client, 16)) == [b"tiny"]
+    assert obj.ranges == [(0, 4), (0, 4)]
+
+
+def test_empty_object_is_refused(server: FakeServer, client: Client) -> None:
+    server.route = ObjectServer(b"")
+    with pytest.raises(ValueError, match="non-empty"):
+        _reader(client, 4)
+
+
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    size=st.integers(1, 300 * KIB),
+    workers=st.integers(2, 9),
+    chunk=st.one_of(st.none(), st.integers(1, 80 * KIB)),
+    server_chunk=st.one_of(st.none(), st.integers(1 * KIB, 64 * KIB)),
+    offset=st.integers(0, 300 * KIB),
+)
+def test_byte_exact(
+    server: FakeServer,
+    client: Client,
+    tmp_path: Path,
+    size: int,
+    workers: int,
+    chunk: int | None,
+    server_chunk: int | None,
+    offset: int,
+) -> None:
+    assume(size // (chunk or server_chunk or size) <= 64)  # a test-sized number of ranges
+    data = _data(size, seed=size)
+    server.route = ObjectServer(data, chunk_size=server_chunk)
+    reader = _reader(client, workers, chunk)
+    with reader.read_all() as buf:
+        assert len(buf) == size and buf.buf.nbytes == size
+        assert buf.buf == data
+    assert b"".join(reader) == data
+    provider = reader._content_provider
+    assert isinstance(provider, ParallelContentIterProvider)
+    assert b"".join(provider.create_iter(offset=offset)) == data[offset:]
+    dest = bytearray(size + 3)
+    assert reader.read_into(dest) == size and dest[:size] == data
+    path = tmp_path / "out.bin"
+    assert reader.download_to(path) == size and path.read_bytes() == data
+
+
+def test_read_into_numpy_and_too_small(server: FakeServer, client: Client) -> None:
+    data = _data(100 * KIB)
+    server.route = ObjectServer(data, chunk_size=16 * KIB)
+    arr = np.zeros(100 * KIB // 4, dtype=np.uint32)
+    assert _reader(client, 4).read_into(arr) == len(data)
+    assert arr.tobytes() == data
+    with pytest.raises(ValueError, match="too small"):
+        _reader(client, 4).read_into(bytearray(10))
+    with pytest.raises(ValueError, match="writable"):
+        _reader(client, 4).read_into(bytes(len(data)))
+
+
+def test_sequential_read_into_and_download_to(
+    server: FakeServer, client: Client, tmp_path: Path
+) -> None:
+    data = _data(50 * KIB)
+    server.route = lambda req: Reply(200, data)
+    reader = client.bucket("b").object("o").get_reader()
+    dest = bytearray(len(data))
+    assert reader.read_into(dest) == len(data) and dest == data
+    with pytest.raises(ValueError, match="too small"):
+        reader.read_into(bytearray(10))
+    assert reader.download_to(tmp_path / "f") == len(data)
+    assert (tmp_path / "f").read_bytes() == data
+
+
+# -- faults ------------------------------------------------------------------------------------
+
+
+def test_truncated_range_is_retried_alone(server: FakeServer, client: Client) -> None:
+    data = _data(256 * KIB)
+    obj = ObjectServer(data, chunk_size=32 * KIB, faults={(64 * KIB, 0): Fault(cut_after=1000)})
+    server.route = obj
+    with _reader(client, 4).read_all() as buf:
+        assert buf.tobytes() == data
+    assert obj.gets_of(64 * KIB) == 2
+    assert all(obj.gets_of(s) == 1 for s, _ in plan_ranges(0, len(data), 32 * KIB) if s != 64 * KIB)
+
+
+def test_truncated_range_is_retried_when_streaming(server: FakeServer, client: Client) -> None:
+    data = _data(256 * KIB)
+    obj = ObjectServer(data, chunk_size=32 * KIB, faults={(96 * KIB, 0): Fault(cut_after=10)})
+    server.route = obj
+    assert b"".join(_reader(client, 3)) == data
+    assert obj.gets_of(96 * KIB) == 2
+
+
+@pytest.mark.parametrize(
+    "fault",
+    [
+        Fault(cut_after=100),  # body shorter than Content-Length, then EOF
+        Fault(length_delta=-1),  # a consistent but short reply
+        Fault(length_delta=+5),  # a consistent but long reply
+    ],
+    ids=["truncated", "short", "long"],
+)
+@pytest.mark.parametrize("mode", ["read_all", "stream", "file"])
+def test_persistent_length_errors_surface(
+    server: FakeServer, client: Client, tmp_path: Path, fault: Fault, mode: str
+) -> None:
+    data = _data(200 * KIB)
+    obj = ObjectServer(data, chunk_size=32 * KIB, always={64 * KIB: fault})
+    server.route = obj
+    reader = _reader(client, 4)
+    with pytest.raises(ChunkedEncodingError):
+        if mode == "read_all":
+            reader.read_all()
+        elif mode == "stream":
+            for _ in reader:
+                pass
+        else:
+            reader.download_to(tmp_path / "out")
+    assert obj.gets_of(64 * KIB) == 3  # fast_retry_config: 3 attempts
+    assert not list(tmp_path.iterdir())  # no partial file either
+
+
+def test_whole_object_reply_to_a_range_is_not_retried(server: FakeServer, client: Client) -> None:
+    obj = ObjectServer(
+        _data(100 * KIB), chunk_size=32 * KIB, always={32 * KIB: Fault(whole_object=True)}
+    )
+    server.route = obj
+    with pytest.raises(UnexpectedHTTPStatusCode):
+        _reader(client, 2).read_all()
+    assert obj.gets_of(32 * KIB) == 1
+
+
+def test_object_size_change_is_detected(server: FakeServer, client: Client) -> None:
+    size = 100 * KIB
+    fault = Fault(content_range_total=size + 1)
+    server.route = ObjectServer(_data(size), chunk_size=32 * KIB, always={32 * KIB: fault})
+    with pytest.raises(ObjectChangedError, match="size"):
+        _reader(client, 2).read_all()
+
+
+def test_object_version_change_is_detected(server: FakeServer, client: Client) -> None:
+    fault = Fault(version="2")
+    obj = ObjectServer(_data(100 * KIB), chunk_size=32 * KIB, always={64 * KIB: fault})
+    obj.delay = 0.01  # ranges arrive in order of their requests
+    server.route = obj
+    with pytest.raises(ObjectChangedError, match="version"):
+        list(_reader(client, 2))
+
+
+def test_http_error_is_not_retried(server: FakeServer, client: Client) -> None:
+    obj = ObjectServer(_data(100 * KIB), chunk_size=32 * KIB, always={32 * KIB: Fault(status=404)})
+    server.route = obj
+    with pytest.raises(ErrObjNotFound):
+        _reader(client, 2).read_all()
+    assert obj.gets_of(32 * KIB) == 1
+
+
+def test_server_error_status_is_retried_by_urllib3(server: FakeServer) -> None:
+    client = Client(server.url, retry_config=fast_retry_config(http_total=2), timeout=(2, 5))
+    data = _data(100 * KIB)
+    obj = ObjectServer(data, chunk_size=32 * KIB, faults={(32 * KIB, 0): Fault(status=503)})
+    server.route = obj
+    with _reader(client, 2).read_all() as buf:
+        assert buf.tobytes() == data
+    assert obj.gets_of(32 * KIB) == 2
+
+
+def test_first_error_stops_stalled_workers_at_once(server: FakeServer, client: Client) -> None:
+    """One range fails while the others hang mid-body: the error arrives without waiting for
+    them (their sockets are shut down), and no worker is left running."""
+    data = _data(8 * 64 * KIB)
+    stalls = {s: Fault(stall=30) for s, _ in plan_ranges(0, len(data), 64 * KIB)}
+    stalls[3 * 64 * KIB] = Fault(status=404)
+    server.route = ObjectServer(data, chunk_size=64 * KIB, always=stalls)
+    t0 = time.monotonic()
+    with pytest.raises(ErrObjNotFound):
+        _reader(client, 8).read_all()
+    assert time.monotonic() - t0 < 4
+    assert not _range_threads()
+
+
+def test_closing_a_stream_stops_workers(server: FakeServer, client: Client) -> None:
+    data = _data(40 * 32 * KIB)
+    obj = ObjectServer(data, chunk_size=32 * KIB)
+    server.route = obj
+    it = iter(_reader(client, 4))
+    assert next(it) == data[: 32 * KIB]
+    it.close()  # type: ignore[attr-defined]
+    assert not _range_threads()
+    assert len(obj.ranges) <= 1 + 4 + 1  # the ring bounds how far workers read ahead
+
+
+def test_streaming_memory_is_bounded_by_the_ring(server: FakeServer, client: Client) -> None:
+    """A slow consumer: workers never run more than `num_workers` ranges ahead of it."""
+    data = _data(30 * 16 * KIB)
+    obj = ObjectServer(data, chunk_size=16 * KIB)
+    server.route = obj
+    ahead = []
+    for i, chunk in enumerate(_reader(client, 3)):
+        time.sleep(0.005)
+        ahead.append(len(obj.ranges) - (i + 1))
+        assert len(chunk) == 16 * KIB
+    assert max(ahead) <= 3
+
+
+def test_insufficient_memory_fails_before_any_get(
+    server: FakeServer, client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    obj = ObjectServer(_data(4 * MIB), chunk_size=MIB)
+    server.route = obj
+    reader = _reader(client, 4)
+    shm.pool().clear()
+    monkeypatch.setattr(shm, "available_bytes", lambda: MIB)
+    with pytest.raises(InsufficientSharedMemoryError, match="need 4,194,304 bytes"):
+        reader.read_all()
+    with pytest.raises(InsufficientSharedMemoryError):
+        next(iter(reader))
+    assert obj.ranges == []
+
+
+def test_no_pool_full_warnings_with_many_workers(
+    server: FakeServer, client: Client, caplog: pytest.LogCaptureFixture
+) -> None:
+    data = _data(64 * 16 * KIB)
+    server.route = ObjectServer(data, chunk_size=16 * KIB)
+    with caplog.at_level(logging.WARNING, logger="urllib3"):
+        for _ in range(3):
+            with _reader(client, 16).read_all() as buf:
+                assert buf.tobytes() == data
+    assert not [r for r in caplog.records if "pool is full" in r.getMessage()]
+
+
+# -- ParallelBuffer lifetime -------------------------------------------------------------------
+
+
+def test_buffer_released_on_close_and_gc(server: FakeServer, client: Client) -> None:
+    data = _data(64 * KIB)
+    server.route = ObjectServer(data, chunk_size=16 * KIB)
+    buf = _reader(client, 2).read_all()
+    assert isinstance(buf, ParallelBuffer) and _memfd_maps()
+    buf.close()
+    buf.close()
+    assert buf.closed and _memfd_maps() == []
+    with pytest.raises(ValueError):
+        buf.buf[0]  # noqa: B018
+    buf = _reader(client, 2).read_all()
+    del buf
+    gc.collect()
+    assert _memfd_maps() == []
+
+
+def test_exception_mid_download_releases_memory(server: FakeServer, client: Client) -> None:
+    obj = ObjectServer(_data(256 * KIB), chunk_size=32 * KIB, always={160 * KIB: Fault(status=404)})
+    server.route = obj
+    for _ in range(3):
+        with pytest.raises(ErrObjNotFound):
+            _reader(client, 4).read_all()
+    assert _memfd_maps() == []
+
+
+def test_views_outlive_close(server: FakeServer, client: Client) -> None:
+    data = _data(64 * KIB)
+    server.route = ObjectServer(data, chunk_size=16 * KIB)
+    buf = _reader(client, 2).read_all()
+    arr = np.frombuffer(buf.buf, dtype=np.uint8)
+    part = buf.buf[100:200]
+    buf.close()  # no BufferError: the mapping stays while views exist
+    # Another download must not reuse memory that is still visible.
+    with _reader(client, 2).read_all() as other:
+        other.buf[:] = b"\0" * len(other)
+    assert arr.tobytes() == data and bytes(part) == data[100:200]
+    del arr, part
+    gc.collect()
+    assert _memfd_maps() == []
+
+
+def test_buffer_memory_is_reused_after_close(server: FakeServer, client: Client) -> None:
+    data = _data(3 * MIB)
+    server.route = ObjectServer(data, chunk_size=MIB)
+    shm.pool().clear()
+    with _reader(client, 3).read_all() as first:
+        name = first.name
+    with _reader(client, 3).read_all() as second:
+        assert second.name == name and second.tobytes() == data
+    shm.pool().clear()
