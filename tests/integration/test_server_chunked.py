@@ -622,3 +622,30 @@ def test_multipart_part_disconnect_leaves_no_temp(client: Client, bck: Bck) -> N
     mpu.complete()
     assert client.bucket(bck.name).object("mp").get_reader().read_all() == b"one"
     assert bck.consistent() == {"mp"}
+
+
+@pytest.mark.parametrize("props", [None, CHUNK_PROPS], ids=["monolithic", "chunked"])
+def test_destroy_bucket_during_put(ais_server: LocalServer, props: dict | None) -> None:
+    """A PUT racing the destroy of its bucket fails with 404 and leaves nothing on disk."""
+    b = new_bucket(ais_server, props)
+    u = urlsplit(b.ep)
+    with socket.create_connection((u.hostname, u.port), timeout=10) as s:
+        head = (
+            f"PUT {obj_path(b.name, 'x')} HTTP/1.1\r\nHost: x\r\nContent-Length: {4 * MiB}\r\n\r\n"
+        )
+        s.sendall(head.encode())
+        s.sendall(b"x" * (2 * MiB))
+        wait_until(lambda: work_files(b.mps), 5, "the PUT's work file")
+        if props:
+            wait_until(lambda: chunk_dirs(b.mps, b.name), 5, "the PUT's first chunks")
+        destroy_bucket(b.ep, b.name)
+        s.sendall(b"x" * (2 * MiB))  # the remaining chunks are written after the destroy
+        f = s.makefile("rb")
+        assert f.readline().startswith(b"HTTP/1.1 404")
+    wait_until(lambda: not work_files(b.mps), 5, "work files removed")
+    assert not [mp for mp in b.mps if (mp / "ais" / b.name).exists()], "destroyed bucket reappeared"
+    create_bucket(b.ep, b.name, props)  # a new bucket of the same name starts empty
+    try:
+        assert b.consistent() == set()
+    finally:
+        destroy_bucket(b.ep, b.name)

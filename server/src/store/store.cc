@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
 
@@ -123,6 +124,22 @@ Status Store::WriteChunkMarker(size_t mp, const std::string& bucket, const std::
 void Store::DropChunks(size_t mp, const std::string& bucket, const std::string& upload_id) {
   for (size_t m = 0; m < mps_.size(); ++m) (void)RemoveTree(mps_.ChunkDir(m, bucket, upload_id));
   ::unlink((mps_.WorkDir(mp) + "/" + kChunkMarkerPrefix + upload_id).c_str());
+}
+
+Status Store::MakeChunkDir(size_t mp, const std::string& bucket, const std::string& upload_id) {
+  const std::string bucket_dir = mps_.BucketDir(mp, bucket);
+  if (::access(bucket_dir.c_str(), F_OK) != 0) {
+    // Destroy drops the bucket from the registry before moving its dirs to trash.
+    if (!buckets_.Get(bucket)) return Status::NotFound(BucketRegistry::NotFoundMessage(bucket));
+    AIS_RETURN_IF_ERROR(MkdirAll(bucket_dir));  // a mountpath added after the bucket was created
+  }
+  const std::string chunk_dir = mps_.ChunkDir(mp, bucket, upload_id);
+  for (const std::string& dir : {DirName(chunk_dir), chunk_dir}) {
+    if (::mkdir(dir.c_str(), 0777) == 0 || errno == EEXIST) continue;
+    if (errno == ENOENT) return Status::NotFound(BucketRegistry::NotFoundMessage(bucket));
+    return Status::FromErrno(errno, "mkdir " + dir);
+  }
+  return Status::OK();
 }
 
 Status Store::CommitFile(const std::string& bucket, size_t mp, const std::string& temp_path, int temp_fd,
@@ -329,7 +346,7 @@ Result<std::unique_ptr<PartWriter>> Store::MpuPart(const std::string& bucket, co
   auto up = FindUpload(bucket, name, upload_id);
   if (!up.ok()) return up.status();
   size_t mp = mps_.ForChunk(upload_id, num);
-  AIS_RETURN_IF_ERROR(MkdirAll(mps_.ChunkDir(mp, bucket, upload_id)));
+  AIS_RETURN_IF_ERROR(MakeChunkDir(mp, bucket, upload_id));
   std::unique_ptr<PartWriter> w(new PartWriter());
   w->upload_ = *up;
   w->num_ = num;
@@ -612,7 +629,7 @@ Status ObjectWriter::OpenNextChunk() {
   auto num = static_cast<uint32_t>(meta_.chunk_sizes.size() + 1);
   if (num > kMaxChunks) return Status::InvalidArgument("object exceeds 9999 chunks");
   size_t mp = mps.ForChunk(meta_.upload_id, num);
-  AIS_RETURN_IF_ERROR(MkdirAll(mps.ChunkDir(mp, bucket_, meta_.upload_id)));
+  AIS_RETURN_IF_ERROR(store_->MakeChunkDir(mp, bucket_, meta_.upload_id));
   auto fd = OpenFile(mps.ChunkPath(mp, bucket_, meta_.upload_id, num), O_WRONLY | O_CREAT | O_TRUNC);
   if (!fd.ok()) return fd.status();
   fd_ = std::move(*fd);

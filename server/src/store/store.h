@@ -198,6 +198,9 @@ class Store {
   Status WriteChunkMarker(size_t mp, const std::string& bucket, const std::string& name,
                           const std::string& upload_id);
   void DropChunks(size_t mp, const std::string& bucket, const std::string& upload_id);
+  // Creates the upload's chunk dir inside the existing bucket dir. kNotFound once the bucket is
+  // destroyed: its dir went to trash and must not reappear under the bucket's name.
+  Status MakeChunkDir(size_t mp, const std::string& bucket, const std::string& upload_id);
   // Commits a chunked object whose chunks are all in place (writer and multipart complete).
   Status CommitChunked(const std::string& bucket, size_t mp, ObjectMeta* meta,
                        const std::optional<ObjectMeta>& expect);
