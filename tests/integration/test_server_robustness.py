@@ -666,3 +666,33 @@ def test_objects_nest_under_object_names(env: Env) -> None:
         assert env.req("GET", obj_path(env.bucket, name)).body == name.encode()
     fail(env.req("GET", obj_path(env.bucket, "a/b")), "GET", 404, f"ais://{env.bucket}/a/b")
     env.assert_intact()
+
+
+def test_oversized_json_body_is_400(env: Env) -> None:
+    msg = {"action": "list", "name": "", "value": {"prefix": "p" * (5 << 20)}}
+    r = env.req("GET", f"/v1/buckets/{env.bucket}", headers=JSON, body=json.dumps(msg).encode())
+    fail(r, "GET", 400, "too large")
+    env.assert_intact()
+
+
+def test_stalled_clients_do_not_block_others(env: Env) -> None:
+    """Idle connections and half-sent headers neither block other clients nor leak fds."""
+    pid = env.srv.pid
+    assert pid is not None
+    baseline = open_fds(pid)
+    u = urlsplit(env.ep)
+    stalled = []
+    try:
+        for i in range(200):
+            s = socket.create_connection((u.hostname, u.port), timeout=10)
+            if i % 2:
+                s.sendall(b"GET /v1/health HTTP/1.1\r\nHo")  # never finished
+            stalled.append(s)
+        wait_until(lambda: open_fds(pid) >= baseline + 200, 5, "the server to accept them all")
+        r = env.req("GET", obj_path(env.bucket, KEEP), timeout=5)
+        assert r.status == 200 and r.body == KEEP_DATA
+    finally:
+        for s in stalled:
+            s.close()
+    wait_until(lambda: open_fds(pid) <= baseline, 10, f"fds back to {baseline}")
+    env.assert_intact()
