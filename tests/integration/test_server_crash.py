@@ -151,6 +151,44 @@ class Writer(threading.Thread):
         self.ledger.ack(key, len(data))
 
 
+class Rechunker(threading.Thread):
+    """Keeps rechunk jobs running over both buckets (content-preserving) until the server dies."""
+
+    def __init__(self, rnd: int, endpoint: str) -> None:
+        super().__init__(name="rechunker", daemon=True)
+        self.rnd, self.endpoint = rnd, endpoint
+        self.session = requests.Session()
+        self.jobs = 0
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            while True:
+                limit = ("1MiB", 0, "512KiB")[(self.rnd + self.jobs) % 3]
+                bucket = BUCKETS[self.jobs % 2]
+                value = {"objsize-limit": limit, "chunk-size": "128KiB"}
+                msg = {"action": "rechunk", "name": "", "value": value}
+                r = self.session.post(
+                    f"{self.endpoint}/v1/buckets/{bucket}", json=msg, timeout=(5, 60)
+                )
+                assert r.status_code == 200, r.text
+                query = {"id": r.text}
+                while True:
+                    st = self.session.get(
+                        f"{self.endpoint}/v1/cluster?what=status", json=query, timeout=(5, 60)
+                    )
+                    assert st.status_code == 200, st.text
+                    if st.json()["end_time"]:
+                        assert not st.json()["err"], st.text
+                        break
+                    time.sleep(0.01)  # poll interval
+                self.jobs += 1
+        except requests.RequestException:
+            return
+        except BaseException as e:  # noqa: BLE001 - reported by the test
+            self.error = e
+
+
 def verify(srv: LocalServer, ledger: Ledger) -> None:
     """Everything listed is complete and allowed; everything acknowledged is there."""
     session = requests.Session()
@@ -183,7 +221,7 @@ def leftovers(mps: list[Path]) -> list[str]:
     return [p for p in work_files(mps) if p.endswith(".tmp") or Path(p).name.startswith("chunks-")]
 
 
-def all_alive(threads: list[Writer]) -> bool:
+def all_alive(threads: list[threading.Thread]) -> bool:
     return all(t.is_alive() for t in threads)
 
 
@@ -200,7 +238,8 @@ def crash_round(srv: LocalServer, ledger: Ledger, rnd: int) -> bool:
     Returns whether the kill left work for recovery (temp files or chunk markers).
     """
     target = ledger.acks + random.Random(rnd).randint(5, 40)
-    writers = [Writer(i, rnd, srv.endpoint, ledger) for i in range(WRITERS)]
+    writers: list[threading.Thread] = [Writer(i, rnd, srv.endpoint, ledger) for i in range(WRITERS)]
+    writers.append(Rechunker(rnd, srv.endpoint))
     for w in writers:
         w.start()
     wait_until(lambda: ledger.acks >= target or not all_alive(writers), 60, "acknowledged writes")
@@ -208,7 +247,7 @@ def crash_round(srv: LocalServer, ledger: Ledger, rnd: int) -> bool:
     for w in writers:
         w.join(timeout=60)
         assert not w.is_alive()
-        assert w.error is None, f"{w.name}: {w.error!r}"
+        assert w.error is None, f"{w.name}: {w.error!r}"  # type: ignore[attr-defined]
     assert ledger.acks >= target, "writers stopped before the kill"
     interrupted = bool(leftovers(srv.mountpaths))
     srv.restart()
