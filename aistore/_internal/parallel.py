@@ -49,6 +49,9 @@ Range = tuple[int, int]  # [start, end)
 
 # Bytes read between two looks at the cancel flag (~1 ms at loopback speed).
 PIECE_SIZE = 4 << 20
+# Largest `bytes` a stream yields (glibc recycles blocks up to 32 MiB instead of mapping
+# fresh pages for each).
+YIELD_SIZE = 8 << 20
 # How long cancellation waits for workers to leave; a worker still waiting for response
 # headers after that finishes on its own (its reply is then dropped).
 CANCEL_JOIN_TIMEOUT = 10.0
@@ -249,6 +252,10 @@ class RangeEngine:
         read into slot `i % num_slots` once range `i - num_slots` has been yielded, so memory
         stays at `num_slots` slots whatever the object size.
 
+        A range larger than `YIELD_SIZE` is yielded as several pieces: `bytes` objects of at
+        most that size are recycled by the allocator (larger ones are fresh pages every time,
+        which costs more than receiving them).
+
         Args:
             slot_view: writable memory of a slot (at least the largest range).
             copy_out: makes the yielded `bytes` from a filled slot.
@@ -281,11 +288,15 @@ class RangeEngine:
                 event.wait()
                 event.clear()
                 self._raise_error()
-                data = copy_out(slot_view(index % slots)[: end - start])
-                with self._cond:
-                    self._consumed = index + 1
-                    self._cond.notify_all()
-                yield data
+                n = end - start
+                for pos in range(0, n, YIELD_SIZE):
+                    with slot_view(index % slots) as view:
+                        data = copy_out(view[pos : min(pos + YIELD_SIZE, n)])
+                    if pos + YIELD_SIZE >= n:
+                        with self._cond:
+                            self._consumed = index + 1
+                            self._cond.notify_all()
+                    yield data
         finally:
             self._stop()
 
@@ -304,7 +315,10 @@ class RangeEngine:
             except BaseException as err:
                 _drop_locals(err)
                 raise
-            yield copy_out(slot_view(0)[: end - start])
+            for pos in range(0, end - start, YIELD_SIZE):
+                with slot_view(0) as view:
+                    data = copy_out(view[pos : min(pos + YIELD_SIZE, end - start)])
+                yield data
 
     def _run_to_completion(self, target: Callable[[int], Target]) -> None:
         if self._num_workers == 1:

@@ -8,10 +8,10 @@ process killed by SIGKILL. Another process gets the memory by receiving the desc
 through), never by name.
 
 Fresh shared pages are expensive (allocation, zeroing and one fault per 4 KiB page cost more
-CPU than receiving the bytes into them), so segments closed cleanly go back to a small
-per-process `SegmentPool` and are reused by the next buffer of a similar size. A segment is
-pooled only if nobody can still see its memory: it was never sent to another process and its
-mapping closed without exported buffers. `AIS_PARALLEL_POOL_BYTES` caps the idle bytes kept
+CPU than receiving the bytes into them), so segments closed cleanly go back, still mapped, to a
+small per-process `SegmentPool` and are reused by the next buffer of a similar size. A segment
+is pooled only if nobody can still see its memory: it was never sent to another process and no
+view of its mapping is left. `AIS_PARALLEL_POOL_BYTES` caps the idle bytes kept
 (default: 1/8 of RAM, at most 4 GiB; 0 disables pooling).
 
 Example:
@@ -24,6 +24,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import itertools
 import mmap
@@ -50,8 +51,9 @@ _names = itertools.count()
 class Segment:
     """One anonymous shared-memory segment mapped into this process.
 
-    OWNS `fd` and the mapping; `close()` releases both (or hands them to the pool). The
-    memory lives until every process holding a descriptor or mapping of it lets go.
+    OWNS `fd` and the mapping; `close()` releases both or hands them to the pool. The memory
+    lives until every process holding a descriptor or mapping of it lets go. `populated` is
+    the length of a prefix known to be faulted in (writing there costs no page faults).
 
     Example:
         >>> seg = Segment.create(4096, "doc")
@@ -67,9 +69,9 @@ class Segment:
         # True once the descriptor went to another process: the memory may be in use there,
         # so this segment must never be reused for other content.
         self.shared = shared
-        self._mmap: mmap.mmap | None = None
-        self.view: memoryview = memoryview(b"")
-        self._map()
+        self.populated = 0
+        self._mmap: mmap.mmap | None = mmap.mmap(fd, capacity, flags=mmap.MAP_SHARED)
+        self.view: memoryview = memoryview(self._mmap)
 
     @classmethod
     def create(cls, capacity: int, name: str) -> Segment:
@@ -90,10 +92,6 @@ class Segment:
             os.close(fd)
             raise
 
-    def _map(self) -> None:
-        self._mmap = mmap.mmap(self.fd, self.capacity, flags=mmap.MAP_SHARED)
-        self.view = memoryview(self._mmap)
-
     def populate(self, start: int, end: int) -> None:
         """Fault in bytes [start, end) now, in one call, so that writing them later neither
         traps once per page nor dies of SIGBUS when memory runs out.
@@ -101,7 +99,7 @@ class Segment:
         Raises:
             InsufficientSharedMemoryError: the kernel could not provide the pages.
         """
-        if self._mmap is None or end <= start:
+        if self._mmap is None or end <= max(start, self.populated):
             return
         first = start - start % _PAGE
         try:
@@ -113,19 +111,22 @@ class Segment:
                 ) from err
             # EINVAL (older kernel): pages fault in as they are written instead.
 
-    def unmap(self) -> bool:
-        """Drop this process's references to the mapping. False when views of it are still
-        alive elsewhere (e.g. a numpy array): the mapping then goes away with the last one."""
+    def mark_populated(self, size: int) -> None:
+        """Bytes [0, size) have all been written: reusing them needs no populate."""
+        self.populated = max(self.populated, min(size, self.capacity))
+
+    def _release_views(self) -> bool:
+        """Release our view; True when no other view of the mapping exists anywhere."""
         view, self.view = self.view, memoryview(b"")
-        m, self._mmap = self._mmap, None
         try:
             view.release()
         except BufferError:
             return False
-        if m is None:
+        if self._mmap is None:
             return True
         try:
-            m.close()
+            # Resizing to the same size is refused exactly when buffers are still exported.
+            self._mmap.resize(self.capacity)
         except BufferError:
             return False
         return True
@@ -134,22 +135,30 @@ class Segment:
         """Release this process's hold on the memory, or return it to the pool. Idempotent."""
         if self.fd < 0:
             return
-        clean = self.unmap()
-        if clean and not self.shared and _pool.put(self):
+        if self._release_views() and not self.shared and _pool.put(self):
             return
-        fd, self.fd = self.fd, -1
-        os.close(fd)
+        self._destroy()
 
-    def reopen(self) -> None:
-        """Map a pooled segment again for a new user."""
-        self._map()
+    def _destroy(self) -> None:
+        """Drop mapping and descriptor; views still alive elsewhere keep their mapping."""
+        m, self._mmap = self._mmap, None
+        fd, self.fd = self.fd, -1
+        if m is not None:
+            with contextlib.suppress(BufferError):
+                m.close()
+        if fd >= 0:
+            os.close(fd)
+
+    def _reuse(self) -> None:
+        assert self._mmap is not None
+        self.view = memoryview(self._mmap)
 
 
 class SegmentPool:
-    """Idle segments of this process, reused instead of allocating fresh pages.
+    """Idle segments of this process, kept mapped and reused instead of fresh pages.
 
     Bounded by `limit` idle bytes; emptied in a forked child, whose copies of the parent's
-    descriptors must not be written while the parent reuses them.
+    mappings and descriptors must not be written while the parent reuses them.
 
     Example:
         >>> pool = SegmentPool(limit=0)
@@ -175,8 +184,14 @@ class SegmentPool:
         with self._lock:
             return sum(s.capacity for s in self._idle)
 
+    @property
+    def idle_names(self) -> set[str]:
+        """Names of the idle segments."""
+        with self._lock:
+            return {s.name for s in self._idle}
+
     def get(self, size: int) -> Segment | None:
-        """The smallest idle segment that fits `size` without wasting much, mapped again."""
+        """The smallest idle segment that fits `size` without wasting much."""
         slack = max(size // _POOL_SLACK_FRACTION, _POOL_SLACK_MIN)
         with self._lock:
             fits = [s for s in self._idle if size <= s.capacity <= size + slack]
@@ -184,17 +199,13 @@ class SegmentPool:
                 return None
             seg = min(fits, key=lambda s: s.capacity)
             self._idle.remove(seg)
-        try:
-            seg.reopen()
-        except BaseException:
-            os.close(seg.fd)
-            seg.fd = -1
-            raise
+        seg._reuse()
         return seg
 
     def put(self, seg: Segment) -> bool:
-        """Keep an unmapped, unshared segment; False when it does not fit under the limit."""
+        """Keep an unshared segment nobody views; False when it does not fit under the limit."""
         limit = self.limit
+        evicted: list[Segment] = []
         with self._lock:
             if seg.capacity > limit:
                 return False
@@ -203,21 +214,21 @@ class SegmentPool:
             while self._idle and held + seg.capacity > limit:
                 old = self._idle.pop(0)
                 held -= old.capacity
-                os.close(old.fd)
-                old.fd = -1
+                evicted.append(old)
             self._idle.append(seg)
-            return True
+        for old in evicted:
+            old._destroy()
+        return True
 
     def clear(self) -> None:
         """Free every idle segment."""
         with self._lock:
             idle, self._idle = self._idle, []
         for seg in idle:
-            os.close(seg.fd)
-            seg.fd = -1
+            seg._destroy()
 
     def _forget_after_fork(self) -> None:
-        # In a forked child: the parent still owns these (and may reuse them); close our copies.
+        # In a forked child: the parent still owns these (and may reuse them); drop our copies.
         self._lock = threading.Lock()
         self.clear()
 

@@ -110,8 +110,11 @@ def _range_threads() -> list[threading.Thread]:
 
 
 def _memfd_maps() -> list[str]:
+    """Mappings of our shared memory in this process, except idle pooled segments."""
+    pooled = shm.pool().idle_names
     with open("/proc/self/maps") as f:
-        return [line for line in f if "memfd:aistore" in line]
+        lines = [line for line in f if "memfd:aistore" in line]
+    return [m for m in lines if m.split("memfd:")[1].split(" ")[0] not in pooled]
 
 
 def _dev_shm_ours() -> set[str]:
@@ -130,6 +133,9 @@ def _nothing_left_behind() -> Iterator[None]:
     assert not _range_threads()
     assert not (set(os.listdir("/dev/shm")) - before) & _dev_shm_ours()
     assert _memfd_maps() == []
+    shm.pool().clear()
+    with open("/proc/self/maps") as f:
+        assert not [line for line in f if "memfd:aistore" in line]
 
 
 def _obj(client: Client) -> object:

@@ -110,6 +110,7 @@ class ParallelContentIterProvider(BaseContentIterProvider):
         try:
             segment = buf._shm
             self._engine(self._whole_range_size()).fill(buf.buf, prepare=segment.populate)
+            segment.mark_populated(self._object_size)
         except BaseException:
             buf.close()
             raise
@@ -168,7 +169,8 @@ class ParallelContentIterProvider(BaseContentIterProvider):
     def create_iter(
         self, offset: int = 0, bounds: StreamBounds | None = None
     ) -> Generator[bytes, None, None]:
-        """The object's bytes from `offset`, in order, one `bytes` per range.
+        """The object's bytes from `offset`, in order: one `bytes` per range (ranges above
+        8 MiB come as 8 MiB pieces).
 
         Ranges are read ahead by the workers into a ring of `num_workers` slots and copied out
         as they are yielded; the ring is released when the generator finishes or is closed.
@@ -193,6 +195,8 @@ class ParallelContentIterProvider(BaseContentIterProvider):
                 segment.populate(index * slot, (index + 1) * slot)
 
             yield from engine.stream(ring.slot_view, ring.num_slots, _copy_out, prepare)
+            if len(ranges) >= ring.num_slots:
+                segment.mark_populated(len(ring))
         finally:
             ring.close()
 
