@@ -649,3 +649,43 @@ def test_destroy_bucket_during_put(ais_server: LocalServer, props: dict | None) 
         assert b.consistent() == set()
     finally:
         destroy_bucket(b.ep, b.name)
+
+
+def test_multipart_bad_input(bck: Bck) -> None:
+    """Bad part numbers, bodies, ids and part lists are 4xx/501, store nothing, and the upload
+    still completes afterwards."""
+    url = bck.ep + obj_path(bck.name, "m")
+    s = requests.Session()
+    upload_id = s.post(url, json={"action": "mpt-upload", "name": "", "value": None}).text
+
+    def part(num: object, data: object, uid: str = upload_id) -> requests.Response:
+        return s.put(url, params={"uploadId": uid, "partNumber": num}, data=data, timeout=10)
+
+    def complete(parts: object, uid: str = upload_id) -> requests.Response:
+        if isinstance(parts, list):
+            parts = [{"part-number": n, "etag": ""} for n in parts]
+        msg = {"action": "mpt-complete", "name": "", "value": parts}
+        return s.post(url, params={"uploadId": uid}, json=msg, timeout=10)
+
+    def check(r: requests.Response, status: int, needle: str) -> None:
+        assert r.status_code == status, r.text
+        assert needle in error_doc(status, r.headers, r.content, r.request.method or "")["message"]
+
+    for num in ("0", "10000", "x", "-1", "1.5", ""):
+        check(part(num, b"abc"), 400, "part number")
+    check(part(1, b""), 400, "non-empty body")
+    check(part(1, iter([b"ab", b"c"])), 400, "Content-Length")  # chunked transfer encoding
+    check(part(1, b"abc", "no-such-id"), 404, "no-such-id")
+    assert part(1, b"111").status_code == 200
+    assert part(2, b"222").status_code == 200
+    check(complete([1]), 501, "partial completion")
+    for bad in ([1, 3], [2, 3], [1, 1]):
+        check(complete(bad), 400, "part numbers")
+    check(complete([]), 400, "no parts")
+    check(complete("zzz"), 400, "list of parts")
+    check(complete([1, 2], "no-such-id"), 404, "no-such-id")
+    assert bck.head("m").status_code == 404  # none of that made an object
+    assert complete([2, 1]).status_code == 200
+    assert bck.get("m").content == b"111222"
+    check(complete([1, 2]), 404, upload_id)  # the upload is gone once completed
+    assert bck.consistent() == {"m"}
