@@ -4,7 +4,7 @@ argv: endpoint, case, then the case's arguments:
     get-small BUCKET NUM_OBJECTS CONCURRENCY SECONDS   -> {"rate": objects/s}
     get-big   BUCKET OBJECT REPS                       -> {"seconds": [...], "size": bytes}
     put-small BUCKET SIZE SECONDS                      -> {"rate": objects/s}
-    put-file  BUCKET PATH REPS                         -> {"seconds": [...], "size": bytes}
+    put-file  BUCKET OBJECT PATH REPS                  -> {"seconds": [...], "size": bytes}
 Prints the result as JSON on its last stdout line. Times exclude interpreter start and imports.
 """
 
@@ -68,8 +68,8 @@ def put_small(bucket_name: str, size: str, seconds: str) -> dict:
     return {"rate": done / (time.perf_counter() - t0)}
 
 
-def put_file(bucket_name: str, path: str, reps: str) -> dict:
-    obj = Client(endpoint).bucket(bucket_name).object("put-official-big")
+def put_file(bucket_name: str, obj_name: str, path: str, reps: str) -> dict:
+    obj = Client(endpoint).bucket(bucket_name).object(obj_name)
     seconds = []
     for _ in range(int(reps)):
         t0 = time.perf_counter()

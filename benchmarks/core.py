@@ -446,24 +446,31 @@ class CoreBench:
 
     def put_big(self) -> Row:
         path, size, reps = self.put_file, self.cfg.put_big_size, self.cfg.reps
-        url = self.object_url("bench-put", "put-big")
-        obj = self.put.object("put-big")
         session = requests.Session()
+        # Every PUT creates a new object: overwriting one would also time dropping the old
+        # version's pages.
+        names = (f"put-big-{i:03d}" for i in itertools.count())
+
+        def ours() -> None:
+            self.put.object(next(names)).get_writer().put_file(path)
 
         def plain() -> None:
             with open(path, "rb") as f:
-                session.put(url, data=f).raise_for_status()
+                session.put(self.object_url("bench-put", next(names)), data=f).raise_for_status()
+
+        def curl() -> None:
+            url = self.object_url("bench-put", next(names))
+            run(["curl", "-sS", "--fail", "-o", "/dev/null", "-T", str(path), url])
 
         def official() -> float | None:
-            res = self.official("put-file", "bench-put", str(path), "1")
+            res = self.official("put-file", "bench-put", next(names), str(path), "1")
             return res and res["seconds"][0]
 
-        curl_cmd = ["curl", "-sS", "--fail", "-o", "/dev/null", "-T", str(path), url]
         secs = interleaved_median(
             {
-                "ours": timed(lambda: obj.get_writer().put_file(path)),
+                "ours": timed(ours),
                 "requests": timed(plain),
-                "curl": timed(lambda: run(curl_cmd)),
+                "curl": timed(curl),
                 "official": official,
             },
             reps,
