@@ -31,8 +31,10 @@ import logging
 import os
 import socket
 import threading
+import time
 import traceback
 from collections.abc import Callable, Generator
+from functools import partial
 from typing import Any, Protocol
 
 import requests
@@ -52,9 +54,12 @@ PIECE_SIZE = 4 << 20
 # Largest `bytes` a stream yields (glibc recycles blocks up to 32 MiB instead of mapping
 # fresh pages for each).
 YIELD_SIZE = 8 << 20
-# How long cancellation waits for workers to leave; a worker still waiting for response
-# headers after that finishes on its own (its reply is then dropped).
+# How long cancellation waits for body readers to let go of the destination (their sockets
+# are shut down, so they do at once); after that the memory is not reused while they hold it.
 CANCEL_JOIN_TIMEOUT = 10.0
+# Then how long to wait for the threads themselves to end (only one still waiting for response
+# headers takes longer; it ends when they come or time out).
+EXIT_GRACE = 0.5
 
 _HEADER_CONTENT_RANGE = "Content-Range"
 _HEADER_AIS_VERSION = "ais-version"
@@ -165,9 +170,9 @@ class _Cancelled(Exception):
 class RangeEngine:
     """One parallel read of an object's ranges.
 
-    Thread safety: `_cond` guards `_next`, `_consumed`, `_error`, `_sockets`, `_running` and
-    `_version`; `_cancel` is an Event read without the lock. The object size, the ranges and
-    the worker count are constant after construction.
+    Thread safety: `_cond` guards `_next`, `_consumed`, `_error`, `_sockets`, `_running`,
+    `_holding` and `_version`; `_cancel` is an Event read without the lock. The object size,
+    the ranges and the worker count are constant after construction.
 
     Args:
         source: issues the range GETs (an `ObjectClient`).
@@ -197,6 +202,7 @@ class RangeEngine:
         self._error: BaseException | None = None
         self._sockets: dict[int, socket.socket] = {}
         self._running = 0
+        self._holding = 0
         self._version: str | None = None
         self._threads: list[threading.Thread] = []
         self._on_fail: Callable[[], None] = lambda: None
@@ -311,7 +317,7 @@ class RangeEngine:
         retrying = self._retrying()
         for index, (start, end) in enumerate(self._ranges):
             try:
-                self._fetch(start, end, target(index), retrying)
+                self._fetch(start, end, partial(target, index), retrying)
             except BaseException as err:
                 _drop_locals(err)
                 raise
@@ -325,7 +331,7 @@ class RangeEngine:
             retrying = self._retrying()
             try:
                 for index, (start, end) in enumerate(self._ranges):
-                    self._fetch(start, end, target(index), retrying)
+                    self._fetch(start, end, partial(target, index), retrying)
             except BaseException as err:
                 _drop_locals(err)
                 raise
@@ -368,7 +374,7 @@ class RangeEngine:
         try:
             while (index := self._claim(window)) is not None:
                 start, end = self._ranges[index]
-                self._fetch(start, end, target(index), retrying)
+                self._fetch(start, end, partial(target, index), retrying)
                 if done is not None:
                     done(index)
         except _Cancelled:
@@ -424,13 +430,22 @@ class RangeEngine:
             raise err
 
     def _stop(self) -> None:
-        """Cancel workers that may still run and wait for them (bounded)."""
+        """Cancel workers that may still run; wait (bounded) until none holds memory.
+
+        Workers still waiting for a reply are not waited for: they hold no memory and leave
+        as soon as their reply comes or times out.
+        """
         if any(t.is_alive() for t in self._threads):
             self._cancel_workers()
+        deadline = time.monotonic() + CANCEL_JOIN_TIMEOUT
+        with self._cond:
+            while self._holding and (left := deadline - time.monotonic()) > 0:
+                self._cond.wait(left)
+            if self._holding:
+                logger.warning("%d range readers did not let go in time", self._holding)
+        grace = time.monotonic() + EXIT_GRACE
         for thread in self._threads:
-            thread.join(CANCEL_JOIN_TIMEOUT)
-            if thread.is_alive():
-                logger.warning("range reader %s did not stop in time", thread.name)
+            thread.join(max(0.0, grace - time.monotonic()))
 
     # -- one range --------------------------------------------------------------------------
 
@@ -457,15 +472,27 @@ class RangeEngine:
 
         return base.copy(stop=stop, sleep=sleep, retry_error_callback=exhausted)
 
-    def _fetch(self, start: int, end: int, target: Target, retrying: Retrying) -> None:
-        """Read [start, end) into `target`, retrying the whole range on transport errors."""
+    def _fetch(
+        self, start: int, end: int, make_target: Callable[[], Target], retrying: Retrying
+    ) -> None:
+        """Read [start, end), retrying the whole range on transport errors.
+
+        The target (a view of the destination) exists only while a reply is being read: a
+        worker still waiting for headers when the run is cancelled pins no memory.
+        """
         n = end - start
 
         def read(resp: requests.Response) -> None:
             reader = BodyReader(resp, start)
+            target: Target | None = None
+            holding = False
             try:
                 self._check_reply(resp, start, end)
-                self._watch(resp)
+                # Registered before touching memory: once cancelled, either this sees it or
+                # its socket is shut down, and cancellation waits for `target` to be released.
+                self._hold(resp)
+                holding = True
+                target = make_target()
                 got = 0
                 while got < n:
                     if self._cancel.is_set():
@@ -487,14 +514,15 @@ class RangeEngine:
                     )
             finally:
                 self._unwatch()
+                if target is not None:
+                    target.release()
+                if holding:
+                    self._unhold()
                 reader.close()
 
-        try:
-            if self._cancel.is_set():
-                raise _Cancelled()
-            self._source.read_range(start, end, read, retrying)
-        finally:
-            target.release()
+        if self._cancel.is_set():
+            raise _Cancelled()
+        self._source.read_range(start, end, read, retrying)
 
     def _check_reply(self, resp: requests.Response, start: int, end: int) -> None:
         """The reply must be exactly the asked range of the object as sized by the HEAD."""
@@ -523,15 +551,26 @@ class RangeEngine:
                 elif version != self._version:
                     raise ObjectChangedError(path, f"version {self._version} became {version}")
 
-    def _watch(self, resp: requests.Response) -> None:
+    def _hold(self, resp: requests.Response) -> None:
+        """Count this worker among those holding memory, and register its socket so that
+        cancellation can wake its reads.
+
+        Raises:
+            _Cancelled: the run was cancelled already; nothing is held.
+        """
         conn = getattr(resp.raw, "_connection", None)
         sock = getattr(conn, "sock", None)
-        if isinstance(sock, socket.socket):
-            with self._cond:
-                self._sockets[threading.get_ident()] = sock
-                cancelled = self._cancel.is_set()
-            if cancelled:
+        with self._cond:
+            if self._cancel.is_set():
                 raise _Cancelled()
+            self._holding += 1
+            if isinstance(sock, socket.socket):
+                self._sockets[threading.get_ident()] = sock
+
+    def _unhold(self) -> None:
+        with self._cond:
+            self._holding -= 1
+            self._cond.notify_all()
 
     def _unwatch(self) -> None:
         with self._cond:

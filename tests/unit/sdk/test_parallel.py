@@ -47,6 +47,7 @@ class Fault:
     content_range_total: int | None = None  # lie about the object size
     version: str | None = None  # Ais-Version of this reply
     stall: float = 0.0  # send half the body, then wait this long before hanging up
+    header_delay: float = 0.0  # wait this long before replying at all
 
 
 @dataclass
@@ -81,6 +82,7 @@ class ObjectServer:
         if self.delay:
             time.sleep(self.delay)
         fault = self.faults.get((first, attempt)) or self.always.get(first) or Fault()
+        time.sleep(fault.header_delay)
         if fault.status is not None:
             body = b'{"message":"ais://b/o does not exist"}' if fault.status >= 400 else b""
             return Reply(fault.status, body)
@@ -390,6 +392,20 @@ def test_first_error_stops_stalled_workers_at_once(server: FakeServer, client: C
         _reader(client, 8).read_all()
     assert time.monotonic() - t0 < 4
     assert not _range_threads()
+
+
+def test_workers_waiting_for_headers_pin_no_memory(server: FakeServer, client: Client) -> None:
+    """A worker still waiting for a reply when the run fails holds no view of the buffer: the
+    error comes at once and the memory is released (or pooled) without waiting for it."""
+    data = _data(4 * 64 * KIB)
+    slow = {0: Fault(header_delay=3), 64 * KIB: Fault(header_delay=3)}
+    slow[128 * KIB] = Fault(status=404)
+    server.route = ObjectServer(data, chunk_size=64 * KIB, always=slow)
+    t0 = time.monotonic()
+    with pytest.raises(ErrObjNotFound):
+        _reader(client, 4).read_all()
+    assert time.monotonic() - t0 < 1.5
+    assert _memfd_maps() == []
 
 
 def test_closing_a_stream_stops_workers(server: FakeServer, client: Client) -> None:
