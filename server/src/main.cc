@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "handlers/batch_stream.h"
 #include "handlers/context.h"
 #include "http/server.h"
 #include "store/store.h"
@@ -25,6 +26,9 @@ Options:
   --port N          TCP port to listen on (default 8080; 0 picks a free port)
   --host ADDR       address to bind (default 0.0.0.0)
   --threads N       I/O threads (default: number of CPUs)
+  --getbatch-max-soft-errs N
+                    GetBatch: missing items (placeholders) a batch may hold before it
+                    fails (default 8, as AIS get_batch.max_soft_errs)
   --fsync           durability: fdatasync object data and directories before every commit
                     (default off: a crash of the process loses nothing committed, a power
                     loss may lose the last writes)
@@ -48,11 +52,13 @@ void RaiseFdLimit() {
 int main(int argc, char** argv) {
   ais::StoreOptions store_opts;
   ais::HttpServerOptions http_opts;
+  ais::BatchConfig batch_cfg;
   static option long_opts[] = {{"mountpath", required_argument, nullptr, 'm'},
                                {"port", required_argument, nullptr, 'p'},
                                {"host", required_argument, nullptr, 'H'},
                                {"threads", required_argument, nullptr, 't'},
                                {"fsync", no_argument, nullptr, 'f'},
+                               {"getbatch-max-soft-errs", required_argument, nullptr, 's'},
                                {"help", no_argument, nullptr, 'h'},
                                {"version", no_argument, nullptr, 'v'},
                                {nullptr, 0, nullptr, 0}};
@@ -80,6 +86,15 @@ int main(int argc, char** argv) {
         break;
       }
       case 'f': store_opts.fsync = true; break;
+      case 's': {
+        auto n = ais::ParseUint(optarg);
+        if (!n || *n > UINT32_MAX) {
+          std::cerr << "aistore-server: invalid --getbatch-max-soft-errs " << optarg << "\n";
+          return 2;
+        }
+        batch_cfg.max_soft_errs = static_cast<uint32_t>(*n);
+        break;
+      }
       case 'h': std::cout << kUsage; return 0;
       case 'v': std::cout << "aistore-server 0.1.0 (AIS API v1)\n"; return 0;
       default: std::cerr << kUsage; return 2;
@@ -108,9 +123,11 @@ int main(int argc, char** argv) {
     return 1;
   }
   ais::JobRegistry jobs;
+  ais::InventoryCatalog inventory(**store, jobs);
   std::string id = ais::RandomId(8);
   ais::ServerContext ctx{.store = **store,
                          .jobs = jobs,
+                         .inventory = inventory,
                          .node = {.node_id = "t[" + id + "]", .daemon_id = id},
                          .cluster_uuid = ais::RandomId(10),
                          .start_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -124,7 +141,9 @@ int main(int argc, char** argv) {
   }
   std::string shown = http_opts.host == "0.0.0.0" ? "127.0.0.1" : http_opts.host;
   std::cout << "aistore-server: listening on http://" << shown << ":" << *port << std::endl;
+  ais::SetBatchConfig(batch_cfg);
   server.Run(/*handle_signals=*/true);
+  ais::ShutdownBatches();  // batch threads use the store: stop them before it goes
   std::cout << "aistore-server: stopped" << std::endl;
   return 0;
 }

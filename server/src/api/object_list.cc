@@ -89,58 +89,96 @@ Result<ListObjectsMsg> ListObjectsMsg::FromJson(const nlohmann::json& v) {
   return m;
 }
 
-std::string EncodeListPageMsgpack(const ListPage& page, const ListProps& props, const std::string& location) {
-  msgpack::sbuffer buf(64 + page.entries.size() * 64);
+std::string EncodeEntryMsgpack(const ObjectMeta& m, const ListProps& props, const std::string& location) {
+  msgpack::sbuffer buf(64 + m.name.size());
+  msgpack::packer<msgpack::sbuffer> pk(buf);
+  std::string custom = props.custom ? JoinCustom(m) : std::string();
+  bool cs = props.checksum && !m.cksum_value.empty();
+  uint32_t n = 2 + (cs ? 1 : 0) + (props.atime ? 1 : 0) + (props.version ? 1 : 0) + (props.location ? 1 : 0) +
+               (custom.empty() ? 0 : 1) + (props.size && m.size > 0 ? 1 : 0) + (props.copies ? 1 : 0);
+  pk.pack_map(n);
+  pk.pack("n");
+  pk.pack(m.name);
+  if (cs) {
+    pk.pack("cs");
+    pk.pack(m.cksum_value);
+  }
+  if (props.atime) {
+    pk.pack("a");
+    pk.pack(FormatRfc822(m.atime_ns));
+  }
+  if (props.version) {
+    pk.pack("v");
+    pk.pack(std::to_string(m.version));
+  }
+  if (props.location) {
+    pk.pack("t");
+    pk.pack(location);
+  }
+  if (!custom.empty()) {
+    pk.pack("m");
+    pk.pack(custom);
+  }
+  if (props.size && m.size > 0) {
+    pk.pack("s");
+    pk.pack(static_cast<int64_t>(m.size));
+  }
+  if (props.copies) {
+    pk.pack("c");
+    pk.pack(int16_t{1});
+  }
+  pk.pack("f");
+  pk.pack(EntryFlags(m));
+  return std::string(buf.data(), buf.size());
+}
+
+std::string EncodeRawPageMsgpack(const std::string& uuid, const std::string& token,
+                                 const std::vector<std::string_view>& entries) {
+  size_t total = 64 + uuid.size() + token.size();
+  for (auto e : entries) total += e.size();
+  msgpack::sbuffer buf(total);
   msgpack::packer<msgpack::sbuffer> pk(buf);
   pk.pack_map(4);
   pk.pack("UUID");
-  pk.pack(page.uuid);
+  pk.pack(uuid);
   pk.pack("ContinuationToken");
-  pk.pack(page.continuation_token);
+  pk.pack(token);
   pk.pack("Entries");
-  pk.pack_array(static_cast<uint32_t>(page.entries.size()));
-  for (const auto& m : page.entries) {
-    std::string custom = props.custom ? JoinCustom(m) : std::string();
-    bool cs = props.checksum && !m.cksum_value.empty();
-    uint32_t n = 2 + (cs ? 1 : 0) + (props.atime ? 1 : 0) + (props.version ? 1 : 0) + (props.location ? 1 : 0) +
-                 (custom.empty() ? 0 : 1) + (props.size && m.size > 0 ? 1 : 0) + (props.copies ? 1 : 0);
-    pk.pack_map(n);
-    pk.pack("n");
-    pk.pack(m.name);
-    if (cs) {
-      pk.pack("cs");
-      pk.pack(m.cksum_value);
-    }
-    if (props.atime) {
-      pk.pack("a");
-      pk.pack(FormatRfc822(m.atime_ns));
-    }
-    if (props.version) {
-      pk.pack("v");
-      pk.pack(std::to_string(m.version));
-    }
-    if (props.location) {
-      pk.pack("t");
-      pk.pack(location);
-    }
-    if (!custom.empty()) {
-      pk.pack("m");
-      pk.pack(custom);
-    }
-    if (props.size && m.size > 0) {
-      pk.pack("s");
-      pk.pack(static_cast<int64_t>(m.size));
-    }
-    if (props.copies) {
-      pk.pack("c");
-      pk.pack(int16_t{1});
-    }
-    pk.pack("f");
-    pk.pack(EntryFlags(m));
-  }
+  pk.pack_array(static_cast<uint32_t>(entries.size()));
+  for (auto e : entries) buf.write(e.data(), e.size());
   pk.pack("Flags");
   pk.pack(uint32_t{0});
   return std::string(buf.data(), buf.size());
+}
+
+std::string EncodeRawPageJson(const std::string& uuid, const std::string& token,
+                              const std::vector<std::string_view>& entries) {
+  static const std::pair<const char*, const char*> kKeys[] = {
+      {"n", "name"}, {"cs", "checksum"}, {"a", "atime"},     {"v", "version"}, {"t", "location"},
+      {"m", "custom-md"}, {"s", "size"}, {"c", "copies"}, {"f", "flags"}};
+  nlohmann::json out = nlohmann::json::array();
+  for (auto e : entries) {
+    auto m = nlohmann::json::from_msgpack(e, true, false);
+    nlohmann::json j = nlohmann::json::object();
+    if (m.is_object()) {
+      for (auto& [short_key, long_key] : kKeys) {
+        if (!m.contains(short_key)) continue;
+        j[long_key] = std::string(short_key) == "s" ? nlohmann::json(std::to_string(m[short_key].get<int64_t>()))
+                                                   : m[short_key];
+      }
+    }
+    out.push_back(std::move(j));
+  }
+  nlohmann::json page = {{"uuid", uuid}, {"continuation_token", token}, {"entries", std::move(out)}, {"flags", 0}};
+  return page.dump();
+}
+
+std::string EncodeListPageMsgpack(const ListPage& page, const ListProps& props, const std::string& location) {
+  std::vector<std::string> encoded;
+  encoded.reserve(page.entries.size());
+  for (const auto& m : page.entries) encoded.push_back(EncodeEntryMsgpack(m, props, location));
+  std::vector<std::string_view> views(encoded.begin(), encoded.end());
+  return EncodeRawPageMsgpack(page.uuid, page.continuation_token, views);
 }
 
 std::string EncodeListPageJson(const ListPage& page, const ListProps& props, const std::string& location) {

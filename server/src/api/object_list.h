@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "store/object_meta.h"
@@ -44,6 +45,14 @@ inline constexpr uint16_t kEntryIsChunked = 8192;
 
 std::string EncodeListPageMsgpack(const ListPage& page, const ListProps& props, const std::string& location);
 std::string EncodeListPageJson(const ListPage& page, const ListProps& props, const std::string& location);
+
+// One LsoEnt in msgpack form (empty fields omitted), as stored in inventories.
+std::string EncodeEntryMsgpack(const ObjectMeta& m, const ListProps& props, const std::string& location);
+// A page whose entries are already msgpack-encoded LsoEnt maps.
+std::string EncodeRawPageMsgpack(const std::string& uuid, const std::string& token,
+                                 const std::vector<std::string_view>& entries);
+std::string EncodeRawPageJson(const std::string& uuid, const std::string& token,
+                              const std::vector<std::string_view>& entries);
 // Go's RFC822 layout "02 Jan 06 15:04 MST", in UTC.
 std::string FormatRfc822(int64_t unix_ns);
 // "Mon, 02 Jan 2006 15:04:05 GMT".

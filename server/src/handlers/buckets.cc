@@ -20,10 +20,66 @@ Task<void> ListBuckets(ServerContext& ctx, Exchange& ex) {
   std::string provider = ex.query("provider").value_or("");
   if (provider.empty() || provider == "ais") {
     for (auto& name : ctx.store.buckets().Names()) {
+      if (name.starts_with('.')) continue;  // system buckets (inventories)
       out.push_back({{"name", name}, {"provider", "ais"}, {"namespace", {{"uuid", ""}, {"name", ""}}}});
     }
   }
   co_return co_await ex.Reply(http::status::ok, {}, out.dump(), "application/json");
+}
+
+// Bits a listing via inventory rejects: missing, deleted, arch-dir, not-cached, only-remote-props, diff.
+constexpr uint64_t kNbiBadListFlags = (1 << 1) | (1 << 2) | (1 << 3) | (1 << 9) | (1 << 10) | (1 << 12);
+
+Task<void> ListFromInventory(ServerContext& ctx, Exchange& ex, const std::string& bucket, const ListObjectsMsg& msg,
+                             uint64_t page_size) {
+  if (!msg.start_after.empty() || (msg.flags & kNbiBadListFlags)) {
+    co_return co_await ex.ReplyError(Status::InvalidArgument(
+        "bucket ais://" + bucket + ": the request to list via native bucket inventory has invalid or unsupported flags"));
+  }
+  auto inv = ctx.inventory.Resolve(bucket, std::string(ex.header("Ais-Inv-Name")));
+  if (!inv.ok()) co_return co_await ex.ReplyError(inv.status());
+  auto page = ctx.inventory.Page(bucket, *inv, msg.prefix, msg.continuation_token, page_size);
+  if (!page.ok()) co_return co_await ex.ReplyError(page.status());
+  std::string uuid = msg.uuid.empty() ? RandomId(10) : msg.uuid;
+  std::string token = page->entries.size() == page_size ? page->last_name : "";
+  if (ex.header("Accept").find("application/msgpack") != std::string_view::npos) {
+    co_return co_await ex.Reply(http::status::ok, {}, EncodeRawPageMsgpack(uuid, token, page->entries),
+                                "application/msgpack");
+  }
+  co_return co_await ex.Reply(http::status::ok, {}, EncodeRawPageJson(uuid, token, page->entries), "application/json");
+}
+
+Task<void> CreateInventory(ServerContext& ctx, Exchange& ex, const std::string& bucket, const ActionMsg& msg) {
+  CreateInventoryOptions opts;
+  const nlohmann::json& v = msg.value;
+  if (!v.is_null() && !v.is_object()) {
+    co_return co_await ex.ReplyError(Status::InvalidArgument("create-inventory: value must be a JSON object"));
+  }
+  if (v.is_object()) {
+    auto lso = ListObjectsMsg::FromJson(v);
+    if (!lso.ok()) co_return co_await ex.ReplyError(lso.status());
+    if (!lso->continuation_token.empty()) {
+      co_return co_await ex.ReplyError(Status::InvalidArgument("create-inventory: continuation_token must be empty"));
+    }
+    if (!lso->start_after.empty()) {
+      co_return co_await ex.ReplyError(Status::InvalidArgument("create-inventory: start_after is not supported"));
+    }
+    if (Status st = ValidatePrefix(lso->prefix); !st.ok()) co_return co_await ex.ReplyError(st);
+    opts.prefix = lso->prefix;
+    opts.props = lso->props;
+    opts.flags = lso->flags;
+    opts.name = v.value("name", "");
+    opts.force = v.value("force", false);
+    if (auto it = v.find("names_per_chunk"); it != v.end() && !it->is_null()) {
+      if (!it->is_number_integer()) co_return co_await ex.ReplyError(Status::InvalidArgument("invalid names_per_chunk"));
+      if (it->get<int64_t>() < 0) co_return co_await ex.ReplyError(Status::InvalidArgument("negative names_per_chunk"));
+      opts.names_per_chunk = it->get<uint64_t>();
+    }
+  }
+  if (opts.name.empty()) opts.name = msg.name;
+  auto id = ctx.inventory.StartCreate(bucket, std::move(opts));
+  if (!id.ok()) co_return co_await ex.ReplyError(id.status());
+  co_return co_await ex.Reply(http::status::ok, {}, *id, "text/plain");
 }
 
 Task<void> ListObjects(ServerContext& ctx, Exchange& ex, const std::string& bucket, const nlohmann::json& value) {
@@ -35,10 +91,8 @@ Task<void> ListObjects(ServerContext& ctx, Exchange& ex, const std::string& buck
   if (msg->flags & kLsNotCached) {
     co_return co_await ex.ReplyError(Status::InvalidArgument("flag \"not-cached\" is not supported for ais:// buckets"));
   }
-  if (msg->flags & kLsNbi) {
-    co_return co_await ex.ReplyError(Status::NotSupported("listing from a bucket inventory is not supported yet"));
-  }
   uint64_t page = msg->page_size == 0 ? kMaxPageSize : std::min(msg->page_size, kMaxPageSize);
+  if (msg->flags & kLsNbi) co_return co_await ListFromInventory(ctx, ex, bucket, *msg, page);
   ListQuery q{.prefix = msg->prefix,
               .after = msg->continuation_token.empty() ? msg->start_after : msg->continuation_token,
               .limit = page};
@@ -128,6 +182,11 @@ Task<void> HandleBuckets(ServerContext& ctx, Exchange& ex, const Route& route) {
       auto msg = co_await ReadActionMsg(ex);
       if (!msg.ok()) co_return co_await ex.ReplyError(msg.status());
       if (msg->action.empty() || msg->action == "list") co_return co_await ListObjects(ctx, ex, bucket, msg->value);
+      if (msg->action == "show-inventory") {
+        auto info = ctx.inventory.Show(bucket, msg->name);
+        if (!info.ok()) co_return co_await ex.ReplyError(info.status());
+        co_return co_await ex.Reply(http::status::ok, {}, info->dump(), "application/json");
+      }
       co_return co_await ex.ReplyError(Status::InvalidArgument("invalid action \"" + msg->action + "\""));
     }
     case http::verb::post: {
@@ -139,13 +198,23 @@ Task<void> HandleBuckets(ServerContext& ctx, Exchange& ex, const Route& route) {
         co_return co_await ex.Reply(http::status::ok);
       }
       if (msg->action == "rechunk") co_return co_await StartRechunk(ctx, ex, bucket, msg->value);
+      if (msg->action == "create-inventory") co_return co_await CreateInventory(ctx, ex, bucket, *msg);
       co_return co_await ex.ReplyError(Status::InvalidArgument("invalid action \"" + msg->action + "\""));
     }
     case http::verb::delete_: {
       auto msg = co_await ReadActionMsg(ex);
       if (!msg.ok()) co_return co_await ex.ReplyError(msg.status());
+      if (msg->action == "destroy-inventory") {
+        if (!msg->name.empty()) {
+          if (Status st = InventoryCatalog::ValidateName(msg->name); !st.ok()) co_return co_await ex.ReplyError(st);
+        }
+        Status st = ctx.inventory.Destroy(bucket, msg->name);
+        if (!st.ok()) co_return co_await ex.ReplyError(st);
+        co_return co_await ex.Reply(http::status::ok);
+      }
       if (msg->action.empty() || msg->action == "destroy-bck") {
-        Status st = ctx.store.DestroyBucket(bucket);
+        Status st = ctx.inventory.Destroy(bucket, "");  // a bucket's inventories go with it
+        if (st.ok()) st = ctx.store.DestroyBucket(bucket);
         if (!st.ok()) co_return co_await ex.ReplyError(st);
         co_return co_await ex.Reply(http::status::ok);
       }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "http/exchange.h"
+#include "inventory/inventory_catalog.h"
 #include "jobs/job_registry.h"
 #include "store/store.h"
 
@@ -14,6 +15,7 @@ namespace ais {
 struct ServerContext {
   Store& store;
   JobRegistry& jobs;
+  InventoryCatalog& inventory;
   NodeInfo node;
   std::string cluster_uuid;
   int64_t start_ns = 0;
@@ -45,6 +47,8 @@ Task<void> HandleHealth(ServerContext& ctx, Exchange& ex);
 Task<void> HandleCluster(ServerContext& ctx, Exchange& ex, const Route& route);
 Task<void> HandleBuckets(ServerContext& ctx, Exchange& ex, const Route& route);
 Task<void> HandleObjects(ServerContext& ctx, Exchange& ex, const Route& route);
+// /v1/ml/moss: GetBatch (handlers/batch.cc).
+Task<void> HandleMl(ServerContext& ctx, Exchange& ex, const Route& route);
 // Entry point: routes one exchange.
 Task<void> Dispatch(ServerContext& ctx, Exchange& ex);
 

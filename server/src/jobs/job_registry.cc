@@ -29,17 +29,18 @@ JobRegistry::~JobRegistry() {
   for (auto& t : threads) t.join();
 }
 
-std::string JobRegistry::Start(std::string kind, std::string bucket, std::function<Status(JobControl&)> fn) {
+std::string JobRegistry::Start(std::string kind, std::string bucket, std::function<Status(JobControl&)> fn,
+                               std::string id) {
   std::lock_guard lock(mu_);
   PruneLocked();
   auto job = std::make_unique<Job>();
-  job->info.id = RandomId(10);
+  job->info.id = id.empty() ? RandomId(10) : std::move(id);
   job->info.kind = std::move(kind);
   job->info.bucket = std::move(bucket);
   job->info.start_ns = NowNs();
   Job* raw = job.get();
-  std::string id = raw->info.id;
-  jobs_[id] = std::move(job);
+  std::string job_id = raw->info.id;
+  jobs_[job_id] = std::move(job);
   raw->thread = std::thread([this, raw, fn = std::move(fn)] {
     Status st = fn(raw->control);
     std::lock_guard l(mu_);
@@ -47,7 +48,7 @@ std::string JobRegistry::Start(std::string kind, std::string bucket, std::functi
     raw->info.aborted = raw->control.aborted();
     raw->info.end_ns = NowNs();
   });
-  return id;
+  return job_id;
 }
 
 JobSnapshot JobRegistry::SnapshotLocked(const Job& job) const {

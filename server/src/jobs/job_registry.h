@@ -52,7 +52,9 @@ class JobRegistry {
   ~JobRegistry();  // aborts running jobs and joins them
 
   // Starts fn on a new thread; the job is visible to Get/Query before this returns.
-  std::string Start(std::string kind, std::string bucket, std::function<Status(JobControl&)> fn);
+  // `id` "" -> a generated one.
+  std::string Start(std::string kind, std::string bucket, std::function<Status(JobControl&)> fn,
+                    std::string id = "");
   std::optional<JobSnapshot> Get(const std::string& id) const;
   // Matching jobs (empty filters match all), newest first.
   std::vector<JobSnapshot> Query(const std::string& id, const std::string& kind, const std::string& bucket,

@@ -1,0 +1,76 @@
+// InventoryCatalog: create (as a job), show, destroy and page through bucket inventories (AIS
+// "native bucket inventory"). Unlike upstream it works on local ais:// buckets: a listing from an
+// inventory reads a few chunks of one object instead of walking every directory and object header.
+#pragma once
+
+#include <list>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "inventory/inventory_format.h"
+#include "jobs/job_registry.h"
+#include "store/store.h"
+
+namespace ais {
+
+struct CreateInventoryOptions {
+  std::string name;  // "" -> the job id
+  uint64_t names_per_chunk = 0;
+  bool force = false;
+  std::string prefix;
+  std::string props;
+  uint64_t flags = 0;
+};
+
+// One page read from an inventory; `entries` view into `chunks`, which keep them alive.
+struct InventoryPage {
+  std::vector<std::string_view> entries;
+  std::string last_name;
+  std::vector<std::shared_ptr<const InventoryChunk>> chunks;
+};
+
+class InventoryCatalog {
+ public:
+  InventoryCatalog(Store& store, JobRegistry& jobs) : store_(store), jobs_(jobs) {}
+
+  // Validates (4xx on bad input or an existing inventory without force) and starts the job.
+  Result<std::string> StartCreate(const std::string& bucket, CreateInventoryOptions opts);
+  Result<std::vector<std::string>> Names(const std::string& bucket);
+  // NBIInfo documents keyed by inventory object name; `name` "" = all of the bucket's.
+  Result<nlohmann::json> Show(const std::string& bucket, const std::string& name);
+  // Removes one (or, with "", every) inventory of the bucket; nothing to remove is success.
+  Status Destroy(const std::string& bucket, const std::string& name);
+  // Which inventory a listing uses: the named one, else the bucket's only one.
+  Result<std::string> Resolve(const std::string& bucket, const std::string& requested);
+  // Up to `limit` entries with names > after that start with prefix, in order.
+  Result<InventoryPage> Page(const std::string& bucket, const std::string& inventory, const std::string& prefix,
+                             const std::string& after, size_t limit);
+
+  static Status ValidateName(const std::string& name);
+
+ private:
+  struct Loaded {  // one opened inventory object at one version
+    ObjectHandle handle;
+    std::shared_ptr<const InventoryIndex> index;
+    std::vector<uint64_t> part_offsets;  // byte offset of each part
+  };
+  Status EnsureSystemBucket();
+  Status Build(JobControl& jc, const std::string& bucket, const std::string& objname,
+               const CreateInventoryOptions& opts);
+  Result<std::shared_ptr<Loaded>> Load(const std::string& objname);
+  Result<std::shared_ptr<const InventoryChunk>> ReadChunk(const std::string& objname, Loaded& inv, size_t k);
+
+  Store& store_;
+  JobRegistry& jobs_;
+  std::mutex mu_;
+  std::map<std::string, std::string> building_;  // guarded by mu_: bucket -> job id of a running create
+  // Decoded chunks, most recent first; keyed by object name, version and chunk number.
+  static constexpr size_t kChunkCacheSize = 8;
+  std::list<std::pair<std::string, std::shared_ptr<const InventoryChunk>>> chunk_cache_;  // guarded by mu_
+};
+
+}  // namespace ais
