@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
 # Import the installed package (with its server binary and extension), never ./aistore from the tree.
 export PYTHONSAFEPATH=1
-scripts/setup.sh dev
+scripts/setup.sh dev,torch
 jobs=$(nproc)
 
 echo "==> C++ unit tests"

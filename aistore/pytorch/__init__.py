@@ -1,0 +1,19 @@
+"""PyTorch datasets over AIS objects (needs the `torch` extra: `pip install "aistore[torch]"`).
+
+Example:
+    >>> from aistore.pytorch import AISParallelMapDataset  # doctest: +SKIP
+    >>> dataset = AISParallelMapDataset(client.bucket("big"), num_workers=8)  # doctest: +SKIP
+"""
+
+try:
+    import torch  # noqa: F401
+except ImportError as err:  # pragma: no cover - exercised in a subprocess without torch
+    raise ImportError(
+        "aistore.pytorch needs PyTorch, which is not installed; "
+        'install the extra with: pip install "aistore[torch]"'
+    ) from err
+
+from aistore.pytorch.base_map_dataset import AISBaseMapDataset
+from aistore.pytorch.parallel_map_dataset import AISParallelMapDataset
+
+__all__ = ["AISBaseMapDataset", "AISParallelMapDataset"]
