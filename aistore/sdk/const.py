@@ -143,6 +143,9 @@ ACT_XACT_STOP = "stop"
 ACT_MPT_UPLOAD = "mpt-upload"
 ACT_MPT_COMPLETE = "mpt-complete"
 ACT_MPT_ABORT = "mpt-abort"
+ACT_CREATE_NBI = "create-inventory"
+ACT_DESTROY_NBI = "destroy-inventory"
+ACT_SHOW_NBI = "show-inventory"
 
 # Defaults
 DEFAULT_CHUNK_SIZE = 32 * KIB

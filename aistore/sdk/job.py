@@ -7,6 +7,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from collections.abc import Callable
@@ -24,7 +25,7 @@ from aistore.sdk.const import (
 )
 from aistore.sdk.errors import JobInfoNotFound, Timeout
 from aistore.sdk.request_client import RequestClient
-from aistore.sdk.types import AggregatedJobSnap, JobArgs, JobStatus
+from aistore.sdk.types import AggregatedJobSnap, JobArgs, JobSnap, JobStatus
 from aistore.sdk.utils import probing_frequency
 from aistore.sdk.wait_result import WaitResult
 
@@ -52,6 +53,45 @@ _IDLE_KINDS = frozenset(
 _SINGLE_NODE_KINDS = frozenset({ACT_BLOB_DOWNLOAD, "resilver"})
 # An idle kind is done after this many consecutive all-idle polls (Go `numConsecutiveIdle`).
 _CONSECUTIVE_IDLE = 2
+
+
+class _Poller:
+    """Polling schedule: 50 ms, doubling up to the official interval for `timeout`."""
+
+    _FIRST = 0.05
+
+    def __init__(self, timeout: float) -> None:
+        self._deadline = time.monotonic() + timeout
+        self._max = probing_frequency(timeout)
+        self._next = self._FIRST
+
+    def expired(self) -> bool:
+        return time.monotonic() > self._deadline
+
+    def sleep(self) -> None:
+        time.sleep(min(self._next, max(self._deadline - time.monotonic(), 0.0) + 0.01))
+        self._next = min(self._next * 2, self._max)
+
+
+class _ProgressBar:
+    """A tqdm bar of objects processed, fed from the job's snapshots."""
+
+    def __init__(self, job: Job, kind: str) -> None:
+        from tqdm.auto import tqdm
+
+        self._job = job
+        self._bar = tqdm(desc=f"{kind or 'job'}[{job.job_id}]", unit="obj")
+
+    def update(self) -> None:
+        with contextlib.suppress(Exception):  # a progress bar must never fail the wait
+            self.show(self._job.get_details().list_snapshots())
+
+    def show(self, snaps: list[JobSnap]) -> None:
+        done = sum(s.stats.objects for s in snaps if s.stats is not None)
+        self._bar.update(done - self._bar.n)
+
+    def close(self) -> None:
+        self._bar.close()
 
 
 class _IdleStreak:
@@ -116,22 +156,36 @@ class Job:
             params={QPARAM_WHAT: WHAT_QUERY_XACT_STATS},
         )
 
-    def wait(self, timeout: int = DEFAULT_JOB_WAIT_TIMEOUT, verbose: bool = True) -> WaitResult:
+    def wait(
+        self,
+        timeout: int = DEFAULT_JOB_WAIT_TIMEOUT,
+        verbose: bool = True,
+        *,
+        progress: bool = False,
+    ) -> WaitResult:
         """Wait until the job is done in the way its kind finishes.
 
         Idle kinds: idle on every target on consecutive polls. Single-target kinds: a
         finished snapshot. All others, unknown kinds included: a terminal status.
+        Polling starts at 50 ms and backs off to the official interval, so short jobs
+        return promptly. `progress=True` (our extension) shows a tqdm bar of objects processed.
 
         Raises:
             aistore.sdk.errors.Timeout: not done within `timeout` seconds.
             aistore.sdk.errors.JobInfoNotFound: only an id is known and no target knows it.
         """
         kind = self._job_kind or (self._resolve_kind() if self._job_id else "")
-        if kind in _IDLE_KINDS:
-            return self.wait_for_idle(timeout, verbose)
-        if kind in _SINGLE_NODE_KINDS:
-            return self.wait_single_node(timeout, verbose)
-        return self._wait_terminal(timeout, verbose)
+        bar = _ProgressBar(self, kind) if progress else None
+        try:
+            if kind in _IDLE_KINDS:
+                return self._wait_for(_IdleStreak(), timeout, verbose, "reached idle state", bar)
+            if kind in _SINGLE_NODE_KINDS:
+                done = AggregatedJobSnap.any_finished
+                return self._wait_for(done, timeout, verbose, "finished", bar)
+            return self._wait_terminal(timeout, verbose, bar)
+        finally:
+            if bar is not None:
+                bar.close()
 
     def wait_for_idle(
         self, timeout: int = DEFAULT_JOB_WAIT_TIMEOUT, verbose: bool = True
@@ -152,19 +206,21 @@ class Job:
                 return snap.kind
         raise JobInfoNotFound(f"No job info found for '{self._job_id}'")
 
-    def _wait_terminal(self, timeout: int, verbose: bool) -> WaitResult:
-        interval = probing_frequency(timeout)
-        waited = 0.0
+    def _wait_terminal(
+        self, timeout: int, verbose: bool, bar: _ProgressBar | None = None
+    ) -> WaitResult:
+        poll = _Poller(timeout)
         while True:
             status = self.status()
+            if bar is not None:
+                bar.update()
             if status.end_time != 0:
                 break
-            if waited > timeout:
+            if poll.expired():
                 raise Timeout(f"job '{status.uuid}'", f"after {timeout}s")
             if verbose:
                 logger.info("Waiting on job '%s'...", status.uuid)
-            time.sleep(interval)
-            waited += interval
+            poll.sleep()
         end_time = (
             datetime.fromtimestamp(status.end_time / NANOSECONDS_IN_SECOND, tz=timezone.utc)
             if status.end_time > 0
@@ -186,22 +242,23 @@ class Job:
         timeout: int,
         verbose: bool,
         state: str,
+        bar: _ProgressBar | None = None,
     ) -> WaitResult:
-        interval = probing_frequency(timeout)
-        waited = 0.0
+        poll = _Poller(timeout)
         while True:
             details = self.get_details()
             snaps = details.list_snapshots()
+            if bar is not None:
+                bar.show(snaps)
             if snaps and done(details):
                 result = WaitResult.from_snapshots(self._job_id, snaps)
                 self._log_result(result, verbose, state)
                 return result
-            if waited > timeout:
+            if poll.expired():
                 raise Timeout(f"job '{self._job_id}'", f"after {timeout}s")
             if verbose:
                 logger.info("Waiting on job '%s'...", self._job_id)
-            time.sleep(interval)
-            waited += interval
+            poll.sleep()
 
     def _log_result(self, result: WaitResult, verbose: bool, state: str) -> None:
         if not verbose:

@@ -35,6 +35,8 @@ from aistore.sdk.namespace import Namespace
 from aistore.sdk.obj.object_props import ObjectProps
 
 __all__ = [
+    "CreateNBIMsg",
+    "NBIInfo",
     "ActionMsg",
     "AggregatedJobSnap",
     "BucketEntry",
@@ -320,6 +322,47 @@ class ListObjectsMsg(BaseModel):
         if self.start_after:
             body["start_after"] = self.start_after
         return body
+
+
+class CreateNBIMsg(BaseModel):
+    """The `create-inventory` action value (AIS `apc.CreateNBIMsg`).
+
+    Example:
+        >>> CreateNBIMsg(name="nightly", prefix="train/").as_dict()
+        {'name': 'nightly', 'prefix': 'train/'}
+    """
+
+    name: str = ""
+    names_per_chunk: int = 0
+    force: bool = False
+    prefix: str = ""
+    props: str = ""
+    flags: str = "0"
+
+    def as_dict(self) -> dict[str, Any]:
+        return self.model_dump(exclude_defaults=True)
+
+
+class NBIInfo(BaseModel):
+    """One bucket inventory as `Bucket.show_inventory()` reports it (AIS `apc.NBIInfo`).
+
+    Example:
+        >>> info = NBIInfo(name="nightly", ntotal=1000)
+        >>> info.ntotal
+        1000
+    """
+
+    bucket: str = ""
+    name: str = ""
+    obj_name: str = ""
+    size: int = 0
+    prefix: str = ""
+    started: int = 0
+    finished: int = 0
+    ntotal: int = 0
+    smap_ver: int = 0
+    chunks: int = 0
+    nat: int = 0
 
 
 class MptCompletedPart(BaseModel):
