@@ -4,6 +4,7 @@ nox -s tests        # scripts/test.sh: C++ (plain + ASan/UBSan), lint, Python te
 nox -s quickstart   # scripts/quickstart.sh
 nox -s lint         # ruff + mypy only
 nox -s bench        # benchmarks/core.py
+nox -s bench_parallel  # benchmarks/parallel_download.py
 """
 
 from __future__ import annotations
@@ -43,3 +44,8 @@ def lint(session: nox.Session) -> None:
 @nox.session
 def bench(session: nox.Session) -> None:
     session.run("python3", "benchmarks/core.py", *session.posargs, external=True)
+
+
+@nox.session
+def bench_parallel(session: nox.Session) -> None:
+    session.run("python3", "benchmarks/parallel_download.py", *session.posargs, external=True)

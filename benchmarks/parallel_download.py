@@ -1,0 +1,570 @@
+#!/usr/bin/env python3
+"""Parallel download benchmark: our client and its peers on one large object, in one run.
+
+Starts our server (``LocalServer``, 4 mountpaths under /tmp), stores a 2 GiB object twice (in a
+bucket that chunks it at 64 MiB, and monolithic) and measures, per object:
+
+* single-stream GET: our ``get_reader().read_all()``, the official SDK's, ``curl -o /dev/null``;
+* streaming parallel (iterate ``get_reader(num_workers=W)``) and ``read_all()`` into a
+  ParallelBuffer, at W = 1/2/4/8/16, ours and the official SDK's (2.0.0, own venv). Ours is
+  shown warm (buffer memory reused from the pool, the steady state of a loader) and cold (fresh
+  memory: the first read of a size); the official SDK allocates fresh /dev/shm every time;
+
+in GB/s and as a fraction of the loopback TCP bandwidth measured in the same run. Cases take
+turns within each round and the median of the rounds is shown. Then the DataLoader table of the
+official benchmark (python/tests/perf/pytorch/parallel_download.py): AISMapDataset ("GET") vs
+AISParallelMapDataset ("Parallel") over a bucket of large chunked objects, DataLoader
+num_workers=0, batch latencies measured around ``next()`` only; ``--dl-workers N`` adds a
+column with N DataLoader worker processes (which the official dataset cannot use). Finally,
+what shared memory was left: new /dev/shm entries and our mappings after the run.
+
+GB/s = 10^9 bytes/s; GiB/s (DataLoader table, as upstream) = 2^30 bytes/s.
+
+Usage:
+    python3 benchmarks/parallel_download.py              # full run (~10 min on 2 cores)
+    python3 benchmarks/parallel_download.py --quick      # 256 MiB object, W=1/4, one round
+    python3 benchmarks/parallel_download.py --dl-workers 2
+Environment (DataLoader part, as upstream): AIS_WORKERS (range workers, 16), BATCH_SIZE (2),
+NUM_BATCHES (all).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import random
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from aistore._internal import shm
+from aistore.sdk.bucket import Bucket
+from aistore.sdk.client import Client
+from aistore.sdk.obj.content_iterator import ParallelContentIterProvider
+from aistore.sdk.obj.object import Object
+from aistore.server import LocalServer
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.append(str(REPO / "tests" / "compat"))
+import official_sdk  # noqa: E402
+
+KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
+OFFICIAL_SCRIPT = (Path(__file__).parent / "_official_parallel.py").read_text()
+GOAL_VS_OFFICIAL = 3.0
+GOAL_VS_LOOPBACK = 0.85
+GOAL_STREAM_VS_READ_ALL = 0.85
+
+
+@dataclass
+class Config:
+    size: int = 2 * GiB
+    chunk: int = 64 * MiB
+    workers: tuple[int, ...] = (1, 2, 4, 8, 16)
+    rounds: int = 3
+    dl_objects: int = 16
+    dl_object_size: int = 128 * MiB
+    dl_chunk: int = 64 * MiB
+
+    @classmethod
+    def quick(cls) -> Config:
+        return cls(size=256 * MiB, chunk=16 * MiB, workers=(1, 4), rounds=1, dl_objects=4,
+                   dl_object_size=64 * MiB, dl_chunk=16 * MiB)  # fmt: skip
+
+
+# -- measurements --------------------------------------------------------------------------------
+
+_PUMP_SENDER = """
+import socket, sys
+port, total = int(sys.argv[1]), int(sys.argv[2])
+buf = memoryview(bytearray(4 << 20))
+with socket.create_connection(("127.0.0.1", port)) as s:
+    sent = 0
+    while sent < total:
+        s.sendall(buf)
+        sent += len(buf)
+"""
+
+
+def loopback_seconds(total: int) -> float:
+    """Seconds to move `total` bytes over loopback TCP from a sender process's memory into a
+    small reused buffer here: the ceiling of a download on this machine."""
+    with socket.socket() as lsock:
+        lsock.bind(("127.0.0.1", 0))
+        lsock.listen(1)
+        port = lsock.getsockname()[1]
+        sender = subprocess.Popen([sys.executable, "-c", _PUMP_SENDER, str(port), str(total)])
+        try:
+            conn, _ = lsock.accept()
+            with conn:
+                buf = memoryview(bytearray(4 * MiB))
+                got = 0
+                t0 = time.perf_counter()
+                while got < total:
+                    n = conn.recv_into(buf)
+                    if n == 0:
+                        break
+                    got += n
+                elapsed = time.perf_counter() - t0
+        finally:
+            sender.wait(timeout=120)
+    if got < total:
+        raise RuntimeError(f"socket pump delivered {got} of {total} bytes")
+    return elapsed
+
+
+def timed(fn: Callable[[], Any]) -> Callable[[], float]:
+    def case() -> float:
+        t0 = time.perf_counter()
+        fn()
+        return time.perf_counter() - t0
+
+    return case
+
+
+@dataclass
+class Cell:
+    """Seconds of each round of one case (empty when it could not run)."""
+
+    seconds: list[float] = field(default_factory=list)
+    note: str = ""
+
+    def gbps(self, size: int) -> float | None:
+        return size / statistics.median(self.seconds) / 1e9 if self.seconds else None
+
+
+class Bench:
+    def __init__(self, srv: LocalServer, cfg: Config) -> None:
+        self.srv = srv
+        self.cfg = cfg
+        self.client = srv.client()
+        self.official_error: str | None = None
+        self.official_shm_left: set[str] = set()
+        self.notes: list[str] = []
+
+    # objects
+
+    def load(self, scratch: Path) -> dict[str, Object]:
+        path = scratch / "big.bin"
+        rng = random.Random(7)
+        block = rng.randbytes(64 * MiB)
+        with open(path, "wb") as f:
+            left = self.cfg.size
+            while left:
+                f.write(block[: min(left, len(block))])
+                left -= min(left, len(block))
+        chunked = self._bucket("pd-chunked", self.cfg.chunk)
+        mono = self._bucket("pd-mono", None)
+        objs = {
+            f"chunked {self.cfg.chunk // MiB} MiB": chunked.object("big"),
+            "monolithic": mono.object("big"),
+        }
+        for obj in objs.values():
+            obj.get_writer().put_file(str(path))
+        path.unlink()
+        return objs
+
+    def _bucket(self, name: str, chunk: int | None) -> Bucket:
+        bucket = self.client.bucket(name).create(exist_ok=True)
+        if chunk is not None:
+            value = {"chunks": {"objsize_limit": "1MiB", "chunk_size": f"{chunk // MiB}MiB"}}
+            bucket.make_request("PATCH", "set-bprops", value=value)
+        return bucket
+
+    # one case of each client
+
+    @staticmethod
+    def _provider(obj: Object, workers: int) -> ParallelContentIterProvider:
+        if workers >= 2:
+            provider = obj.get_reader(num_workers=workers)._content_provider
+            assert isinstance(provider, ParallelContentIterProvider)
+            return provider
+        return ParallelContentIterProvider(obj.get_reader()._object_client, None, 1)
+
+    def ours(self, obj: Object, mode: str, workers: int) -> Callable[[], float]:
+        size = self.cfg.size
+
+        def single() -> None:
+            assert len(obj.get_reader().read_all()) == size
+
+        def stream() -> None:
+            assert sum(len(c) for c in self._provider(obj, workers).create_iter()) == size
+
+        def read_all() -> None:
+            with self._provider(obj, workers).read_all() as buf:
+                assert len(buf) == size
+
+        if mode == "read_all cold":
+
+            def cold() -> float:
+                shm.pool().clear()
+                gc.collect()
+                return timed(read_all)()
+
+            return cold
+        return timed({"single": single, "stream": stream, "read_all": read_all}[mode])
+
+    def official(self, obj: Object, mode: str, workers: int) -> Callable[[], float | None]:
+        def case() -> float | None:
+            if self.official_error is not None:
+                return None
+            args = (obj.bucket_name, obj.name, mode, str(workers), "1")
+            try:
+                out = official_sdk.run_script(OFFICIAL_SCRIPT, self.srv.endpoint, args, timeout=900)
+            except official_sdk.VenvError as e:  # incl. PyPIUnreachable
+                self.official_error = str(e).splitlines()[0]
+                self.notes.append(f"official SDK not run: {self.official_error}")
+                return None
+            except official_sdk.ScriptError as e:
+                self.notes.append(f"official {mode} W={workers} failed: {str(e).splitlines()[0]}")
+                return None
+            self.official_shm_left |= set(out["shm_left"])
+            assert out["size"] == self.cfg.size
+            return float(out["seconds"][0])
+
+        return case
+
+    def curl(self, obj: Object) -> Callable[[], float]:
+        url = obj.get_url()
+
+        def case() -> float:
+            res = subprocess.run(
+                ["curl", "-sS", "-o", "/dev/null", "-w", "%{size_download} %{time_total}", url],
+                capture_output=True, text=True, check=True,
+            )  # fmt: skip
+            size, secs = res.stdout.split()
+            assert int(size) == self.cfg.size
+            return float(secs)
+
+        return case
+
+    def measure(self, obj: Object) -> dict[tuple[str, str, int], Cell]:
+        """All cases of one object; every round runs each case once, in turn."""
+        cases: dict[tuple[str, str, int], Callable[[], float | None]] = {
+            ("single GET", "ours", 1): self.ours(obj, "single", 1),
+            ("single GET", "official", 1): self.official(obj, "single", 1),
+        }
+        if shutil.which("curl"):
+            cases[("single GET", "curl", 1)] = self.curl(obj)
+        for w in self.cfg.workers:
+            cases[("stream", "ours", w)] = self.ours(obj, "stream", w)
+            cases[("stream", "official", w)] = self.official(obj, "stream", w)
+            cases[("read_all", "ours", w)] = self.ours(obj, "read_all", w)
+            cases[("read_all", "ours cold", w)] = self.ours(obj, "read_all cold", w)
+            cases[("read_all", "official", w)] = self.official(obj, "read_all", w)
+        cells = {key: Cell() for key in cases}
+        for r in range(self.cfg.rounds):
+            for key, case in cases.items():
+                secs = case()
+                if secs is not None:
+                    cells[key].seconds.append(secs)
+            print(f"  round {r + 1}/{self.cfg.rounds} done", file=sys.stderr, flush=True)
+        shm.pool().clear()
+        return cells
+
+
+# -- the download table --------------------------------------------------------------------------
+
+MODES = ["single GET", "stream", "read_all"]
+CLIENTS = {
+    "single GET": ["ours", "official", "curl"],
+    "stream": ["ours", "official"],
+    "read_all": ["ours", "ours cold", "official"],
+}
+
+
+def render_download(
+    results: dict[str, dict[tuple[str, str, int], Cell]], cfg: Config, loopback: float
+) -> str:
+    head = f"{'object':<18}{'mode':<12}{'client':<11}" + "".join(
+        f"{f'W={w}':>14}" for w in cfg.workers
+    )
+    lines = [
+        f"Parallel download of a {cfg.size / GiB:.2f} GiB object, our server (4 mountpaths): GB/s "
+        f"(% of loopback {loopback:.2f} GB/s), median of {cfg.rounds} round(s)",
+        head,
+        "─" * len(head),
+    ]
+    for obj_label, cells in results.items():
+        first_obj = True
+        for mode in MODES:
+            first_mode = True
+            for client in CLIENTS[mode]:
+                row = ""
+                for w in cfg.workers:
+                    cell = cells.get((mode, client, w if mode != "single GET" else 1))
+                    if mode == "single GET" and w != cfg.workers[0]:
+                        row += f"{'':>14}"
+                        continue
+                    g = cell.gbps(cfg.size) if cell else None
+                    row += f"{'n/a':>14}" if g is None else f"{g:6.2f} ({g / loopback:4.0%})"
+                lines.append(
+                    f"{obj_label if first_obj else '':<18}{mode if first_mode else '':<12}"
+                    f"{client:<11}{row}"
+                )
+                first_obj = first_mode = False
+        lines.append("")
+    return "\n".join(lines)
+
+
+def goals(
+    results: dict[str, dict[tuple[str, str, int], Cell]], cfg: Config, loopback: float
+) -> list[str]:
+    out = []
+    for label, cells in results.items():
+
+        def g(
+            mode: str, client: str, w: int, cells: dict[tuple[str, str, int], Cell] = cells
+        ) -> float | None:
+            cell = cells.get((mode, client, w))
+            return cell.gbps(cfg.size) if cell else None
+
+        vs_off = [
+            (w, a / b)
+            for w in cfg.workers
+            if (a := g("read_all", "ours", w)) and (b := g("read_all", "official", w))
+        ]
+        vs_off_cold = [
+            (w, a / b)
+            for w in cfg.workers
+            if (a := g("read_all", "ours cold", w)) and (b := g("read_all", "official", w))
+        ]
+        best = max((g("read_all", "ours", w) or 0.0) for w in cfg.workers)
+        stream_ratio = [
+            (w, a / b)
+            for w in cfg.workers
+            if (a := g("stream", "ours", w)) and (b := g("read_all", "ours", w))
+        ]
+        out.append(f"{label}:")
+        if vs_off:
+            worst = min(r for _, r in vs_off)
+            peak = max(r for _, r in vs_off)
+            cold = min(r for _, r in vs_off_cold) if vs_off_cold else float("nan")
+            verdict = "MET" if worst >= GOAL_VS_OFFICIAL else "NOT MET"
+            out.append(
+                f"  read_all vs official, same W: {worst:.1f}x..{peak:.1f}x warm, >= {cold:.1f}x "
+                f"cold  [goal >= {GOAL_VS_OFFICIAL:.0f}x: {verdict}]"
+            )
+        verdict = "MET" if best >= GOAL_VS_LOOPBACK * loopback else "NOT MET"
+        out.append(
+            f"  best read_all: {best:.2f} GB/s = {best / loopback:.0%} of loopback  "
+            f"[goal >= {GOAL_VS_LOOPBACK:.0%}: {verdict}]"
+        )
+        if stream_ratio:
+            worst_s = min(r for _, r in stream_ratio)
+            at = [w for w, r in stream_ratio if r == worst_s][0]
+            verdict = "MET" if worst_s >= GOAL_STREAM_VS_READ_ALL else "NOT MET"
+            per_w = ", ".join(f"W={w}: {r:.0%}" for w, r in stream_ratio)
+            out.append(
+                f"  stream / read_all: worst {worst_s:.0%} (W={at}) [{per_w}]  "
+                f"[goal within 15%: {verdict}]"
+            )
+    return out
+
+
+# -- the DataLoader table (the official benchmark's) ----------------------------------------------
+
+
+@dataclass
+class LoaderRun:
+    seconds: list[float] = field(default_factory=list)
+    nbytes: list[int] = field(default_factory=list)
+
+    def stats(self, batch: int) -> dict[str, float]:
+        lat = self.seconds
+        total = sum(lat)
+        s = sorted(lat)
+        return {
+            "Throughput (GiB/s)": sum(self.nbytes) / total / GiB,
+            "Samples/sec": len(lat) * batch / total,
+            "Total wall time (s)": total,
+            "Batch latency mean (s)": statistics.mean(lat),
+            "Batch latency med (s)": statistics.median(lat),
+            "Batch latency p95 (s)": s[min(int(0.95 * len(s)), len(s) - 1)],
+            "Time-to-first-batch (s)": lat[0],
+        }
+
+
+def _get_dataset_class() -> Any:
+    """AISMapDataset when this build has it, else the same thing in a few lines."""
+    try:
+        from aistore.pytorch import AISMapDataset  # type: ignore[attr-defined]
+
+        return AISMapDataset
+    except ImportError:
+        from aistore.pytorch import AISBaseMapDataset
+
+        class GetDataset(AISBaseMapDataset):
+            def __len__(self) -> int:
+                return len(self._obj_list)
+
+            def __getitem__(self, index: int) -> tuple[str, bytes]:
+                obj = self._obj_list[index]
+                return obj.name, obj.get_reader().read_all()
+
+        return GetDataset
+
+
+def _identity(batch: list[Any]) -> list[Any]:
+    return batch
+
+
+def run_loader(
+    dataset: Any, batch: int, num_batches: int, dl_workers: int, label: str
+) -> LoaderRun:
+    import torch
+    from torch.utils.data import DataLoader
+
+    kwargs: dict[str, Any] = {}
+    if dl_workers:
+        kwargs = {"num_workers": dl_workers, "prefetch_factor": 1, "timeout": 600}
+    loader = DataLoader(
+        dataset,
+        batch_size=batch,
+        shuffle=True,
+        generator=torch.Generator().manual_seed(42),
+        collate_fn=_identity,
+        **kwargs,
+    )
+    run = LoaderRun()
+    it: Iterator[Any] = iter(loader)
+    print(f"{label}:")
+    for i in range(num_batches):
+        t0 = time.monotonic()
+        items = next(it)
+        dt = time.monotonic() - t0
+        nbytes = sum(len(content) for _, content in items)
+        for _, content in items:
+            if hasattr(content, "close"):
+                content.close()
+        run.seconds.append(dt)
+        run.nbytes.append(nbytes)
+        print(f"  batch {i + 1}/{num_batches}: {dt:.2f}s  {nbytes / dt / MiB:.0f} MiB/s")
+    del it, loader
+    return run
+
+
+def dataloader_table(client: Client, cfg: Config, dl_workers: int) -> str:
+    from aistore.pytorch import AISParallelMapDataset
+
+    workers = int(os.environ.get("AIS_WORKERS", "16"))
+    batch = int(os.environ.get("BATCH_SIZE", "2"))
+    bucket = client.bucket("pd-loader").create(exist_ok=True)
+    value = {"chunks": {"objsize_limit": "1MiB", "chunk_size": f"{cfg.dl_chunk // MiB}MiB"}}
+    bucket.make_request("PATCH", "set-bprops", value=value)
+    block = random.Random(11).randbytes(cfg.dl_object_size)
+    for i in range(cfg.dl_objects):
+        bucket.object(f"sample-{i:04d}").get_writer().put_content(block)
+    entries = bucket.list_all_objects(props="name,size")
+    sizes = [e.size for e in entries]
+    total_batches = len(entries) // batch
+    num_batches = min(int(os.environ.get("NUM_BATCHES", total_batches)), total_batches)
+    lines = [
+        f"Bucket: ais://{bucket.name}  prefix=''",
+        f"Objects: {len(sizes)}  total={sum(sizes) / GiB:.1f} GiB  "
+        f"avg={statistics.mean(sizes) / GiB:.2f} GiB  min={min(sizes) / GiB:.2f} GiB  "
+        f"max={max(sizes) / GiB:.2f} GiB",
+        f"Config:  batch_size={batch}  num_batches={num_batches}/{total_batches}  "
+        f"parallel_workers={workers}",
+    ]
+    print("\n".join(lines))
+    runs = {
+        "GET": run_loader(_get_dataset_class()(bucket), batch, num_batches, 0, "GET"),
+        "Parallel": run_loader(
+            AISParallelMapDataset(bucket, num_workers=workers), batch, num_batches, 0, "Parallel"
+        ),
+    }
+    if dl_workers:
+        runs[f"Par DL={dl_workers}"] = run_loader(
+            AISParallelMapDataset(bucket, num_workers=workers),
+            batch,
+            num_batches,
+            dl_workers,
+            f"Parallel, DataLoader num_workers={dl_workers}",
+        )
+    stats = {name: run.stats(batch) for name, run in runs.items()}
+    names = list(runs)
+    head = f"{'':<22}" + "".join(f"{n:>10}" for n in names) + f"{'Speedup':>8}"
+    table = [head, "─" * max(58, len(head))]
+    for row in stats["GET"]:
+        vals = [stats[n][row] for n in names]
+        get, par = vals[0], vals[1]
+        faster_is_higher = row in ("Throughput (GiB/s)", "Samples/sec")
+        num, den = (par, get) if faster_is_higher else (get, par)
+        speed = f"{num / den:.1f}x" if den else "n/a"
+        table.append(f"{row:<22}" + "".join(f"{v:>10.2f}" for v in vals) + f"{speed:>8}")
+    shm.pool().clear()
+    return "\n".join([*lines, *table])
+
+
+# -- main -------------------------------------------------------------------------------------
+
+
+def our_mappings() -> list[str]:
+    with open("/proc/self/maps") as f:
+        return [line.split()[-2] for line in f if "memfd:aistore" in line]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="small object, few cases")
+    parser.add_argument("--dl-workers", type=int, default=0, help="add a DataLoader column")
+    parser.add_argument("--no-dataloader", action="store_true", help="skip the DataLoader table")
+    args = parser.parse_args()
+    cfg = Config.quick() if args.quick else Config()
+    shm_before = set(os.listdir("/dev/shm"))
+    scratch = Path(tempfile.mkdtemp(prefix="pd-bench-"))
+    try:
+        with LocalServer(mountpaths=[scratch / f"mp{i}" for i in range(4)]) as srv:
+            bench = Bench(srv, cfg)
+            print(f"loading {cfg.size / GiB:.2f} GiB objects...", file=sys.stderr, flush=True)
+            objs = bench.load(scratch)
+            loopback = (
+                cfg.size
+                / statistics.median(loopback_seconds(cfg.size) for _ in range(max(cfg.rounds, 1)))
+                / 1e9
+            )
+            results = {}
+            for label, obj in objs.items():
+                print(f"measuring {label}...", file=sys.stderr, flush=True)
+                results[label] = bench.measure(obj)
+            download = render_download(results, cfg, loopback)
+            goal_lines = goals(results, cfg, loopback)
+            loader = (
+                "" if args.no_dataloader else dataloader_table(bench.client, cfg, args.dl_workers)
+            )
+            notes = bench.notes
+            official_left = bench.official_shm_left
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    gc.collect()
+    shm.pool().clear()
+    ours_left = sorted(
+        n for n in set(os.listdir("/dev/shm")) - shm_before if n.startswith("aistore")
+    )
+    print()
+    print(download)
+    print("Goals:")
+    print("\n".join(goal_lines))
+    print(
+        f"Shared memory left after the run: ours: /dev/shm {len(ours_left)} entries, "
+        f"{len(our_mappings())} mappings in this process; official SDK: /dev/shm "
+        f"{len(official_left)} entries {sorted(official_left)[:5]}"
+    )
+    for note in notes:
+        print(f"note: {note}")
+    if loader:
+        print()
+        print(loader)
+
+
+if __name__ == "__main__":
+    main()
