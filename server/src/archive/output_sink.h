@@ -1,0 +1,24 @@
+// OutputSink: where an ArchiveWriter puts its bytes. Implementations are bounded: Append blocks
+// while the consumer is behind and fails once the consumer is gone, so a writer never holds more
+// than the sink allows.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+
+#include "store/store.h"
+#include "util/status.h"
+
+namespace ais {
+
+class OutputSink {
+ public:
+  virtual ~OutputSink() = default;
+  // Copies [data, data+len).
+  virtual Status Append(const void* data, size_t len) = 0;
+  // File bytes that may travel without a copy (sendfile). `owner` keeps `seg.fd` open until the
+  // bytes are gone; the sink may hold it past this call.
+  virtual Status AppendFile(const FileSegment& seg, std::shared_ptr<const void> owner) = 0;
+};
+
+}  // namespace ais

@@ -1,0 +1,45 @@
+#include "archive/tar_writer.h"
+
+#include <string>
+
+#include "archive/tar_header.h"
+
+namespace ais {
+namespace {
+
+constexpr char kZeros[kTarTrailer] = {};
+
+Status Overflow() { return Status::Corruption("archive entry got more bytes than its declared size"); }
+
+}  // namespace
+
+Status TarWriter::BeginEntry(std::string_view name, uint64_t size, int64_t mtime_sec) {
+  size_ = size;
+  written_ = 0;
+  std::string hdr = EncodeTarHeader(name, size, mtime_sec);
+  return sink_->Append(hdr.data(), hdr.size());
+}
+
+Status TarWriter::Write(const void* data, size_t len) {
+  if (written_ + len > size_) return Overflow();
+  written_ += len;
+  return sink_->Append(data, len);
+}
+
+Status TarWriter::WriteFile(const std::vector<FileSegment>& segments, std::shared_ptr<const void> owner) {
+  for (const auto& s : segments) {
+    if (written_ + s.len > size_) return Overflow();
+    written_ += s.len;
+    AIS_RETURN_IF_ERROR(sink_->AppendFile(s, owner));
+  }
+  return Status::OK();
+}
+
+Status TarWriter::EndEntry() {
+  if (written_ != size_) return Status::Corruption("archive entry is shorter than its declared size");
+  return sink_->Append(kZeros, TarPadding(size_));
+}
+
+Status TarWriter::Finish() { return sink_->Append(kZeros, kTarTrailer); }
+
+}  // namespace ais
