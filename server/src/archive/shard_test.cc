@@ -1,0 +1,149 @@
+// Shards of every format, stored as (monolithic and chunked) objects: lookups, reads, ranges.
+#include "archive/shard.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "archive/archive_test_util.h"
+#include "util/test_util.h"
+
+namespace ais {
+namespace {
+
+class ShardTest : public ::testing::TestWithParam<std::tuple<ArchiveFormat, bool>> {
+ protected:
+  void SetUp() override {
+    StoreOptions opts;
+    for (int i = 1; i <= 3; ++i) opts.mountpaths.push_back(root_.Sub("mp" + std::to_string(i)));
+    auto s = Store::Open(opts);
+    ASSERT_TRUE(s.ok()) << s.status().message();
+    store_ = std::move(*s);
+    ASSERT_TRUE(store_->CreateBucket("b", nullptr).ok());
+    ASSERT_TRUE(store_->CreateBucket("c", nlohmann::json::parse(R"({"chunks":{"objsize_limit":"4KiB","chunk_size":"1KiB"}})")).ok());
+    entries_ = {{"a.txt", "alpha", 0},
+                {"dir/b.bin", test::Bytes(300000, 1), 0},
+                {"dir/c.txt", "gamma", 0},
+                {"a.txt", "second a", 0},  // a later twin: the first wins
+                {"empty", "", 0},
+                {std::string(180, 'l') + "/long.name", "long", 0}};
+  }
+
+  std::shared_ptr<Shard> Open(const std::string& name) {
+    auto [format, chunked] = GetParam();
+    std::string bucket = chunked ? "c" : "b";
+    test::PutObject(*store_, bucket, name, test::BuildArchive(format, entries_));
+    auto obj = ObjectBytes::Open(*store_, bucket, name);
+    EXPECT_TRUE(obj.ok()) << obj.status().message();
+    auto sh = Shard::Open(*obj, name, std::nullopt);
+    EXPECT_TRUE(sh.ok()) << sh.status().message();
+    return sh.ok() ? *sh : nullptr;
+  }
+
+  static std::string ReadAll(Shard& s, const std::string& path, uint64_t start, uint64_t len) {
+    std::string out;
+    Status st = s.Read(path, start, len, [&](const char* d, size_t n) {
+      out.append(d, n);
+      return Status::OK();
+    });
+    EXPECT_TRUE(st.ok()) << path << ": " << st.message();
+    return out;
+  }
+
+  test::TempDir root_;
+  std::unique_ptr<Store> store_;
+  std::vector<test::Entry> entries_;
+};
+
+std::string NameFor(ArchiveFormat f) { return "shard" + std::string(FormatExtension(f)); }
+
+TEST_P(ShardTest, FindsAndReadsMembers) {
+  auto s = Open(NameFor(std::get<0>(GetParam())));
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->format() == ArchiveFormat::kTgz || s->format() == ArchiveFormat::kTarGz,
+            IsGzipTar(std::get<0>(GetParam())));
+  for (const auto& e : entries_) {
+    if (e.data == "second a") continue;
+    auto m = s->Find(e.name);
+    ASSERT_TRUE(m.ok()) << e.name << ": " << m.status().message();
+    EXPECT_EQ(m->size, e.data.size());
+    EXPECT_EQ(m->offset.has_value(), std::get<0>(GetParam()) == ArchiveFormat::kTar);
+    EXPECT_EQ(ReadAll(*s, e.name, 0, e.data.size()), e.data) << e.name;
+  }
+  EXPECT_EQ(ReadAll(*s, "a.txt", 0, 5), "alpha");  // the first twin
+  // Out of archive order, back and forth (the cursor reopens).
+  EXPECT_EQ(ReadAll(*s, "dir/c.txt", 1, 3), "amm");
+  EXPECT_EQ(ReadAll(*s, "dir/b.bin", 100000, 7), entries_[1].data.substr(100000, 7));
+  EXPECT_EQ(ReadAll(*s, "a.txt", 4, 1), "a");
+}
+
+TEST_P(ShardTest, LeadingSlashOnEitherSide) {
+  auto s = Open(NameFor(std::get<0>(GetParam())));
+  ASSERT_TRUE(s);
+  auto m = s->Find("/dir/c.txt");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ(m->name, "dir/c.txt");
+}
+
+TEST_P(ShardTest, MissingMemberIsNotFound) {
+  auto s = Open(NameFor(std::get<0>(GetParam())));
+  ASSERT_TRUE(s);
+  EXPECT_TRUE(s->Find("nope").status().IsNotFound());
+  EXPECT_TRUE(s->Find("dir").status().IsNotFound());
+  EXPECT_TRUE(s->Find("nope").status().IsNotFound());  // again, once the whole archive is known
+  EXPECT_TRUE(s->Find("dir/c.txt").ok());
+}
+
+TEST_P(ShardTest, ForEachListsEveryFileInOrder) {
+  auto s = Open(NameFor(std::get<0>(GetParam())));
+  ASSERT_TRUE(s);
+  std::vector<std::string> names;
+  ASSERT_TRUE(s->ForEach([&](const Shard::Member& m) {
+                 names.push_back(m.name);
+                 return Status::OK();
+               }).ok());
+  ASSERT_EQ(names.size(), entries_.size());
+  for (size_t i = 0; i < names.size(); ++i) EXPECT_EQ(names[i], entries_[i].name);
+}
+
+TEST_P(ShardTest, FormatByMagicWithoutSuffix) {
+  auto s = Open("no-suffix-shard");
+  ASSERT_TRUE(s);
+  auto m = s->Find("dir/c.txt");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ(ReadAll(*s, "dir/c.txt", 0, 5), "gamma");
+}
+
+INSTANTIATE_TEST_SUITE_P(Formats, ShardTest,
+                         ::testing::Combine(::testing::Values(ArchiveFormat::kTar, ArchiveFormat::kTgz,
+                                                              ArchiveFormat::kTarGz, ArchiveFormat::kTarLz4,
+                                                              ArchiveFormat::kZip),
+                                            ::testing::Bool()));
+
+TEST(Shard, NotAnArchive) {
+  test::TempDir root;
+  StoreOptions opts;
+  opts.mountpaths.push_back(root.Sub("mp"));
+  auto store = Store::Open(opts);
+  ASSERT_TRUE(store.ok());
+  ASSERT_TRUE((*store)->CreateBucket("b", nullptr).ok());
+  test::PutObject(**store, "b", "plain", "just some text, not an archive");
+  auto obj = ObjectBytes::Open(**store, "b", "plain");
+  ASSERT_TRUE(obj.ok());
+  auto sh = Shard::Open(*obj, "plain", std::nullopt);
+  ASSERT_FALSE(sh.ok());
+  EXPECT_EQ(sh.status().code(), Status::Code::kInvalidArgument);
+  // A damaged compressed shard fails with kCorruption, not a crash.
+  test::PutObject(**store, "b", "bad.tgz", "\x1f\x8b garbage garbage garbage");
+  auto bad = ObjectBytes::Open(**store, "b", "bad.tgz");
+  ASSERT_TRUE(bad.ok());
+  auto bsh = Shard::Open(*bad, "bad.tgz", std::nullopt);
+  ASSERT_TRUE(bsh.ok());
+  auto m = (*bsh)->Find("x");
+  EXPECT_FALSE(m.ok());
+  EXPECT_FALSE(m.status().IsNotFound());
+}
+
+}  // namespace
+}  // namespace ais
