@@ -1,0 +1,253 @@
+#include "archive/batch_assembler.h"
+
+#include <algorithm>
+#include <exception>
+
+#include "archive/archive_writer.h"
+#include "archive/object_bytes.h"
+#include "archive/ordered_window.h"
+
+namespace ais {
+
+struct BatchAssembler::Prepared {
+  enum Kind {
+    kMemory,    // `data` holds the entry
+    kFiles,     // the entry is `segs` of `obj`
+    kDeferred,  // the entry is [start, start+size) of archived file `path` in `shard`, read at write time
+    kMissing,   // does not exist: a placeholder (with coer) or the batch's end
+    kError,     // a hard error: the batch's end
+  };
+  Kind kind = kError;
+  Status status;               // kMissing, kError
+  bool missing_shard = false;  // kMissing: the shard itself is missing (placeholder without archpath)
+  uint64_t size = 0;
+  int64_t mtime = 0;
+  std::string data;
+  std::shared_ptr<ObjectBytes> obj;
+  std::vector<FileSegment> segs;
+  std::shared_ptr<Shard> shard;
+  uint64_t start = 0;
+
+  size_t memory() const { return data.size(); }
+};
+
+namespace {
+
+using Prepared = BatchAssembler::Prepared;
+
+Prepared Error(Status st) {
+  Prepared p;
+  p.kind = Prepared::kError;
+  p.status = std::move(st);
+  return p;
+}
+
+Prepared Missing(std::string msg, bool shard) {
+  Prepared p;
+  p.kind = Prepared::kMissing;
+  p.status = Status::NotFound(std::move(msg));
+  p.missing_shard = shard;
+  return p;
+}
+
+// The item's range over `size` bytes (getbatch.md §2): [start, start+len).
+Result<std::pair<uint64_t, uint64_t>> ResolveRange(int64_t start, int64_t length, uint64_t size) {
+  auto bad = [&] {
+    return Status::InvalidArgument("size=" + std::to_string(size) + ": not satisfiable range [start=" +
+                                   std::to_string(start) + ",length=" + std::to_string(length) + "]");
+  };
+  if (start == 0 && length == 0) return std::make_pair(uint64_t{0}, size);
+  auto s = static_cast<uint64_t>(start);
+  if (s >= size) return bad();
+  if (length == -1) return std::make_pair(s, size - s);
+  auto l = static_cast<uint64_t>(length);
+  if (l > size - s) return bad();
+  return std::make_pair(s, l);
+}
+
+}  // namespace
+
+BatchAssembler::BatchAssembler(Store& store, const MossRequest& req, ArchiveFormat format, BatchOptions opts)
+    : store_(store), req_(req), format_(format), opts_(std::move(opts)) {}
+
+std::string BatchAssembler::EntryName(const MossItem& it, bool with_archpath) const {
+  std::string_view archpath = req_.archpath(it);
+  if (opts_.name_by_archpath) return std::string(archpath);
+  std::string name;
+  if (!req_.onob) {
+    name = req_.bucket(it).name;
+    name += '/';
+  }
+  name += req_.objname(it);
+  if (with_archpath && !archpath.empty()) {
+    if (!archpath.starts_with('/')) name += '/';
+    name += archpath;
+  }
+  return name;
+}
+
+Result<std::shared_ptr<Shard>> BatchAssembler::GetShard(uint32_t bucket, const std::string& objname) {
+  std::lock_guard lock(shards_mu_);
+  for (auto it = shards_.begin(); it != shards_.end(); ++it) {
+    if (it->bucket == bucket && it->objname == objname) {
+      std::rotate(it, it + 1, shards_.end());  // most recently used last
+      return shards_.back().shard;
+    }
+  }
+  // Opening is cheap (an open and at most one 512-byte read): done under the lock so that two
+  // fetchers never open the same shard twice.
+  Result<std::shared_ptr<Shard>> shard = Status::OK();
+  auto obj = ObjectBytes::Open(store_, req_.buckets[bucket].name, objname);
+  if (!obj.ok()) {
+    shard = obj.status();
+  } else {
+    shard = Shard::Open(std::move(*obj), objname, opts_.shard_format);
+  }
+  if (shards_.size() >= std::max<size_t>(1, opts_.shard_cache)) shards_.erase(shards_.begin());
+  shards_.push_back(CachedShard{bucket, objname, shard});
+  return shard;
+}
+
+Prepared BatchAssembler::PrepareObject(const MossItem& it) {
+  const MossBucket& bck = req_.bucket(it);
+  std::string objname(req_.objname(it));
+  auto obj = ObjectBytes::Open(store_, bck.name, objname);
+  if (!obj.ok()) {
+    if (obj.status().IsNotFound()) return Missing(opts_.node_id + ": " + obj.status().message(), false);
+    return Error(obj.status());
+  }
+  auto range = ResolveRange(it.start, it.length, (*obj)->size());
+  if (!range.ok()) return Error(range.status());
+  auto [start, len] = *range;
+  Prepared p;
+  p.size = len;
+  bool whole = start == 0 && len == (*obj)->size();
+  p.mtime = whole ? (*obj)->meta().atime_ns / 1000000000 : 0;
+  if (len <= opts_.inline_max) {
+    p.kind = Prepared::kMemory;
+    p.data.resize(len);
+    if (Status st = (*obj)->ReadAt(start, p.data.data(), len); !st.ok()) return Error(st);
+  } else {
+    p.kind = Prepared::kFiles;
+    p.segs = (*obj)->Slice(start, len);
+    p.obj = std::move(*obj);
+  }
+  return p;
+}
+
+Prepared BatchAssembler::PrepareArchived(const MossItem& it) {
+  const MossBucket& bck = req_.bucket(it);
+  std::string objname(req_.objname(it));
+  std::string_view archpath = req_.archpath(it);
+  auto shard = GetShard(it.bucket, objname);
+  if (!shard.ok()) {
+    if (shard.status().IsNotFound()) return Missing(opts_.node_id + ": " + shard.status().message(), true);
+    return Error(shard.status());
+  }
+  auto m = (*shard)->Find(archpath);
+  if (!m.ok()) {
+    if (m.status().IsNotFound()) {
+      return Missing(opts_.node_id + ": " + std::string(archpath) + " in " + bck.Cname() + "/" + objname +
+                         " does not exist",
+                     false);
+    }
+    return Error(m.status());
+  }
+  auto range = ResolveRange(it.start, it.length, m->size);
+  if (!range.ok()) return Error(range.status());
+  auto [start, len] = *range;
+  Prepared p;
+  p.size = len;
+  p.mtime = 0;
+  if (m->offset) {  // stored as is: like an object's bytes
+    const auto& obj = (*shard)->object();
+    if (len <= opts_.inline_max) {
+      p.kind = Prepared::kMemory;
+      p.data.resize(len);
+      if (Status st = obj->ReadAt(*m->offset + start, p.data.data(), len); !st.ok()) return Error(st);
+    } else {
+      p.kind = Prepared::kFiles;
+      p.segs = obj->Slice(*m->offset + start, len);
+      p.obj = obj;
+    }
+    return p;
+  }
+  if (len <= opts_.extract_max) {
+    p.kind = Prepared::kMemory;
+    p.data.reserve(len);
+    Status st = (*shard)->Read(archpath, start, len, [&](const char* d, size_t n) {
+      p.data.append(d, n);
+      return Status::OK();
+    });
+    if (!st.ok()) return Error(st);
+    return p;
+  }
+  p.kind = Prepared::kDeferred;
+  p.shard = std::move(*shard);
+  p.start = start;
+  return p;
+}
+
+Prepared BatchAssembler::Prepare(size_t i) {
+  try {
+    const MossItem& it = req_.items[i];
+    if (req_.bucket(it).provider != "ais") {
+      return Missing(opts_.node_id + ": bucket \"" + req_.bucket(it).Cname() + "\" does not exist", false);
+    }
+    return req_.archpath(it).empty() ? PrepareObject(it) : PrepareArchived(it);
+  } catch (const std::exception& e) {  // allocation failure and the like: fail the batch, not the server
+    return Error(Status::IOError(std::string("get-batch: ") + e.what()));
+  }
+}
+
+Status BatchAssembler::Run(OutputSink* sink) {
+  auto writer = ArchiveWriter::Create(format_, sink);
+  if (!writer.ok()) return writer.status();
+  ArchiveWriter& w = **writer;
+  const size_t n = req_.items.size();
+  if (opts_.keep_outcomes) outcomes_.assign(n, ItemOutcome{});
+  OrderedWindow<Prepared>::Options wopts;
+  wopts.window = opts_.window;
+  wopts.workers = opts_.fetchers;
+  wopts.memory_budget = opts_.memory_budget;
+  OrderedWindow<Prepared> window(n, wopts, [this](size_t i) { return Prepare(i); });
+  for (size_t i = 0; i < n; ++i) {
+    if (cancelled_.load(std::memory_order_relaxed)) return Status::IOError("get-batch: cancelled");
+    if (soft_errs_ > opts_.max_soft_errs) {
+      return Status::InvalidArgument("get-batch: exceeded soft-errors limit: " + std::to_string(soft_errs_) +
+                                     " (max: " + std::to_string(opts_.max_soft_errs) + ")");
+    }
+    Prepared p = window.Take(i);
+    const MossItem& it = req_.items[i];
+    switch (p.kind) {
+      case Prepared::kError: return p.status;
+      case Prepared::kMissing: {
+        if (!req_.coer) return p.status;
+        ++soft_errs_;
+        std::string name = "__404__/" + EntryName(it, !p.missing_shard);
+        AIS_RETURN_IF_ERROR(w.BeginEntry(name, 0, 0));
+        AIS_RETURN_IF_ERROR(w.EndEntry());
+        if (opts_.keep_outcomes) outcomes_[i].err_msg = p.status.message();
+        continue;
+      }
+      case Prepared::kMemory:
+        AIS_RETURN_IF_ERROR(w.BeginEntry(EntryName(it, true), p.size, p.mtime));
+        AIS_RETURN_IF_ERROR(w.Write(p.data.data(), p.data.size()));
+        break;
+      case Prepared::kFiles:
+        AIS_RETURN_IF_ERROR(w.BeginEntry(EntryName(it, true), p.size, p.mtime));
+        AIS_RETURN_IF_ERROR(w.WriteFile(p.segs, p.obj));
+        break;
+      case Prepared::kDeferred:
+        AIS_RETURN_IF_ERROR(w.BeginEntry(EntryName(it, true), p.size, p.mtime));
+        AIS_RETURN_IF_ERROR(p.shard->Read(req_.archpath(it), p.start, p.size,
+                                          [&w](const char* d, size_t len) { return w.Write(d, len); }));
+        break;
+    }
+    AIS_RETURN_IF_ERROR(w.EndEntry());
+    if (opts_.keep_outcomes) outcomes_[i].size = p.size;
+  }
+  return w.Finish();
+}
+
+}  // namespace ais

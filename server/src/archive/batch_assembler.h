@@ -1,0 +1,90 @@
+// BatchAssembler: writes one GetBatch output archive (getbatch.md §3): exactly one entry per
+// requested item, strictly in request order. Items (objects, byte ranges, files inside shards)
+// are fetched concurrently by an OrderedWindow of worker threads and written in order, so
+// memory is bounded by the window, never by the batch. Knows the store and the archive formats,
+// not HTTP.
+//
+// Run() blocks: call it on a thread of its own. The request and the store must outlive it.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "api/moss_request.h"
+#include "archive/archive_format.h"
+#include "archive/output_sink.h"
+#include "archive/shard.h"
+#include "store/store.h"
+
+namespace ais {
+
+struct BatchOptions {
+  uint32_t max_soft_errs = 8;     // get_batch.max_soft_errs: placeholders allowed before the batch fails
+  size_t window = 64;             // items fetched ahead of the writer
+  size_t fetchers = 2;            // fetching threads
+  size_t inline_max = 64 << 10;   // items up to this size are read into memory by fetchers; larger
+                                  // ones go from their files (by sendfile for plain tar)
+  size_t extract_max = 8 << 20;   // compressed archived files up to this size are extracted by
+                                  // fetchers; larger ones are streamed while written
+  size_t memory_budget = 32 << 20;  // bytes fetched ahead, about
+  std::string node_id;            // "t[...]": prefixes per-item error messages, as AIS does
+  // Entry names: AIS's naming (bucket/objname[/archpath], getbatch.md §3), or the archpath alone
+  // (GET ?archregx multi-select keeps the archived files' own names).
+  bool name_by_archpath = false;
+  bool keep_outcomes = false;     // record per-item outcomes (multipart metadata)
+  // Open shards kept for further items of the same request.
+  size_t shard_cache = 16;
+  // The archive format of every shard (GET ?archmime=); otherwise suffix, then magic bytes.
+  std::optional<ArchiveFormat> shard_format;
+};
+
+// One item's MossOut facts.
+struct ItemOutcome {
+  uint64_t size = 0;
+  std::string err_msg;  // set when the item became a placeholder
+};
+
+class BatchAssembler {
+ public:
+  BatchAssembler(Store& store, const MossRequest& req, ArchiveFormat format, BatchOptions opts);
+
+  // Writes the whole archive into `sink`. OK: complete, trailer included. Otherwise the error that
+  // stopped it; nothing more was written after the last complete entry (no trailer).
+  Status Run(OutputSink* sink);
+  // Per-item outcomes, in order; filled by Run when opts.keep_outcomes.
+  const std::vector<ItemOutcome>& outcomes() const { return outcomes_; }
+  uint32_t soft_errors() const { return soft_errs_; }
+  // Makes a running Run() stop before its next item (thread-safe).
+  void Cancel() { cancelled_.store(true, std::memory_order_relaxed); }
+
+  struct Prepared;  // one fetched item (batch_assembler.cc)
+
+ private:
+  Prepared Prepare(size_t i);
+  Prepared PrepareObject(const MossItem& it);
+  Prepared PrepareArchived(const MossItem& it);
+  Result<std::shared_ptr<Shard>> GetShard(uint32_t bucket, const std::string& objname);
+  std::string EntryName(const MossItem& it, bool with_archpath) const;
+
+  Store& store_;
+  const MossRequest& req_;
+  const ArchiveFormat format_;
+  const BatchOptions opts_;
+  std::vector<ItemOutcome> outcomes_;
+  uint32_t soft_errs_ = 0;
+  std::atomic<bool> cancelled_{false};
+
+  struct CachedShard {
+    uint32_t bucket;
+    std::string objname;
+    Result<std::shared_ptr<Shard>> shard;  // or why it could not be opened
+  };
+  std::mutex shards_mu_;
+  std::vector<CachedShard> shards_;  // guarded by shards_mu_; most recently used last
+};
+
+}  // namespace ais

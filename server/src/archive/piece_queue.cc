@@ -1,0 +1,107 @@
+#include "archive/piece_queue.h"
+
+#include <algorithm>
+
+namespace ais {
+namespace {
+
+Status Gone() { return Status::IOError("GetBatch: the client went away"); }
+
+}  // namespace
+
+PieceQueue::PieceQueue(Limits limits, std::function<void()> notify) : limits_(limits), notify_(std::move(notify)) {}
+
+bool PieceQueue::WaitForRoom(std::unique_lock<std::mutex>& lock) {
+  room_.wait(lock, [&] { return cancelled_ || (memory_ < limits_.max_memory && files_ < limits_.max_files); });
+  return !cancelled_;
+}
+
+void PieceQueue::MaybeNotify(std::unique_lock<std::mutex>& lock) {
+  if (!waiting_ || (!closed_ && pending_ < want_)) return;
+  waiting_ = false;
+  lock.unlock();
+  notify_();
+}
+
+Status PieceQueue::Append(const void* data, size_t len) {
+  if (len == 0) return Status::OK();
+  std::unique_lock lock(mu_);
+  if (!WaitForRoom(lock)) return Gone();
+  const char* p = static_cast<const char*>(data);
+  while (len > 0) {
+    if (pieces_.empty() || pieces_.back().is_file() || pieces_.back().mem.size() >= limits_.block) {
+      pieces_.emplace_back();
+      pieces_.back().mem.reserve(limits_.block);
+    }
+    std::string& mem = pieces_.back().mem;
+    size_t n = std::min(len, limits_.block - mem.size());
+    mem.append(p, n);
+    p += n;
+    len -= n;
+    memory_ += n;
+    pending_ += n;
+  }
+  MaybeNotify(lock);
+  return Status::OK();
+}
+
+Status PieceQueue::AppendFile(const FileSegment& seg, std::shared_ptr<const void> owner) {
+  if (seg.len == 0) return Status::OK();
+  std::unique_lock lock(mu_);
+  if (!WaitForRoom(lock)) return Gone();
+  Piece piece;
+  piece.file = seg;
+  piece.owner = std::move(owner);
+  pieces_.push_back(std::move(piece));
+  ++files_;
+  pending_ += seg.len;
+  MaybeNotify(lock);
+  return Status::OK();
+}
+
+void PieceQueue::Close(Status final) {
+  std::unique_lock lock(mu_);
+  if (closed_) return;
+  closed_ = true;
+  final_ = std::move(final);
+  MaybeNotify(lock);
+}
+
+PieceQueue::Taken PieceQueue::Take(size_t min_bytes) {
+  Taken out;
+  std::unique_lock lock(mu_);
+  out.closed = closed_;
+  if (closed_) out.final = final_;
+  if (pending_ == 0 || (!closed_ && pending_ < min_bytes)) {
+    if (!closed_) {
+      waiting_ = true;
+      want_ = std::max<size_t>(1, std::min(min_bytes, limits_.notify_bytes));
+    }
+    out.closed = closed_ && pending_ == 0;
+    return out;
+  }
+  out.pieces.swap(pieces_);
+  out.closed = closed_;  // everything there was is taken
+  memory_ = files_ = 0;
+  pending_ = 0;
+  waiting_ = false;
+  lock.unlock();
+  room_.notify_all();
+  return out;
+}
+
+void PieceQueue::Cancel() {
+  {
+    std::lock_guard lock(mu_);
+    cancelled_ = true;
+    waiting_ = false;
+  }
+  room_.notify_all();
+}
+
+bool PieceQueue::cancelled() const {
+  std::lock_guard lock(mu_);
+  return cancelled_;
+}
+
+}  // namespace ais
