@@ -58,6 +58,7 @@ Task<void> Dispatch(ServerContext& ctx, Exchange& ex) {
   if (route.area == "daemon" || route.area == "cluster") co_return co_await HandleCluster(ctx, ex, route);
   if (route.area == "buckets") co_return co_await HandleBuckets(ctx, ex, route);
   if (route.area == "objects") co_return co_await HandleObjects(ctx, ex, route);
+  if (route.area == "ml") co_return co_await HandleMl(ctx, ex, route);
   co_return co_await ex.ReplyError(Status::NotFound("invalid URL path \"" + std::string(path) + "\""));
 }
 

@@ -3,6 +3,7 @@
 #include <sys/sendfile.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <chrono>
 #include <nlohmann/json.hpp>
 
@@ -149,6 +150,7 @@ http::status Exchange::HttpStatusFor(const Status& st) {
     case C::kAlreadyExists:
     case C::kConflict: return http::status::conflict;
     case C::kRangeNotSatisfiable: return http::status::range_not_satisfiable;
+    case C::kTooManyRequests: return http::status::too_many_requests;
     case C::kNotSupported: return http::status::not_implemented;
     case C::kNoSpace: return http::status::insufficient_storage;
     case C::kIOError:
@@ -197,6 +199,93 @@ Task<void> Exchange::ReplyHeaders(http::status status, const HeaderList& headers
   http::response_serializer<http::empty_body> sr{res};
   co_await http::async_write_header(stream_, sr, asio::redirect_error(asio::use_awaitable, ec));
   if (ec || !res.keep_alive()) reusable_ = false;
+}
+
+Task<void> Exchange::ReplyPieces(http::status status, const HeaderList& headers, std::string_view content_type,
+                                  const std::vector<BodyPiece>& pieces) {
+  uint64_t total = 0;
+  for (const auto& p : pieces) total += p.data ? p.len : p.file.len;
+  HeaderList all = headers;
+  if (!content_type.empty()) all.emplace_back("Content-Type", std::string(content_type));
+  co_await ReplyHeaders(status, all, total);
+  if (!reusable_ || is_head()) co_return;
+  if (!co_await WritePieces({}, pieces, {})) reusable_ = false;
+}
+
+Task<bool> Exchange::BeginStream(http::status status, const HeaderList& headers, std::string_view content_type,
+                                  std::optional<uint64_t> content_length) {
+  replied_ = true;
+  http::response<http::empty_body> res{status, req().version()};
+  FillHeaders(res.base(), headers);
+  if (!content_type.empty()) res.set(http::field::content_type, content_type);
+  chunked_ = !content_length && req().version() >= 11;
+  if (content_length) {
+    res.content_length(*content_length);
+    res.keep_alive(req().keep_alive() && reusable_);
+  } else if (chunked_) {
+    res.chunked(true);
+    res.keep_alive(req().keep_alive() && reusable_);
+  } else {
+    res.keep_alive(false);  // the body ends when the connection does
+  }
+  if (!res.keep_alive()) reusable_ = false;
+  stream_.expires_after(kIoTimeout);
+  beast::error_code ec;
+  http::response_serializer<http::empty_body> sr{res};
+  co_await http::async_write_header(stream_, sr, asio::redirect_error(asio::use_awaitable, ec));
+  if (ec) {
+    reusable_ = false;
+    co_return false;
+  }
+  co_return true;
+}
+
+Task<bool> Exchange::WriteStream(const std::vector<BodyPiece>& pieces) {
+  uint64_t total = 0;
+  for (const auto& p : pieces) total += p.data ? p.len : p.file.len;
+  if (total == 0) co_return true;
+  if (!chunked_) co_return co_await WritePieces({}, pieces, {});
+  char head[24];
+  int n = std::snprintf(head, sizeof(head), "%llx\r\n", static_cast<unsigned long long>(total));
+  co_return co_await WritePieces(std::string_view(head, static_cast<size_t>(n)), pieces, "\r\n");
+}
+
+Task<bool> Exchange::EndStream(bool complete) {
+  if (!chunked_) {
+    if (!complete) reusable_ = false;
+    co_return true;
+  }
+  co_return co_await WritePieces("0\r\n\r\n", {}, {});
+}
+
+Task<bool> Exchange::WritePieces(std::string_view head, const std::vector<BodyPiece>& pieces, std::string_view tail) {
+  std::vector<asio::const_buffer> bufs;
+  auto flush = [&]() -> Task<bool> {
+    if (bufs.empty()) co_return true;
+    beast::error_code ec;
+    stream_.expires_after(kIoTimeout);
+    co_await asio::async_write(stream_, bufs, asio::redirect_error(asio::use_awaitable, ec));
+    bufs.clear();
+    co_return !ec;
+  };
+  bool ok = true;
+  if (!head.empty()) bufs.emplace_back(head.data(), head.size());
+  for (const auto& p : pieces) {
+    if (p.data) {
+      if (p.len > 0) bufs.emplace_back(p.data, p.len);
+      continue;
+    }
+    std::vector<FileSegment> one(1, p.file);
+    ok = co_await flush();
+    if (ok) ok = co_await SendSegments(one);
+    if (!ok) break;
+  }
+  if (ok) {
+    if (!tail.empty()) bufs.emplace_back(tail.data(), tail.size());
+    ok = co_await flush();
+  }
+  if (!ok) reusable_ = false;
+  co_return ok;
 }
 
 Task<void> Exchange::ReplyError(const Status& st, const HeaderList& extra) {

@@ -22,6 +22,14 @@ namespace ais {
 using RequestParser = http::request_parser<http::buffer_body>;
 using HeaderList = std::vector<std::pair<std::string, std::string>>;
 
+// One run of reply bytes: `len` bytes at `data`, or (data == nullptr) the file segment `file`,
+// which goes out by sendfile. The bytes must stay valid until the write returns.
+struct BodyPiece {
+  const char* data = nullptr;
+  size_t len = 0;
+  FileSegment file{-1, 0, 0};
+};
+
 struct NodeInfo {
   std::string node_id;  // e.g. "t[AbCdEf12]" in error messages
   std::string daemon_id;
@@ -62,6 +70,18 @@ class Exchange {
                        uint64_t total);
   // A HEAD-style reply: headers and Content-Length, no body.
   Task<void> ReplyHeaders(http::status status, const HeaderList& headers, std::optional<uint64_t> content_length);
+  // A reply of known length made of memory and file pieces.
+  Task<void> ReplyPieces(http::status status, const HeaderList& headers, std::string_view content_type,
+                         const std::vector<BodyPiece>& pieces);
+  // A reply written progressively. Without a length it uses HTTP/1.1 chunked transfer coding (to
+  // an HTTP/1.0 client: the body ends when the connection closes); with one, exactly that many
+  // bytes must follow. Each call returns false once the peer is gone. EndStream(false) ends a
+  // body cut short: the connection is closed so the client sees it (chunked: the terminating
+  // chunk is still sent, the payload format has to tell).
+  Task<bool> BeginStream(http::status status, const HeaderList& headers, std::string_view content_type,
+                         std::optional<uint64_t> content_length);
+  Task<bool> WriteStream(const std::vector<BodyPiece>& pieces);
+  Task<bool> EndStream(bool complete);
 
   bool replied() const { return replied_; }
   // False once the connection can no longer carry another request.
@@ -72,6 +92,8 @@ class Exchange {
   const http::request<http::buffer_body>& req() const { return parser_.get(); }
   Task<void> SendContinueIfExpected();
   Task<bool> SendSegments(const std::vector<FileSegment>& segments);
+  // head, the pieces, tail; consecutive memory runs go out in one gathered write.
+  Task<bool> WritePieces(std::string_view head, const std::vector<BodyPiece>& pieces, std::string_view tail);
   void FillHeaders(http::fields& f, const HeaderList& headers) const;
 
   beast::tcp_stream& stream_;
@@ -82,6 +104,7 @@ class Exchange {
   std::string_view raw_path_;
   std::string_view raw_query_;
   bool continue_sent_ = false;
+  bool chunked_ = false;  // BeginStream chose HTTP/1.1 chunked coding
   bool body_taken_ = false;  // a sized body was read past the parser (StreamBody)
   bool replied_ = false;
   bool reusable_ = true;

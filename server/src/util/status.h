@@ -17,6 +17,7 @@ class Status {
     kAlreadyExists,     // 409
     kConflict,          // 409
     kRangeNotSatisfiable,  // 416
+    kTooManyRequests,   // 429: overloaded, the client should retry later
     kIOError,           // 500
     kCorruption,        // 500
     kNotSupported,      // 501
@@ -31,6 +32,7 @@ class Status {
   static Status AlreadyExists(std::string m) { return {Code::kAlreadyExists, std::move(m)}; }
   static Status Conflict(std::string m) { return {Code::kConflict, std::move(m)}; }
   static Status RangeNotSatisfiable(std::string m) { return {Code::kRangeNotSatisfiable, std::move(m)}; }
+  static Status TooManyRequests(std::string m) { return {Code::kTooManyRequests, std::move(m)}; }
   static Status IOError(std::string m) { return {Code::kIOError, std::move(m)}; }
   static Status Corruption(std::string m) { return {Code::kCorruption, std::move(m)}; }
   static Status NotSupported(std::string m) { return {Code::kNotSupported, std::move(m)}; }

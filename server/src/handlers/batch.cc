@@ -1,0 +1,74 @@
+// /v1/ml/moss[/<bucket>]: GetBatch (getbatch.md): many objects and archived files in one
+// ordered archive, streamed (strm) or as multipart with per-item metadata first.
+#include "api/moss_request.h"
+#include "archive/archive_format.h"
+#include "handlers/batch_stream.h"
+#include "handlers/context.h"
+#include "store/names.h"
+
+namespace ais {
+namespace {
+
+constexpr size_t kMaxMossBody = 256 << 20;  // ~2-3M items; the SDK has no bound, neither does AIS
+
+// The bucket given by the path, with the query's provider and namespace.
+Result<std::optional<MossBucket>> PathBucket(const Exchange& ex, const Route& route) {
+  auto provider = NormalizeProvider(ex.query("provider").value_or(""));
+  if (!provider.ok()) return provider.status();
+  if (auto ns = ex.query("namespace"); ns && !ns->empty() && *ns != "@#") {
+    return Status::NotSupported("bucket namespaces are not supported by this server");
+  }
+  if (route.object.empty()) return std::optional<MossBucket>();
+  AIS_RETURN_IF_ERROR(ValidateBucketName(route.object));
+  return std::optional<MossBucket>(MossBucket{.provider = *provider, .name = route.object});
+}
+
+Status CheckColoc(const Exchange& ex) {
+  auto coloc = ex.query("coloc");
+  if (!coloc || coloc->empty()) return Status::OK();
+  if (*coloc != "0" && *coloc != "1" && *coloc != "2") {
+    return Status::InvalidArgument("invalid coloc \"" + *coloc + "\" (expecting 0, 1 or 2)");
+  }
+  return Status::OK();
+}
+
+// Every bucket the batch names must exist (none is created on the fly).
+Status CheckBucket(ServerContext& ctx, const MossBucket& b) {
+  if (b.provider != "ais") return Status::NotFound("bucket \"" + b.Cname() + "\" does not exist");
+  auto props = ctx.store.GetBucket(b.name);
+  return props.ok() ? Status::OK() : props.status();
+}
+
+}  // namespace
+
+Task<void> HandleMl(ServerContext& ctx, Exchange& ex, const Route& route) {
+  if (route.bucket != "moss" || route.object.find('/') != std::string::npos) {
+    co_return co_await ex.ReplyError(Status::InvalidArgument("invalid URL path \"" + std::string(ex.raw_path()) + "\""));
+  }
+  if (ex.method() != http::verb::get) {
+    co_return co_await ex.ReplyError(Status::MethodNotAllowed("invalid method " + std::string(ex.method_string()) +
+                                                              " for GetBatch (expecting GET)"));
+  }
+  auto def = PathBucket(ex, route);
+  if (!def.ok()) co_return co_await ex.ReplyError(def.status());
+  if (Status st = CheckColoc(ex); !st.ok()) co_return co_await ex.ReplyError(st);
+  auto body = co_await ex.ReadBody(kMaxMossBody);
+  if (!body.ok()) co_return co_await ex.ReplyError(body.status());
+  auto req = ParseMossRequest(*body, *def);
+  body->clear();
+  body->shrink_to_fit();
+  if (!req.ok()) co_return co_await ex.ReplyError(req.status());
+  auto format = ParseArchiveMime(req->mime);
+  if (!format.ok()) co_return co_await ex.ReplyError(format.status());
+  if (*def) {
+    if (Status st = CheckBucket(ctx, **def); !st.ok()) co_return co_await ex.ReplyError(st);
+  }
+  for (const auto& b : req->buckets) {
+    if (Status st = CheckBucket(ctx, b); !st.ok()) co_return co_await ex.ReplyError(st);
+  }
+  bool streaming = req->strm;
+  if (streaming) co_return co_await ReplyArchiveStream(ctx, ex, std::move(*req), *format, BatchOptions());
+  co_return co_await ReplyArchiveMultipart(ctx, ex, std::move(*req), *format, BatchOptions());
+}
+
+}  // namespace ais

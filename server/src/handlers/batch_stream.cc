@@ -1,0 +1,292 @@
+#include "handlers/batch_stream.h"
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <iostream>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <thread>
+#include <unordered_set>
+
+#include "archive/file_spool.h"
+#include "archive/piece_queue.h"
+#include "util/strings.h"
+
+namespace ais {
+namespace {
+
+constexpr size_t kChunkBytes = 256 << 10;                      // a chunk worth sending at once
+constexpr auto kFlushInterval = std::chrono::milliseconds(5);  // after this, send whatever is there
+constexpr auto kDoneCheckInterval = std::chrono::seconds(1);
+
+BatchConfig g_config;  // set once at startup, read-only afterwards
+
+// One running producer: shared by the connection's coroutine and the producing thread.
+struct Job {
+  Producer producer;
+  std::unique_ptr<PieceQueue> queue;  // streaming
+  std::unique_ptr<FileSpool> spool;   // multipart
+  std::atomic<bool> cancelled{false};
+  std::atomic<bool> done{false};
+  Status final;                // written by the thread before `done`
+  std::function<void()> wake;  // multipart: wakes the coroutine once done
+
+  void Cancel() {
+    cancelled.store(true);
+    if (producer.cancel) producer.cancel();
+    if (queue) queue->Cancel();
+  }
+};
+
+// Every running producer thread: bounds their number and lets shutdown stop them.
+class ActiveJobs {
+ public:
+  bool Enter(Job* job) {
+    std::lock_guard lock(mu_);
+    if (stopping_ || jobs_.size() >= g_config.max_active) return false;
+    jobs_.insert(job);
+    return true;
+  }
+  void Leave(Job* job) {
+    std::lock_guard lock(mu_);
+    jobs_.erase(job);
+    if (jobs_.empty()) idle_.notify_all();
+  }
+  void Shutdown() {
+    std::unique_lock lock(mu_);
+    stopping_ = true;
+    for (Job* j : jobs_) j->Cancel();
+    idle_.wait(lock, [&] { return jobs_.empty(); });
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable idle_;
+  std::unordered_set<Job*> jobs_;  // guarded by mu_
+  bool stopping_ = false;          // guarded by mu_
+};
+
+ActiveJobs& Active() {
+  static ActiveJobs* a = new ActiveJobs();  // never destroyed: threads may outlive main's locals
+  return *a;
+}
+
+// A callable that wakes a coroutine waiting on `timer`, from any thread.
+std::function<void()> Waker(const asio::any_io_executor& exec, const std::shared_ptr<asio::steady_timer>& timer) {
+  std::weak_ptr<asio::steady_timer> weak = timer;
+  return [exec, weak] {
+    asio::post(exec, [weak] {
+      if (auto t = weak.lock()) t->cancel();
+    });
+  };
+}
+
+void RunJob(const std::shared_ptr<Job>& job) {
+  OutputSink* sink = job->queue ? static_cast<OutputSink*>(job->queue.get()) : job->spool.get();
+  Status st = job->producer.run(sink);
+  if (st.ok() && job->spool) st = job->spool->Flush();
+  if (!st.ok() && job->cancelled.load()) st = Status::IOError("cancelled");
+  job->final = st;
+  job->done.store(true);
+  if (job->queue) job->queue->Close(st);
+  if (job->wake) job->wake();
+  Active().Leave(job.get());
+}
+
+// Starts the producing thread; kTooManyRequests when too many run.
+Status Launch(const std::shared_ptr<Job>& job) {
+  if (!Active().Enter(job.get())) return Status::TooManyRequests("too many concurrent archive requests, retry later");
+  try {
+    std::thread([job] { RunJob(job); }).detach();
+  } catch (const std::system_error& e) {
+    Active().Leave(job.get());
+    return Status::TooManyRequests(std::string("cannot start a thread: ") + e.what());
+  }
+  return Status::OK();
+}
+
+// Cancels the job when the coroutine leaves (normally, on error, or destroyed at shutdown), so
+// that the producing thread never waits for a reader that is gone.
+class CancelOnExit {
+ public:
+  explicit CancelOnExit(std::shared_ptr<Job> job) : job_(std::move(job)) {}
+  ~CancelOnExit() { job_->Cancel(); }
+  CancelOnExit(const CancelOnExit&) = delete;
+  CancelOnExit& operator=(const CancelOnExit&) = delete;
+
+ private:
+  std::shared_ptr<Job> job_;
+};
+
+std::vector<BodyPiece> ToBody(const std::vector<PieceQueue::Piece>& pieces) {
+  std::vector<BodyPiece> body;
+  body.reserve(pieces.size());
+  for (const auto& p : pieces) {
+    BodyPiece bp;
+    if (p.is_file()) {
+      bp.file = p.file;
+    } else {
+      bp.data = p.mem.data();
+      bp.len = p.mem.size();
+    }
+    body.push_back(bp);
+  }
+  return body;
+}
+
+// A GetBatch producer; it keeps the request and the assembler alive.
+Producer AssemblerProducer(std::shared_ptr<const MossRequest> req, std::shared_ptr<BatchAssembler> assembler) {
+  Producer p;
+  p.run = [req, assembler](OutputSink* sink) { return assembler->Run(sink); };
+  p.cancel = [assembler] { assembler->Cancel(); };
+  return p;
+}
+
+std::shared_ptr<BatchAssembler> MakeAssembler(ServerContext& ctx, const MossRequest& req, ArchiveFormat format,
+                                              BatchOptions opts) {
+  opts.node_id = ctx.node.node_id;
+  opts.max_soft_errs = g_config.max_soft_errs;
+  opts.fetchers = g_config.fetchers;
+  return std::make_shared<BatchAssembler>(ctx.store, req, format, std::move(opts));
+}
+
+std::string RandomHex(size_t n) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::random_device rd;
+  std::mt19937_64 gen(rd());
+  std::string out(n, '0');
+  for (auto& c : out) c = kHex[gen() & 15];
+  return out;
+}
+
+// The MossResp JSON (getbatch.md §5) and the multipart framing around the archive.
+void MultipartFraming(const MossRequest& r, const std::vector<ItemOutcome>& outcomes, const std::string& boundary,
+                      std::string* head, std::string* tail) {
+  std::string uuid = "gbt-" + RandomId(10);
+  nlohmann::json out = nlohmann::json::array();
+  for (size_t i = 0; i < r.items.size(); ++i) {
+    const MossItem& it = r.items[i];
+    nlohmann::json o = nlohmann::json::object();
+    o["objname"] = r.objname(it);
+    if (!r.archpath(it).empty()) o["archpath"] = r.archpath(it);
+    o["bucket"] = r.bucket(it).name;
+    o["provider"] = r.bucket(it).provider;
+    if (!outcomes[i].err_msg.empty()) o["err_msg"] = outcomes[i].err_msg;
+    if (!r.opaque(it).empty()) o["opaque"] = EncodeBase64(r.opaque(it));
+    o["size"] = outcomes[i].size;
+    out.push_back(std::move(o));
+  }
+  nlohmann::json resp = nlohmann::json::object();
+  resp["uuid"] = uuid;
+  resp["out"] = std::move(out);
+  *head = "--" + boundary + "\r\nContent-Disposition: form-data; name=\"metadata\"\r\n\r\n" + resp.dump() +
+          "\n\r\n--" + boundary + "\r\nContent-Disposition: form-data; name=\"archive\"; filename=\"get-batch[" +
+          uuid + "]\"\r\nContent-Type: application/octet-stream\r\n\r\n";
+  *tail = "\r\n--" + boundary + "--\r\n";
+}
+
+std::vector<BodyPiece> MultipartPieces(const FileSpool& spool, const std::string& head, const std::string& tail) {
+  std::vector<BodyPiece> pieces;
+  BodyPiece h;
+  h.data = head.data();
+  h.len = head.size();
+  pieces.push_back(h);
+  if (spool.size() > 0) {
+    BodyPiece f;
+    f.file = FileSegment{spool.fd(), 0, spool.size()};
+    pieces.push_back(f);
+  }
+  BodyPiece t;
+  t.data = tail.data();
+  t.len = tail.size();
+  pieces.push_back(t);
+  return pieces;
+}
+
+}  // namespace
+
+void SetBatchConfig(const BatchConfig& cfg) { g_config = cfg; }
+const BatchConfig& GetBatchConfig() { return g_config; }
+void ShutdownBatches() { Active().Shutdown(); }
+
+Task<void> ReplyProduced(Exchange& ex, Producer producer, std::string content_type,
+                         std::optional<uint64_t> content_length) {
+  auto exec = co_await asio::this_coro::executor;
+  auto timer = std::make_shared<asio::steady_timer>(exec);
+  auto job = std::make_shared<Job>();
+  job->producer = std::move(producer);
+  job->queue = std::make_unique<PieceQueue>(PieceQueue::Limits(), Waker(exec, timer));
+  if (Status st = Launch(job); !st.ok()) co_return co_await ex.ReplyError(st);
+  CancelOnExit guard(job);
+
+  bool started = false;
+  bool take_any = false;  // the flush interval passed: send even a small chunk
+  for (;;) {
+    PieceQueue::Taken taken = job->queue->Take(take_any ? 1 : kChunkBytes);
+    if (taken.pieces.empty() && !taken.closed) {
+      timer->expires_after(kFlushInterval);
+      beast::error_code ec;
+      co_await timer->async_wait(asio::redirect_error(asio::use_awaitable, ec));
+      take_any = !ec;  // woken early (cancelled): enough is queued
+      continue;
+    }
+    take_any = false;
+    if (!started) {
+      // Nothing sent yet: an error is still a proper HTTP error reply.
+      if (taken.closed && !taken.final.ok()) co_return co_await ex.ReplyError(taken.final);
+      started = true;
+      HeaderList headers;
+      if (!co_await ex.BeginStream(http::status::ok, headers, content_type, content_length)) co_return;
+    }
+    std::vector<BodyPiece> body = ToBody(taken.pieces);
+    if (!co_await ex.WriteStream(body)) co_return;  // the client went away: the guard stops the thread
+    if (taken.closed) {
+      if (!taken.final.ok()) {
+        std::cerr << "aistore-server: " << ex.raw_path() << ": reply cut short: " << taken.final.message() << std::endl;
+      }
+      co_await ex.EndStream(taken.final.ok());
+      co_return;
+    }
+  }
+}
+
+Task<void> ReplyArchiveStream(ServerContext& ctx, Exchange& ex, MossRequest req, ArchiveFormat format,
+                              BatchOptions opts) {
+  auto request = std::make_shared<const MossRequest>(std::move(req));
+  auto assembler = MakeAssembler(ctx, *request, format, std::move(opts));
+  Producer p = AssemblerProducer(request, assembler);
+  co_return co_await ReplyProduced(ex, std::move(p), std::string(FormatContentType(format)), std::nullopt);
+}
+
+Task<void> ReplyArchiveMultipart(ServerContext& ctx, Exchange& ex, MossRequest req, ArchiveFormat format,
+                                 BatchOptions opts) {
+  auto exec = co_await asio::this_coro::executor;
+  auto timer = std::make_shared<asio::steady_timer>(exec);
+  auto request = std::make_shared<const MossRequest>(std::move(req));
+  opts.keep_outcomes = true;
+  auto assembler = MakeAssembler(ctx, *request, format, std::move(opts));
+  auto job = std::make_shared<Job>();
+  job->producer = AssemblerProducer(request, assembler);
+  auto spool = FileSpool::Create(ctx.store.mountpaths().WorkDir(0));
+  if (!spool.ok()) co_return co_await ex.ReplyError(spool.status());
+  job->spool = std::move(*spool);
+  job->wake = Waker(exec, timer);
+  if (Status st = Launch(job); !st.ok()) co_return co_await ex.ReplyError(st);
+  CancelOnExit guard(job);
+  while (!job->done.load()) {
+    timer->expires_after(kDoneCheckInterval);
+    beast::error_code ec;
+    co_await timer->async_wait(asio::redirect_error(asio::use_awaitable, ec));
+  }
+  if (!job->final.ok()) co_return co_await ex.ReplyError(job->final);
+  std::string boundary = RandomHex(60);
+  std::string head, tail;
+  MultipartFraming(*request, assembler->outcomes(), boundary, &head, &tail);
+  std::vector<BodyPiece> pieces = MultipartPieces(*job->spool, head, tail);
+  HeaderList headers;
+  co_await ex.ReplyPieces(http::status::ok, headers, "multipart/mixed; boundary=" + boundary, pieces);
+}
+
+}  // namespace ais

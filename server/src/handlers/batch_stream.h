@@ -1,0 +1,53 @@
+// Replies whose body is produced on a thread of its own (GetBatch archives, GET ?archpath from
+// compressed shards, GET ?archregx): the producer writes into a bounded PieceQueue (or a temp
+// file) and this connection's coroutine only moves bytes to the socket, so the io thread never
+// compresses, never reads files, and never waits on a disk. Also the registry of running
+// producer threads (admission limit, shutdown).
+#pragma once
+
+#include <functional>
+#include <optional>
+
+#include "api/moss_request.h"
+#include "archive/archive_format.h"
+#include "archive/batch_assembler.h"
+#include "archive/output_sink.h"
+#include "handlers/context.h"
+
+namespace ais {
+
+// Server-wide GetBatch settings (AIS config section `get_batch`, plus our own bounds).
+struct BatchConfig {
+  uint32_t max_soft_errs = 8;
+  size_t max_active = 64;  // concurrent producer threads; more requests get 429
+  size_t fetchers = 2;     // fetching threads per batch
+};
+void SetBatchConfig(const BatchConfig& cfg);
+const BatchConfig& GetBatchConfig();
+
+// Writes a whole body into the sink; runs on its own thread. `cancel` (called from any thread)
+// makes it stop early.
+struct Producer {
+  std::function<Status(OutputSink*)> run;
+  std::function<void()> cancel;
+};
+
+// Streams what `producer` writes as a 200 reply of `content_type` (HTTP chunked unless
+// `content_length` is known), committed with the first bytes. An error before anything was sent
+// is a normal error reply; after that the body just ends early (as AIS does for GetBatch).
+Task<void> ReplyProduced(Exchange& ex, Producer producer, std::string content_type,
+                         std::optional<uint64_t> content_length);
+
+// GetBatch, streaming (getbatch.md §4).
+Task<void> ReplyArchiveStream(ServerContext& ctx, Exchange& ex, MossRequest req, ArchiveFormat format,
+                              BatchOptions opts);
+// GetBatch, multipart (getbatch.md §5): the archive is spooled to a temp file first, then sent
+// after the MossResp JSON; any error is a normal error reply.
+Task<void> ReplyArchiveMultipart(ServerContext& ctx, Exchange& ex, MossRequest req, ArchiveFormat format,
+                                 BatchOptions opts);
+
+// Cancels every running producer and waits for their threads. Call once the HTTP server stopped,
+// before the store goes away.
+void ShutdownBatches();
+
+}  // namespace ais
