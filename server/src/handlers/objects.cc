@@ -1,4 +1,4 @@
-// /v1/objects: GET (whole, ranged), PUT, HEAD (v1 and v2), DELETE, multipart upload.
+// /v1/objects: GET (whole, ranged, archived files), PUT, HEAD (v1 and v2), DELETE, multipart upload.
 #include <algorithm>
 #include <array>
 #include <cstdio>
@@ -6,6 +6,10 @@
 #include "api/byte_range.h"
 #include "api/headers.h"
 #include "api/object_list.h"
+#include "archive/member_select.h"
+#include "archive/object_bytes.h"
+#include "archive/shard.h"
+#include "handlers/batch_stream.h"
 #include "handlers/context.h"
 #include "store/names.h"
 #include "util/checksum.h"
@@ -16,6 +20,7 @@ namespace ais {
 namespace {
 
 constexpr int kOpenRetries = 3;  // a chunked object overwritten mid-open is re-opened
+constexpr uint64_t kInlineExtractMax = 1 << 20;  // archived files up to this size are extracted in place
 
 std::string Base36(uint64_t v) {
   static constexpr char kDigits[] = "0123456789abcdefghijklmnopqrstuvwxyz";
@@ -86,13 +91,73 @@ Status VerifyChecksum(const std::string& bucket, const ObjectMeta& m, const std:
   return Status::OK();
 }
 
-Task<void> GetObject(ServerContext& ctx, Exchange& ex, const std::string& bucket, const std::string& name) {
-  static constexpr std::array<const char*, 2> kArchParams = {"archpath", "archregx"};
-  for (const char* key : kArchParams) {
-    if (auto v = ex.query(key); v && !v->empty()) {
-      co_return co_await ex.ReplyError(Status::NotSupported("reading from archives (" + std::string(key) +
-                                                            ") is not supported yet"));
+// GET ?archpath= (one file inside a shard) or ?archregx=&archmode= (a tar of the matching files),
+// getbatch.md §7. Small files are extracted here; large ones, and every multi-file read, are
+// produced on a thread of their own and streamed.
+Task<void> GetArchived(ServerContext& ctx, Exchange& ex, const std::string& bucket, const std::string& name,
+                       std::string archpath, std::string regx, std::string mode) {
+  if (!archpath.empty() && !mode.empty()) {
+    co_return co_await ex.ReplyError(Status::InvalidArgument("archpath and archmode are mutually exclusive"));
+  }
+  if (!ex.header("Range").empty()) {
+    co_return co_await ex.ReplyError(Status::InvalidArgument("range-read archived content is not supported"));
+  }
+  std::optional<ArchiveFormat> hint;
+  if (auto mime = ex.query("archmime"); mime && !mime->empty()) {
+    auto f = ParseArchiveMime(*mime);
+    if (!f.ok()) co_return co_await ex.ReplyError(f.status());
+    hint = *f;
+  }
+  auto obj = ObjectBytes::Open(ctx.store, bucket, name);
+  if (!obj.ok()) co_return co_await ex.ReplyError(obj.status());
+  auto shard = Shard::Open(*obj, name, hint);
+  if (!shard.ok()) co_return co_await ex.ReplyError(shard.status());
+  std::string cname = "ais://" + bucket + "/" + name;
+  if (archpath.empty()) {
+    auto select = MemberSelect::Make(mode, std::move(regx));
+    if (!select.ok()) co_return co_await ex.ReplyError(select.status());
+    Producer p;
+    p.run = [sel = std::move(*select), sh = *shard, cname](OutputSink* sink) { return sel.WriteTar(*sh, sink, cname); };
+    co_return co_await ReplyProduced(ex, std::move(p), "application/x-tar", std::nullopt);
+  }
+  if (archpath.starts_with('/')) archpath.erase(0, 1);
+  if (archpath.starts_with(name + "/")) archpath.erase(0, name.size() + 1);
+  auto m = (*shard)->Find(archpath);
+  if (!m.ok()) {
+    if (m.status().IsNotFound()) {
+      co_return co_await ex.ReplyError(Status::NotFound(archpath + " in " + cname + " does not exist"));
     }
+    co_return co_await ex.ReplyError(m.status());
+  }
+  HeaderList headers;
+  if (m->offset) {  // stored as is: straight from the object's files
+    std::vector<FileSegment> segs = (*obj)->Slice(*m->offset, m->size);
+    co_return co_await ex.ReplyFile(http::status::ok, headers, segs, m->size);
+  }
+  if (m->size <= kInlineExtractMax) {
+    std::string data;
+    data.reserve(m->size);
+    Status st = (*shard)->Read(archpath, 0, m->size, [&](const char* d, size_t n) {
+      data.append(d, n);
+      return Status::OK();
+    });
+    if (!st.ok()) co_return co_await ex.ReplyError(st);
+    co_return co_await ex.Reply(http::status::ok, headers, std::move(data), "application/octet-stream");
+  }
+  Producer p;
+  p.run = [sh = *shard, archpath, size = m->size](OutputSink* sink) {
+    return sh->Read(archpath, 0, size, [sink](const char* d, size_t n) { return sink->Append(d, n); });
+  };
+  co_return co_await ReplyProduced(ex, std::move(p), "application/octet-stream", m->size);
+}
+
+Task<void> GetObject(ServerContext& ctx, Exchange& ex, const std::string& bucket, const std::string& name) {
+  // The SDK always sends archpath= and archregx=, usually empty: empty means "the object itself".
+  std::string archpath = ex.query("archpath").value_or("");
+  std::string regx = ex.query("archregx").value_or("");
+  std::string mode = ex.query("archmode").value_or("");
+  if (!archpath.empty() || !regx.empty() || !mode.empty()) {
+    co_return co_await GetArchived(ctx, ex, bucket, name, std::move(archpath), std::move(regx), std::move(mode));
   }
   std::string_view range_hdr = ex.header("Range");
   for (int attempt = 0;; ++attempt) {
