@@ -15,7 +15,7 @@ Status BadName(std::string_view name, std::string_view why) {
 Status ValidateComponents(std::string_view full, std::string_view body) {
   if (full.size() > kMaxObjectNameLen) return BadName(full.substr(0, 64), "name too long");
   if (body.starts_with("/")) return BadName(full, "must not start with '/'");
-  if (body.starts_with("~/")) return BadName(full, "must not start with '~/'");
+  if (full.starts_with("~/")) return BadName(full, "must not start with '~/'");  // "~/" itself included
   for (unsigned char c : full) {
     if (IsControl(c)) return BadName(full, "control characters are not allowed");
   }

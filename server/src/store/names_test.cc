@@ -90,7 +90,7 @@ TEST(ValidateObjectName, TrailingSlashOnlyWhenAllowed) {
     EXPECT_TRUE(ValidateObjectName(n, /*allow_trailing_slash=*/true).ok()) << n;
   }
   // The other rules still apply to a HEAD probe.
-  for (const char* n : {"/", "//", "a//", "../", "./", "a/../", "/a/"}) {
+  for (const char* n : {"/", "//", "a//", "../", "./", "a/../", "~/", "/a/"}) {
     EXPECT_FALSE(ValidateObjectName(n, true).ok()) << n;
   }
 }
@@ -112,7 +112,7 @@ TEST(ValidatePrefix, EmptyAndTrailingSlashAllowed) {
     EXPECT_TRUE(ValidatePrefix(p).ok()) << '"' << p << '"';
   }
   const std::vector<std::string> bad = {
-      "/", "/a", "..", "../", "a/../b", "a/./", "a//", "~/x", "a\n"s, "a\0"s,
+      "/", "/a", "..", "../", "a/../b", "a/./", "a//", "~/", "~/x", "a\n"s, "a\0"s,
       std::string(kMaxObjectNameLen + 1, 'p')};
   for (const auto& p : bad) {
     EXPECT_FALSE(ValidatePrefix(p).ok()) << '"' << p << '"';
