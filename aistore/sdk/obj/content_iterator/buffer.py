@@ -19,10 +19,18 @@ from multiprocessing import shared_memory
 from multiprocessing.reduction import ForkingPickler
 from typing import Any
 
-from aistore import _native
 from aistore._internal import shm
 
+
 __all__ = ["ParallelBuffer", "RingBuffer"]
+
+
+def copy_to_bytes(view: memoryview) -> bytes:
+    """A `bytes` copy of `view`, made with the GIL released (the extension is loaded on first
+    use, so that importing the SDK does not need it)."""
+    from aistore import _native
+
+    return _native.copy_to_bytes(view)
 
 
 class _NamedShm:
@@ -110,7 +118,7 @@ class ParallelBuffer:
         Raises:
             ValueError: the buffer is closed.
         """
-        return _native.copy_to_bytes(self.buf)
+        return copy_to_bytes(self.buf)
 
     def close(self) -> None:
         """Release the memory; safe to call more than once and from any thread."""
@@ -205,4 +213,4 @@ class RingBuffer(ParallelBuffer):
     def read_slot(self, slot: int, data_len: int) -> bytes:
         """A copy of the first `data_len` bytes of the slot (copied with the GIL released)."""
         start = slot * self.slot_size
-        return _native.copy_to_bytes(self._buf[start : start + data_len])
+        return copy_to_bytes(self._buf[start : start + data_len])

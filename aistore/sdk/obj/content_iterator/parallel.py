@@ -26,11 +26,10 @@ import os
 from collections.abc import Generator
 from typing import Any
 
-from aistore import _native
 from aistore._internal.parallel import RangeEngine, plan_ranges
 from aistore.sdk.const import DEFAULT_PARALLEL_CHUNK_SIZE, MIB, PROPS_CHUNKED
 from aistore.sdk.obj.content_iterator.base import BaseContentIterProvider, StreamBounds
-from aistore.sdk.obj.content_iterator.buffer import ParallelBuffer, RingBuffer
+from aistore.sdk.obj.content_iterator.buffer import ParallelBuffer, RingBuffer, copy_to_bytes
 from aistore.sdk.obj.object_client import ObjectClient
 
 __all__ = ["ParallelContentIterProvider"]
@@ -41,10 +40,6 @@ __all__ = ["ParallelContentIterProvider"]
 _RANGES_PER_WORKER = 4
 _MIN_WHOLE_RANGE = 8 * MIB
 _MAX_WHOLE_RANGE = 64 * MIB
-
-
-def _copy_out(view: memoryview) -> bytes:
-    return _native.copy_to_bytes(view)
 
 
 class ParallelContentIterProvider(BaseContentIterProvider):
@@ -194,7 +189,7 @@ class ParallelContentIterProvider(BaseContentIterProvider):
             def prepare(index: int) -> None:
                 segment.populate(index * slot, (index + 1) * slot)
 
-            yield from engine.stream(ring.slot_view, ring.num_slots, _copy_out, prepare)
+            yield from engine.stream(ring.slot_view, ring.num_slots, copy_to_bytes, prepare)
             if len(ranges) >= ring.num_slots:
                 segment.mark_populated(len(ring))
         finally:
