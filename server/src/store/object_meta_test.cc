@@ -1,0 +1,245 @@
+// The object file header (docs/storage-format.md): round trips, alignment, damage detection.
+#include "store/object_meta.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "util/file.h"
+#include "util/test_util.h"
+
+namespace ais {
+namespace {
+
+ObjectMeta SampleMeta() {
+  ObjectMeta m;
+  m.name = "dir/sub/obj.bin";
+  m.size = 123456789;
+  m.version = 7;
+  m.cksum_type = "xxhash";
+  m.cksum_value = "0123456789abcdef";
+  m.atime_ns = 1700000000123456789;
+  m.custom = {{"ETag", "\"abc\""}, {"k", "v"}, {"unicode", "\xe2\x9c\x93"}};
+  return m;
+}
+
+void ExpectSameMeta(const ObjectMeta& a, const ObjectMeta& b) {
+  EXPECT_EQ(a.name, b.name);
+  EXPECT_EQ(a.size, b.size);
+  EXPECT_EQ(a.version, b.version);
+  EXPECT_EQ(a.cksum_type, b.cksum_type);
+  EXPECT_EQ(a.cksum_value, b.cksum_value);
+  EXPECT_EQ(a.atime_ns, b.atime_ns);
+  EXPECT_EQ(a.custom, b.custom);
+  EXPECT_EQ(a.upload_id, b.upload_id);
+  EXPECT_EQ(a.chunk_sizes, b.chunk_sizes);
+}
+
+uint32_t U32At(const std::string& s, size_t off) {
+  uint32_t v = 0;
+  for (int i = 0; i < 4; ++i) v |= static_cast<uint32_t>(static_cast<unsigned char>(s[off + i])) << (8 * i);
+  return v;
+}
+
+class ObjectMetaTest : public ::testing::Test {
+ protected:
+  // Writes `bytes` to a fresh file and reads its header back.
+  Result<ObjectMeta> ReadBack(const std::string& bytes, uint64_t* data_offset) {
+    std::string path = dir_.Sub("obj" + std::to_string(files_++));
+    {
+      auto fd = OpenFile(path, O_WRONLY | O_CREAT | O_EXCL);
+      EXPECT_TRUE(fd.ok());
+      EXPECT_TRUE(WriteAll(fd->get(), bytes.data(), bytes.size()).ok());
+    }
+    auto fd = OpenFile(path, O_RDONLY);
+    EXPECT_TRUE(fd.ok());
+    return ReadObjectHeader(fd->get(), data_offset);
+  }
+  void ExpectCorruption(const std::string& bytes, const std::string& what) {
+    uint64_t off = 0;
+    auto m = ReadBack(bytes, &off);
+    ASSERT_FALSE(m.ok()) << what;
+    EXPECT_EQ(m.status().code(), Status::Code::kCorruption) << what << ": " << m.status().message();
+  }
+
+  test::TempDir dir_;
+  int files_ = 0;
+};
+
+TEST_F(ObjectMetaTest, MonolithicRoundTripWithAlignedData) {
+  ObjectMeta meta = SampleMeta();
+  uint64_t offset = 0;
+  std::string header = EncodeObjectHeader(meta, /*inline_data=*/true, &offset);
+  EXPECT_EQ(offset, 4096u);  // a small header fills the first block
+  EXPECT_EQ(header.size(), offset);
+  EXPECT_EQ(header.substr(0, 8), "AISOBJ01");
+  EXPECT_EQ(U32At(header, 12), offset);
+  EXPECT_LE(kObjHeaderSize + U32At(header, 8), offset);
+
+  const std::string data = "the object bytes";
+  uint64_t read_offset = 0;
+  auto back = ReadBack(header + data, &read_offset);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(read_offset, offset);
+  ExpectSameMeta(*back, meta);
+  EXPECT_FALSE(back->chunked());
+}
+
+TEST_F(ObjectMetaTest, LargeMetadataPushesDataToTheNextBlock) {
+  ObjectMeta meta = SampleMeta();
+  meta.custom.emplace_back("big", std::string(10000, 'v'));  // beyond the first 4 KiB read
+  uint64_t offset = 0;
+  std::string header = EncodeObjectHeader(meta, true, &offset);
+  EXPECT_EQ(offset % kDataAlign, 0u);
+  EXPECT_EQ(offset, 12288u);
+  EXPECT_EQ(header.size(), offset);
+  uint64_t read_offset = 0;
+  auto back = ReadBack(header, &read_offset);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(read_offset, offset);
+  ExpectSameMeta(*back, meta);
+}
+
+TEST_F(ObjectMetaTest, ReservedOffsetIsKeptWhenLarger) {
+  ObjectMeta meta = SampleMeta();
+  uint64_t offset = 3 * kDataAlign;
+  std::string header = EncodeObjectHeader(meta, true, &offset);
+  EXPECT_EQ(offset, 3 * kDataAlign);
+  EXPECT_EQ(header.size(), 3 * kDataAlign);
+  uint64_t read_offset = 0;
+  ASSERT_TRUE(ReadBack(header, &read_offset).ok());
+  EXPECT_EQ(read_offset, 3 * kDataAlign);
+}
+
+TEST_F(ObjectMetaTest, ChunkedIsHeaderOnly) {
+  ObjectMeta meta = SampleMeta();
+  meta.upload_id = "AbCdEf0123456789";
+  meta.chunk_sizes = {1024, 1024, 4096, 17};
+  EXPECT_TRUE(meta.chunked());
+  EXPECT_EQ(meta.max_chunk_size(), 4096u);
+  uint64_t offset = 4096;  // ignored: chunked objects have no inline data
+  std::string header = EncodeObjectHeader(meta, /*inline_data=*/false, &offset);
+  EXPECT_EQ(offset, 0u);
+  EXPECT_EQ(U32At(header, 12), 0u);
+  EXPECT_EQ(header.size(), kObjHeaderSize + U32At(header, 8));  // no padding
+  uint64_t read_offset = 99;
+  auto back = ReadBack(header, &read_offset);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(read_offset, 0u);
+  ExpectSameMeta(*back, meta);
+  EXPECT_TRUE(back->chunked());
+}
+
+TEST_F(ObjectMetaTest, EmptyMetaRoundTrips) {
+  ObjectMeta meta;
+  meta.name = "x";
+  uint64_t offset = 0;
+  std::string header = EncodeObjectHeader(meta, true, &offset);
+  uint64_t read_offset = 0;
+  auto back = ReadBack(header, &read_offset);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  ExpectSameMeta(*back, meta);
+  EXPECT_EQ(ObjectMeta().max_chunk_size(), 0u);
+}
+
+TEST_F(ObjectMetaTest, DamagedMagicIsCorruption) {
+  uint64_t offset = 0;
+  const std::string good = EncodeObjectHeader(SampleMeta(), true, &offset);
+  for (size_t i = 0; i < 8; ++i) {
+    std::string bad = good;
+    bad[i] ^= 0x20;
+    ExpectCorruption(bad, "magic byte " + std::to_string(i));
+  }
+  ExpectCorruption(std::string(4096, '\0'), "zeros");
+}
+
+TEST_F(ObjectMetaTest, TruncatedHeaderIsCorruption) {
+  uint64_t offset = 0;
+  ObjectMeta meta = SampleMeta();
+  const std::string good = EncodeObjectHeader(meta, false, &offset);
+  const size_t meta_end = kObjHeaderSize + U32At(good, 8);
+  for (size_t len : {size_t{0}, size_t{1}, size_t{8}, size_t{12}, kObjHeaderSize - 1, kObjHeaderSize,
+                     kObjHeaderSize + 1, meta_end / 2, meta_end - 1}) {
+    ExpectCorruption(good.substr(0, len), "truncated to " + std::to_string(len));
+  }
+  // The same with metadata longer than the first 4 KiB read.
+  meta.custom.emplace_back("big", std::string(9000, 'v'));
+  const std::string big = EncodeObjectHeader(meta, false, &offset);
+  ExpectCorruption(big.substr(0, big.size() - 1), "long header truncated by one byte");
+  ExpectCorruption(big.substr(0, 4096), "long header truncated to 4 KiB");
+}
+
+TEST_F(ObjectMetaTest, DamagedLengthIsCorruption) {
+  uint64_t offset = 0;
+  const std::string good = EncodeObjectHeader(SampleMeta(), true, &offset);
+  for (uint32_t len : {0u, 1u, 5000u, 1u << 20, 0xffffffffu}) {
+    std::string bad = good;
+    for (int i = 0; i < 4; ++i) bad[8 + i] = static_cast<char>((len >> (8 * i)) & 0xff);
+    ExpectCorruption(bad, "meta_len " + std::to_string(len));
+  }
+}
+
+TEST_F(ObjectMetaTest, DamagedMetadataIsCorruption) {
+  auto with_meta = [](const std::string& packed) {
+    std::string h = "AISOBJ01";
+    for (uint32_t v : {static_cast<uint32_t>(packed.size()), 4096u}) {
+      for (int i = 0; i < 4; ++i) h.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+    }
+    return h + packed;
+  };
+  auto msgpack = [](const nlohmann::json& j) {
+    auto v = nlohmann::json::to_msgpack(j);
+    return std::string(v.begin(), v.end());
+  };
+  ExpectCorruption(with_meta("\xc1\xc1\xc1\xc1"), "invalid msgpack");
+  ExpectCorruption(with_meta(msgpack(nlohmann::json::array({1, 2}))), "not a map");
+  nlohmann::json full = {{"n", "x"}, {"s", 1},  {"v", 1},
+                         {"ct", ""}, {"cv", ""}, {"a", 0}, {"md", nlohmann::json::array()}};
+  uint64_t offset = 0;
+  ASSERT_EQ(ReadBack(with_meta(msgpack(full)), &offset).status().code(), Status::Code::kOk);
+  for (const char* key : {"n", "s", "v", "ct", "cv", "a", "md"}) {
+    nlohmann::json j = full;
+    j.erase(key);
+    ExpectCorruption(with_meta(msgpack(j)), std::string("missing ") + key);
+  }
+  nlohmann::json j = full;
+  j["s"] = "big";
+  ExpectCorruption(with_meta(msgpack(j)), "size is a string");
+  j = full;
+  j["md"] = nlohmann::json::array({"not a pair"});
+  ExpectCorruption(with_meta(msgpack(j)), "custom entry is not a pair");
+  j = full;
+  j["u"] = "upload";  // chunked without chunk sizes
+  ExpectCorruption(with_meta(msgpack(j)), "chunked without cs");
+}
+
+TEST_F(ObjectMetaTest, ReservedDataOffsetLeavesRoomForLateFields) {
+  // The writer sizes the header before the bytes arrive: checksum value, size, version and atime are
+  // still zero/empty. Filling them in with their largest values (a 128-hex sha512) must still fit.
+  for (const char* type : {"", "xxhash", "md5", "sha256", "sha512"}) {
+    for (size_t name_len = 1; name_len <= 1024; name_len += 7) {
+      ObjectMeta early;
+      early.name = std::string(name_len, 'n');
+      early.cksum_type = type;
+      early.custom = {{"k", std::string(name_len % 300, 'v')}};
+      const uint64_t reserved = ReservedDataOffset(early);
+      ASSERT_EQ(reserved % kDataAlign, 0u);
+
+      ObjectMeta late = early;
+      late.cksum_value = std::string(128, 'f');
+      late.size = UINT64_MAX;
+      late.version = UINT64_MAX;
+      late.atime_ns = INT64_MIN;
+      uint64_t offset = reserved;
+      std::string header = EncodeObjectHeader(late, true, &offset);
+      ASSERT_EQ(offset, reserved) << "type " << type << " name_len " << name_len;
+      ASSERT_EQ(header.size(), reserved);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ais
