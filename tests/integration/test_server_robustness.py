@@ -539,6 +539,26 @@ def open_fds(pid: int) -> int:
     return len(os.listdir(f"/proc/{pid}/fd"))
 
 
+def accepted_from(pid: int, client_ports: set[int]) -> int:
+    """How many of the given client ports have a connection the server process has accepted."""
+    inodes = set()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            link = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except FileNotFoundError:
+            continue
+        if link.startswith("socket:["):
+            inodes.add(link[8:-1])
+    count = 0
+    for table in ("tcp", "tcp6"):
+        with open(f"/proc/{pid}/net/{table}") as f:
+            for row in f.read().splitlines()[1:]:
+                cols = row.split()
+                remote_port = int(cols[2].rsplit(":", 1)[1], 16)
+                count += remote_port in client_ports and cols[9] in inodes
+    return count
+
+
 @pytest.mark.parametrize("chunked", [False, True], ids=["monolithic", "chunked"])
 def test_disconnect_mid_get_keeps_serving(env: Env, chunked: bool) -> None:
     if chunked:
@@ -688,7 +708,8 @@ def test_stalled_clients_do_not_block_others(env: Env) -> None:
             if i % 2:
                 s.sendall(b"GET /v1/health HTTP/1.1\r\nHo")  # never finished
             stalled.append(s)
-        wait_until(lambda: open_fds(pid) >= baseline + 200, 5, "the server to accept them all")
+        ports = {s.getsockname()[1] for s in stalled}
+        wait_until(lambda: accepted_from(pid, ports) == 200, 5, "the server to accept them all")
         r = env.req("GET", obj_path(env.bucket, KEEP), timeout=5)
         assert r.status == 200 and r.body == KEEP_DATA
     finally:
