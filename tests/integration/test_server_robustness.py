@@ -351,6 +351,28 @@ def test_bad_bucket_props_change_nothing(env: Env, value: object) -> None:
     env.assert_intact()
 
 
+@pytest.mark.parametrize(
+    "value,needle",
+    [
+        ({"prefix": "../x"}, "'..'"),
+        ({"prefix": "a/./b"}, "'.'"),
+        ({"prefix": "~/x"}, "~/"),
+        ({"prefix": "a\nb"}, "control"),
+        ({"pagesize": -1}, "pagesize"),
+        ({"pagesize": "x"}, "pagesize"),
+        ({"flags": "512"}, "not-cached"),
+        ({"flags": "abc"}, "flags"),
+        ({"props": "bogus"}, "invalid property"),
+        ({"continuation_token": 5}, "list-objects"),
+        ("not-an-object", "list-objects"),
+    ],
+)
+def test_bad_list_request(env: Env, value: object, needle: str) -> None:
+    body = json.dumps({"action": "list", "name": "", "value": value}).encode()
+    fail(env.req("GET", f"/v1/buckets/{env.bucket}", headers=JSON, body=body), "GET", 400, needle)
+    env.assert_intact()
+
+
 @pytest.mark.parametrize("props", ["bogus", "name,cached", "size,status", "present", "x y"])
 def test_unknown_head_prop(env: Env, props: str) -> None:
     r = env.req("HEAD", obj_path(env.bucket, KEEP) + "?props=" + quote(props))
