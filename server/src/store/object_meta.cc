@@ -1,8 +1,10 @@
 #include "store/object_meta.h"
 
-#include <algorithm>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
@@ -79,6 +81,12 @@ Result<ObjectMeta> ReadObjectHeader(int fd, uint64_t* data_offset) {
   if (kObjHeaderSize + meta_len <= static_cast<size_t>(n)) {
     packed.assign(buf + kObjHeaderSize, meta_len);
   } else {
+    // Trust the length only as far as the file goes: a damaged one must not allocate up to 4 GiB.
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) return Status::FromErrno(errno, "fstat");
+    if (kObjHeaderSize + uint64_t{meta_len} > static_cast<uint64_t>(st.st_size)) {
+      return Status::Corruption("object header is truncated");
+    }
     packed.resize(meta_len);
     AIS_RETURN_IF_ERROR(PreadAll(fd, packed.data(), meta_len, kObjHeaderSize));
   }

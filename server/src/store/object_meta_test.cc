@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -172,14 +173,23 @@ TEST_F(ObjectMetaTest, TruncatedHeaderIsCorruption) {
   ExpectCorruption(big.substr(0, 4096), "long header truncated to 4 KiB");
 }
 
+long PeakRssKiB() {
+  rusage ru{};
+  ::getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_maxrss;
+}
+
 TEST_F(ObjectMetaTest, DamagedLengthIsCorruption) {
   uint64_t offset = 0;
   const std::string good = EncodeObjectHeader(SampleMeta(), true, &offset);
+  const long peak_before = PeakRssKiB();
   for (uint32_t len : {0u, 1u, 5000u, 1u << 20, 0xffffffffu}) {
     std::string bad = good;
     for (int i = 0; i < 4; ++i) bad[8 + i] = static_cast<char>((len >> (8 * i)) & 0xff);
     ExpectCorruption(bad, "meta_len " + std::to_string(len));
   }
+  // A damaged length must be checked against the file, not trusted with an allocation of up to 4 GiB.
+  EXPECT_LT(PeakRssKiB() - peak_before, 256 * 1024);
 }
 
 TEST_F(ObjectMetaTest, DamagedMetadataIsCorruption) {
