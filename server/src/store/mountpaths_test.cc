@@ -1,0 +1,142 @@
+// Placement of objects and chunks over mountpaths, and the spelling of every path below one.
+#include "store/mountpaths.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace ais {
+namespace {
+
+const std::vector<std::string> kFour = {"/data/mp1", "/data/mp2", "/data/mp3", "/data/mp4"};
+
+std::vector<std::string> SampleNames(size_t n) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < n; ++i) {
+    switch (i % 3) {
+      case 0: out.push_back("obj-" + std::to_string(i)); break;
+      case 1: out.push_back("train/shard-" + std::to_string(100000 + i) + ".tar"); break;
+      default: out.push_back("d" + std::to_string(i % 17) + "/x/" + std::to_string(i * 7919)); break;
+    }
+  }
+  return out;
+}
+
+TEST(Mountpaths, PathsAreSortedAndTrailingSlashesDropped) {
+  Mountpaths mps({"/data/mp3/", "/data/mp1", "/data/mp2//"});
+  EXPECT_EQ(mps.size(), 3u);
+  EXPECT_EQ(mps.paths(), (std::vector<std::string>{"/data/mp1", "/data/mp2", "/data/mp3"}));
+}
+
+TEST(Mountpaths, PlacementIsDeterministic) {
+  Mountpaths a(kFour), b(kFour);
+  for (const auto& name : SampleNames(2000)) {
+    size_t mp = a.PrimaryFor("bck", name);
+    ASSERT_LT(mp, 4u);
+    EXPECT_EQ(mp, a.PrimaryFor("bck", name)) << name;
+    EXPECT_EQ(mp, b.PrimaryFor("bck", name)) << name;
+  }
+}
+
+TEST(Mountpaths, PlacementIgnoresTheOrderPathsAreGivenIn) {
+  Mountpaths ref(kFour);
+  std::vector<std::string> perm = kFour;
+  std::sort(perm.begin(), perm.end());
+  int permutations = 0;
+  do {
+    std::vector<std::string> given = perm;
+    given[permutations % 4] += "/";  // and however they are spelled
+    Mountpaths mps(given);
+    for (const auto& name : SampleNames(300)) {
+      ASSERT_EQ(mps.paths()[mps.PrimaryFor("bck", name)], ref.paths()[ref.PrimaryFor("bck", name)]) << name;
+    }
+    ++permutations;
+  } while (std::next_permutation(perm.begin(), perm.end()));
+  EXPECT_EQ(permutations, 24);
+}
+
+TEST(Mountpaths, SpreadsObjectsEvenly) {
+  Mountpaths mps(kFour);
+  constexpr size_t kNames = 10000;
+  std::vector<size_t> counts(4);
+  for (const auto& name : SampleNames(kNames)) ++counts[mps.PrimaryFor("bck", name)];
+  const double expected = kNames / 4.0;
+  double chi2 = 0;
+  for (size_t c : counts) chi2 += (c - expected) * (c - expected) / expected;
+  // Chi-square with 3 degrees of freedom: 16.27 is the 0.1% critical value.
+  EXPECT_LT(chi2, 16.27) << counts[0] << " " << counts[1] << " " << counts[2] << " " << counts[3];
+  for (size_t c : counts) EXPECT_GT(c, 2200u);
+}
+
+TEST(Mountpaths, BucketIsPartOfThePlacementKey) {
+  Mountpaths mps(kFour);
+  int differ = 0;
+  for (const auto& name : SampleNames(1000)) differ += mps.PrimaryFor("b1", name) != mps.PrimaryFor("b2", name);
+  EXPECT_GT(differ, 600);  // independent choices differ 3/4 of the time
+}
+
+TEST(Mountpaths, AddingAMountpathMovesObjectsOnlyToIt) {
+  Mountpaths before(kFour);
+  std::vector<std::string> five = kFour;
+  five.push_back("/data/mp5");
+  Mountpaths after(five);
+  size_t moved = 0;
+  const auto names = SampleNames(10000);
+  for (const auto& name : names) {
+    const std::string& was = before.paths()[before.PrimaryFor("bck", name)];
+    const std::string& is = after.paths()[after.PrimaryFor("bck", name)];
+    if (was != is) {
+      EXPECT_EQ(is, "/data/mp5") << name;
+      ++moved;
+    }
+  }
+  EXPECT_GT(moved, names.size() / 5 - 300);
+  EXPECT_LT(moved, names.size() / 5 + 300);
+}
+
+TEST(Mountpaths, SingleMountpathTakesEverything) {
+  Mountpaths mps({"/only"});
+  for (const auto& name : SampleNames(100)) EXPECT_EQ(mps.PrimaryFor("bck", name), 0u);
+  for (uint32_t k = 1; k <= 10; ++k) EXPECT_EQ(mps.ForChunk("upload", k), 0u);
+}
+
+TEST(Mountpaths, ChunksRoundRobinOverAllMountpaths) {
+  Mountpaths mps(kFour);
+  std::set<size_t> starts;
+  for (int u = 0; u < 200; ++u) {
+    const std::string id = "upload" + std::to_string(u);
+    const size_t first = mps.ForChunk(id, 1);
+    starts.insert(first);
+    std::vector<size_t> per_mp(4);
+    for (uint32_t k = 1; k <= 40; ++k) {
+      size_t mp = mps.ForChunk(id, k);
+      ASSERT_LT(mp, 4u);
+      EXPECT_EQ(mp, (first + k - 1) % 4) << id << " chunk " << k;
+      EXPECT_EQ(mp, mps.ForChunk(id, k));
+      ++per_mp[mp];
+    }
+    EXPECT_EQ(per_mp, (std::vector<size_t>{10, 10, 10, 10})) << id;
+  }
+  EXPECT_EQ(starts.size(), 4u);  // uploads do not all start on the same disk
+}
+
+TEST(Mountpaths, PathSpelling) {
+  Mountpaths mps({"/m/b/", "/m/a"});
+  ASSERT_EQ(mps.paths()[0], "/m/a");
+  EXPECT_EQ(mps.BucketDir(0, "bck"), "/m/a/ais/bck");
+  EXPECT_EQ(mps.ObjectsDir(1, "bck"), "/m/b/ais/bck/%ob");
+  EXPECT_EQ(mps.ObjectPath(0, "bck", "x"), "/m/a/ais/bck/%ob/x");
+  EXPECT_EQ(mps.ObjectPath(0, "bck", "a/b/c"), "/m/a/ais/bck/%ob/a\x01/b\x01/c");
+  EXPECT_EQ(mps.ChunkDir(1, "bck", "UpLoAd"), "/m/b/ais/bck/%ch/UpLoAd");
+  EXPECT_EQ(mps.ChunkPath(1, "bck", "UpLoAd", 1), "/m/b/ais/bck/%ch/UpLoAd/0001");
+  EXPECT_EQ(mps.ChunkPath(1, "bck", "UpLoAd", 42), "/m/b/ais/bck/%ch/UpLoAd/0042");
+  EXPECT_EQ(mps.ChunkPath(1, "bck", "UpLoAd", 9999), "/m/b/ais/bck/%ch/UpLoAd/9999");
+  EXPECT_EQ(mps.WorkDir(0), "/m/a/.ais.work");
+  EXPECT_EQ(mps.BmdPath(1), "/m/b/.ais.bmd.json");
+}
+
+}  // namespace
+}  // namespace ais
