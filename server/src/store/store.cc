@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstring>
 #include <queue>
+#include <thread>
 
 #include "store/names.h"
 #include "store/sorted_walker.h"
@@ -205,10 +206,16 @@ Status Store::CreateBucket(const std::string& bucket, const nlohmann::json& prop
 
 Status Store::DestroyBucket(const std::string& bucket) {
   AIS_RETURN_IF_ERROR(buckets_.Remove(bucket));  // the commit point: invisible from here on
+  std::vector<std::string> trash;
   for (size_t mp = 0; mp < mps_.size(); ++mp) {
-    std::string trash = mps_.WorkDir(mp) + "/trash-" + RandomId(12);
-    if (::rename(mps_.BucketDir(mp, bucket).c_str(), trash.c_str()) == 0) (void)RemoveTree(trash);
+    std::string t = mps_.WorkDir(mp) + "/trash-" + RandomId(12);
+    if (::rename(mps_.BucketDir(mp, bucket).c_str(), t.c_str()) == 0) trash.push_back(std::move(t));
   }
+  // Deleting millions of files takes a while: do it off the request path. Whatever a crash
+  // interrupts, startup recovery sweeps (trash-* in the work dirs).
+  std::thread([trash = std::move(trash)] {
+    for (auto& t : trash) (void)RemoveTree(t);
+  }).detach();
   return Status::OK();
 }
 
