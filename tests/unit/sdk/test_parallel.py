@@ -390,8 +390,8 @@ def test_first_error_stops_stalled_workers_at_once(server: FakeServer, client: C
     t0 = time.monotonic()
     with pytest.raises(ErrObjNotFound):
         _reader(client, 8).read_all()
-    assert time.monotonic() - t0 < 4
-    assert not _range_threads()
+    assert time.monotonic() - t0 < 5  # not the 30 s stall
+    assert _memfd_maps() == []  # every reader has let go of the buffer
 
 
 def test_workers_waiting_for_headers_pin_no_memory(server: FakeServer, client: Client) -> None:
@@ -415,7 +415,7 @@ def test_closing_a_stream_stops_workers(server: FakeServer, client: Client) -> N
     it = iter(_reader(client, 4))
     assert next(it) == data[: 32 * KIB]
     it.close()  # type: ignore[attr-defined]
-    assert not _range_threads()
+    assert _memfd_maps() == []
     assert len(obj.ranges) <= 1 + 4 + 1  # the ring bounds how far workers read ahead
 
 
