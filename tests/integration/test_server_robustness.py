@@ -59,6 +59,11 @@ class Env:
         self.bucket = bucket
         self.mps = srv.mountpaths
         self.names = {KEEP}  # what the bucket must contain
+        # Work files of other tests' in-flight uploads may exist; ours must come and go.
+        self.work_before = set(work_files(self.mps))
+
+    def new_work(self) -> set[str]:
+        return set(work_files(self.mps)) - self.work_before
 
     def req(self, method: str, path: str, **kw) -> RawResponse:  # type: ignore[no-untyped-def]
         return raw_request(self.ep, method, path, **kw)
@@ -69,7 +74,7 @@ class Env:
         assert r.status == 200
         r = self.req("GET", obj_path(self.bucket, KEEP))
         assert r.status == 200 and r.body == KEEP_DATA
-        wait_until(lambda: not work_files(self.mps), 5, "empty work dirs")
+        wait_until(lambda: not self.new_work(), 5, "no new work files")
         assert assert_bucket_consistent(self.ep, self.mps, self.bucket) == self.names
 
 
@@ -527,9 +532,9 @@ def test_disconnect_mid_put_stores_nothing(env: Env, chunked: bool, rst: bool) -
     # The server is mid-PUT once the writer's files exist: a temp file, or chunk files + marker.
     if chunked:
         wait_until(lambda: chunk_dirs(env.mps, env.bucket), 5, "chunk files of the partial PUT")
-    wait_until(lambda: work_files(env.mps), 5, "the partial PUT's work file")
+    wait_until(lambda: env.new_work(), 5, "the partial PUT's work file")
     abort_socket(s, rst)
-    wait_until(lambda: not work_files(env.mps), 5, "work files removed after the disconnect")
+    wait_until(lambda: not env.new_work(), 5, "work files removed after the disconnect")
     wait_until(lambda: not chunk_dirs(env.mps, env.bucket), 5, "chunks removed after disconnect")
     fail(env.req("HEAD", obj_path(env.bucket, "partial.bin")), "HEAD", 404)
     env.assert_intact()
@@ -549,9 +554,9 @@ def test_disconnect_mid_put_keeps_previous_version(env: Env) -> None:
     )
     s.sendall(head.encode())
     s.sendall(b"n" * (2 << 20))
-    wait_until(lambda: work_files(env.mps), 5, "the overwrite's work file")
+    wait_until(lambda: env.new_work(), 5, "the overwrite's work file")
     abort_socket(s, rst=False)
-    wait_until(lambda: not work_files(env.mps), 5, "work files removed after the disconnect")
+    wait_until(lambda: not env.new_work(), 5, "work files removed after the disconnect")
     r = env.req("HEAD", obj_path(env.bucket, KEEP) + "?props=version")
     assert r.status == 200 and r.header("Ais-Version") == "1"
     env.assert_intact()  # KEEP still has its old bytes
