@@ -21,7 +21,6 @@ from typing import Any
 
 from aistore._internal import shm
 
-
 __all__ = ["ParallelBuffer", "RingBuffer"]
 
 
@@ -140,7 +139,9 @@ class ParallelBuffer:
 
     def __del__(self) -> None:
         if getattr(self, "_shm", None) is not None:
-            self.close()
+            # At interpreter exit, what close() uses may be torn down already.
+            with contextlib.suppress(Exception):
+                self.close()
 
     def __reduce__(self) -> tuple[Any, ...]:
         raise TypeError(
