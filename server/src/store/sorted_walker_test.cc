@@ -25,15 +25,17 @@ const std::vector<std::string> kTricky = {
     "\xc3\xa9t\xc3\xa9", "z/y/x", ".hidden", "...", "#?%&=+",
 };
 
+// Creates the file of object `name` where the store would put it.
+void PlaceObject(const std::string& objects_dir, const std::string& name) {
+  std::filesystem::path p = objects_dir + "/" + ObjectRelPath(name);
+  std::filesystem::create_directories(p.parent_path());
+  std::ofstream(p) << name;
+}
+
 class SortedWalkerTest : public ::testing::Test {
  protected:
   std::string objects_dir() const { return dir_.Sub("%ob"); }
-
-  void Touch(const std::string& name) {
-    std::filesystem::path p = objects_dir() + "/" + ObjectRelPath(name);
-    std::filesystem::create_directories(p.parent_path());
-    std::ofstream(p) << name;
-  }
+  void Touch(const std::string& name) { PlaceObject(objects_dir(), name); }
 
   std::vector<std::string> Walk(const std::string& prefix, const std::string& after) {
     SortedWalker w(objects_dir(), prefix, after);
@@ -125,11 +127,7 @@ TEST_F(SortedWalkerTest, AgreesWithReferenceOnRandomTrees) {
       if (ValidateObjectName(n).ok()) names.insert(n);
     }
     const std::string objects = tree.Sub("%ob");
-    for (const auto& n : names) {
-      std::filesystem::path p = objects + "/" + ObjectRelPath(n);
-      std::filesystem::create_directories(p.parent_path());
-      std::ofstream(p) << n;
-    }
+    for (const auto& n : names) PlaceObject(objects, n);
     const std::vector<std::string> all(names.begin(), names.end());
     for (int q = 0; q < 25; ++q) {
       auto cut = [&](const std::string& s) { return s.substr(0, rng() % (s.size() + 1)); };
