@@ -121,7 +121,7 @@ Prepared BatchAssembler::PrepareObject(const MossItem& it) {
   auto [start, len] = *range;
   Prepared p;
   p.size = len;
-  bool whole = start == 0 && len == (*obj)->size();
+  bool whole = it.start == 0 && it.length == 0;  // a range, even one covering everything, has no mtime
   p.mtime = whole ? (*obj)->meta().atime_ns / 1000000000 : 0;
   if (len <= opts_.inline_max) {
     p.kind = Prepared::kMemory;

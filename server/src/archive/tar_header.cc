@@ -21,7 +21,9 @@ void PutOctal(char* field, size_t width, uint64_t v) {
   std::snprintf(field, width, "%0*llo", static_cast<int>(width - 1), static_cast<unsigned long long>(v));
 }
 
-void PutString(char* field, std::string_view s) { std::memcpy(field, s.data(), s.size()); }
+void PutString(char* field, std::string_view s) {
+  if (!s.empty()) std::memcpy(field, s.data(), s.size());
+}
 
 std::string UstarBlock(std::string_view name, std::string_view prefix, uint64_t size, int64_t mtime, char type) {
   std::string b(kTarBlock, '\0');
