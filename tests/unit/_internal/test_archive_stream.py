@@ -1,0 +1,235 @@
+"""Streaming tar/zip readers against archives written by `tarfile`, `zipfile` and by hand:
+every tar dialect, long names, empty and huge members, directories, compression, damage,
+and reads cut at every possible point."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import struct
+import tarfile
+import zipfile
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from aistore._internal.archive_stream import (
+    ArchiveFormatError,
+    GzipSource,
+    ReaderSource,
+    TarStream,
+    TruncatedArchiveError,
+    ZipStream,
+)
+
+FILES = [
+    ("a.txt", b"hello"),
+    ("empty", b""),
+    ("dir/" + "n" * 150 + ".bin", bytes(range(256)) * 7),
+    ("x" * 120, b"long name without a slash"),
+    ("\u00e9t\u00e9/\u0444\u0430\u0439\u043b", b"utf-8 name"),
+    ("big", b"\xab" * (600 * 1024)),
+]
+
+
+class Trickle:
+    """A file-like that returns at most `step` bytes per read (cuts headers anywhere)."""
+
+    def __init__(self, data: bytes, step: int) -> None:
+        self._b = io.BytesIO(data)
+        self._step = step
+
+    def readinto(self, buf: memoryview) -> int:
+        return self._b.readinto(buf[: self._step])
+
+
+def make_tar(fmt: int, files: list[tuple[str, bytes]] = FILES, dirs: bool = True) -> bytes:
+    bio = io.BytesIO()
+    with tarfile.open(fileobj=bio, mode="w", format=fmt) as t:
+        if dirs:
+            d = tarfile.TarInfo("dir")
+            d.type = tarfile.DIRTYPE
+            t.addfile(d)
+        for name, data in files:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            t.addfile(info, io.BytesIO(data))
+        if dirs:
+            link = tarfile.TarInfo("link")
+            link.type = tarfile.SYMTYPE
+            link.linkname = "a.txt"
+            t.addfile(link)
+    return bio.getvalue()
+
+
+def tar_files(
+    data: bytes, step: int | None = None, buffer_size: int = 4 << 20
+) -> list[tuple[str | None, bytes]]:
+    src = ReaderSource(Trickle(data, step) if step else io.BytesIO(data))
+    return [(m.name, m.data) for m in TarStream(src, buffer_size).files(names=True)]
+
+
+@pytest.mark.parametrize("fmt", [tarfile.USTAR_FORMAT, tarfile.GNU_FORMAT, tarfile.PAX_FORMAT])
+def test_tar_dialects(fmt: int) -> None:
+    files = FILES if fmt != tarfile.USTAR_FORMAT else [f for f in FILES if len(f[0]) <= 100]
+    assert tar_files(make_tar(fmt, files)) == files
+
+
+def test_tar_reads_cut_anywhere_and_small_buffers() -> None:
+    data = make_tar(tarfile.PAX_FORMAT)
+    for step in (1, 7, 511, 512, 513, 4096):
+        assert tar_files(data, step=step, buffer_size=1024) == FILES
+
+
+def test_names_only_on_request_except_empty_members() -> None:
+    members = list(TarStream(ReaderSource(io.BytesIO(make_tar(tarfile.GNU_FORMAT)))).files())
+    assert [m.name for m in members] == [None, "empty", None, None, None, None]
+
+
+def test_tar_gzip_source() -> None:
+    data = gzip.compress(make_tar(tarfile.GNU_FORMAT))
+    src = GzipSource(ReaderSource(Trickle(data, 1000)))
+    assert [(m.name, m.data) for m in TarStream(src).files(names=True)] == FILES
+
+
+def test_concatenated_gzip_members() -> None:
+    tar = make_tar(tarfile.GNU_FORMAT)
+    data = gzip.compress(tar[:10000]) + gzip.compress(tar[10000:])
+    src = GzipSource(ReaderSource(io.BytesIO(data)))
+    assert [m.data for m in TarStream(src).files()] == [d for _, d in FILES]
+
+
+def test_truncated_tar_is_an_error() -> None:
+    data = make_tar(tarfile.GNU_FORMAT, dirs=False)
+    # Without the end-of-archive blocks (a stream the server cut short).
+    end = len(data)
+    while data[end - 512 : end] == bytes(512):
+        end -= 512
+    with pytest.raises(TruncatedArchiveError):
+        tar_files(data[:end])
+    for cut in (100, 600, end - 1000):
+        with pytest.raises(TruncatedArchiveError):
+            tar_files(data[:cut])
+
+
+def test_truncated_gzip_is_an_error() -> None:
+    data = gzip.compress(make_tar(tarfile.GNU_FORMAT))
+    with pytest.raises(TruncatedArchiveError):
+        list(TarStream(GzipSource(ReaderSource(io.BytesIO(data[:-100])))).files())
+
+
+def test_not_a_tar() -> None:
+    with pytest.raises(ArchiveFormatError):
+        tar_files(b"x" * 2048)
+
+
+def make_zip(method: int, files: list[tuple[str, bytes]] = FILES, stream: bool = False) -> bytes:
+    bio = io.BytesIO()
+    # A non-seekable target makes zipfile write data descriptors (flag 0x08).
+    target = _Unseekable(bio) if stream else bio
+    with zipfile.ZipFile(target, "w", method) as z:  # type: ignore[arg-type]
+        z.writestr(zipfile.ZipInfo("dir/"), b"")
+        for name, data in files:
+            z.writestr(name, data)
+    return bio.getvalue()
+
+
+class _Unseekable(io.RawIOBase):
+    def __init__(self, inner: io.BytesIO) -> None:
+        self._inner = inner
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, b: bytes) -> int:  # type: ignore[override]
+        return self._inner.write(b)
+
+    def seekable(self) -> bool:
+        return False
+
+
+@pytest.mark.parametrize("method", [zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED])
+def test_zip_members(method: int) -> None:
+    data = make_zip(method)
+    for step in (None, 3, 1000):
+        src = ReaderSource(Trickle(data, step) if step else io.BytesIO(data))
+        assert [(m.name, m.data) for m in ZipStream(src, 4096).files(names=True)] == FILES
+
+
+def test_zip_deflated_with_data_descriptors() -> None:
+    data = make_zip(zipfile.ZIP_DEFLATED, stream=True)
+    got = [(m.name, m.data) for m in ZipStream(ReaderSource(io.BytesIO(data))).files(names=True)]
+    assert got == FILES
+
+
+def test_zip_stored_with_sizes_and_descriptor_like_libarchive() -> None:
+    # libarchive (the server) writes sizes in the local header and a descriptor with the CRC.
+    import zlib
+
+    out = io.BytesIO()
+    central = []
+    for name, data in FILES:
+        off = out.tell()
+        nb = name.encode()
+        out.write(
+            struct.pack(
+                "<4sHHHHHIIIHH",
+                b"PK\x03\x04",
+                20,
+                0x08,
+                0,
+                0,
+                0,
+                0,
+                len(data),
+                len(data),
+                len(nb),
+                0,
+            )
+        )
+        out.write(nb + data)
+        crc = zlib.crc32(data)
+        out.write(struct.pack("<4sIII", b"PK\x07\x08", crc, len(data), len(data)))
+        central.append((nb, crc, len(data), off))
+    out.write(b"PK\x01\x02" + b"\0" * 42)  # where a reader stops
+    got = [
+        (m.name, m.data)
+        for m in ZipStream(ReaderSource(io.BytesIO(out.getvalue()))).files(names=True)
+    ]
+    assert got == FILES
+
+
+def test_zip_crc_mismatch() -> None:
+    data = bytearray(make_zip(zipfile.ZIP_STORED, [("a", b"abcdef")]))
+    data[data.index(b"abcdef")] ^= 1
+    with pytest.raises(ArchiveFormatError, match="CRC"):
+        list(ZipStream(ReaderSource(io.BytesIO(bytes(data)))).files())
+
+
+def test_truncated_zip() -> None:
+    data = make_zip(zipfile.ZIP_STORED)
+    with pytest.raises(TruncatedArchiveError):
+        list(ZipStream(ReaderSource(io.BytesIO(data[:2000]))).files())
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    files=st.lists(
+        st.tuples(
+            st.text(min_size=1, max_size=200).filter(
+                lambda s: "\0" not in s and not s.endswith("/")
+            ),
+            st.binary(max_size=3000),
+        ),
+        max_size=12,
+    ),
+    fmt=st.sampled_from([tarfile.GNU_FORMAT, tarfile.PAX_FORMAT]),
+    step=st.integers(1, 2000),
+)
+def test_tar_roundtrip_property(files: list[tuple[str, bytes]], fmt: int, step: int) -> None:
+    data = make_tar(fmt, files, dirs=False)
+    got = tar_files(data, step=step, buffer_size=1024)
+    assert [d for _, d in got] == [d for _, d in files]
+    with tarfile.open(fileobj=io.BytesIO(data)) as t:
+        assert [n for n, _ in got] == t.getnames()
