@@ -7,6 +7,7 @@ Example:
 
 from aistore.sdk.ais_source import AISSource
 from aistore.sdk.archive_config import ArchiveConfig
+from aistore.sdk.batch.batch import Batch
 from aistore.sdk.blob_download_config import BlobDownloadConfig
 from aistore.sdk.bucket import Bucket
 from aistore.sdk.client import Client
@@ -21,6 +22,7 @@ from aistore.sdk.wait_result import WaitResult
 __all__ = [
     "AISSource",
     "ArchiveConfig",
+    "Batch",
     "BlobDownloadConfig",
     "Bucket",
     "Client",

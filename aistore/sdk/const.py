@@ -193,4 +193,27 @@ BYTE_RANGE_PREFIX_LENGTH = 6
 # Seed of the xxhash64 digest used to place objects on targets (HRW)
 XX_HASH_SEED = 1103515245
 
+# GetBatch (api/apc/ml.go): URL path, query, request and response keys
+URL_PATH_GB = "ml/moss"
+QPARAM_COLOC = "coloc"
+GB_MISSING_FILES_DIR = "__404__"
+GB_IN = "in"
+GB_OUTPUT_FMT = "mime"
+GB_CONTINUE_ERR = "coer"
+GB_ONLY_OBJ_NAME = "onob"
+GB_STRM_GET = "strm"
+GB_COLOC = "coloc"
+GB_OBJNAME = "objname"
+GB_BCK = "bucket"
+GB_PROVIDER = "provider"
+GB_UNAME = "uname"
+GB_ARCHPATH = "archpath"
+GB_START = "start"
+GB_LENGTH = "length"
+GB_OPAQUE = "opaque"
+GB_ERR_MSG = "err_msg"
+GB_SIZE = "size"
+GB_OUT = "out"
+GB_UUID = "uuid"
+
 __all__ = [name for name in dir() if name.isupper()]

@@ -46,6 +46,15 @@ PUBLIC_MODULES = [
     "aistore.sdk.obj.content_iterator.buffer",
     "aistore.sdk.obj.content_iterator.parallel",
     "aistore.sdk.ais_source",
+    "aistore.sdk.batch",
+    "aistore.sdk.batch.batch",
+    "aistore.sdk.batch.types",
+    "aistore.sdk.batch.errors",
+    "aistore.sdk.batch.extractor.archive_stream_extractor",
+    "aistore.sdk.batch.extractor.tar_stream_extractor",
+    "aistore.sdk.batch.extractor.zip_stream_extractor",
+    "aistore.sdk.batch.extractor.extractor_registry",
+    "aistore.sdk.batch.multipart.multipart_decoder",
 ]
 
 # Names of the official 2.0.0 package that this release covers, by module.
@@ -54,7 +63,15 @@ OFFICIAL = {
     "aistore.sdk": [
         "Client", "AISSource", "Cluster", "Namespace", "Bucket", "Object", "Job", "ArchiveConfig",
         "BlobDownloadConfig", "ListObjectFlag", "ColdGetConf", "RetryConfig", "WaitResult",
+        "Batch",
     ],
+    "aistore.sdk.batch.batch": ["Batch"],
+    "aistore.sdk.batch.types": ["MossIn", "MossOut", "MossReq", "MossResp"],
+    "aistore.sdk.batch.errors": ["MultipartDecodeError"],
+    "aistore.sdk.batch.extractor.extractor_registry": ["get_extractor"],
+    "aistore.sdk.batch.extractor.tar_stream_extractor": ["TarStreamExtractor"],
+    "aistore.sdk.batch.extractor.zip_stream_extractor": ["ZipStreamExtractor"],
+    "aistore.sdk.batch.multipart.multipart_decoder": ["MultipartDecoder"],
     "aistore.sdk.errors": [
         "APIRequestError", "AISError", "AISRetryableError", "InvalidBckProvider",
         "ErrRemoteBckNotFound", "ErrBckNotFound", "ErrObjNotFound", "ErrBckAlreadyExists",
@@ -88,6 +105,7 @@ OFFICIAL = {
         "DEFAULT_CHUNK_SIZE", "DEFAULT_PARALLEL_CHUNK_SIZE", "PROPS_CHUNKED", "XX_HASH_SEED",
         "DEFAULT_JOB_WAIT_TIMEOUT", "DEFAULT_JOB_POLL_TIME", "GO_ZERO_TIME",
         "MSGPACK_CONTENT_TYPE", "STATUS_PARTIAL_CONTENT", "STATUS_REDIRECT_TMP",
+        "URL_PATH_GB", "QPARAM_COLOC", "GB_MISSING_FILES_DIR", "EXT_TARLZ4",
     ],
 }  # fmt: skip
 

@@ -1,0 +1,76 @@
+"""Splitting a multipart GetBatch reply into its parts (metadata JSON, then the archive).
+
+Example:
+    >>> decoder = MultipartDecoder(parse_as_stream=True)
+    >>> decoder.parse_as_stream
+    True
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator
+from typing import Any
+
+from aistore._internal.body import BodyReader
+from aistore._internal.multipart import (
+    MultipartError,
+    MultipartStream,
+    PartReader,
+    ReaderSource,
+    boundary_of,
+)
+from aistore.sdk.batch.errors import MultipartDecodeError
+from aistore.sdk.const import HEADER_CONTENT_TYPE
+
+__all__ = ["MultipartDecoder"]
+
+
+class MultipartDecoder:
+    """Yields `(headers, body)` per part of a `multipart/...` response, in order.
+
+    With `parse_as_stream` each body is a reader (`read()`, `readinto()`) over the live
+    response; otherwise the whole reply is read first and bodies are `bytes`.
+
+    Example:
+        >>> parts = MultipartDecoder(parse_as_stream=True).decode(response)  # doctest: +SKIP
+        >>> headers, body = next(parts)  # doctest: +SKIP
+    """
+
+    def __init__(self, parse_as_stream: bool = False, encoding: str = "utf-8") -> None:
+        self.parse_as_stream = parse_as_stream
+        self.encoding = encoding
+
+    def decode(self, response: Any) -> Iterator[tuple[dict[str, str], Any]]:
+        """The parts of `response` (a `requests.Response`).
+
+        Raises:
+            MultipartDecodeError: not multipart, or malformed.
+        """
+        try:
+            boundary = boundary_of(response.headers.get(HEADER_CONTENT_TYPE, ""))
+        except MultipartError as err:
+            raise MultipartDecodeError(str(err)) from err
+        if self.parse_as_stream:
+            source: Any = BodyReader(response)
+        else:
+            source = io.BytesIO(BodyReader(response).read_all())
+        return self._parts(MultipartStream(ReaderSource(source), boundary))
+
+    def _parts(self, stream: MultipartStream) -> Iterator[tuple[dict[str, str], Any]]:
+        while True:
+            try:
+                part = stream.next_part()
+            except MultipartError as err:
+                raise MultipartDecodeError(str(err)) from err
+            if part is None:
+                return
+            headers, body = part
+            yield headers, (body if self.parse_as_stream else _read_part(body))
+
+
+def _read_part(body: PartReader) -> bytes:
+    try:
+        return body.read()
+    except MultipartError as err:
+        raise MultipartDecodeError(str(err)) from err
