@@ -10,8 +10,11 @@ from __future__ import annotations
 from aistore._internal import config
 from aistore._internal.config import ClientCert, TimeoutArg
 from aistore._internal.transport import SessionManager
+from aistore.sdk.batch.batch import Batch
 from aistore.sdk.bucket import Bucket
 from aistore.sdk.cluster import Cluster
+from aistore.sdk.const import EXT_TAR
+from aistore.sdk.enums import Colocation
 from aistore.sdk.errors import InvalidURLException
 from aistore.sdk.job import Job
 from aistore.sdk.namespace import Namespace
@@ -92,6 +95,35 @@ class Client:
     def job(self, job_id: str = "", job_kind: str = "") -> Job:
         """A job by id and/or kind; no request is sent."""
         return Job(client=self._request_client, job_id=job_id, job_kind=job_kind)
+
+    def batch(
+        self,
+        objects: list[Object] | Object | str | list[str] | None = None,
+        bucket: Bucket | None = None,
+        output_format: str = EXT_TAR,
+        cont_on_err: bool = True,
+        only_obj_name: bool = False,
+        streaming_get: bool = True,
+        colocation: Colocation = Colocation.NONE,
+    ) -> Batch:
+        """A GetBatch request: many objects and archived files in one ordered archive; no
+        request is sent until `get()`. See `aistore.sdk.batch.Batch` for the arguments.
+
+        Example:
+            >>> batch = client.batch(["a.jpg", "b.jpg"], bucket=client.bucket("imgs"))
+            >>> for info, data in batch.get():  # doctest: +SKIP
+            ...     print(info.obj_name, len(data))
+        """
+        return Batch(
+            request_client=self._request_client,
+            objects=objects,
+            bucket=bucket,
+            output_format=output_format,
+            cont_on_err=cont_on_err,
+            only_obj_name=only_obj_name,
+            streaming_get=streaming_get,
+            colocation=colocation,
+        )
 
     def get_object_from_url(self, url: str) -> Object:
         """The object named by `provider://bucket/object` (`s3://`, `gs://` work too).
