@@ -17,6 +17,7 @@ namespace {
 constexpr size_t kBodyChunk = 1 << 20;             // streaming buffer for request bodies
 constexpr uint64_t kInlineReplyMax = 64 << 10;     // below this a copy beats a second syscall
 constexpr auto kIoTimeout = std::chrono::seconds(120);
+constexpr uint64_t kDrainLimit = 1ULL << 30;  // after an error, drop at most this much body
 
 }  // namespace
 
@@ -83,7 +84,10 @@ Task<Status> Exchange::StreamBody(const std::function<Status(const char*, size_t
       Status st = sink(static_cast<const char*>(data.data()), have);
       buffer_.consume(have);
       left -= have;
-      if (!st.ok()) co_return st;
+      if (!st.ok()) {
+        co_await Discard(left, buf);
+        co_return st;
+      }
     }
     while (left > 0) {
       beast::error_code ec;
@@ -95,10 +99,9 @@ Task<Status> Exchange::StreamBody(const std::function<Status(const char*, size_t
         co_return Status::InvalidArgument("failed to read request body: " + ec.message());
       }
       left -= n;
-      Status st = sink(buf.data(), n);
-      if (!st.ok()) {
-        // The rest of the body is still on the wire; the connection cannot carry another request.
-        reusable_ = left == 0 && reusable_;
+      if (Status st = sink(buf.data(), n); !st.ok()) {
+        // Read and drop the rest, so the client (still sending) gets to read our error reply.
+        co_await Discard(left, buf);
         co_return st;
       }
     }
@@ -123,6 +126,24 @@ Task<Status> Exchange::StreamBody(const std::function<Status(const char*, size_t
     }
   }
   co_return Status::OK();
+}
+
+Task<void> Exchange::Discard(uint64_t left, std::vector<char>& buf) {
+  if (left > kDrainLimit) {
+    reusable_ = false;  // not worth reading: close after the reply
+    co_return;
+  }
+  while (left > 0) {
+    beast::error_code ec;
+    stream_.expires_after(kIoTimeout);
+    size_t n = co_await stream_.async_read_some(asio::buffer(buf.data(), std::min<uint64_t>(buf.size(), left)),
+                                                asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) {
+      reusable_ = false;
+      co_return;
+    }
+    left -= n;
+  }
 }
 
 Task<Result<std::string>> Exchange::ReadBody(size_t limit) {

@@ -91,6 +91,8 @@ class Exchange {
  private:
   const http::request<http::buffer_body>& req() const { return parser_.get(); }
   Task<void> SendContinueIfExpected();
+  // Reads and drops `left` body bytes (or gives up on the connection if that is too much).
+  Task<void> Discard(uint64_t left, std::vector<char>& buf);
   Task<bool> SendSegments(const std::vector<FileSegment>& segments);
   // head, the pieces, tail; consecutive memory runs go out in one gathered write.
   Task<bool> WritePieces(std::string_view head, const std::vector<BodyPiece>& pieces, std::string_view tail);
