@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import logging
 import os
+import urllib.request
 import warnings
 from collections.abc import Mapping
 from typing import Any
@@ -42,6 +43,13 @@ from aistore.version import __version__
 logger = logging.getLogger(__name__)
 
 _USER_AGENT = f"{USER_AGENT_BASE}/{__version__}"
+
+
+def _environment_matters() -> bool:
+    """Whether requests' per-request environment lookups could change anything: proxy
+    variables or a .netrc file are present."""
+    netrc = os.environ.get("NETRC") or os.path.expanduser("~/.netrc")
+    return bool(urllib.request.getproxies()) or os.path.exists(netrc)
 
 
 class SessionManager:
@@ -129,6 +137,14 @@ class SessionManager:
         session = requests.Session()
         session.verify = resolve_verify(self._skip_verify, self._ca_cert)
         session.cert = self._client_cert
+        if not _environment_matters():
+            # requests re-reads proxies, CA bundle and .netrc from the environment on every
+            # request (a fifth of a small GET's client CPU); with none set, read the CA once.
+            session.trust_env = False
+            if session.verify is True:
+                session.verify = (
+                    os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE") or True
+                )
         adapter = self._adapter()
         session.mount(HTTP, adapter)
         session.mount(HTTPS, adapter)
