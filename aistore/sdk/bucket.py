@@ -211,8 +211,9 @@ class Bucket(AISSource):
             json=ActionMsg(action=ACT_LIST, value=value).model_dump(),
             params=self._qparam,
         )
+        details = self._details()  # once per page, not per entry
         for entry in page.entries:
-            entry.object = self.object(entry.name)
+            entry.object = Object(client=self.client, bck_details=details, name=entry.name)
         return page
 
     def list_objects_iter(
@@ -316,8 +317,10 @@ class Bucket(AISSource):
 
     def object(self, obj_name: str, props: ObjectProps | None = None) -> Object:
         """The object `obj_name` of this bucket; no request is sent."""
-        details = BucketDetails(self._name, self._provider, self._qparam, self.get_path())
-        return Object(client=self.client, bck_details=details, name=obj_name, props=props)
+        return Object(client=self.client, bck_details=self._details(), name=obj_name, props=props)
+
+    def _details(self) -> BucketDetails:
+        return BucketDetails(self._name, self._provider, self._qparam, self.get_path())
 
     def make_request(
         self,

@@ -114,11 +114,16 @@ class Object:
     ) -> None:
         self._client = client
         self._bck_details = bck_details
-        self._bck_path = f"{URL_PATH_OBJECTS}/{bck_details.name}"
         self._name = name
         self._props = props
+        self._path: str | None = None  # built on first use: listings create many Objects
+
+    @property
+    def _object_path(self) -> str:
         # Names are quoted but keep "/"; the bucket name never needs quoting.
-        self._object_path = f"{self._bck_path}/{quote(name)}"
+        if self._path is None:
+            self._path = f"{URL_PATH_OBJECTS}/{self._bck_details.name}/{quote(self._name)}"
+        return self._path
 
     @property
     def bucket_name(self) -> str:
