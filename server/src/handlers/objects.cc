@@ -169,7 +169,8 @@ Task<void> GetObject(ServerContext& ctx, Exchange& ex, const std::string& bucket
     if (ranged) {
       auto parsed = ParseByteRange(range_hdr, m.size);
       if (!parsed.ok()) {
-        HeaderList extra = {{"Content-Range", "bytes */" + std::to_string(m.size)}};
+        HeaderList extra;  // AIS names the size only for well-formed but unsatisfiable ranges
+        if (range_hdr.starts_with("bytes=")) extra.emplace_back("Content-Range", "bytes */" + std::to_string(m.size));
         co_return co_await ex.ReplyError(parsed.status(), extra);
       }
       r = *parsed;
