@@ -13,7 +13,8 @@ except ImportError as err:  # pragma: no cover - exercised in a subprocess witho
         'install the extra with: pip install "aistore[torch]"'
     ) from err
 
+from aistore.pytorch.base_iter_dataset import AISBaseIterDataset
 from aistore.pytorch.base_map_dataset import AISBaseMapDataset
 from aistore.pytorch.parallel_map_dataset import AISParallelMapDataset
 
-__all__ = ["AISBaseMapDataset", "AISParallelMapDataset"]
+__all__ = ["AISBaseIterDataset", "AISBaseMapDataset", "AISParallelMapDataset"]
