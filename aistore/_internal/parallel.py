@@ -108,8 +108,9 @@ class Target(Protocol):
         """Memory for bytes [pos, pos + n) of the range (relative to its start)."""
         ...
 
-    def commit(self, pos: int, data: memoryview) -> None:
-        """`data`, bytes [pos, pos + len(data)) of the range, has been received."""
+    def commit(self, pos: int, n: int) -> None:
+        """The first `n` bytes of the last view, bytes [pos, pos + n) of the range, arrived
+        (the view has been released)."""
         ...
 
     def release(self) -> None:
@@ -132,7 +133,7 @@ class MemoryTarget:
     def view(self, pos: int, n: int) -> memoryview:
         return self._dest[pos : pos + n]
 
-    def commit(self, pos: int, data: memoryview) -> None:
+    def commit(self, pos: int, n: int) -> None:
         pass
 
     def release(self) -> None:
@@ -154,10 +155,11 @@ class FileTarget:
     def view(self, pos: int, n: int) -> memoryview:
         return self._scratch[: min(n, len(self._scratch))]
 
-    def commit(self, pos: int, data: memoryview) -> None:
+    def commit(self, pos: int, n: int) -> None:
         done = 0
-        while done < len(data):
-            done += os.pwrite(self._fd, data[done:], self._offset + pos + done)
+        while done < n:
+            with self._scratch[done:n] as data:
+                done += os.pwrite(self._fd, data, self._offset + pos + done)
 
     def release(self) -> None:
         self._scratch.release()
@@ -499,13 +501,12 @@ class RangeEngine:
                         raise _Cancelled()
                     with target.view(got, min(n - got, PIECE_SIZE)) as view:
                         m = reader.readinto(view)
-                        if m == 0:
-                            raise ChunkedEncodingError(
-                                f"range [{start}, {end}) of {self._source.path} ended after "
-                                f"{got} of {n} bytes"
-                            )
-                        with view[:m] as data:
-                            target.commit(got, data)
+                    if m == 0:
+                        raise ChunkedEncodingError(
+                            f"range [{start}, {end}) of {self._source.path} ended after "
+                            f"{got} of {n} bytes"
+                        )
+                    target.commit(got, m)
                     got += m
                 self._unwatch()
                 if reader.read(1):
