@@ -10,13 +10,14 @@ bucket that chunks it at 64 MiB, and monolithic) and measures, per object:
   shown warm (buffer memory reused from the pool, the steady state of a loader) and cold (fresh
   memory: the first read of a size); the official SDK allocates fresh /dev/shm every time;
 
-in GB/s and as a fraction of the loopback TCP bandwidth measured in the same run. Cases take
-turns within each round and the median of the rounds is shown. Then the DataLoader table of the
-official benchmark (python/tests/perf/pytorch/parallel_download.py): AISMapDataset ("GET") vs
-AISParallelMapDataset ("Parallel") over a bucket of large chunked objects, DataLoader
-num_workers=0, batch latencies measured around ``next()`` only; ``--dl-workers N`` adds a
-column with N DataLoader worker processes (which the official dataset cannot use). Finally,
-what shared memory was left: new /dev/shm entries and our mappings after the run.
+in GB/s and as a fraction of the loopback TCP bandwidth (a socket pump between two processes,
+measured as one more case of every round). Cases take turns within each round and the median of
+the rounds is shown, so a change in the machine's load hits all of them alike. Then the
+DataLoader table of the official benchmark (python/tests/perf/pytorch/parallel_download.py):
+AISMapDataset ("GET") vs AISParallelMapDataset ("Parallel") over a bucket of large chunked
+objects, DataLoader num_workers=0, batch latencies measured around ``next()`` only;
+``--dl-workers N`` adds a column with N DataLoader worker processes (which the official dataset
+cannot use). Finally, what shared memory was left: new /dev/shm entries and our mappings.
 
 GB/s = 10^9 bytes/s; GiB/s (DataLoader table, as upstream) = 2^30 bytes/s.
 
@@ -260,6 +261,7 @@ class Bench:
             cases[("read_all", "ours", w)] = self.ours(obj, "read_all", w)
             cases[("read_all", "ours cold", w)] = self.ours(obj, "read_all cold", w)
             cases[("read_all", "official", w)] = self.official(obj, "read_all", w)
+        cases[LOOPBACK] = lambda: loopback_seconds(self.cfg.size)
         cells = {key: Cell() for key in cases}
         for r in range(self.cfg.rounds):
             for key, case in cases.items():
@@ -273,6 +275,7 @@ class Bench:
 
 # -- the download table --------------------------------------------------------------------------
 
+LOOPBACK = ("loopback", "socket pump", 1)
 MODES = ["single GET", "stream", "read_all"]
 CLIENTS = {
     "single GET": ["ours", "official", "curl"],
@@ -527,15 +530,13 @@ def main() -> None:
             bench = Bench(srv, cfg)
             print(f"loading {cfg.size / GiB:.2f} GiB objects...", file=sys.stderr, flush=True)
             objs = bench.load(scratch)
-            loopback = (
-                cfg.size
-                / statistics.median(loopback_seconds(cfg.size) for _ in range(max(cfg.rounds, 1)))
-                / 1e9
-            )
             results = {}
             for label, obj in objs.items():
                 print(f"measuring {label}...", file=sys.stderr, flush=True)
                 results[label] = bench.measure(obj)
+            pumps = [s for cells in results.values() for s in cells.pop(LOOPBACK).seconds]
+            loopback = cfg.size / statistics.median(pumps) / 1e9
+            load = os.getloadavg()
             download = render_download(results, cfg, loopback)
             goal_lines = goals(results, cfg, loopback)
             loader = (
@@ -552,6 +553,10 @@ def main() -> None:
     )
     print()
     print(download)
+    print(
+        f"(load average at the end of the download cases: {load[0]:.1f} {load[1]:.1f} "
+        f"{load[2]:.1f} on {os.cpu_count()} CPUs)"
+    )
     print("Goals:")
     print("\n".join(goal_lines))
     print(
