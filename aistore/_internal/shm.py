@@ -281,23 +281,34 @@ def _meminfo() -> dict[str, int]:
     return out
 
 
-def _cgroup_headroom() -> int | None:
-    """Bytes the calling process's cgroup (v2) may still charge, when it has a limit."""
+def _cgroup_headroom(
+    proc_cgroup: str = "/proc/self/cgroup", root: str = "/sys/fs/cgroup"
+) -> int | None:
+    """Bytes the calling process's cgroup (v2) may still charge: the smallest headroom of the
+    cgroup and its ancestors that have a memory limit, None when none has."""
     try:
-        with open("/proc/self/cgroup") as f:
+        with open(proc_cgroup) as f:
             rel = next((line.split("::", 1)[1].strip() for line in f if line.startswith("0::")), "")
-        if not rel:
-            return None
-        base = os.path.join("/sys/fs/cgroup", rel.lstrip("/"))
-        with open(os.path.join(base, "memory.max")) as f:
-            limit = f.read().strip()
-        if limit == "max":
-            return None
-        with open(os.path.join(base, "memory.current")) as f:
-            current = int(f.read().strip())
-        return max(int(limit) - current, 0)
-    except (OSError, ValueError):
+    except OSError:
         return None
+    if not rel:
+        return None
+    headroom: int | None = None
+    parts = [p for p in rel.split("/") if p]
+    for depth in range(len(parts), -1, -1):
+        base = os.path.join(root, *parts[:depth])
+        try:
+            with open(os.path.join(base, "memory.max")) as f:
+                limit = f.read().strip()
+            if limit == "max":
+                continue
+            with open(os.path.join(base, "memory.current")) as f:
+                current = int(f.read().strip())
+        except (OSError, ValueError):
+            continue
+        left = max(int(limit) - current, 0)
+        headroom = left if headroom is None else min(headroom, left)
+    return headroom
 
 
 def available_bytes() -> int | None:

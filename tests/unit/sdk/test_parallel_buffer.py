@@ -9,6 +9,7 @@ import os
 import pickle
 from collections.abc import Iterator
 from multiprocessing import shared_memory
+from pathlib import Path
 
 import _parallel_children as children
 import numpy as np
@@ -227,3 +228,21 @@ def test_posix_shm_fallback_unlinks_at_once(monkeypatch: pytest.MonkeyPatch) -> 
     assert bytes(seg.view[:2]) == b"ok"
     seg.shared = True  # not pooled: close really releases it
     seg.close()
+
+
+def test_cgroup_headroom_is_the_tightest_limit_on_the_path(tmp_path: Path) -> None:
+    proc = tmp_path / "cgroup"
+    proc.write_text("0::/a/b\n")
+    root = tmp_path / "fs"
+    for rel, limit, current in [("", "max", 0), ("a", "1000", 300), ("a/b", "max", 50)]:
+        d = root / rel
+        d.mkdir(parents=True, exist_ok=True)
+        (d / "memory.max").write_text(limit + "\n")
+        (d / "memory.current").write_text(f"{current}\n")
+    assert shm._cgroup_headroom(str(proc), str(root)) == 700
+    (root / "a" / "b" / "memory.max").write_text("400\n")
+    assert shm._cgroup_headroom(str(proc), str(root)) == 350
+    (root / "a" / "memory.max").write_text("max\n")
+    (root / "a" / "b" / "memory.max").write_text("max\n")
+    assert shm._cgroup_headroom(str(proc), str(root)) is None
+    assert shm._cgroup_headroom(str(tmp_path / "missing"), str(root)) is None
