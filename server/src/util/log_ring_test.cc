@@ -1,0 +1,53 @@
+#include "util/log_ring.h"
+
+#include <gtest/gtest.h>
+
+namespace ais {
+namespace {
+
+TEST(LogRing, FiltersBySeverity) {
+  LogRing ring(1 << 20);
+  ring.Add(LogSeverity::kInfo, "started");
+  ring.Add(LogSeverity::kWarning, "slow disk");
+  ring.Add(LogSeverity::kError, "write failed");
+  std::string all = ring.Text(LogSeverity::kInfo);
+  EXPECT_NE(all.find("I "), std::string::npos);
+  EXPECT_NE(all.find("started\n"), std::string::npos);
+  std::string warn = ring.Text(LogSeverity::kWarning);
+  EXPECT_EQ(warn.find("started"), std::string::npos);
+  EXPECT_NE(warn.find("W "), std::string::npos);
+  EXPECT_NE(warn.find("write failed"), std::string::npos);
+  std::string err = ring.Text(LogSeverity::kError);
+  EXPECT_EQ(err.find("slow disk"), std::string::npos);
+  EXPECT_EQ(err.rfind("E ", 0), 0u);
+}
+
+TEST(LogRing, DropsOldestBeyondBound) {
+  LogRing ring(200);
+  for (int i = 0; i < 100; ++i) ring.Add(LogSeverity::kInfo, "line " + std::to_string(i));
+  std::string text = ring.Text(LogSeverity::kInfo);
+  EXPECT_LE(text.size(), 200u);
+  EXPECT_EQ(text.find("line 0\n"), std::string::npos);
+  EXPECT_NE(text.find("line 99\n"), std::string::npos);
+  EXPECT_EQ(ring.total_lines(), 100u);
+}
+
+TEST(LogRing, OneLinePerMessage) {
+  LogRing ring(1 << 20);
+  ring.Add(LogSeverity::kInfo, "a\nb");
+  EXPECT_EQ(ring.Text(LogSeverity::kInfo).find('\n'), ring.Text(LogSeverity::kInfo).size() - 1);
+}
+
+TEST(LogRing, ParsesSeverity) {
+  LogSeverity s;
+  ASSERT_TRUE(ParseLogSeverity("WARNING", &s));
+  EXPECT_EQ(s, LogSeverity::kWarning);
+  ASSERT_TRUE(ParseLogSeverity("", &s));
+  EXPECT_EQ(s, LogSeverity::kInfo);
+  ASSERT_TRUE(ParseLogSeverity("e", &s));
+  EXPECT_EQ(s, LogSeverity::kError);
+  EXPECT_FALSE(ParseLogSeverity("debug", &s));
+}
+
+}  // namespace
+}  // namespace ais
