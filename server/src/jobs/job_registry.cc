@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "util/log_ring.h"
 #include "util/strings.h"
 
 namespace ais {
@@ -31,22 +32,40 @@ JobRegistry::~JobRegistry() {
 
 std::string JobRegistry::Start(std::string kind, std::string bucket, std::function<Status(JobControl&)> fn,
                                std::string id) {
+  JobOptions opts;
+  opts.id = std::move(id);
+  return Start(std::move(kind), std::move(bucket), std::move(fn), std::move(opts));
+}
+
+std::string JobRegistry::Start(std::string kind, std::string bucket, std::function<Status(JobControl&)> fn,
+                               JobOptions opts) {
   std::lock_guard lock(mu_);
   PruneLocked();
   auto job = std::make_unique<Job>();
-  job->info.id = id.empty() ? RandomId(10) : std::move(id);
+  job->info.id = opts.id.empty() ? RandomId(10) : std::move(opts.id);
   job->info.kind = std::move(kind);
   job->info.bucket = std::move(bucket);
+  job->info.dst_bucket = std::move(opts.dst_bucket);
+  job->info.ctlmsg = std::move(opts.ctlmsg);
   job->info.start_ns = NowNs();
   Job* raw = job.get();
   std::string job_id = raw->info.id;
   jobs_[job_id] = std::move(job);
+  LogInfo(raw->info.kind + "[" + job_id + "] started" + (raw->info.ctlmsg.empty() ? "" : ": " + raw->info.ctlmsg));
   raw->thread = std::thread([this, raw, fn = std::move(fn)] {
     Status st = fn(raw->control);
     std::lock_guard l(mu_);
     raw->info.err = st.ok() ? "" : st.message();
     raw->info.aborted = raw->control.aborted();
     raw->info.end_ns = NowNs();
+    std::string name = raw->info.kind + "[" + raw->info.id + "]";
+    if (raw->info.aborted) {
+      LogWarning(name + " aborted");
+    } else if (!st.ok()) {
+      LogError(name + " failed: " + st.message());
+    } else {
+      LogInfo(name + " finished");
+    }
   });
   return job_id;
 }

@@ -21,6 +21,8 @@ struct JobSnapshot {
   std::string id;
   std::string kind;
   std::string bucket;
+  std::string dst_bucket;  // copy/rename/archive destination, if any
+  std::string ctlmsg;      // what the job was asked to do, as AIS prints it in snapshots
   int64_t start_ns = 0;
   int64_t end_ns = 0;  // 0 while running
   std::string err;
@@ -46,6 +48,13 @@ class JobControl {
   std::atomic<int64_t> bytes_{0};
 };
 
+// Optional facts of a job, fixed at start.
+struct JobOptions {
+  std::string id;  // "" -> a generated one
+  std::string dst_bucket;
+  std::string ctlmsg;
+};
+
 class JobRegistry {
  public:
   JobRegistry() = default;
@@ -55,6 +64,7 @@ class JobRegistry {
   // `id` "" -> a generated one.
   std::string Start(std::string kind, std::string bucket, std::function<Status(JobControl&)> fn,
                     std::string id = "");
+  std::string Start(std::string kind, std::string bucket, std::function<Status(JobControl&)> fn, JobOptions opts);
   std::optional<JobSnapshot> Get(const std::string& id) const;
   // Matching jobs (empty filters match all), newest first.
   std::vector<JobSnapshot> Query(const std::string& id, const std::string& kind, const std::string& bucket,
