@@ -13,6 +13,7 @@
 #include "handlers/context.h"
 #include "http/server.h"
 #include "store/store.h"
+#include "util/log_ring.h"
 #include "util/strings.h"
 
 namespace {
@@ -29,6 +30,9 @@ Options:
   --getbatch-max-soft-errs N
                     GetBatch: missing items (placeholders) a batch may hold before it
                     fails (default 8, as AIS get_batch.max_soft_errs)
+  --promote-root DIR
+                    the only directory tree "promote" may read files from (default
+                    /var/lib/ais/promote, as AIS; "" disables promote)
   --fsync           durability: fdatasync object data and directories before every commit
                     (default off: a crash of the process loses nothing committed, a power
                     loss may lose the last writes)
@@ -53,12 +57,14 @@ int main(int argc, char** argv) {
   ais::StoreOptions store_opts;
   ais::HttpServerOptions http_opts;
   ais::BatchConfig batch_cfg;
+  std::string promote_root = "/var/lib/ais/promote";
   static option long_opts[] = {{"mountpath", required_argument, nullptr, 'm'},
                                {"port", required_argument, nullptr, 'p'},
                                {"host", required_argument, nullptr, 'H'},
                                {"threads", required_argument, nullptr, 't'},
                                {"fsync", no_argument, nullptr, 'f'},
                                {"getbatch-max-soft-errs", required_argument, nullptr, 's'},
+                               {"promote-root", required_argument, nullptr, 'P'},
                                {"help", no_argument, nullptr, 'h'},
                                {"version", no_argument, nullptr, 'v'},
                                {nullptr, 0, nullptr, 0}};
@@ -95,6 +101,14 @@ int main(int argc, char** argv) {
         batch_cfg.max_soft_errs = static_cast<uint32_t>(*n);
         break;
       }
+      case 'P':
+        promote_root = optarg;
+        while (promote_root.size() > 1 && promote_root.back() == '/') promote_root.pop_back();
+        if (!promote_root.empty() && promote_root.front() != '/') {
+          std::cerr << "aistore-server: --promote-root must be an absolute path: " << optarg << "\n";
+          return 2;
+        }
+        break;
       case 'h': std::cout << kUsage; return 0;
       case 'v': std::cout << "aistore-server 0.1.0 (AIS API v1)\n"; return 0;
       default: std::cerr << kUsage; return 2;
@@ -133,6 +147,7 @@ int main(int argc, char** argv) {
                          .start_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                                          std::chrono::system_clock::now().time_since_epoch())
                                          .count()};
+  ctx.promote_root = promote_root;
   ais::HttpServer server(http_opts, ctx.node, [&ctx](ais::Exchange& ex) { return ais::Dispatch(ctx, ex); });
   auto port = server.Bind();
   if (!port.ok()) {
@@ -141,6 +156,8 @@ int main(int argc, char** argv) {
   }
   std::string shown = http_opts.host == "0.0.0.0" ? "127.0.0.1" : http_opts.host;
   std::cout << "aistore-server: listening on http://" << shown << ":" << *port << std::endl;
+  ais::LogInfo("node " + ctx.node.node_id + " listening on http://" + shown + ":" + std::to_string(*port) + ", " +
+               std::to_string(store_opts.mountpaths.size()) + " mountpath(s), cluster " + ctx.cluster_uuid);
   ais::SetBatchConfig(batch_cfg);
   server.Run(/*handle_signals=*/true);
   ais::ShutdownBatches();  // batch threads use the store: stop them before it goes

@@ -1,6 +1,7 @@
 // /v1/buckets: list buckets, create/destroy/head/set-props, list objects, rechunk.
 #include "api/headers.h"
 #include "api/object_list.h"
+#include "handlers/bucket_actions.h"
 #include "handlers/context.h"
 #include "store/names.h"
 #include "util/strings.h"
@@ -15,7 +16,9 @@ Task<void> ListBuckets(ServerContext& ctx, Exchange& ex) {
   if (ex.method() != http::verb::get) {
     co_return co_await ex.ReplyError(Status::MethodNotAllowed("invalid method " + std::string(ex.method_string())));
   }
-  (void)co_await ex.ReadBody(kMaxJsonBody);  // {"action":"list"}; nothing in it narrows the answer
+  auto msg = co_await ReadActionMsg(ex);  // {"action":"list"}; nothing in it narrows the answer
+  if (!msg.ok()) co_return co_await ex.ReplyError(msg.status());
+  if (msg->action == "summary-bck") co_return co_await GetBucketSummary(ctx, ex, "", *msg);
   nlohmann::json out = nlohmann::json::array();
   std::string provider = ex.query("provider").value_or("");
   if (provider.empty() || provider == "ais") {
@@ -163,25 +166,25 @@ Task<void> StartRechunk(ServerContext& ctx, Exchange& ex, const std::string& buc
 
 }  // namespace
 
+Task<void> StartRechunkJob(ServerContext& ctx, Exchange& ex, const std::string& bucket, const nlohmann::json& value) {
+  co_return co_await StartRechunk(ctx, ex, bucket, value);
+}
+
 Task<void> HandleBuckets(ServerContext& ctx, Exchange& ex, const Route& route) {
   if (Status st = CheckProvider(ex); !st.ok()) co_return co_await ex.ReplyError(st);
   if (route.bucket.empty()) co_return co_await ListBuckets(ctx, ex);
   const std::string& bucket = route.bucket;
   if (Status st = ValidateBucketName(bucket); !st.ok()) co_return co_await ex.ReplyError(st);
+  if (ex.method() == http::verb::head) co_return co_await HeadBucket(ctx, ex, bucket, route.object);
   if (route.has_extra) {
     co_return co_await ex.ReplyError(Status::InvalidArgument("invalid URL path: unexpected segments after bucket"));
   }
   switch (ex.method()) {
-    case http::verb::head: {
-      auto props = ctx.store.GetBucket(bucket);
-      if (!props.ok()) co_return co_await ex.ReplyError(props.status());
-      HeaderList headers = {{hdr::kBucketProps, props->ToAisJson(bucket).dump()}};
-      co_return co_await ex.ReplyHeaders(http::status::ok, headers, std::nullopt);
-    }
     case http::verb::get: {
       auto msg = co_await ReadActionMsg(ex);
       if (!msg.ok()) co_return co_await ex.ReplyError(msg.status());
       if (msg->action.empty() || msg->action == "list") co_return co_await ListObjects(ctx, ex, bucket, msg->value);
+      if (msg->action == "summary-bck") co_return co_await GetBucketSummary(ctx, ex, bucket, *msg);
       if (msg->action == "show-inventory") {
         auto info = ctx.inventory.Show(bucket, msg->name);
         if (!info.ok()) co_return co_await ex.ReplyError(info.status());
@@ -198,6 +201,12 @@ Task<void> HandleBuckets(ServerContext& ctx, Exchange& ex, const Route& route) {
         co_return co_await ex.Reply(http::status::ok);
       }
       if (msg->action == "rechunk") co_return co_await StartRechunk(ctx, ex, bucket, msg->value);
+      if (msg->action == "copy-bck" || msg->action == "move-bck") {
+        co_return co_await StartCopyOrMoveBucket(ctx, ex, bucket, *msg);
+      }
+      if (msg->action == "copy-listrange" || msg->action == "prefetch-listrange") {
+        co_return co_await StartListRange(ctx, ex, bucket, *msg);
+      }
       if (msg->action == "create-inventory") co_return co_await CreateInventory(ctx, ex, bucket, *msg);
       co_return co_await ex.ReplyError(Status::InvalidArgument("invalid action \"" + msg->action + "\""));
     }
@@ -212,6 +221,9 @@ Task<void> HandleBuckets(ServerContext& ctx, Exchange& ex, const Route& route) {
         if (!st.ok()) co_return co_await ex.ReplyError(st);
         co_return co_await ex.Reply(http::status::ok);
       }
+      if (msg->action == "delete-listrange" || msg->action == "evict-listrange") {
+        co_return co_await StartListRange(ctx, ex, bucket, *msg);
+      }
       if (msg->action.empty() || msg->action == "destroy-bck") {
         Status st = ctx.inventory.Destroy(bucket, "");  // a bucket's inventories go with it
         if (st.ok()) st = ctx.store.DestroyBucket(bucket);
@@ -223,12 +235,19 @@ Task<void> HandleBuckets(ServerContext& ctx, Exchange& ex, const Route& route) {
     case http::verb::patch: {
       auto msg = co_await ReadActionMsg(ex);
       if (!msg.ok()) co_return co_await ex.ReplyError(msg.status());
+      if (msg->action == "reset-bprops") co_return co_await ResetBucketProps(ctx, ex, bucket);
       if (msg->action != "set-bprops") {
         co_return co_await ex.ReplyError(Status::InvalidArgument("invalid action \"" + msg->action + "\""));
       }
       Status st = ctx.store.buckets().Update(bucket, msg->value);
       if (!st.ok()) co_return co_await ex.ReplyError(st);
       co_return co_await ex.Reply(http::status::ok);
+    }
+    case http::verb::put: {
+      auto msg = co_await ReadActionMsg(ex);
+      if (!msg.ok()) co_return co_await ex.ReplyError(msg.status());
+      if (msg->action == "archive") co_return co_await StartListRange(ctx, ex, bucket, *msg);
+      co_return co_await ex.ReplyError(Status::InvalidArgument("invalid action \"" + msg->action + "\""));
     }
     default:
       co_return co_await ex.ReplyError(Status::MethodNotAllowed("invalid method " + std::string(ex.method_string())));

@@ -5,6 +5,8 @@
 
 #include "api/headers.h"
 #include "handlers/context.h"
+#include "handlers/node_actions.h"
+#include "jobs/job_kinds.h"
 #include "util/strings.h"
 
 namespace ais {
@@ -55,26 +57,32 @@ nlohmann::json StatusJson(const JobSnapshot& j) {
 
 nlohmann::json SnapJson(const JobSnapshot& j) {
   auto n = [](int64_t v) { return std::to_string(v); };
-  return {{"ext", nullptr},
-          {"start-time", Rfc3339(j.start_ns)},
-          {"end-time", Rfc3339(j.end_ns)},
-          {"bck", BucketJson(j.bucket)},
-          {"src-bck", BucketJson(j.bucket)},
-          {"dst-bck", BucketJson("")},
-          {"id", j.id},
-          {"kind", j.kind},
-          {"abort-err", j.aborted ? "aborted" : ""},
-          {"err", j.err},
-          {"glob.id", "0"},
-          {"stats",
-           {{"loc-objs", n(j.objs)},
-            {"loc-bytes", n(j.bytes)},
-            {"out-objs", "0"},
-            {"out-bytes", "0"},
-            {"in-objs", "0"},
-            {"in-bytes", "0"}}},
-          {"aborted", j.aborted},
-          {"is_idle", false}};
+  // Kinds that idle (copy-listrange, archive, ...) report idle once their work is done: that is
+  // what a client waiting for them polls for.
+  const JobKind* jk = FindJobKind(j.kind);
+  bool idle = !j.running() && jk != nullptr && jk->idles;
+  nlohmann::json snap = {{"ext", nullptr},
+                         {"start-time", Rfc3339(j.start_ns)},
+                         {"end-time", Rfc3339(j.end_ns)},
+                         {"bck", BucketJson(j.bucket)},
+                         {"src-bck", BucketJson(j.bucket)},
+                         {"dst-bck", BucketJson(j.dst_bucket)},
+                         {"id", j.id},
+                         {"kind", j.kind},
+                         {"abort-err", j.aborted ? "aborted" : ""},
+                         {"err", j.err},
+                         {"glob.id", "0"},
+                         {"stats",
+                          {{"loc-objs", n(j.objs)},
+                           {"loc-bytes", n(j.bytes)},
+                           {"out-objs", "0"},
+                           {"out-bytes", "0"},
+                           {"in-objs", "0"},
+                           {"in-bytes", "0"}}},
+                         {"aborted", j.aborted},
+                         {"is_idle", idle}};
+  if (!j.ctlmsg.empty()) snap["ctlmsg"] = j.ctlmsg;
+  return snap;
 }
 
 // QueryMsg/ArgsMsg keys arrive as "id" (Go) or "ID" (Python SDK): match case-insensitively.
@@ -130,7 +138,7 @@ Task<void> HandleCluster(ServerContext& ctx, Exchange& ex, const Route& route) {
       if (!body.ok()) co_return co_await ex.ReplyError(body.status());
       nlohmann::json q = body->empty() ? nlohmann::json::object() : nlohmann::json::parse(*body, nullptr, false);
       if (q.is_discarded()) co_return co_await ex.ReplyError(Status::InvalidArgument("invalid JSON in request body"));
-      std::string id = Field(q, "id"), kind = Field(q, "kind"), bucket = BucketField(q);
+      std::string id = Field(q, "id"), kind = NormalizeJobKind(Field(q, "kind")), bucket = BucketField(q);
       if (what == "status") {
         if (id.empty() && kind.empty()) {
           co_return co_await ex.ReplyError(Status::InvalidArgument("job status query requires a job ID or kind"));
@@ -156,14 +164,17 @@ Task<void> HandleCluster(ServerContext& ctx, Exchange& ex, const Route& route) {
       }
       co_return co_await ex.Reply(http::status::ok, {}, out.dump(), "application/json");
     }
+    if (what == "node_status") co_return co_await NodeStatus(ctx, ex);
+    if (what == "log") co_return co_await NodeLog(ctx, ex);
     co_return co_await ex.ReplyError(Status::InvalidArgument("invalid GET /v1/" + route.area + " query what=\"" + what + "\""));
   }
   if (ex.method() == http::verb::put) {
     auto msg = co_await ReadActionMsg(ex);
     if (!msg.ok()) co_return co_await ex.ReplyError(msg.status());
+    if (msg->action == "start") co_return co_await StartJobByKind(ctx, ex, *msg);
     if (msg->action == "stop") {
       std::string id = Field(msg->value, "id");
-      std::string kind = Field(msg->value, "kind");
+      std::string kind = NormalizeJobKind(Field(msg->value, "kind"));
       auto jobs = ctx.jobs.Query(id, kind, BucketField(msg->value), true);
       for (auto& j : jobs) ctx.jobs.Abort(j.id);
       co_return co_await ex.Reply(http::status::ok);

@@ -19,6 +19,7 @@ struct ServerContext {
   NodeInfo node;
   std::string cluster_uuid;
   int64_t start_ns = 0;
+  std::string promote_root = "/var/lib/ais/promote";  // the only tree promote may read ("" = none)
 };
 
 // The request target split as AIS does (cmn/http.go ParseURL): /v1/<area>/<bucket>/<object...>.

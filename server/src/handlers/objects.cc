@@ -10,6 +10,7 @@
 #include "archive/object_bytes.h"
 #include "archive/shard.h"
 #include "handlers/batch_stream.h"
+#include "handlers/bucket_actions.h"
 #include "handlers/context.h"
 #include "store/names.h"
 #include "util/checksum.h"
@@ -441,6 +442,18 @@ Task<void> DeleteObject(ServerContext& ctx, Exchange& ex, const std::string& buc
   co_return co_await ex.Reply(http::status::ok);
 }
 
+// POST /v1/objects/<bucket>: actions on objects named in the message (promote, blob-download).
+Task<void> PostBucketObjects(ServerContext& ctx, Exchange& ex, const std::string& bucket) {
+  auto msg = co_await ReadActionMsg(ex);
+  if (!msg.ok()) co_return co_await ex.ReplyError(msg.status());
+  if (msg->action == "promote") co_return co_await Promote(ctx, ex, bucket, *msg);
+  if (msg->action == "blob-download") {
+    co_return co_await ex.ReplyError(Status::InvalidArgument(
+        "blob-download: bucket \"ais://" + bucket + "\" is not remote (blob downloads fetch from remote backends)"));
+  }
+  co_return co_await ex.ReplyError(Status::InvalidArgument("invalid action \"" + msg->action + "\""));
+}
+
 }  // namespace
 
 Task<void> HandleObjects(ServerContext& ctx, Exchange& ex, const Route& route) {
@@ -448,6 +461,7 @@ Task<void> HandleObjects(ServerContext& ctx, Exchange& ex, const Route& route) {
   if (Status st = ValidateBucketName(route.bucket); !st.ok()) co_return co_await ex.ReplyError(st);
   const std::string& bucket = route.bucket;
   const std::string& name = route.object;
+  if (name.empty() && ex.method() == http::verb::post) co_return co_await PostBucketObjects(ctx, ex, bucket);
   Status valid = ValidateObjectName(name, ex.is_head());
   if (!valid.ok()) co_return co_await ex.ReplyError(valid);
   switch (ex.method()) {

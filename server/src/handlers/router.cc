@@ -1,4 +1,6 @@
 #include "handlers/context.h"
+#include "handlers/node_actions.h"
+#include "util/node_stats.h"
 #include "util/strings.h"
 
 namespace ais {
@@ -57,8 +59,25 @@ Task<void> Dispatch(ServerContext& ctx, Exchange& ex) {
   if (route.area == "health") co_return co_await HandleHealth(ctx, ex);
   if (route.area == "daemon" || route.area == "cluster") co_return co_await HandleCluster(ctx, ex, route);
   if (route.area == "buckets") co_return co_await HandleBuckets(ctx, ex, route);
-  if (route.area == "objects") co_return co_await HandleObjects(ctx, ex, route);
+  if (route.area == "objects") {
+    NodeStats& st = ServerStats();
+    switch (ex.method()) {
+      case http::verb::get: st.get_n.fetch_add(1, std::memory_order_relaxed); break;
+      case http::verb::head: st.head_n.fetch_add(1, std::memory_order_relaxed); break;
+      case http::verb::delete_: st.del_n.fetch_add(1, std::memory_order_relaxed); break;
+      case http::verb::put:
+        st.put_n.fetch_add(1, std::memory_order_relaxed);
+        st.put_size.fetch_add(static_cast<int64_t>(ex.content_length().value_or(0)), std::memory_order_relaxed);
+        break;
+      default: break;
+    }
+    co_return co_await HandleObjects(ctx, ex, route);
+  }
+  if (route.area == "buckets" && ex.method() == http::verb::get && !route.bucket.empty()) {
+    ServerStats().lst_n.fetch_add(1, std::memory_order_relaxed);
+  }
   if (route.area == "ml") co_return co_await HandleMl(ctx, ex, route);
+  if (route.area == "reverse") co_return co_await HandleReverse(ctx, ex, route);
   co_return co_await ex.ReplyError(Status::NotFound("invalid URL path \"" + std::string(path) + "\""));
 }
 

@@ -1,0 +1,454 @@
+#include "handlers/bucket_actions.h"
+
+#include <sys/stat.h>
+
+#include <deque>
+#include <map>
+#include <mutex>
+
+#include "api/headers.h"
+#include "jobs/bucket_jobs.h"
+#include "jobs/object_selection.h"
+#include "store/names.h"
+#include "util/strings.h"
+
+namespace ais {
+namespace {
+
+constexpr const char* kHdrBucketSumm = "Ais-Bucket-Summ";
+constexpr const char* kHdrXactionId = "Ais-Xaction-Id";
+constexpr size_t kKeepSummaries = 256;
+
+std::string Cname(const std::string& bucket) { return "ais://" + bucket; }
+
+// "ais/@#/<name>/" (a bucket uname, as `bck_to` carries it) -> name.
+Result<std::string> ParseBucketUname(const std::string& uname) {
+  auto bad = Status::InvalidArgument("invalid destination bucket \"" + uname + "\" (expecting ais/@#/BUCKET/)");
+  std::vector<std::string_view> parts = Split(uname, '/');
+  while (!parts.empty() && parts.back().empty()) parts.pop_back();
+  if (parts.size() != 3) return bad;
+  if (parts[0] != "ais") {
+    return Status::NotSupported("destination \"" + uname + "\": only ais:// buckets are served by this server");
+  }
+  if (parts[1] != "@#" && !parts[1].empty()) {
+    return Status::NotSupported("destination \"" + uname + "\": bucket namespaces are not supported by this server");
+  }
+  std::string name(parts[2]);
+  AIS_RETURN_IF_ERROR(ValidateBucketName(name));
+  return name;
+}
+
+// {"name","provider","namespace"} (a BucketModel) -> name.
+Result<std::string> ParseBucketModel(const nlohmann::json& v) {
+  if (!v.is_object() || !v.contains("name") || !v["name"].is_string()) {
+    return Status::InvalidArgument("invalid destination bucket: " + v.dump());
+  }
+  std::string provider = v.value("provider", "ais");
+  if (provider != "ais" && !provider.empty()) {
+    return Status::NotSupported("destination provider \"" + provider + "\" is not served by this server");
+  }
+  std::string name = v["name"].get<std::string>();
+  AIS_RETURN_IF_ERROR(ValidateBucketName(name));
+  return name;
+}
+
+bool BoolField(const nlohmann::json& v, const char* key) {
+  if (!v.is_object()) return false;
+  auto it = v.find(key);
+  return it != v.end() && it->is_boolean() && it->get<bool>();
+}
+
+std::string StringField(const nlohmann::json& v, const char* key) {
+  if (!v.is_object()) return "";
+  auto it = v.find(key);
+  return it != v.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+Result<CopyNaming> ParseNaming(const nlohmann::json& v) {
+  CopyNaming n;
+  n.prepend = StringField(v, "prepend");
+  if (v.is_object() && v.contains("ext") && !v["ext"].is_null()) {
+    if (!v["ext"].is_object()) return Status::InvalidArgument("invalid \"ext\": expecting {\"from\": \"to\"}");
+    for (auto& [from, to] : v["ext"].items()) {
+      if (!to.is_string()) return Status::InvalidArgument("invalid \"ext\": expecting {\"from\": \"to\"}");
+      std::string f = from, t = to.get<std::string>();
+      if (f.starts_with('.')) f.erase(0, 1);
+      if (t.starts_with('.')) t.erase(0, 1);
+      n.ext[f] = t;
+    }
+  }
+  return n;
+}
+
+JobOptions Opts(std::string dst_bucket, std::string ctlmsg, std::string id = "") {
+  JobOptions o;
+  o.id = std::move(id);
+  o.dst_bucket = std::move(dst_bucket);
+  o.ctlmsg = std::move(ctlmsg);
+  return o;
+}
+
+Task<void> ReplyJob(Exchange& ex, const std::string& id) {
+  co_return co_await ex.Reply(http::status::ok, {}, id, "text/plain");
+}
+
+// Finished summaries by job ID (bounded; the oldest go first).
+class SummaryResults {
+ public:
+  void Put(const std::string& id, std::vector<std::pair<std::string, BucketSummary>> r) {
+    std::lock_guard lock(mu_);
+    results_[id] = std::move(r);
+    order_.push_back(id);
+    while (order_.size() > kKeepSummaries) {
+      results_.erase(order_.front());
+      order_.pop_front();
+    }
+  }
+  std::optional<std::vector<std::pair<std::string, BucketSummary>>> Get(const std::string& id) const {
+    std::lock_guard lock(mu_);
+    auto it = results_.find(id);
+    if (it == results_.end()) return std::nullopt;
+    return it->second;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::map<std::string, std::vector<std::pair<std::string, BucketSummary>>> results_;  // guarded by mu_
+  std::deque<std::string> order_;                                                     // guarded by mu_
+};
+
+SummaryResults& Summaries() {
+  static SummaryResults s;
+  return s;
+}
+
+uint64_t DivRound(uint64_t a, uint64_t b) { return b == 0 ? 0 : (a + b / 2) / b; }
+
+// cmn.BsummResult: the bucket, then apc.BsummResult (counts as strings where Go says ",string").
+nlohmann::json SummaryJson(const std::string& bucket, const BucketSummary& s) {
+  auto str = [](uint64_t v) { return std::to_string(v); };
+  return {{"name", bucket},
+          {"provider", "ais"},
+          {"namespace", {{"uuid", ""}, {"name", ""}}},
+          {"ObjCount", {{"obj_count_present", str(s.obj_count)}, {"obj_count_remote", "0"}}},
+          {"ObjSize",
+           {{"obj_min_size", s.min_size},
+            {"obj_avg_size", DivRound(s.size_present, s.obj_count)},
+            {"obj_max_size", s.max_size}}},
+          {"TotalSize",
+           {{"size_on_disk", str(s.size_on_disk)},
+            {"size_all_present_objs", str(s.size_present)},
+            {"size_all_remote_objs", "0"},
+            {"total_disks_size", str(s.disks_size)}}},
+          {"used_pct", DivRound(s.size_on_disk * 100, s.disks_size)},
+          {"is_present", true}};
+}
+
+// Starts a summary job of `buckets` (names) under `prefix`; its result lands in Summaries().
+std::string StartSummary(ServerContext& ctx, std::vector<std::string> buckets, const std::string& prefix,
+                         const std::string& scope) {
+  Store& store = ctx.store;
+  std::string id = RandomId(12);
+  std::string ctlmsg = (scope.empty() ? std::string("ais://") : Cname(scope)) + ", prefix:" + prefix;
+  ctx.jobs.Start(
+      "summary-bck", scope,
+      [&store, buckets = std::move(buckets), prefix, id](JobControl& jc) -> Status {
+        std::vector<std::pair<std::string, BucketSummary>> out;
+        for (const auto& b : buckets) {
+          auto s = SummarizeBucket(store, jc, b, prefix);
+          if (!s.ok()) {
+            if (s.status().IsNotFound() && buckets.size() > 1) continue;  // destroyed meanwhile
+            return s.status();
+          }
+          out.emplace_back(b, *s);
+        }
+        if (!jc.aborted()) Summaries().Put(id, std::move(out));
+        return Status::OK();
+      },
+      Opts("", ctlmsg, id));
+  return id;
+}
+
+enum class SummaryState { kUnknown, kRunning, kDone, kFailed };
+
+SummaryState SummaryStatus(ServerContext& ctx, const std::string& id, Status* err) {
+  auto job = ctx.jobs.Get(id);
+  if (!job || job->kind != "summary-bck") return SummaryState::kUnknown;
+  if (job->running()) return SummaryState::kRunning;
+  if (!job->err.empty() || job->aborted) {
+    std::string why = job->aborted ? "summary-bck[" + id + "] aborted" : job->err;
+    *err = why.find("does not exist") != std::string::npos ? Status::NotFound(why) : Status::IOError(why);
+    return SummaryState::kFailed;
+  }
+  return SummaryState::kDone;
+}
+
+}  // namespace
+
+Task<void> StartCopyOrMoveBucket(ServerContext& ctx, Exchange& ex, const std::string& bucket, const ActionMsg& msg) {
+  auto to = ParseBucketUname(ex.query("bck_to").value_or(""));
+  if (!to.ok()) co_return co_await ex.ReplyError(to.status());
+  const std::string dst = *to;
+  bool move = msg.action == "move-bck";
+  if (dst == bucket) {
+    co_return co_await ex.ReplyError(
+        Status::InvalidArgument("cannot " + msg.action + " bucket \"" + Cname(bucket) + "\" onto itself"));
+  }
+  auto props = ctx.store.GetBucket(bucket);
+  if (!props.ok()) co_return co_await ex.ReplyError(props.status());
+  Store& store = ctx.store;
+  if (move) {
+    if (ctx.store.GetBucket(dst).ok()) {
+      co_return co_await ex.ReplyError(Status::InvalidArgument("bucket \"" + Cname(dst) + "\" already exists"));
+    }
+    Status st = ctx.store.CreateBucket(dst, props->ToAisJson(dst));
+    if (!st.ok()) co_return co_await ex.ReplyError(st);
+    std::string id = ctx.jobs.Start(
+        "move-bck", bucket, [&store, bucket, dst](JobControl& jc) { return RunMoveBucket(store, jc, bucket, dst); },
+        Opts(dst, Cname(bucket) + " => " + Cname(dst)));
+    co_return co_await ReplyJob(ex, id);
+  }
+  auto naming = ParseNaming(msg.value);
+  if (!naming.ok()) co_return co_await ex.ReplyError(naming.status());
+  CopyBucketArgs args;
+  args.src = bucket;
+  args.dst = dst;
+  args.prefix = StringField(msg.value, "prefix");
+  args.naming = std::move(*naming);
+  args.dry_run = BoolField(msg.value, "dry_run");
+  if (Status st = ValidatePrefix(args.prefix); !st.ok()) co_return co_await ex.ReplyError(st);
+  if (!args.dry_run && !ctx.store.GetBucket(dst).ok()) {
+    Status st = ctx.store.CreateBucket(dst, props->ToAisJson(dst));
+    if (!st.ok() && st.code() != Status::Code::kAlreadyExists) co_return co_await ex.ReplyError(st);
+  }
+  std::string ctlmsg = Cname(bucket) + " => " + Cname(dst) + (args.prefix.empty() ? "" : ", prefix:" + args.prefix) +
+                       (args.dry_run ? ", dry-run" : "");
+  std::string id = ctx.jobs.Start(
+      "copy-bck", bucket, [&store, args](JobControl& jc) { return RunCopyBucket(store, jc, args); },
+      Opts(dst, ctlmsg));
+  co_return co_await ReplyJob(ex, id);
+}
+
+Task<void> StartListRange(ServerContext& ctx, Exchange& ex, const std::string& bucket, const ActionMsg& msg) {
+  auto sel = ObjectSelection::FromJson(msg.value);
+  if (!sel.ok()) co_return co_await ex.ReplyError(sel.status());
+  auto props = ctx.store.GetBucket(bucket);
+  if (!props.ok()) co_return co_await ex.ReplyError(props.status());
+  Store& store = ctx.store;
+  const std::string kind = msg.action;
+  std::string ctlmsg = Cname(bucket) + ", " + sel->Describe();
+  if (kind == "delete-listrange") {
+    std::string id = ctx.jobs.Start(
+        kind, bucket, [&store, bucket, s = *sel](JobControl& jc) { return RunDeleteObjects(store, jc, bucket, s); },
+        Opts("", ctlmsg));
+    co_return co_await ReplyJob(ex, id);
+  }
+  if (kind == "evict-listrange" || kind == "prefetch-listrange") {
+    std::string id = ctx.jobs.Start(
+        kind, bucket, [&store, bucket, s = *sel](JobControl& jc) { return RunVisitObjects(store, jc, bucket, s); },
+        Opts("", ctlmsg));
+    co_return co_await ReplyJob(ex, id);
+  }
+  const nlohmann::json& v = msg.value;
+  auto dst = v.is_object() && v.contains("tobck") ? ParseBucketModel(v["tobck"]) : Result<std::string>(bucket);
+  if (!dst.ok()) co_return co_await ex.ReplyError(dst.status());
+  if (kind == "copy-listrange") {
+    auto naming = ParseNaming(v);
+    if (!naming.ok()) co_return co_await ex.ReplyError(naming.status());
+    CopyObjectsArgs args;
+    args.src = bucket;
+    args.dst = *dst;
+    args.sel = *sel;
+    args.naming = std::move(*naming);
+    args.dry_run = BoolField(v, "dry_run");
+    args.continue_on_err = BoolField(v, "coer");
+    if (args.dst == bucket && args.naming.prepend.empty() && args.naming.ext.empty() && !args.dry_run) {
+      co_return co_await ex.ReplyError(
+          Status::InvalidArgument("cannot copy objects of \"" + Cname(bucket) + "\" onto themselves"));
+    }
+    if (!args.dry_run && !ctx.store.GetBucket(args.dst).ok()) {
+      Status st = ctx.store.CreateBucket(args.dst, props->ToAisJson(args.dst));
+      if (!st.ok() && st.code() != Status::Code::kAlreadyExists) co_return co_await ex.ReplyError(st);
+    }
+    std::string id = ctx.jobs.Start(
+        kind, bucket, [&store, args](JobControl& jc) { return RunCopyObjects(store, jc, args); },
+        Opts(args.dst, ctlmsg + " => " + Cname(args.dst)));
+    co_return co_await ReplyJob(ex, id);
+  }
+  // archive
+  ArchiveArgs args;
+  args.src = bucket;
+  args.dst = *dst;
+  args.archname = StringField(v, "archname");
+  args.sel = *sel;
+  args.include_src_bucket = BoolField(v, "isbn");
+  args.append = BoolField(v, "aate");
+  args.continue_on_err = BoolField(v, "coer");
+  if (Status st = ValidateObjectName(args.archname); !st.ok()) {
+    co_return co_await ex.ReplyError(Status::InvalidArgument("archive: invalid archname \"" + args.archname +
+                                                             "\": " + st.message()));
+  }
+  std::string mime = StringField(v, "mime");
+  if (!mime.empty()) {
+    auto f = ParseArchiveMime(mime);
+    if (!f.ok()) co_return co_await ex.ReplyError(f.status());
+    args.format = *f;
+  } else if (auto f = FormatFromName(args.archname)) {
+    args.format = *f;
+  } else {
+    co_return co_await ex.ReplyError(Status::InvalidArgument(
+        "archive: cannot tell the format of \"" + args.archname +
+        "\" (expecting one of .tar, .tgz, .tar.gz, .tar.lz4, .zip, or a mime type)"));
+  }
+  auto dprops = ctx.store.GetBucket(args.dst);
+  if (!dprops.ok()) co_return co_await ex.ReplyError(dprops.status());
+  std::string id = ctx.jobs.Start(
+      kind, bucket, [&store, args](JobControl& jc) { return RunArchive(store, jc, args); },
+      Opts(args.dst, ctlmsg + " => " + Cname(args.dst) + "/" + args.archname));
+  co_return co_await ReplyJob(ex, id);
+}
+
+Task<void> GetBucketSummary(ServerContext& ctx, Exchange& ex, const std::string& bucket, const ActionMsg& msg) {
+  std::string uuid = StringField(msg.value, "uuid");
+  std::string prefix = StringField(msg.value, "prefix");
+  if (Status st = ValidatePrefix(prefix); !st.ok()) co_return co_await ex.ReplyError(st);
+  if (uuid.empty()) {
+    std::vector<std::string> buckets;
+    if (bucket.empty()) {
+      for (auto& b : ctx.store.buckets().Names()) {
+        if (!b.starts_with('.')) buckets.push_back(b);
+      }
+    } else {
+      auto props = ctx.store.GetBucket(bucket);
+      if (!props.ok()) co_return co_await ex.ReplyError(props.status());
+      buckets.push_back(bucket);
+    }
+    std::string id = StartSummary(ctx, std::move(buckets), prefix, bucket);
+    co_return co_await ex.Reply(http::status::accepted, {}, id, "text/plain");
+  }
+  Status err;
+  switch (SummaryStatus(ctx, uuid, &err)) {
+    case SummaryState::kUnknown:
+      co_return co_await ex.ReplyError(Status::NotFound("summary-bck[" + uuid + "] not found"));
+    case SummaryState::kRunning:
+      co_return co_await ex.Reply(http::status::accepted, {}, "[]", "application/json");
+    case SummaryState::kFailed: co_return co_await ex.ReplyError(err);
+    case SummaryState::kDone: break;
+  }
+  nlohmann::json out = nlohmann::json::array();
+  if (auto r = Summaries().Get(uuid)) {
+    for (auto& [b, s] : *r) out.push_back(SummaryJson(b, s));
+  }
+  co_return co_await ex.Reply(http::status::ok, {}, out.dump(), "application/json");
+}
+
+Task<void> HeadBucket(ServerContext& ctx, Exchange& ex, const std::string& bucket, const std::string& prefix) {
+  auto binfo = ex.query("bsumm_remote");
+  if (!binfo && !prefix.empty()) {
+    co_return co_await ex.ReplyError(Status::InvalidArgument("invalid URL '" + std::string(ex.raw_path()) +
+                                                             "': expecting just the bucket name, got '" + bucket +
+                                                             "' and '" + prefix + "'"));
+  }
+  if (auto flt = ex.query("presence"); flt && !flt->empty()) {
+    auto n = ParseUint(*flt);
+    if (!n || *n > 5) {
+      co_return co_await ex.ReplyError(Status::InvalidArgument("parse 'flt-presence': invalid value \"" + *flt + "\""));
+    }
+  }
+  if (Status st = ValidatePrefix(prefix); !st.ok()) co_return co_await ex.ReplyError(st);
+  auto props = ctx.store.GetBucket(bucket);
+  if (!props.ok()) co_return co_await ex.ReplyError(props.status());
+  HeaderList headers = {{hdr::kBucketProps, props->ToAisJson(bucket).dump()}};
+  if (!binfo) co_return co_await ex.ReplyHeaders(http::status::ok, headers, std::nullopt);
+  std::string uuid = ex.query("uuid").value_or("");
+  if (uuid.empty()) {
+    std::vector<std::string> one = {bucket};
+    std::string id = StartSummary(ctx, std::move(one), prefix, bucket);
+    headers.emplace_back(kHdrXactionId, id);
+    co_return co_await ex.ReplyHeaders(http::status::accepted, headers, std::nullopt);
+  }
+  headers.emplace_back(kHdrXactionId, uuid);
+  Status err;
+  switch (SummaryStatus(ctx, uuid, &err)) {
+    case SummaryState::kUnknown:
+      co_return co_await ex.ReplyError(Status::NotFound("summary-bck[" + uuid + "] not found"));
+    case SummaryState::kRunning: co_return co_await ex.ReplyHeaders(http::status::accepted, headers, std::nullopt);
+    case SummaryState::kFailed: co_return co_await ex.ReplyError(err);
+    case SummaryState::kDone: break;
+  }
+  if (auto r = Summaries().Get(uuid); r && !r->empty()) {
+    headers.emplace_back(kHdrBucketSumm, SummaryJson(r->front().first, r->front().second).dump());
+  }
+  co_return co_await ex.ReplyHeaders(http::status::ok, headers, std::nullopt);
+}
+
+Task<void> ResetBucketProps(ServerContext& ctx, Exchange& ex, const std::string& bucket) {
+  nlohmann::json defaults = {
+      {"checksum", {{"type", "xxhash"}, {"validate_warm_get", false}, {"enable_read_range", false}}},
+      {"versioning", {{"enabled", true}}},
+      {"chunks", {{"objsize_limit", 0}, {"max_monolithic_size", 0}, {"chunk_size", 0}, {"checkpoint_every", 0}}}};
+  Status st = ctx.store.buckets().Update(bucket, defaults);
+  if (!st.ok()) co_return co_await ex.ReplyError(st);
+  co_return co_await ex.Reply(http::status::ok);
+}
+
+Task<void> Promote(ServerContext& ctx, Exchange& ex, const std::string& bucket, const ActionMsg& msg) {
+  const nlohmann::json& v = msg.value;
+  if (!v.is_null() && !v.is_object()) co_return co_await ex.ReplyError(Status::InvalidArgument("missing promote args"));
+  std::string src = msg.name;
+  std::string vsrc = StringField(v, "src");
+  if (!vsrc.empty()) {
+    if (!src.empty() && src != vsrc) {
+      co_return co_await ex.ReplyError(
+          Status::InvalidArgument("conflicting promote source: \"" + src + "\" vs \"" + vsrc + "\""));
+    }
+    src = vsrc;
+  }
+  auto invalid = [&](const std::string& detail) {
+    std::string m = "invalid promote source";
+    if (!src.empty()) m += " \"" + src + "\"";
+    return Status::InvalidArgument(m + ": " + detail);
+  };
+  const std::string& root = ctx.promote_root;
+  Status bad;
+  if (src.empty()) {
+    bad = Status::InvalidArgument("invalid promote source: pathname is empty");
+  } else if (!src.starts_with('/')) {
+    bad = invalid("must be an absolute path");
+  } else if (!ValidatePrefix(src.substr(1)).ok() || src.find("/./") != std::string::npos || src.ends_with("/.")) {
+    bad = invalid("must not contain '.' or '..' path elements");
+  } else if (root.empty() || (src != root && !src.starts_with(root + "/"))) {
+    bad = invalid("must be under " + (root.empty() ? std::string("the promote root (disabled)") : root));
+  }
+  if (!bad.ok()) co_return co_await ex.ReplyError(bad);
+  PromoteArgs args;
+  args.src = src;
+  args.bucket = bucket;
+  args.obj = StringField(v, "obj");
+  args.recursive = BoolField(v, "rcr");
+  args.overwrite = BoolField(v, "ovw");
+  args.delete_src = BoolField(v, "dls");
+  if (!args.obj.empty()) {
+    if (Status st = ValidatePrefix(args.obj); !st.ok()) co_return co_await ex.ReplyError(st);
+  }
+  auto props = ctx.store.GetBucket(bucket);
+  if (!props.ok()) co_return co_await ex.ReplyError(props.status());
+  struct stat st{};
+  if (::stat(src.c_str(), &st) != 0) {
+    co_return co_await ex.ReplyError(Status::NotFound("promote: source \"" + src + "\" does not exist"));
+  }
+  if (S_ISDIR(st.st_mode)) {
+    Store& store = ctx.store;
+    std::string id = ctx.jobs.Start(
+        "promote", bucket, [&store, args](JobControl& jc) { return RunPromoteDir(store, jc, args); },
+        Opts("", "src:" + src + ", dst:" + Cname(bucket) + "/" + args.obj +
+                             (args.recursive ? ", flags:recurs" : ", flags:non-recurs")));
+    co_return co_await ReplyJob(ex, id);
+  }
+  bool promoted = false;
+  Status pst = PromoteFile(ctx.store, args, &promoted);
+  if (!pst.ok()) co_return co_await ex.ReplyError(pst);
+  co_return co_await ex.Reply(http::status::ok);
+}
+
+}  // namespace ais

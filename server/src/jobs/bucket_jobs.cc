@@ -1,0 +1,323 @@
+#include "jobs/bucket_jobs.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <set>
+#include <vector>
+
+#include "archive/archive_writer.h"
+#include "archive/object_bytes.h"
+#include "archive/output_sink.h"
+#include "archive/shard.h"
+#include "store/names.h"
+#include "store/object_scanner.h"
+#include "util/file.h"
+
+namespace ais {
+namespace {
+
+constexpr size_t kIoBuf = 1 << 20;
+
+// The first error of a job that keeps going, and how many followed it.
+class ErrorTally {
+ public:
+  void Add(const Status& st) {
+    if (st.ok()) return;
+    if (first_.ok()) first_ = st;
+    ++count_;
+  }
+  Status Final() const {
+    if (count_ <= 1) return first_;
+    std::string msg = first_.message() + " (and " + std::to_string(count_ - 1) + " more errors)";
+    return first_.IsNotFound() ? Status::NotFound(msg) : Status::IOError(msg);
+  }
+
+ private:
+  Status first_;
+  size_t count_ = 0;
+};
+
+std::function<bool()> Stopper(const JobControl& jc) {
+  return [&jc] { return jc.aborted(); };
+}
+
+// Bytes an archive writer produces go into a new object of the store.
+class ObjectSink : public OutputSink {
+ public:
+  explicit ObjectSink(ObjectWriter* w) : w_(w), buf_(kIoBuf) {}
+  Status Append(const void* data, size_t len) override { return w_->Write(data, len); }
+  Status AppendFile(const FileSegment& seg, std::shared_ptr<const void>) override {
+    for (uint64_t off = 0; off < seg.len;) {
+      size_t n = static_cast<size_t>(std::min<uint64_t>(buf_.size(), seg.len - off));
+      AIS_RETURN_IF_ERROR(PreadAll(seg.fd, buf_.data(), n, seg.offset + off));
+      AIS_RETURN_IF_ERROR(w_->Write(buf_.data(), n));
+      off += n;
+    }
+    return Status::OK();
+  }
+
+ private:
+  ObjectWriter* w_;
+  std::vector<char> buf_;
+};
+
+uint64_t FileSize(const std::string& path) {
+  struct stat st{};
+  return ::stat(path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
+}
+
+// Streams an open file into a new object.
+Status PutFromFd(Store& store, const std::string& bucket, const std::string& name, int fd, uint64_t size) {
+  PutOptions opts;
+  opts.size = size;
+  auto w = store.BeginPut(bucket, name, std::move(opts));
+  if (!w.ok()) return w.status();
+  std::vector<char> buf(kIoBuf);
+  for (uint64_t off = 0; off < size;) {
+    size_t n = static_cast<size_t>(std::min<uint64_t>(buf.size(), size - off));
+    AIS_RETURN_IF_ERROR(PreadAll(fd, buf.data(), n, off));
+    AIS_RETURN_IF_ERROR((*w)->Write(buf.data(), n));
+    off += n;
+  }
+  ObjectMeta meta;
+  return (*w)->Commit(&meta);
+}
+
+}  // namespace
+
+std::string CopyNaming::Apply(const std::string& name) const {
+  std::string out = prepend + name;
+  if (ext.empty()) return out;
+  auto dot = out.rfind('.');
+  auto slash = out.rfind('/');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return out;
+  auto it = ext.find(out.substr(dot + 1));
+  if (it == ext.end()) return out;
+  return out.substr(0, dot + 1) + it->second;
+}
+
+Status RunCopyBucket(Store& store, JobControl& jc, const CopyBucketArgs& args) {
+  AIS_RETURN_IF_ERROR(store.GetBucket(args.src).status());
+  ObjectScanner scan(store.mountpaths(), args.src, args.prefix, "");
+  ObjectMeta m;
+  for (;;) {
+    if (jc.aborted()) return Status::OK();
+    auto more = scan.Next(&m);
+    if (!more.ok()) return more.status();
+    if (!*more) return Status::OK();
+    if (!args.dry_run) {
+      Status st = store.Copy(args.src, m.name, args.dst, args.naming.Apply(m.name));
+      if (st.IsNotFound() && store.GetBucket(args.dst).ok()) continue;  // deleted meanwhile
+      AIS_RETURN_IF_ERROR(st);
+    }
+    jc.Add(1, static_cast<int64_t>(m.size));
+  }
+}
+
+Status RunMoveBucket(Store& store, JobControl& jc, const std::string& src, const std::string& dst) {
+  CopyBucketArgs args;
+  args.src = src;
+  args.dst = dst;
+  Status st = RunCopyBucket(store, jc, args);
+  if (!st.ok() || jc.aborted()) {
+    (void)store.DestroyBucket(dst);
+    return st;
+  }
+  return store.DestroyBucket(src);
+}
+
+Status RunDeleteObjects(Store& store, JobControl& jc, const std::string& bucket, const ObjectSelection& sel) {
+  ErrorTally errs;
+  Status st = sel.ForEach(store, bucket, Stopper(jc), [&](const std::string& name) {
+    Status d = store.Delete(bucket, name);
+    if (d.ok()) {
+      jc.Add(1, 0);
+      return Status::OK();
+    }
+    if (d.IsNotFound()) {
+      if (sel.kind() == ObjectSelection::Kind::kList) errs.Add(d);
+      return Status::OK();
+    }
+    return d;
+  });
+  AIS_RETURN_IF_ERROR(st);
+  return errs.Final();
+}
+
+Status RunVisitObjects(Store& store, JobControl& jc, const std::string& bucket, const ObjectSelection& sel) {
+  return sel.ForEach(store, bucket, Stopper(jc), [&](const std::string& name) {
+    auto m = store.Head(bucket, name);
+    if (m.ok()) jc.Add(1, static_cast<int64_t>(m->size));
+    return Status::OK();
+  });
+}
+
+Status RunCopyObjects(Store& store, JobControl& jc, const CopyObjectsArgs& args) {
+  ErrorTally errs;
+  bool list = args.sel.kind() == ObjectSelection::Kind::kList;
+  Status st = args.sel.ForEach(store, args.src, Stopper(jc), [&](const std::string& name) {
+    if (args.dry_run) {
+      auto m = store.Head(args.src, name);
+      if (m.ok()) jc.Add(1, static_cast<int64_t>(m->size));
+      return Status::OK();
+    }
+    auto m = store.Head(args.src, name);
+    Status c = m.ok() ? store.Copy(args.src, name, args.dst, args.naming.Apply(name)) : m.status();
+    if (c.ok()) {
+      jc.Add(1, static_cast<int64_t>(m->size));
+      return Status::OK();
+    }
+    if (c.IsNotFound() && !list) return Status::OK();  // a range names objects that need not exist
+    if (args.continue_on_err) {
+      errs.Add(c);
+      return Status::OK();
+    }
+    return c;
+  });
+  AIS_RETURN_IF_ERROR(st);
+  return errs.Final();
+}
+
+Status RunArchive(Store& store, JobControl& jc, const ArchiveArgs& args) {
+  std::shared_ptr<ObjectBytes> existing;
+  if (args.append) {
+    auto e = ObjectBytes::Open(store, args.dst, args.archname);
+    if (e.ok()) {
+      existing = *e;
+    } else if (!e.status().IsNotFound()) {
+      return e.status();
+    }
+  }
+  auto w = store.BeginPut(args.dst, args.archname, PutOptions{});
+  if (!w.ok()) return w.status();
+  ObjectSink sink(w->get());
+  auto aw = ArchiveWriter::Create(args.format, &sink);
+  if (!aw.ok()) return aw.status();
+  ArchiveWriter& writer = **aw;
+  if (existing) {
+    auto shard = Shard::Open(existing, args.archname, args.format);
+    if (!shard.ok()) return shard.status();
+    AIS_RETURN_IF_ERROR((*shard)->ForEach([&](const Shard::Member& mem) {
+      AIS_RETURN_IF_ERROR(writer.BeginEntry(mem.name, mem.size, 0));
+      AIS_RETURN_IF_ERROR((*shard)->Read(mem.name, 0, mem.size, [&](const char* d, size_t n) {
+        return writer.Write(d, n);
+      }));
+      return writer.EndEntry();
+    }));
+  }
+  ErrorTally errs;
+  bool list = args.sel.kind() == ObjectSelection::Kind::kList;
+  Status st = args.sel.ForEach(store, args.src, Stopper(jc), [&](const std::string& name) {
+    if (args.src == args.dst && name == args.archname) return Status::OK();  // never archive itself
+    auto obj = ObjectBytes::Open(store, args.src, name);
+    if (!obj.ok()) {
+      if (obj.status().IsNotFound() && !list) return Status::OK();
+      if (args.continue_on_err) {
+        errs.Add(obj.status());
+        return Status::OK();
+      }
+      return obj.status();
+    }
+    std::string entry = args.include_src_bucket ? args.src + "/" + name : name;
+    const ObjectMeta& m = (*obj)->meta();
+    AIS_RETURN_IF_ERROR(writer.BeginEntry(entry, m.size, m.atime_ns / 1000000000));
+    AIS_RETURN_IF_ERROR(writer.WriteFile((*obj)->Slice(0, m.size), *obj));
+    AIS_RETURN_IF_ERROR(writer.EndEntry());
+    jc.Add(1, static_cast<int64_t>(m.size));
+    return Status::OK();
+  });
+  AIS_RETURN_IF_ERROR(st);
+  if (jc.aborted()) return Status::OK();  // the writer's destructor drops the unfinished object
+  AIS_RETURN_IF_ERROR(writer.Finish());
+  ObjectMeta meta;
+  AIS_RETURN_IF_ERROR((*w)->Commit(&meta));
+  return errs.Final();
+}
+
+Result<BucketSummary> SummarizeBucket(Store& store, JobControl& jc, const std::string& bucket,
+                                      const std::string& prefix) {
+  auto props = store.GetBucket(bucket);
+  if (!props.ok()) return props.status();
+  BucketSummary s;
+  const Mountpaths& mps = store.mountpaths();
+  std::set<unsigned long> fsids;
+  for (const auto& p : mps.paths()) {
+    struct statvfs vfs{};
+    if (::statvfs(p.c_str(), &vfs) == 0 && fsids.insert(vfs.f_fsid).second) {
+      s.disks_size += static_cast<uint64_t>(vfs.f_blocks) * vfs.f_frsize;
+    }
+  }
+  ObjectScanner scan(mps, bucket, prefix, "");
+  ObjectMeta m;
+  for (;;) {
+    if (jc.aborted()) return s;
+    auto more = scan.Next(&m);
+    if (!more.ok()) return more.status();
+    if (!*more) return s;
+    s.min_size = s.obj_count == 0 ? m.size : std::min(s.min_size, m.size);
+    s.max_size = std::max(s.max_size, m.size);
+    ++s.obj_count;
+    s.size_present += m.size;
+    s.size_on_disk += FileSize(mps.ObjectPath(mps.PrimaryFor(bucket, m.name), bucket, m.name));
+    for (uint32_t k = 1; k <= m.chunk_sizes.size(); ++k) {
+      s.size_on_disk += FileSize(mps.ChunkPath(mps.ForChunk(m.upload_id, k), bucket, m.upload_id, k));
+    }
+    jc.Add(1, static_cast<int64_t>(m.size));
+  }
+}
+
+Status PromoteFile(Store& store, const PromoteArgs& args, bool* promoted) {
+  *promoted = false;
+  std::string name = args.obj;
+  if (name.empty() || name.ends_with('/')) name += std::filesystem::path(args.src).filename().string();
+  AIS_RETURN_IF_ERROR(ValidateObjectName(name));
+  if (!args.overwrite && store.Head(args.bucket, name).ok()) return Status::OK();
+  auto fd = OpenFile(args.src, O_RDONLY);
+  if (!fd.ok()) return fd.status();
+  struct stat st{};
+  if (::fstat(fd->get(), &st) != 0) return Status::FromErrno(errno, "stat " + args.src);
+  if (!S_ISREG(st.st_mode)) return Status::InvalidArgument("promote: \"" + args.src + "\" is not a regular file");
+  AIS_RETURN_IF_ERROR(PutFromFd(store, args.bucket, name, fd->get(), static_cast<uint64_t>(st.st_size)));
+  *promoted = true;
+  if (args.delete_src && ::unlink(args.src.c_str()) != 0) return Status::FromErrno(errno, "remove " + args.src);
+  return Status::OK();
+}
+
+Status RunPromoteDir(Store& store, JobControl& jc, const PromoteArgs& args) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  std::string prefix = args.obj;
+  if (!prefix.empty() && !prefix.ends_with('/')) prefix += '/';
+  auto visit = [&](const fs::directory_entry& e) -> Status {
+    std::error_code fec;
+    if (!e.is_regular_file(fec)) return Status::OK();
+    std::string rel = fs::relative(e.path(), args.src, fec).generic_string();
+    if (fec) return Status::IOError("promote: " + e.path().string() + ": " + fec.message());
+    PromoteArgs one = args;
+    one.src = e.path().string();
+    one.obj = prefix + rel;
+    bool done = false;
+    AIS_RETURN_IF_ERROR(PromoteFile(store, one, &done));
+    if (done) jc.Add(1, static_cast<int64_t>(e.file_size(fec)));
+    return Status::OK();
+  };
+  if (args.recursive) {
+    for (fs::recursive_directory_iterator it(args.src, ec), end; !ec && it != end; it.increment(ec)) {
+      if (jc.aborted()) return Status::OK();
+      AIS_RETURN_IF_ERROR(visit(*it));
+    }
+  } else {
+    for (fs::directory_iterator it(args.src, ec), end; !ec && it != end; it.increment(ec)) {
+      if (jc.aborted()) return Status::OK();
+      AIS_RETURN_IF_ERROR(visit(*it));
+    }
+  }
+  if (ec) return Status::IOError("promote: " + args.src + ": " + ec.message());
+  return Status::OK();
+}
+
+}  // namespace ais
