@@ -684,15 +684,16 @@ def test_multipart_bad_input(bck: Bck) -> None:
 
     for num in ("0", "10000", "x", "-1", "1.5", ""):
         check(part(num, b"abc"), 400, "part number")
-    check(part(1, b""), 400, "non-empty body")
+    check(part(1, b""), 400, "put-part invalid size (0)")  # AIS wording
     check(part(1, iter([b"ab", b"c"])), 400, "Content-Length")  # chunked transfer encoding
     check(part(1, b"abc", "no-such-id"), 404, "no-such-id")
     assert part(1, b"111").status_code == 200
     assert part(2, b"222").status_code == 200
     check(complete([1]), 501, "partial completion")
     for bad in ([1, 3], [2, 3], [1, 1]):
-        check(complete(bad), 400, "part numbers")
-    check(complete([]), 400, "no parts")
+        check(complete(bad), 400, "parts must be exactly 1..2")  # AIS wording (ais/tgtmpt.go)
+    check(complete([1, 1]), 400, "duplicate part 1")
+    check(complete([]), 501, "partial completion is not allowed: requested 0 parts, have 2")
     check(complete("zzz"), 400, "list of parts")
     check(complete([1, 2], "no-such-id"), 404, "no-such-id")
     assert bck.head("m").status_code == 404  # none of that made an object

@@ -267,7 +267,9 @@ Task<void> PutPart(ServerContext& ctx, Exchange& ex, const std::string& bucket, 
   }
   auto len = ex.content_length();
   if (!len || *len == 0) {
-    co_return co_await ex.ReplyError(Status::InvalidArgument("multipart upload part requires a non-empty body with Content-Length"));
+    co_return co_await ex.ReplyError(Status::InvalidArgument(
+        "ais://" + bucket + "/" + name + ": put-part invalid size (" + std::to_string(len.value_or(0)) +
+        "): a part needs a non-empty body with Content-Length"));
   }
   auto w = ctx.store.MpuPart(bucket, name, upload_id, static_cast<uint32_t>(*num), *len);
   if (!w.ok()) co_return co_await ex.ReplyError(w.status());

@@ -32,6 +32,14 @@ struct MpuUpload {
 
 namespace {
 
+std::string ObjCname(const std::string& bucket, const std::string& name) { return "ais://" + bucket + "/" + name; }
+
+// An upload that was completed or aborted is gone, as AIS reports it.
+Status UploadGone(const std::string& bucket, const std::string& name, const std::string& upload_id) {
+  return Status::NotFound(ObjCname(bucket, name) + ": upload ID \"" + upload_id +
+                          "\" does not exist (already completed or aborted)");
+}
+
 constexpr size_t kCopyBuf = 1 << 20;
 constexpr const char* kChunkMarkerPrefix = "chunks-";
 
@@ -340,7 +348,7 @@ Result<std::shared_ptr<MpuUpload>> Store::FindUpload(const std::string& bucket, 
   std::lock_guard lock(uploads_mu_);
   auto it = uploads_.find(upload_id);
   if (it == uploads_.end() || it->second->bucket != bucket || it->second->name != name) {
-    return Status::NotFound("upload ID \"" + upload_id + "\" not found for ais://" + bucket + "/" + name);
+    return Status::NotFound(ObjCname(bucket, name) + ": upload ID \"" + upload_id + "\" does not exist");
   }
   return it->second;
 }
@@ -372,18 +380,22 @@ Status Store::MpuComplete(const std::string& bucket, const std::string& name, co
   if (!found.ok()) return found.status();
   MpuUpload& up = **found;
   std::lock_guard lock(up.mu);
-  if (up.finished) return Status::NotFound("upload ID \"" + upload_id + "\" was already completed or aborted");
-  if (parts.empty()) return Status::InvalidArgument("multipart upload " + upload_id + ": no parts to complete");
+  if (up.finished) return UploadGone(bucket, name, upload_id);
+  // Wording as AIS (ais/tgtmpt.go, core/ufest.go): the SDK and users match on it.
+  if (up.parts.empty()) {
+    return Status::InvalidArgument(ObjCname(bucket, name) + ": upload ID \"" + upload_id + "\": no chunks");
+  }
   if (parts.size() != up.parts.size()) {
-    return Status::NotSupported("multipart upload " + upload_id + ": partial completion is not allowed (" +
-                                std::to_string(parts.size()) + " of " + std::to_string(up.parts.size()) +
-                                " parts)");
+    return Status::NotSupported(ObjCname(bucket, name) + ": partial completion is not allowed: requested " +
+                                std::to_string(parts.size()) + " parts, have " + std::to_string(up.parts.size()));
   }
   std::sort(parts.begin(), parts.end());
   for (size_t i = 0; i < parts.size(); ++i) {
     if (parts[i] != i + 1 || !up.parts.count(parts[i])) {
-      return Status::InvalidArgument("multipart upload " + upload_id + ": part numbers must be 1.." +
-                                     std::to_string(parts.size()) + " without gaps or duplicates");
+      std::string what = i > 0 && parts[i] == parts[i - 1] ? " (duplicate part " + std::to_string(parts[i]) + ")" : "";
+      return Status::InvalidArgument(ObjCname(bucket, name) + ": parts must be exactly 1.." +
+                                     std::to_string(parts.size()) + ": got " + std::to_string(parts[i]) +
+                                     " at position " + std::to_string(i) + what);
     }
   }
   auto props = GetBucket(bucket);
@@ -428,7 +440,7 @@ Status Store::MpuAbort(const std::string& bucket, const std::string& name, const
   MpuUpload& up = **found;
   {
     std::lock_guard lock(up.mu);
-    if (up.finished) return Status::NotFound("upload ID \"" + upload_id + "\" was already completed or aborted");
+    if (up.finished) return UploadGone(bucket, name, upload_id);
     up.finished = true;
   }
   DropChunks(up.primary_mp, bucket, upload_id);
