@@ -106,6 +106,8 @@ QPARAM_MPT_PART_NO = "partNumber"
 QPARAM_PROPS = "props"
 QPARAM_ETL_NAME = "etl_name"
 QPARAM_ETL_ARGS = "etl_args"
+QPARAM_LOG_SEV = "severity"
+QPARAM_ALL_LOGS = "all"
 
 # Values of `what=`
 WHAT_SMAP = "smap"
@@ -113,6 +115,9 @@ WHAT_ONE_XACT_STATUS = "status"
 WHAT_ALL_XACT_STATUS = "status_all"
 WHAT_ALL_RUNNING_STATUS = "running_all"
 WHAT_QUERY_XACT_STATS = "qryxstats"
+WHAT_NODE_STATS_AND_STATUS = "node_status"
+WHAT_LOG = "log"
+WHAT_CLUSTER_CONFIG = "cluster_config"
 
 # URL paths under /v1
 URL_PATH_CLUSTER = "cluster"
@@ -120,6 +125,7 @@ URL_PATH_BUCKETS = "buckets"
 URL_PATH_OBJECTS = "objects"
 URL_PATH_HEALTH = "health"
 URL_PATH_DAEMON = "daemon"
+URL_PATH_REVERSE = "reverse"
 
 # HTTP methods, lower case as the official SDK passes them to `requests`
 HTTP_METHOD_GET = "get"
@@ -146,6 +152,16 @@ ACT_MPT_ABORT = "mpt-abort"
 ACT_CREATE_NBI = "create-inventory"
 ACT_DESTROY_NBI = "destroy-inventory"
 ACT_SHOW_NBI = "show-inventory"
+ACT_SUMMARY_BCK = "summary-bck"
+ACT_EVICT_REMOTE_BCK = "evict-remote-bck"
+ACT_ETL_BCK = "etl-bck"
+# Multi-object (list/range/prefix) actions
+ACT_DELETE_OBJECTS = "delete-listrange"
+ACT_EVICT_OBJECTS = "evict-listrange"
+ACT_PREFETCH_OBJECTS = "prefetch-listrange"
+ACT_COPY_OBJECTS = "copy-listrange"
+ACT_TRANSFORM_OBJECTS = "etl-listrange"
+ACT_ARCHIVE_OBJECTS = "archive"
 
 # Defaults
 DEFAULT_CHUNK_SIZE = 32 * KIB
@@ -154,6 +170,7 @@ DEFAULT_JOB_WAIT_TIMEOUT = 300
 DEFAULT_JOB_POLL_TIME = 0.2
 DEFAULT_COLD_GET_EST_BPS = 10 * GBIT
 DEFAULT_COLD_GET_MAX_WAIT = 180
+DEFAULT_DATASET_MAX_COUNT = 100000
 
 UTF_ENCODING = "utf-8"
 
@@ -165,7 +182,12 @@ STATUS_PARTIAL_CONTENT = 206
 STATUS_REDIRECT_PERM = 301
 STATUS_REDIRECT_TMP = 307
 STATUS_BAD_REQUEST = 400
+STATUS_UNAUTHORIZED = 401
+STATUS_FORBIDDEN = 403
 STATUS_LOCKED = 423
+STATUS_INTERNAL_SERVER_ERROR = 500
+STATUS_BAD_GATEWAY = 502
+STATUS_SERVICE_UNAVAILABLE = 503
 
 # URL schemes
 HTTP = "http://"
@@ -189,6 +211,17 @@ NANOSECONDS_IN_SECOND = 1_000_000_000
 
 # Length of "bytes=" in an RFC 7233 range
 BYTE_RANGE_PREFIX_LENGTH = 6
+
+# Job snapshot "glob.id": one int64 packing joggers (low 10 bits), workers (next 10 bits) and
+# the count of times the work channel was full (the remaining 44 bits).
+JOGGER_COUNT_BITS = 10
+WORKER_COUNT_BITS = 10
+CHANNEL_COUNT_BITS = 64 - (JOGGER_COUNT_BITS + WORKER_COUNT_BITS)
+JOGGER_COUNT_MASK = (1 << JOGGER_COUNT_BITS) - 1
+WORKER_COUNT_SHIFT = JOGGER_COUNT_BITS
+WORKER_COUNT_MASK = ((1 << WORKER_COUNT_BITS) - 1) << WORKER_COUNT_SHIFT
+CHANNEL_COUNT_SHIFT = JOGGER_COUNT_BITS + WORKER_COUNT_BITS
+CHANNEL_COUNT_MASK = ((1 << CHANNEL_COUNT_BITS) - 1) << CHANNEL_COUNT_SHIFT
 
 # Seed of the xxhash64 digest used to place objects on targets (HRW)
 XX_HASH_SEED = 1103515245

@@ -6,9 +6,9 @@ Example:
     2
 """
 
-from enum import IntEnum
+from enum import Enum, IntEnum
 
-__all__ = ["Colocation", "FLTPresence"]
+__all__ = ["Colocation", "FLTPresence", "LogSeverity", "NodeFilter"]
 
 
 class FLTPresence(IntEnum):
@@ -38,3 +38,29 @@ class Colocation(IntEnum):
     NONE = 0
     TARGET_AWARE = 1
     TARGET_AND_SHARD_AWARE = 2
+
+
+class LogSeverity(str, Enum):
+    """Severity of node log lines to fetch (`Cluster.get_node_log`): a level and everything worse.
+
+    Example:
+        >>> LogSeverity("warning") is LogSeverity.WARNING
+        True
+    """
+
+    INFO = "info"
+    WARNING = "warning"
+    ERROR = "error"
+
+
+class NodeFilter(str, Enum):
+    """Which nodes `Cluster.get_cluster_logs` reads.
+
+    Example:
+        >>> NodeFilter.ALL.value
+        'all'
+    """
+
+    TARGET = "target"
+    PROXY = "proxy"
+    ALL = "all"

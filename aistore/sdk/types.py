@@ -25,8 +25,13 @@ from aistore.sdk.const import (
     AIS_MIRROR_COPIES,
     AIS_OBJ_NAME,
     AIS_VERSION,
+    CHANNEL_COUNT_MASK,
+    CHANNEL_COUNT_SHIFT,
     GO_ZERO_TIME,
     HEADER_CONTENT_LENGTH,
+    JOGGER_COUNT_MASK,
+    WORKER_COUNT_MASK,
+    WORKER_COUNT_SHIFT,
     XX_HASH_SEED,
 )
 from aistore.sdk.errors import NoTargetError
@@ -35,10 +40,19 @@ from aistore.sdk.namespace import Namespace
 from aistore.sdk.obj.object_props import ObjectProps
 
 __all__ = [
+    "ArchiveMultiObj",
+    "BlobMsg",
+    "BsummCtrlMsg",
+    "CopyBckMsg",
     "CreateNBIMsg",
     "NBIInfo",
     "ActionMsg",
     "AggregatedJobSnap",
+    "PrefetchMsg",
+    "PromoteAPIArgs",
+    "TCBckMsg",
+    "TCMultiObj",
+    "TransformBckMsg",
     "BucketEntry",
     "BucketList",
     "BucketModel",
@@ -482,6 +496,13 @@ class JobSnap(BaseModel):
         """Whether the snapshot carries a real end time."""
         return bool(self.end_time) and self.end_time != GO_ZERO_TIME
 
+    def unpack_glob_id(self) -> tuple[int, int, int]:
+        """`glob.id` unpacked: (joggers, workers, times the work channel was full)."""
+        joggers = self.packed & JOGGER_COUNT_MASK
+        workers = (self.packed & WORKER_COUNT_MASK) >> WORKER_COUNT_SHIFT
+        chan_full = (self.packed & CHANNEL_COUNT_MASK) >> CHANNEL_COUNT_SHIFT
+        return joggers, workers, chan_full
+
 
 class AggregatedJobSnap(RootModel[dict[str, list[JobSnap]]]):
     """Job snapshots keyed by target id (`what=qryxstats`).
@@ -494,6 +515,13 @@ class AggregatedJobSnap(RootModel[dict[str, list[JobSnap]]]):
     def list_snapshots(self) -> list[JobSnap]:
         """All snapshots of all targets."""
         return [snap for snaps in self.root.values() for snap in snaps]
+
+    def get_num_workers(self) -> int:
+        """Workers per target, from any snapshot (all targets run the same number)."""
+        for snaps in self.root.values():
+            if snaps:
+                return snaps[0].unpack_glob_id()[1]
+        return 0
 
     def all_idle(self) -> bool:
         """Every snapshot is idle, aborted or failed."""
@@ -510,3 +538,228 @@ class AggregatedJobSnap(RootModel[dict[str, list[JobSnap]]]):
     def any_finished(self) -> bool:
         """Some snapshot is aborted, failed or has ended."""
         return any(s.aborted or s.abort_err or s.has_ended() for s in self.list_snapshots())
+
+
+class BsummCtrlMsg(BaseModel):
+    """Asks for a bucket summary (`summary-bck`); `uuid` is "" to start one, then its job id.
+
+    Example:
+        >>> BsummCtrlMsg(uuid="", prefix="a/", cached=True, present=True).model_dump()["prefix"]
+        'a/'
+    """
+
+    uuid: str
+    prefix: str
+    cached: bool
+    present: bool
+
+
+class CopyBckMsg(BaseModel):
+    """What and how to copy between buckets (the copy part of AIS `TCBMsg`).
+
+    Example:
+        >>> msg = CopyBckMsg(prepend="x/", dry_run=False, force=False, latest=False, sync=False)
+        >>> msg.as_dict()["latest-ver"]
+        False
+    """
+
+    prefix: str = ""
+    prepend: str
+    dry_run: bool
+    force: bool
+    latest: bool
+    sync: bool
+
+    def as_dict(self) -> dict[str, Any]:
+        """Wire form."""
+        return {
+            "prefix": self.prefix,
+            "prepend": self.prepend,
+            "dry_run": self.dry_run,
+            "force": self.force,
+            "latest-ver": self.latest,
+            "synchronize": self.sync,
+        }
+
+
+class TransformBckMsg(BaseModel):
+    """The ETL part of AIS `TCBMsg`.
+
+    Example:
+        >>> TransformBckMsg(etl_name="md5", timeout="5m").as_dict()["id"]
+        'md5'
+    """
+
+    etl_name: str
+    etl_pipeline: list[str] | None = None
+    timeout: str
+
+    def as_dict(self) -> dict[str, Any]:
+        """Wire form."""
+        return {"id": self.etl_name, "request_timeout": self.timeout, "pipeline": self.etl_pipeline}
+
+
+class TCBckMsg(BaseModel):
+    """Copy (or transform) between buckets: AIS `TCBMsg`; also the options of `TCMultiObj`.
+
+    Example:
+        >>> TCBckMsg(ext={"jpg": "png"}, num_workers=4).as_dict()
+        {'ext': {'jpg': 'png'}, 'num-workers': 4}
+    """
+
+    ext: dict[str, str] | None = None
+    copy_msg: CopyBckMsg | None = None
+    transform_msg: TransformBckMsg | None = None
+    num_workers: int | None = None
+    cont_on_err: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        """Wire form: only what is set."""
+        out: dict[str, Any] = {}
+        if self.ext:
+            out["ext"] = self.ext
+        if self.num_workers:
+            out["num-workers"] = self.num_workers
+        if self.cont_on_err:
+            out["coer"] = self.cont_on_err
+        if self.copy_msg:
+            out.update(self.copy_msg.as_dict())
+        if self.transform_msg:
+            out.update(self.transform_msg.as_dict())
+        return out
+
+
+class PrefetchMsg(BaseModel):
+    """Prefetch of a list/range of objects (remote buckets).
+
+    Example:
+        >>> PrefetchMsg(object_selection={"template": "a{0..9}"}, continue_on_err=False,
+        ...             latest=False).as_dict()["template"]
+        'a{0..9}'
+    """
+
+    object_selection: dict[str, Any]
+    continue_on_err: bool
+    latest: bool
+    blob_threshold: int | None = None
+    num_workers: int | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """Wire form: the selection plus the options."""
+        out = dict(self.object_selection)
+        out["coer"] = self.continue_on_err
+        out["latest-ver"] = self.latest
+        if self.blob_threshold:
+            out["blob-threshold"] = self.blob_threshold
+        if self.num_workers:
+            out["num-workers"] = self.num_workers
+        return out
+
+
+class TCMultiObj(BaseModel):
+    """Copy (or transform) a list/range of objects into `to_bck`: AIS `TCOMsg`.
+
+    Example:
+        >>> TCMultiObj(to_bck=BucketModel(name="d", provider="ais"), continue_on_err=False,
+        ...            object_selection={"objnames": ["a"]}).as_dict()["tobck"]["name"]
+        'd'
+    """
+
+    to_bck: BucketModel
+    tc_msg: TCBckMsg | None = None
+    continue_on_err: bool
+    object_selection: dict[str, Any]
+    num_workers: int | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """Wire form: the selection, the copy options, the destination."""
+        out = dict(self.object_selection)
+        if self.tc_msg:
+            out.update(self.tc_msg.as_dict())
+        out["tobck"] = self.to_bck.model_dump()
+        out["coer"] = self.continue_on_err
+        if self.num_workers:
+            out["num-workers"] = self.num_workers
+        return out
+
+
+class ArchiveMultiObj(BaseModel):
+    """Archive a list/range of objects into one shard `archive_name` in `to_bck`.
+
+    Example:
+        >>> ArchiveMultiObj(archive_name="s.tar", to_bck=BucketModel(name="b", provider="ais"),
+        ...                 object_selection={"template": "x-{0..9}"}).as_dict()["archname"]
+        's.tar'
+    """
+
+    archive_name: str
+    to_bck: BucketModel
+    mime: str | None = None
+    include_source_name: bool = False
+    allow_append: bool = False
+    continue_on_err: bool = False
+    object_selection: dict[str, Any]
+
+    def as_dict(self) -> dict[str, Any]:
+        """Wire form (AIS `ArchiveBckMsg`)."""
+        out = dict(self.object_selection)
+        out["archname"] = self.archive_name
+        out["isbn"] = self.include_source_name
+        out["aate"] = self.allow_append
+        out["coer"] = self.continue_on_err
+        if self.mime:
+            out["mime"] = self.mime
+        if self.to_bck:
+            out["tobck"] = self.to_bck.model_dump()
+        return out
+
+
+class PromoteAPIArgs(BaseModel):
+    """Promote a local file or directory of the target into a bucket (AIS `PromoteArgs`).
+
+    Example:
+        >>> PromoteAPIArgs(source_path="/var/lib/ais/promote/d", recursive=True).as_dict()["rcr"]
+        True
+    """
+
+    target_id: str = ""
+    source_path: str = ""
+    object_name: str = ""
+    recursive: bool = False
+    overwrite_dest: bool = False
+    delete_source: bool = False
+    src_not_file_share: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        """Wire form."""
+        return {
+            "tid": self.target_id,
+            "src": self.source_path,
+            "obj": self.object_name,
+            "rcr": self.recursive,
+            "ovw": self.overwrite_dest,
+            "dls": self.delete_source,
+            "notshr": self.src_not_file_share,
+        }
+
+
+class BlobMsg(BaseModel):
+    """Options of a blob download (remote buckets).
+
+    Example:
+        >>> BlobMsg(latest=True, num_workers=4).as_dict()
+        {'latest-ver': True, 'num-workers': 4}
+    """
+
+    chunk_size: int | None = None
+    num_workers: int | None = None
+    latest: bool
+
+    def as_dict(self) -> dict[str, Any]:
+        """Wire form."""
+        out: dict[str, Any] = {"latest-ver": self.latest}
+        if self.chunk_size:
+            out["chunk-size"] = self.chunk_size
+        if self.num_workers:
+            out["num-workers"] = self.num_workers
+        return out

@@ -8,23 +8,27 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
 import requests
 
-from aistore._internal import codec, error_map, hrw
+from aistore._internal import braces, codec, error_map, hrw
 from aistore._internal.config import parse_bool as _parse_bool
 from aistore.sdk.const import XX_HASH_SEED
 
 __all__ = [
     "decode_response",
+    "expand_braces",
     "extract_and_parse_url",
     "get_digest",
+    "get_file_size",
     "parse_bool",
     "parse_url",
     "probing_frequency",
+    "read_file_bytes",
     "validate_directory",
     "validate_file",
     "xoshiro256_hash",
@@ -83,3 +87,27 @@ def get_digest(name: str) -> int:
 def xoshiro256_hash(seed: int) -> int:
     """The cluster's 64-bit mixing function (object placement)."""
     return hrw.xoshiro256_hash(seed)
+
+
+def expand_braces(template: str) -> Iterator[str]:
+    """Bash-style brace expansion: `prefix-{0..10..2}-{a,b}` -> each name, in order."""
+    return braces.expand(template)
+
+
+def read_file_bytes(filepath: str | Path) -> bytes:
+    """The whole content of a file."""
+    with open(filepath, "rb") as f:
+        return f.read()
+
+
+def get_file_size(file: Path) -> str:
+    """A file's size for humans, e.g. `1.50 MiB` (`unknown` if it cannot be read)."""
+    try:
+        size = float(Path(file).stat().st_size)
+    except OSError:
+        return "unknown"
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if size < 1024 or unit == "TiB":
+            return f"{int(size)} B" if unit == "B" else f"{size:.2f} {unit}"
+        size /= 1024
+    return "unknown"
