@@ -7,33 +7,61 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
+import json
+import logging
+import os
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import requests
 from requests.structures import CaseInsensitiveDict
 
 from aistore.sdk.ais_source import AISSource
 from aistore.sdk.const import (
+    ACT_COPY_BCK,
     ACT_CREATE_BCK,
     ACT_CREATE_NBI,
     ACT_DESTROY_BCK,
     ACT_DESTROY_NBI,
+    ACT_EVICT_REMOTE_BCK,
     ACT_LIST,
+    ACT_MOVE_BCK,
     ACT_SHOW_NBI,
+    ACT_SUMMARY_BCK,
+    DEFAULT_JOB_POLL_TIME,
     HEADER_ACCEPT,
+    HEADER_BUCKET_PROPS,
+    HEADER_BUCKET_SUMM,
     HEADER_INV_NAME,
+    HEADER_XACTION_ID,
     HTTP_METHOD_DELETE,
     HTTP_METHOD_GET,
     HTTP_METHOD_HEAD,
     HTTP_METHOD_POST,
     MSGPACK_CONTENT_TYPE,
+    QPARAM_BCK_TO,
+    QPARAM_BSUMM_REMOTE,
+    QPARAM_FLT_PRESENCE,
+    QPARAM_KEEP_REMOTE,
     QPARAM_NAMESPACE,
     QPARAM_PROVIDER,
+    QPARAM_UUID,
+    STATUS_ACCEPTED,
+    STATUS_OK,
+    STATUS_PARTIAL_CONTENT,
     URL_PATH_BUCKETS,
 )
-from aistore.sdk.errors import ErrBckAlreadyExists, ErrBckNotFound, InvalidBckProvider
+from aistore.sdk.enums import FLTPresence
+from aistore.sdk.errors import (
+    ErrBckAlreadyExists,
+    ErrBckNotFound,
+    InvalidBckProvider,
+    UnexpectedHTTPStatusCode,
+)
 from aistore.sdk.list_object_flag import ListObjectFlag
+from aistore.sdk.multiobj import ObjectGroup, ObjectRange
 from aistore.sdk.namespace import Namespace
 from aistore.sdk.obj.object import BucketDetails, Object
 from aistore.sdk.obj.object_iterator import ObjectIterator
@@ -42,15 +70,31 @@ from aistore.sdk.provider import Provider
 from aistore.sdk.request_client import RequestClient
 from aistore.sdk.types import (
     ActionMsg,
+    BsummCtrlMsg,
     BucketEntry,
     BucketList,
     BucketModel,
+    CopyBckMsg,
     CreateNBIMsg,
     ListObjectsMsg,
     NBIInfo,
+    TCBckMsg,
 )
+from aistore.sdk.utils import get_file_size, validate_directory
+
+if TYPE_CHECKING:
+    from aistore.sdk.dataset.dataset_config import DatasetConfig
 
 __all__ = ["Bucket"]
+
+logger = logging.getLogger(__name__)
+
+# Summary polling: from the official first interval, growing by half up to this.
+_SUMMARY_MAX_POLL = 10.0
+# `info()` polling: the official SDK first sleeps 2 s; a summary of a small bucket is ready far
+# sooner, so polling starts at 50 ms and backs off to that interval.
+_INFO_FIRST_POLL = 0.05
+_INFO_MAX_POLL = 2.0
 
 
 class Bucket(AISSource):
@@ -148,6 +192,252 @@ class Bucket(AISSource):
         except ErrBckNotFound:
             if not missing_ok:
                 raise
+
+    def rename(self, to_bck_name: str) -> str:
+        """Rename this (ais) bucket to `to_bck_name` as a job (`move-bck`); returns its id.
+        From now on this object names the new bucket; wait for the job before using it.
+
+        Raises:
+            InvalidBckProvider: the bucket is remote.
+            aistore.sdk.errors.AISError: e.g. the destination exists (400).
+        """
+        self._verify_ais_bucket()
+        params = dict(self._qparam)
+        params[QPARAM_BCK_TO] = BucketModel(
+            name=to_bck_name, namespace=self._namespace, provider=self._provider.value
+        ).get_path()
+        resp = self.make_request(HTTP_METHOD_POST, ACT_MOVE_BCK, params=params)
+        self._name = to_bck_name
+        return resp.text
+
+    def evict(self, keep_md: bool = False) -> None:
+        """Evict this remote bucket's objects from the cluster (and its metadata unless
+        `keep_md`).
+
+        Raises:
+            InvalidBckProvider: the bucket is an ais:// bucket (nothing to evict).
+        """
+        self.verify_cloud_bucket()
+        params = dict(self._qparam)
+        params[QPARAM_KEEP_REMOTE] = str(keep_md)
+        self.make_request(HTTP_METHOD_DELETE, ACT_EVICT_REMOTE_BCK, params=params)
+
+    def summary(
+        self, uuid: str = "", prefix: str = "", cached: bool = True, present: bool = True
+    ) -> dict[str, Any]:
+        """Object count and sizes of this bucket (under `prefix`), computed by a job: starts it
+        (202 + job id), then polls until the result (200) and returns it.
+
+        Returns:
+            AIS `BsummResult`: `ObjCount` (`obj_count_present`, `obj_count_remote`), `ObjSize`
+            (min/avg/max), `TotalSize` (`size_on_disk`, `size_all_present_objs`, ...),
+            `used_pct`, `is_present`, and the bucket's `name`/`provider`/`namespace`.
+
+        Raises:
+            UnexpectedHTTPStatusCode: the server answered neither 200, 202 nor 206.
+        """
+        msg = BsummCtrlMsg(uuid=uuid, prefix=prefix, cached=cached, present=present)
+        resp = self.make_request(HTTP_METHOD_GET, ACT_SUMMARY_BCK, value=msg.model_dump())
+        if resp.status_code == STATUS_OK:
+            raise UnexpectedHTTPStatusCode([STATUS_ACCEPTED], resp.status_code)
+        msg.uuid = resp.text.strip('"')
+        sleep = DEFAULT_JOB_POLL_TIME
+        while True:
+            resp = self.make_request(HTTP_METHOD_GET, ACT_SUMMARY_BCK, value=msg.model_dump())
+            if resp.status_code == STATUS_OK:
+                break
+            if resp.status_code not in (STATUS_ACCEPTED, STATUS_PARTIAL_CONTENT):
+                raise UnexpectedHTTPStatusCode(
+                    [STATUS_OK, STATUS_ACCEPTED, STATUS_PARTIAL_CONTENT], resp.status_code
+                )
+            time.sleep(sleep)
+            if resp.status_code != STATUS_PARTIAL_CONTENT:
+                sleep = min(_SUMMARY_MAX_POLL, sleep * 1.5)
+        result: dict[str, Any] = json.loads(resp.content.decode("utf-8"))[0]
+        return result
+
+    def info(
+        self,
+        flt_presence: int = FLTPresence.FLT_EXISTS,
+        bsumm_remote: bool = True,
+        prefix: str = "",
+    ) -> tuple[str, dict[str, Any]]:
+        """Properties and summary of this bucket (under `prefix`): a HEAD that starts a summary
+        job (202), then HEADs until it is done (200).
+
+        Args:
+            flt_presence: `FLTPresence` value: which buckets/objects count.
+            bsumm_remote: count remote objects too (remote buckets).
+            prefix: only objects under it.
+
+        Returns:
+            (the `Ais-Bucket-Props` JSON string, the summary as in `summary()`).
+
+        Raises:
+            ValueError: `flt_presence` is not an `FLTPresence` value.
+            UnexpectedHTTPStatusCode: the first reply is not 202.
+        """
+        try:
+            presence = int(FLTPresence(flt_presence))
+        except ValueError as err:
+            raise ValueError("`flt_presence` must be in values of enum FLTPresence") from err
+        params: dict[str, Any] = dict(self._qparam)
+        params[QPARAM_FLT_PRESENCE] = presence
+        params[QPARAM_BSUMM_REMOTE] = bsumm_remote
+        path = f"{URL_PATH_BUCKETS}/{self._name}"
+        resp = self.client.request(
+            HTTP_METHOD_HEAD, path=f"{path}/{prefix}" if prefix else path, params=params
+        )
+        props = resp.headers.get(HEADER_BUCKET_PROPS, "{}")
+        if resp.status_code != STATUS_ACCEPTED:
+            raise UnexpectedHTTPStatusCode([STATUS_ACCEPTED], resp.status_code)
+        params[QPARAM_UUID] = resp.headers.get(HEADER_XACTION_ID, "").strip('"')
+        result: dict[str, Any] = {}
+        sleep = _INFO_FIRST_POLL
+        while True:
+            time.sleep(sleep)
+            resp = self.client.request(HTTP_METHOD_HEAD, path=path, params=params)
+            summ = resp.headers.get(HEADER_BUCKET_SUMM, "")
+            if summ:
+                result = json.loads(summ)
+            if resp.status_code == STATUS_OK:
+                return props, result
+            sleep = min(_INFO_MAX_POLL, sleep * 2)
+
+    def copy(
+        self,
+        to_bck: Bucket,
+        prefix_filter: str = "",
+        prepend: str = "",
+        ext: dict[str, str] | None = None,
+        dry_run: bool = False,
+        force: bool = False,
+        latest: bool = False,
+        sync: bool = False,
+        num_workers: int | None = 0,
+    ) -> str:
+        """Copy this bucket's objects (under `prefix_filter`) into `to_bck` as a job
+        (`copy-bck`); the destination is created if missing. Returns the job id.
+
+        Args:
+            to_bck: destination bucket.
+            prefix_filter: only objects whose names start with it.
+            prepend: text put before every copied name.
+            ext: rename extensions, e.g. {"jpg": "txt"}.
+            dry_run: count what would be copied, copy nothing.
+            force: run even if it conflicts with other jobs.
+            latest: fetch the latest remote version first.
+            sync: keep the destination in sync with a remote source.
+            num_workers: concurrent workers per target (0: one per mountpath, -1: none).
+        """
+        value = TCBckMsg(
+            ext=ext,
+            num_workers=num_workers,
+            copy_msg=CopyBckMsg(
+                prefix=prefix_filter,
+                prepend=prepend,
+                force=force,
+                dry_run=dry_run,
+                latest=latest,
+                sync=sync,
+            ),
+        ).as_dict()
+        params = dict(self._qparam)
+        params[QPARAM_BCK_TO] = to_bck.get_path()
+        return self.make_request(HTTP_METHOD_POST, ACT_COPY_BCK, value=value, params=params).text
+
+    def put_files(
+        self,
+        path: str | Path,
+        prefix_filter: str = "",
+        pattern: str = "*",
+        basename: bool = False,
+        prepend: str | None = None,
+        recursive: bool = False,
+        dry_run: bool = False,
+        verbose: bool = True,
+    ) -> list[str]:
+        """PUT the files of a local directory as objects; returns the object names.
+
+        Args:
+            path: the directory.
+            prefix_filter: only files whose names start with it.
+            pattern: shell wildcard the file names must match.
+            basename: name objects by file name only (else by path relative to `path`).
+            prepend: text put before every object name (no separator added).
+            recursive: include subdirectories.
+            dry_run: only report what would be put.
+            verbose: log each upload (at INFO).
+
+        Raises:
+            ValueError: `path` is not a directory.
+        """
+        validate_directory(path)
+        root = Path(path)
+        files = root.rglob(pattern) if recursive else root.glob(pattern)
+        names: list[str] = []
+        dry = "Dry-run enabled. Proposed action:" if dry_run else ""
+        log = verbose and logger.isEnabledFor(logging.INFO)
+        for file in files:
+            if not file.is_file() or not file.name.startswith(prefix_filter):
+                continue
+            name = file.name if basename else str(file.relative_to(root))
+            if prepend:
+                name = prepend + name
+            if not dry_run:
+                self.object(name).get_writer().put_file(str(file))
+            if log:
+                logger.info(
+                    "%s File '%s' uploaded as object '%s' with size %s",
+                    dry,
+                    file,
+                    name,
+                    get_file_size(file),
+                )
+            names.append(name)
+        if log:
+            logger.info(
+                "%s Specified files from %s uploaded to bucket %s",
+                dry,
+                path,
+                f"{self._provider.value}://{self._name}",
+            )
+        return names
+
+    def objects(
+        self,
+        obj_names: list[str] | None = None,
+        obj_range: ObjectRange | None = None,
+        obj_template: str | None = None,
+    ) -> ObjectGroup:
+        """Several objects of this bucket, by exactly one of a list, a range or a template;
+        no request is sent."""
+        return ObjectGroup(
+            bck=self, obj_names=obj_names, obj_range=obj_range, obj_template=obj_template
+        )
+
+    def write_dataset(
+        self, config: DatasetConfig, skip_missing: bool = True, **kwargs: Any
+    ) -> None:
+        """Write a local dataset into this bucket as WebDataset tar shards: samples from
+        `config`, shards written locally, uploaded as they complete, then removed.
+
+        Args:
+            config: where each sample's parts come from.
+            skip_missing: leave out samples that miss an attribute (else write them partial).
+            **kwargs: shard writer options: `pattern` (name stem, default "dataset"),
+                `maxcount` (samples per shard), `maxsize` (bytes per shard), `post` (called
+                with each finished shard's path before it is uploaded).
+        """
+        user_post: Callable[[str], Any] = kwargs.get("post", lambda _path: None)
+
+        def upload(shard_path: str) -> None:
+            user_post(shard_path)
+            self.object(shard_path).get_writer().put_file(shard_path)
+            os.unlink(shard_path)
+
+        kwargs["post"] = upload
+        config.write_shards(skip_missing=skip_missing, **kwargs)
 
     def head(self) -> CaseInsensitiveDict[str]:
         """The bucket's response headers; `Ais-Bucket-Props` holds its properties as JSON.
