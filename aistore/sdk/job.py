@@ -11,13 +11,19 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
+from typing import TYPE_CHECKING
 
 from aistore.sdk.const import (
     ACT_BLOB_DOWNLOAD,
+    ACT_START,
+    ACT_XACT_STOP,
     DEFAULT_JOB_WAIT_TIMEOUT,
+    GO_ZERO_TIME,
     HTTP_METHOD_GET,
+    HTTP_METHOD_PUT,
     NANOSECONDS_IN_SECOND,
+    QPARAM_FORCE,
     QPARAM_WHAT,
     URL_PATH_CLUSTER,
     WHAT_ONE_XACT_STATUS,
@@ -25,9 +31,19 @@ from aistore.sdk.const import (
 )
 from aistore.sdk.errors import JobInfoNotFound, Timeout
 from aistore.sdk.request_client import RequestClient
-from aistore.sdk.types import AggregatedJobSnap, JobArgs, JobSnap, JobStatus
+from aistore.sdk.types import (
+    ActionMsg,
+    AggregatedJobSnap,
+    BucketModel,
+    JobArgs,
+    JobSnap,
+    JobStatus,
+)
 from aistore.sdk.utils import probing_frequency
 from aistore.sdk.wait_result import WaitResult
+
+if TYPE_CHECKING:
+    from aistore.sdk.bucket import Bucket
 
 __all__ = ["Job"]
 
@@ -199,6 +215,92 @@ class Job:
         """Wait until some target reports the job finished."""
         return self._wait_for(AggregatedJobSnap.any_finished, timeout, verbose, "finished")
 
+    def start(
+        self,
+        daemon_id: str = "",
+        force: bool = False,
+        buckets: list[Bucket] | None = None,
+    ) -> str:
+        """Start a job of this kind (e.g. "lru", "cleanup", "rechunk") and return its id.
+
+        Args:
+            daemon_id: the target to run it on, for single-target kinds.
+            force: override restrictions (e.g. run lru on a bucket with lru disabled).
+            buckets: the buckets it runs on, for kinds with a bucket scope (default: all).
+
+        Raises:
+            aistore.sdk.errors.AISError: unknown or not startable kind (400).
+        """
+        args = JobArgs(kind=self._job_kind, daemon_id=daemon_id)
+        if buckets:
+            models = [
+                BucketModel(name=b.name, provider=b.provider.value, namespace=b.namespace)
+                for b in buckets
+            ]
+            if len(models) == 1:
+                args.bucket = models[0]
+            else:
+                args.buckets = models
+        params = {QPARAM_FORCE: "true"} if force else {}
+        action = ActionMsg(action=ACT_START, value=args.as_dict()).model_dump()
+        return self._client.request(
+            HTTP_METHOD_PUT, path=URL_PATH_CLUSTER, json=action, params=params
+        ).text
+
+    def abort(self) -> None:
+        """Abort this job (or, with only a kind, every running job of that kind). A `wait()`
+        then returns an unsuccessful `WaitResult` with the abort error.
+
+        Raises:
+            ValueError: neither id nor kind is set.
+        """
+        if not self._job_id and not self._job_kind:
+            raise ValueError("Cannot abort a job without an id or kind")
+        args = JobArgs(id=self._job_id, kind=self._job_kind)
+        action = ActionMsg(action=ACT_XACT_STOP, value=args.as_dict()).model_dump()
+        self._client.request(HTTP_METHOD_PUT, path=URL_PATH_CLUSTER, json=action)
+
+    def get_within_timeframe(
+        self, start_time: datetime, end_time: datetime | None = None
+    ) -> list[JobSnap]:
+        """Snapshots of this job (by id or kind) that started at or after `start_time` and, if
+        `end_time` is given, ended at or before it.
+
+        Raises:
+            JobInfoNotFound: none match.
+        """
+        start_time = _aware(start_time)
+        end_time = _aware(end_time) if end_time is not None else None
+        found: list[JobSnap] = []
+        for snap in self.get_details().list_snapshots():
+            if snap.id != self._job_id and snap.kind != self._job_kind:
+                continue
+            if _parse_time(snap.start_time) < start_time:
+                continue
+            if end_time is not None and _parse_time(snap.end_time) > end_time:
+                continue
+            found.append(snap)
+        if not found:
+            raise JobInfoNotFound("No relevant job info found")
+        return found
+
+    def get_total_time(self) -> timedelta | None:
+        """From the earliest start to the latest end over all targets; None while any target
+        still runs it (or nothing is known)."""
+        snaps = self.get_details().list_snapshots()
+        if not snaps:
+            return None
+        starts, ends = [], []
+        for s in snaps:
+            if not s.end_time or s.end_time == GO_ZERO_TIME:
+                return None
+            ends.append(_parse_time(s.end_time))
+            if s.start_time:
+                starts.append(_parse_time(s.start_time))
+        if not starts:
+            return None
+        return max(ends) - min(starts)
+
     def _resolve_kind(self) -> str:
         for snap in self.get_details().list_snapshots():
             if snap.kind:
@@ -267,3 +369,20 @@ class Job:
             logger.info("Job '%s' %s", result.job_id, state)
         else:
             logger.error("Job '%s' failed: %s", result.job_id, result.error)
+
+
+def _parse_time(value: str) -> datetime:
+    """An RFC 3339 time as Go prints it (nanoseconds, `Z`), timezone-aware."""
+    if value.endswith("Z"):
+        value = value[:-1] + "+00:00"
+    head, sep, rest = value.partition(".")
+    if sep:  # Python takes at most microseconds
+        digits = "".join(c for c in rest if c.isdigit())
+        zone = rest[len(digits) :]
+        value = f"{head}.{digits[:6].ljust(6, '0')}{zone}"
+    return datetime.fromisoformat(value)
+
+
+def _aware(t: datetime) -> datetime:
+    """`t`, read as UTC when it has no timezone (snapshot times are UTC)."""
+    return t if t.tzinfo is not None else t.replace(tzinfo=timezone.utc)
