@@ -1,4 +1,4 @@
-"""The cluster as a whole: its map, readiness and buckets.
+"""The cluster as a whole: its map, readiness, buckets, jobs, node performance and logs.
 
 Example:
     >>> from aistore import Client
@@ -8,19 +8,30 @@ Example:
 from __future__ import annotations
 
 import logging
+from typing import Any
+
+import requests
 
 from aistore.sdk.const import (
     ACT_LIST,
+    HEADER_NODE_ID,
     HTTP_METHOD_GET,
+    QPARAM_ALL_LOGS,
+    QPARAM_LOG_SEV,
     QPARAM_PRIMARY_READY_REB,
     QPARAM_PROVIDER,
     QPARAM_WHAT,
     URL_PATH_BUCKETS,
     URL_PATH_CLUSTER,
+    URL_PATH_DAEMON,
     URL_PATH_HEALTH,
+    URL_PATH_REVERSE,
     WHAT_ALL_RUNNING_STATUS,
     WHAT_ALL_XACT_STATUS,
+    WHAT_LOG,
+    WHAT_NODE_STATS_AND_STATUS,
 )
+from aistore.sdk.enums import LogSeverity, NodeFilter
 from aistore.sdk.provider import Provider
 from aistore.sdk.request_client import RequestClient
 from aistore.sdk.types import ActionMsg, BucketModel, JobQuery, JobStatus, Smap
@@ -103,4 +114,54 @@ class Cluster:
             res_model=list[str],
             json=JobQuery(kind=job_kind, target=target_id, active=True).as_dict(),
             params={QPARAM_WHAT: WHAT_ALL_RUNNING_STATUS},
+        )
+
+    def get_performance(self) -> dict[str, Any]:
+        """Each target's raw status and performance counters (AIS node status JSON), by
+        target id."""
+        out: dict[str, Any] = {}
+        for target_id in self.get_info().tmap:
+            resp = self._client.request(
+                HTTP_METHOD_GET,
+                path=f"{URL_PATH_REVERSE}/{URL_PATH_DAEMON}",
+                params={QPARAM_WHAT: WHAT_NODE_STATS_AND_STATUS},
+                headers={HEADER_NODE_ID: target_id},
+            )
+            resp.raise_for_status()
+            out[target_id] = resp.json()
+        return out
+
+    def get_node_log(self, node_id: str, severity: LogSeverity = LogSeverity.INFO) -> str:
+        """The current log of node `node_id` (target or proxy): lines of `severity` and worse."""
+        return self._request_log(node_id, LogSeverity(severity).value).text
+
+    def get_node_log_archive(self, node_id: str, severity: LogSeverity = LogSeverity.INFO) -> bytes:
+        """The logs of node `node_id` as a .tar.gz archive (held in memory)."""
+        return self._request_log(node_id, LogSeverity(severity).value, all_logs=True).content
+
+    def get_cluster_logs(
+        self,
+        severity: LogSeverity = LogSeverity.INFO,
+        role: NodeFilter = NodeFilter.TARGET,
+    ) -> dict[str, str]:
+        """The current log of every node of `role`, by node id."""
+        smap = self.get_info()
+        nodes: dict[str, Any] = {}
+        if role in (NodeFilter.TARGET, NodeFilter.ALL):
+            nodes.update(smap.tmap)
+        if role in (NodeFilter.PROXY, NodeFilter.ALL):
+            nodes.update(smap.pmap)
+        return {node_id: self.get_node_log(node_id, severity=severity) for node_id in nodes}
+
+    def _request_log(
+        self, node_id: str, severity: str, all_logs: bool = False
+    ) -> requests.Response:
+        params = {QPARAM_WHAT: WHAT_LOG, QPARAM_LOG_SEV: severity}
+        if all_logs:
+            params[QPARAM_ALL_LOGS] = "true"
+        return self._client.request(
+            HTTP_METHOD_GET,
+            path=f"{URL_PATH_REVERSE}/{URL_PATH_DAEMON}",
+            params=params,
+            headers={HEADER_NODE_ID: node_id},
         )
