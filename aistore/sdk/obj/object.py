@@ -8,6 +8,7 @@ Example:
 from __future__ import annotations
 
 import posixpath
+import warnings
 from dataclasses import dataclass
 from typing import IO, Any, Protocol
 from urllib.parse import quote
@@ -18,6 +19,8 @@ from requests.structures import CaseInsensitiveDict
 from aistore.sdk.archive_config import ArchiveConfig
 from aistore.sdk.blob_download_config import BlobDownloadConfig
 from aistore.sdk.const import (
+    ACT_BLOB_DOWNLOAD,
+    ACT_PROMOTE,
     AIS_BCK_NAME,
     AIS_BCK_PROVIDER,
     AIS_OBJ_NAME,
@@ -28,6 +31,7 @@ from aistore.sdk.const import (
     HEADER_RANGE,
     HTTP_METHOD_DELETE,
     HTTP_METHOD_HEAD,
+    HTTP_METHOD_POST,
     HTTP_METHOD_PUT,
     QPARAM_ARCHMODE,
     QPARAM_ARCHPATH,
@@ -45,6 +49,7 @@ from aistore.sdk.obj.object_reader import ObjectReader
 from aistore.sdk.obj.object_writer import ObjectWriter
 from aistore.sdk.provider import Provider
 from aistore.sdk.request_client import RequestClient
+from aistore.sdk.types import ActionMsg, BlobMsg, PromoteAPIArgs
 
 __all__ = ["BucketDetails", "Object"]
 
@@ -177,6 +182,15 @@ class Object:
         self._props = ObjectProps(headers)
         return self._props
 
+    def head_v2(self, props: str = "") -> ObjectProps:
+        """Deprecated 1.25 name of `head(props)` (selective HEAD); use `head()`."""
+        warnings.warn(
+            "Object.head_v2() is deprecated; use Object.head(props=...)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.head(props)
+
     def get_reader(
         self,
         archive_config: ArchiveConfig | None = None,
@@ -281,6 +295,65 @@ class Object:
         if etl:
             etl.update_qparams(params)
         return self._client.request(HTTP_METHOD_PUT, path=self._object_path, params=params)
+
+    def promote(
+        self,
+        path: str,
+        target_id: str = "",
+        recursive: bool = False,
+        overwrite_dest: bool = False,
+        delete_source: bool = False,
+        src_not_file_share: bool = False,
+    ) -> str:
+        """Make objects of local files of the server: a file becomes this object; a directory's
+        files become objects named `<this name>/<relative path>`, as a job. The source must lie
+        under the server's promote root (AIS: /var/lib/ais/promote).
+
+        Args:
+            path: absolute path of the file or directory on the server.
+            target_id: the target that reads it (a single node: any).
+            recursive: include subdirectories.
+            overwrite_dest: replace existing objects (else they are kept).
+            delete_source: remove each file once it is an object.
+            src_not_file_share: the source is not shared by all targets.
+
+        Returns:
+            The job id for a directory, "" for a file (promoted before the reply).
+
+        Raises:
+            aistore.sdk.errors.AISError: bad or missing source (400/404).
+        """
+        value = PromoteAPIArgs(
+            source_path=path,
+            object_name=self._name,
+            target_id=target_id,
+            recursive=recursive,
+            overwrite_dest=overwrite_dest,
+            delete_source=delete_source,
+            src_not_file_share=src_not_file_share,
+        ).as_dict()
+        msg = ActionMsg(action=ACT_PROMOTE, name=path, value=value).model_dump()
+        return self._client.request(
+            HTTP_METHOD_POST, path=self._bucket_path, params=self.query_params, json=msg
+        ).text
+
+    def blob_download(
+        self, chunk_size: int | None = None, num_workers: int | None = None, latest: bool = False
+    ) -> str:
+        """Fetch this object of a remote bucket in parallel chunks, as a job; returns its id.
+
+        Raises:
+            aistore.sdk.errors.AISError: the bucket is not remote (400).
+        """
+        value = BlobMsg(chunk_size=chunk_size, num_workers=num_workers, latest=latest).as_dict()
+        msg = ActionMsg(action=ACT_BLOB_DOWNLOAD, value=value, name=self._name).model_dump()
+        return self._client.request(
+            HTTP_METHOD_POST, path=self._bucket_path, params=self.query_params, json=msg
+        ).text
+
+    @property
+    def _bucket_path(self) -> str:
+        return f"{URL_PATH_OBJECTS}/{self._bck_details.name}"
 
     def get_url(self, archpath: str = "", etl: ETLConfigLike | None = None) -> str:
         """Full URL of a GET of this object, e.g. for tools that fetch URLs themselves."""

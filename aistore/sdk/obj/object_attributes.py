@@ -8,7 +8,8 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import warnings
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -82,6 +83,32 @@ class ObjectAttributes:
         if not isinstance(response_headers, CaseInsensitiveDict):
             response_headers = CaseInsensitiveDict(response_headers)
         self._response_headers: CaseInsensitiveDict[Any] = response_headers
+
+    # The 1.25 SDK's `Object.head()` returned the response headers themselves; scripts of that
+    # era index the result by header name. Those reads still work, with a DeprecationWarning.
+
+    def __getitem__(self, header: str) -> Any:
+        _warn_dict_access()
+        return self._response_headers[header]
+
+    def __contains__(self, header: object) -> bool:
+        _warn_dict_access()
+        return header in self._response_headers
+
+    def get(self, header: str, default: Any = None) -> Any:
+        """Deprecated: a response header by name; use the properties instead."""
+        _warn_dict_access()
+        return self._response_headers.get(header, default)
+
+    def keys(self) -> Iterator[str]:
+        """Deprecated: the response header names; use the properties instead."""
+        _warn_dict_access()
+        return iter(self._response_headers.keys())
+
+    def items(self) -> Iterator[tuple[str, Any]]:
+        """Deprecated: (header, value) pairs; use the properties instead."""
+        _warn_dict_access()
+        return iter(self._response_headers.items())
 
     def _str(self, name: str) -> str:
         return str(self._response_headers.get(name, ""))
@@ -179,3 +206,12 @@ class ObjectAttributes:
             chunk_count=self._int(AIS_CHUNKS_COUNT),
             max_chunk_size=self._int(AIS_CHUNKS_MAX_CHUNK_SIZE),
         )
+
+
+def _warn_dict_access() -> None:
+    warnings.warn(
+        "dict-style access to head() results (1.25 API) is deprecated; use the "
+        "ObjectAttributes/ObjectProps properties (size, obj_version, checksum_value, ...)",
+        DeprecationWarning,
+        stacklevel=3,
+    )
