@@ -12,6 +12,7 @@ from aistore.sdk.blob_download_config import BlobDownloadConfig
 from aistore.sdk.bucket import Bucket
 from aistore.sdk.client import Client
 from aistore.sdk.cluster import Cluster
+from aistore.sdk.dataset.data_shard import DataShard
 from aistore.sdk.job import Job
 from aistore.sdk.list_object_flag import ListObjectFlag
 from aistore.sdk.namespace import Namespace
@@ -28,6 +29,7 @@ __all__ = [
     "Client",
     "Cluster",
     "ColdGetConf",
+    "DataShard",
     "Job",
     "ListObjectFlag",
     "Namespace",
