@@ -77,6 +77,8 @@ class LocalServer:
         host: address to bind.
         threads: server I/O threads (default: CPU count).
         fsync: sync data and directories before each commit (durability over speed).
+        promote_root: the directory tree ``Object.promote`` may read (server default:
+            /var/lib/ais/promote, as AIS).
         startup_timeout: seconds to wait for the server to listen.
         binary: path of the executable (default: ``find_server_binary()``).
 
@@ -94,6 +96,7 @@ class LocalServer:
         host: str = "127.0.0.1",
         threads: int | None = None,
         fsync: bool = False,
+        promote_root: str | os.PathLike[str] | None = None,
         startup_timeout: float = 15.0,
         binary: str | os.PathLike[str] | None = None,
     ) -> None:
@@ -105,6 +108,7 @@ class LocalServer:
         self._host = host
         self._threads = threads
         self._fsync = fsync
+        self._promote_root = Path(promote_root).resolve() if promote_root is not None else None
         self._startup_timeout = startup_timeout
         self._binary = Path(binary) if binary else None
         self._tmpdir: Path | None = None
@@ -135,6 +139,8 @@ class LocalServer:
             cmd += ["--threads", str(self._threads)]
         if self._fsync:
             cmd.append("--fsync")
+        if self._promote_root is not None:
+            cmd += ["--promote-root", str(self._promote_root)]
         self._log = []
         self._proc = subprocess.Popen(
             cmd,
