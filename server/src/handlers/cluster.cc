@@ -51,8 +51,13 @@ nlohmann::json BucketJson(const std::string& name) {
   return {{"name", name}, {"provider", "ais"}, {"namespace", {{"uuid", ""}, {"name", ""}}}};
 }
 
+// A job that failed stopped there: AIS reports it aborted, with the error (xact.Base.Abort(err)).
+// Errors a job went on past show in "err" only.
+bool Stopped(const JobSnapshot& j) { return j.aborted || !j.err.empty(); }
+std::string ErrText(const JobSnapshot& j) { return j.err.empty() ? j.soft_err : j.err; }
+
 nlohmann::json StatusJson(const JobSnapshot& j) {
-  return {{"kind", j.kind}, {"uuid", j.id}, {"err", j.err}, {"end_time", j.end_ns}, {"aborted", j.aborted}};
+  return {{"kind", j.kind}, {"uuid", j.id}, {"err", ErrText(j)}, {"end_time", j.end_ns}, {"aborted", Stopped(j)}};
 }
 
 nlohmann::json SnapJson(const JobSnapshot& j) {
@@ -69,8 +74,8 @@ nlohmann::json SnapJson(const JobSnapshot& j) {
                          {"dst-bck", BucketJson(j.dst_bucket)},
                          {"id", j.id},
                          {"kind", j.kind},
-                         {"abort-err", j.aborted ? "aborted" : ""},
-                         {"err", j.err},
+                         {"abort-err", !j.err.empty() ? j.err : (j.aborted ? "aborted" : "")},
+                         {"err", ErrText(j)},
                          {"glob.id", "0"},
                          {"stats",
                           {{"loc-objs", n(j.objs)},
@@ -79,7 +84,7 @@ nlohmann::json SnapJson(const JobSnapshot& j) {
                            {"out-bytes", "0"},
                            {"in-objs", "0"},
                            {"in-bytes", "0"}}},
-                         {"aborted", j.aborted},
+                         {"aborted", Stopped(j)},
                          {"is_idle", idle}};
   if (!j.ctlmsg.empty()) snap["ctlmsg"] = j.ctlmsg;
   return snap;

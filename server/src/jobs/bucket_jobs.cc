@@ -22,25 +22,6 @@ namespace {
 
 constexpr size_t kIoBuf = 1 << 20;
 
-// The first error of a job that keeps going, and how many followed it.
-class ErrorTally {
- public:
-  void Add(const Status& st) {
-    if (st.ok()) return;
-    if (first_.ok()) first_ = st;
-    ++count_;
-  }
-  Status Final() const {
-    if (count_ <= 1) return first_;
-    std::string msg = first_.message() + " (and " + std::to_string(count_ - 1) + " more errors)";
-    return first_.IsNotFound() ? Status::NotFound(msg) : Status::IOError(msg);
-  }
-
- private:
-  Status first_;
-  size_t count_ = 0;
-};
-
 std::function<bool()> Stopper(const JobControl& jc) {
   return [&jc] { return jc.aborted(); };
 }
@@ -131,21 +112,18 @@ Status RunMoveBucket(Store& store, JobControl& jc, const std::string& src, const
 }
 
 Status RunDeleteObjects(Store& store, JobControl& jc, const std::string& bucket, const ObjectSelection& sel) {
-  ErrorTally errs;
-  Status st = sel.ForEach(store, bucket, Stopper(jc), [&](const std::string& name) {
+  return sel.ForEach(store, bucket, Stopper(jc), [&](const std::string& name) {
     Status d = store.Delete(bucket, name);
     if (d.ok()) {
       jc.Add(1, 0);
       return Status::OK();
     }
     if (d.IsNotFound()) {
-      if (sel.kind() == ObjectSelection::Kind::kList) errs.Add(d);
+      if (sel.kind() == ObjectSelection::Kind::kList) jc.AddError(d.message());  // a range need not exist
       return Status::OK();
     }
     return d;
   });
-  AIS_RETURN_IF_ERROR(st);
-  return errs.Final();
 }
 
 Status RunVisitObjects(Store& store, JobControl& jc, const std::string& bucket, const ObjectSelection& sel) {
@@ -157,7 +135,6 @@ Status RunVisitObjects(Store& store, JobControl& jc, const std::string& bucket, 
 }
 
 Status RunCopyObjects(Store& store, JobControl& jc, const CopyObjectsArgs& args) {
-  ErrorTally errs;
   bool list = args.sel.kind() == ObjectSelection::Kind::kList;
   Status st = args.sel.ForEach(store, args.src, Stopper(jc), [&](const std::string& name) {
     if (args.dry_run) {
@@ -173,13 +150,12 @@ Status RunCopyObjects(Store& store, JobControl& jc, const CopyObjectsArgs& args)
     }
     if (c.IsNotFound() && !list) return Status::OK();  // a range names objects that need not exist
     if (args.continue_on_err) {
-      errs.Add(c);
+      jc.AddError(c.message());
       return Status::OK();
     }
     return c;
   });
-  AIS_RETURN_IF_ERROR(st);
-  return errs.Final();
+  return st;
 }
 
 Status RunArchive(Store& store, JobControl& jc, const ArchiveArgs& args) {
@@ -209,7 +185,6 @@ Status RunArchive(Store& store, JobControl& jc, const ArchiveArgs& args) {
       return writer.EndEntry();
     }));
   }
-  ErrorTally errs;
   bool list = args.sel.kind() == ObjectSelection::Kind::kList;
   Status st = args.sel.ForEach(store, args.src, Stopper(jc), [&](const std::string& name) {
     if (args.src == args.dst && name == args.archname) return Status::OK();  // never archive itself
@@ -217,7 +192,7 @@ Status RunArchive(Store& store, JobControl& jc, const ArchiveArgs& args) {
     if (!obj.ok()) {
       if (obj.status().IsNotFound() && !list) return Status::OK();
       if (args.continue_on_err) {
-        errs.Add(obj.status());
+        jc.AddError(obj.status().message());
         return Status::OK();
       }
       return obj.status();
@@ -234,8 +209,7 @@ Status RunArchive(Store& store, JobControl& jc, const ArchiveArgs& args) {
   if (jc.aborted()) return Status::OK();  // the writer's destructor drops the unfinished object
   AIS_RETURN_IF_ERROR(writer.Finish());
   ObjectMeta meta;
-  AIS_RETURN_IF_ERROR((*w)->Commit(&meta));
-  return errs.Final();
+  return (*w)->Commit(&meta);
 }
 
 Result<BucketSummary> SummarizeBucket(Store& store, JobControl& jc, const std::string& bucket,

@@ -18,6 +18,17 @@ int64_t NowNs() {
 
 }  // namespace
 
+void JobControl::AddError(const std::string& msg) {
+  std::lock_guard lock(err_mu_);
+  if (num_errs_++ == 0) first_err_ = msg;
+}
+
+std::string JobControl::SoftErrors() const {
+  std::lock_guard lock(err_mu_);
+  if (num_errs_ <= 1) return first_err_;
+  return first_err_ + " (and " + std::to_string(num_errs_ - 1) + " more errors)";
+}
+
 JobRegistry::~JobRegistry() {
   std::vector<std::thread> threads;
   {
@@ -74,6 +85,7 @@ JobSnapshot JobRegistry::SnapshotLocked(const Job& job) const {
   JobSnapshot s = job.info;
   s.objs = job.control.objs_.load();
   s.bytes = job.control.bytes_.load();
+  s.soft_err = job.control.SoftErrors();
   return s;
 }
 

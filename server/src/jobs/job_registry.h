@@ -25,14 +25,17 @@ struct JobSnapshot {
   std::string ctlmsg;      // what the job was asked to do, as AIS prints it in snapshots
   int64_t start_ns = 0;
   int64_t end_ns = 0;  // 0 while running
-  std::string err;
+  std::string err;       // why the job failed (it stopped there)
+  std::string soft_err;  // errors it went on past (first, and how many more)
   bool aborted = false;
   int64_t objs = 0;
   int64_t bytes = 0;
   bool running() const { return end_ns == 0; }
 };
 
-// What a running job sees: its abort flag and its counters.
+// What a running job sees: its abort flag, its counters and its error list. A job that returns
+// an error failed there; errors it records with AddError and goes on past are reported too (AIS
+// "continue on error"), and fail a job that is awaited by status.
 class JobControl {
  public:
   bool aborted() const { return aborted_.load(std::memory_order_relaxed); }
@@ -40,12 +43,18 @@ class JobControl {
     objs_.fetch_add(objs, std::memory_order_relaxed);
     bytes_.fetch_add(bytes, std::memory_order_relaxed);
   }
+  void AddError(const std::string& msg);
+  // "first error (and N more errors)", or "".
+  std::string SoftErrors() const;
 
  private:
   friend class JobRegistry;
   std::atomic<bool> aborted_{false};
   std::atomic<int64_t> objs_{0};
   std::atomic<int64_t> bytes_{0};
+  mutable std::mutex err_mu_;
+  std::string first_err_;  // guarded by err_mu_
+  size_t num_errs_ = 0;    // guarded by err_mu_
 };
 
 // Optional facts of a job, fixed at start.
