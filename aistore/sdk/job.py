@@ -377,8 +377,8 @@ def _parse_time(value: str) -> datetime:
         value = value[:-1] + "+00:00"
     head, sep, rest = value.partition(".")
     if sep:  # Python takes at most microseconds
-        digits = "".join(c for c in rest if c.isdigit())
-        zone = rest[len(digits) :]
+        n = len(rest) - len(rest.lstrip("0123456789"))
+        digits, zone = rest[:n], rest[n:]
         value = f"{head}.{digits[:6].ljust(6, '0')}{zone}"
     return datetime.fromisoformat(value)
 
