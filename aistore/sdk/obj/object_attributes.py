@@ -95,6 +95,10 @@ class ObjectAttributes:
         _warn_dict_access()
         return header in self._response_headers
 
+    def __iter__(self) -> Iterator[str]:
+        _warn_dict_access()
+        return iter(self._response_headers.keys())
+
     def get(self, header: str, default: Any = None) -> Any:
         """Deprecated: a response header by name; use the properties instead."""
         _warn_dict_access()
