@@ -74,6 +74,8 @@ std::string JobRegistry::Start(std::string kind, std::string bucket, std::functi
       LogWarning(name + " aborted");
     } else if (!st.ok()) {
       LogError(name + " failed: " + st.message());
+    } else if (std::string soft = raw->control.SoftErrors(); !soft.empty()) {
+      LogWarning(name + " finished with errors: " + soft);
     } else {
       LogInfo(name + " finished");
     }
