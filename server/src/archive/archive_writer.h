@@ -32,6 +32,13 @@ class ArchiveWriter {
   // kCorruption if the entry got other than its declared size.
   virtual Status EndEntry() = 0;
   virtual Status Finish() = 0;
+
+  // A whole entry held in memory. Writers that can hand it to the sink in one step do.
+  virtual Status WriteEntry(std::string_view name, std::string_view data, int64_t mtime_sec) {
+    AIS_RETURN_IF_ERROR(BeginEntry(name, data.size(), mtime_sec));
+    AIS_RETURN_IF_ERROR(Write(data.data(), data.size()));
+    return EndEntry();
+  }
 };
 
 }  // namespace ais

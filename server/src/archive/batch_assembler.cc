@@ -224,16 +224,14 @@ Status BatchAssembler::Run(OutputSink* sink) {
       case Prepared::kMissing: {
         if (!req_.coer) return p.status;
         ++soft_errs_;
-        std::string name = "__404__/" + EntryName(it, !p.missing_shard);
-        AIS_RETURN_IF_ERROR(w.BeginEntry(name, 0, 0));
-        AIS_RETURN_IF_ERROR(w.EndEntry());
+        AIS_RETURN_IF_ERROR(w.WriteEntry("__404__/" + EntryName(it, !p.missing_shard), {}, 0));
         if (opts_.keep_outcomes) outcomes_[i].err_msg = p.status.message();
         continue;
       }
       case Prepared::kMemory:
-        AIS_RETURN_IF_ERROR(w.BeginEntry(EntryName(it, true), p.size, p.mtime));
-        AIS_RETURN_IF_ERROR(w.Write(p.data.data(), p.data.size()));
-        break;
+        AIS_RETURN_IF_ERROR(w.WriteEntry(EntryName(it, true), p.data, p.mtime));
+        if (opts_.keep_outcomes) outcomes_[i].size = p.size;
+        continue;
       case Prepared::kFiles:
         AIS_RETURN_IF_ERROR(w.BeginEntry(EntryName(it, true), p.size, p.mtime));
         AIS_RETURN_IF_ERROR(w.WriteFile(p.segs, p.obj));

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <string_view>
 
 #include "store/store.h"
 #include "util/status.h"
@@ -16,6 +17,11 @@ class OutputSink {
   virtual ~OutputSink() = default;
   // Copies [data, data+len).
   virtual Status Append(const void* data, size_t len) = 0;
+  // Copies the parts in order, as one step where the sink can (e.g. under one lock).
+  virtual Status AppendParts(const std::string_view* parts, size_t n) {
+    for (size_t i = 0; i < n; ++i) AIS_RETURN_IF_ERROR(Append(parts[i].data(), parts[i].size()));
+    return Status::OK();
+  }
   // File bytes that may travel without a copy (sendfile). `owner` keeps `seg.fd` open until the
   // bytes are gone; the sink may hold it past this call.
   virtual Status AppendFile(const FileSegment& seg, std::shared_ptr<const void> owner) = 0;

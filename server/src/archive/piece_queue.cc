@@ -24,10 +24,19 @@ void PieceQueue::MaybeNotify(std::unique_lock<std::mutex>& lock) {
 }
 
 Status PieceQueue::Append(const void* data, size_t len) {
-  if (len == 0) return Status::OK();
+  const std::string_view part(static_cast<const char*>(data), len);
+  return AppendParts(&part, 1);
+}
+
+Status PieceQueue::AppendParts(const std::string_view* parts, size_t n) {
   std::unique_lock lock(mu_);
   if (!WaitForRoom(lock)) return Gone();
-  const char* p = static_cast<const char*>(data);
+  for (size_t i = 0; i < n; ++i) CopyIn(parts[i].data(), parts[i].size());
+  MaybeNotify(lock);
+  return Status::OK();
+}
+
+void PieceQueue::CopyIn(const char* p, size_t len) {
   while (len > 0) {
     if (pieces_.empty() || pieces_.back().is_file() || pieces_.back().mem.size() >= limits_.block) {
       pieces_.emplace_back();
@@ -41,8 +50,6 @@ Status PieceQueue::Append(const void* data, size_t len) {
     memory_ += n;
     pending_ += n;
   }
-  MaybeNotify(lock);
-  return Status::OK();
 }
 
 Status PieceQueue::AppendFile(const FileSegment& seg, std::shared_ptr<const void> owner) {

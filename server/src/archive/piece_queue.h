@@ -46,6 +46,7 @@ class PieceQueue : public OutputSink {
   PieceQueue(Limits limits, std::function<void()> notify);
 
   Status Append(const void* data, size_t len) override;
+  Status AppendParts(const std::string_view* parts, size_t n) override;
   Status AppendFile(const FileSegment& seg, std::shared_ptr<const void> owner) override;
   // Ends the stream. `final` non-OK: the archive is incomplete.
   void Close(Status final);
@@ -60,6 +61,8 @@ class PieceQueue : public OutputSink {
  private:
   // REQUIRES: mu_ held. Blocks until there is room; false if cancelled.
   bool WaitForRoom(std::unique_lock<std::mutex>& lock);
+  // REQUIRES: mu_ held. Copies into the last memory piece, opening new ones as blocks fill.
+  void CopyIn(const char* p, size_t len);
   // REQUIRES: mu_ held. Fires the notifier (outside the lock) when the consumer waits for this.
   void MaybeNotify(std::unique_lock<std::mutex>& lock);
 

@@ -42,6 +42,17 @@ TEST(PieceQueue, TakeRespectsMinimumAndMergesMemory) {
   EXPECT_TRUE(t.final.ok());
 }
 
+TEST(PieceQueue, AppendPartsIsOneStep) {
+  std::atomic<int> notified{0};
+  PieceQueue q(PieceQueue::Limits{}, [&] { ++notified; });
+  EXPECT_TRUE(q.Take(6).pieces.empty());
+  const std::string_view parts[] = {"ab", "", "cd", "ef"};
+  ASSERT_TRUE(q.AppendParts(parts, 4).ok());
+  EXPECT_EQ(notified.load(), 1);  // once, for the whole entry
+  auto t = q.Take(6);
+  EXPECT_EQ(Concat(t.pieces), "abcdef");
+}
+
 TEST(PieceQueue, FilesKeepTheirPlace) {
   PieceQueue q(PieceQueue::Limits{}, [] {});
   auto owner = std::make_shared<int>(7);

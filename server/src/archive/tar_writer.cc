@@ -40,6 +40,13 @@ Status TarWriter::EndEntry() {
   return sink_->Append(kZeros, TarPadding(size_));
 }
 
+Status TarWriter::WriteEntry(std::string_view name, std::string_view data, int64_t mtime_sec) {
+  size_ = written_ = data.size();
+  std::string hdr = EncodeTarHeader(name, data.size(), mtime_sec);
+  const std::string_view parts[] = {hdr, data, std::string_view(kZeros, TarPadding(data.size()))};
+  return sink_->AppendParts(parts, 3);
+}
+
 Status TarWriter::Finish() { return sink_->Append(kZeros, kTarTrailer); }
 
 }  // namespace ais

@@ -16,6 +16,8 @@ class TarWriter : public ArchiveWriter {
   Status WriteFile(const std::vector<FileSegment>& segments, std::shared_ptr<const void> owner) override;
   Status EndEntry() override;
   Status Finish() override;
+  // Header, data and padding in one AppendParts.
+  Status WriteEntry(std::string_view name, std::string_view data, int64_t mtime_sec) override;
 
  private:
   OutputSink* sink_;
