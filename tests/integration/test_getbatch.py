@@ -658,3 +658,33 @@ def test_keep_alive_after_streamed_reply(ds: Dataset, ais_server: LocalServer) -
             resp.read()
     finally:
         conn.close()
+
+
+@pytest.mark.parametrize(
+    ("fmt", "streaming", "as_stream"),
+    [(".tar", True, False), (".zip", True, False), (".tar", False, True), (".tgz", False, False)],
+)
+def test_connection_is_reused(
+    ds: Dataset, monkeypatch: pytest.MonkeyPatch, fmt: str, streaming: bool, as_stream: bool
+) -> None:
+    """A batch read to its end leaves its connection in the pool for the next request."""
+    import urllib3.connection
+
+    connects = []
+    original = urllib3.connection.HTTPConnection.connect
+
+    def counting(self: urllib3.connection.HTTPConnection) -> None:
+        connects.append(1)
+        original(self)
+
+    monkeypatch.setattr(urllib3.connection.HTTPConnection, "connect", counting)
+    client = Client(ds.client._request_client.base_url.rsplit("/v1", 1)[0])
+    for _ in range(4):
+        batch = client.batch(
+            ["obj/100", "obj/70000"],
+            bucket=ds.buckets[0],
+            output_format=fmt,
+            streaming_get=streaming,
+        )
+        assert len(list(batch.get(decode_as_stream=as_stream))) == 2
+    assert len(connects) == 1

@@ -28,7 +28,14 @@ from aistore.sdk.batch.extractor.archive_stream_extractor import ArchiveStreamEx
 from aistore.sdk.batch.extractor.extractor_registry import get_extractor
 from aistore.sdk.batch.extractor.tar_stream_extractor import TarStreamExtractor
 from aistore.sdk.batch.multipart.multipart_decoder import MultipartDecoder
-from aistore.sdk.batch.types import MossIn, MossOut, MossReq, MossResp
+from aistore.sdk.batch.types import (
+    MossIn,
+    MossOut,
+    MossReq,
+    MossResp,
+    encode_request,
+    trusted,
+)
 from aistore.sdk.bucket import Bucket
 from aistore.sdk.const import (
     EXT_TAR,
@@ -154,6 +161,14 @@ class Batch:
         Raises:
             ValueError: a bad range, `bck`/`provider` misuse, a name without any bucket.
         """
+        if not isinstance(obj, (Object, str)):
+            raise ValueError(f"Unsupported object type: {type(obj)}")
+        for name, text in (("archpath", archpath), ("bck", bck), ("provider", provider)):
+            if text is not None and not isinstance(text, str):
+                raise ValueError(f"{name} must be a string, got {type(text)}")
+        for name, number in (("start", start), ("length", length)):
+            if number is not None and (isinstance(number, bool) or not isinstance(number, int)):
+                raise ValueError(f"{name} must be an integer, got {type(number)}")
         if start or length:
             _validate_byte_range(start, length)
         if (bck is None) != (provider is None):
@@ -179,7 +194,8 @@ class Batch:
                     raise ValueError(_BUCKET_REQUIRED_MSG)
                 bck, provider = self.bucket.name, self.bucket.provider.value
             fields.update(obj_name=obj, bck=bck, provider=provider)
-        self.request.add(MossIn(**fields))
+        # Every value was checked above: no need to validate them again.
+        self.request.moss_in.append(trusted(MossIn, fields))
         return self
 
     def clear(self) -> Batch:
@@ -237,7 +253,7 @@ class Batch:
             params=params,
             headers={HEADER_CONTENT_TYPE: JSON_CONTENT_TYPE},
             stream=True,
-            json=self.request.dict(),
+            data=encode_request(self.request),
         )
         if raw:
             if clear_batch:
@@ -251,7 +267,10 @@ class Batch:
             snapshot.moss_in = list(self.requests_list)
         options = {} if tar_buffer_size is None else {"buffer_size": tar_buffer_size}
         if snapshot.streaming_get:
-            return self.extractor.extract(response, BodyReader(response), snapshot, None, **options)
+            reader = BodyReader(response)
+            return self.extractor.extract(
+                _Reply(response, reader), reader, snapshot, None, **options
+            )
         return self._extract_multipart(response, decode_as_stream, snapshot, options)
 
     def _extract_multipart(
@@ -269,6 +288,7 @@ class Batch:
             moss_resp = MossResp.model_validate_json(meta_bytes.decode(decoder.encoding))
             _, archive = next(parts)
             data = archive if decode_as_stream else io.BytesIO(archive)
+            reply = _Reply(response, decoder.body) if decoder.body is not None else response
         except StopIteration as err:
             response.close()
             raise MultipartDecodeError("multipart reply has fewer than two parts") from err
@@ -276,13 +296,41 @@ class Batch:
             logger.error("Failed to decode multipart batch response", exc_info=True)
             response.close()
             raise
-        return self.extractor.extract(response, data, snapshot, moss_resp, **options)
+        return self.extractor.extract(reply, data, snapshot, moss_resp, **options)
 
     def __len__(self) -> int:
         return len(self.requests_list)
 
     def __repr__(self) -> str:
         return f"Batch(objects={len(self)}, format={self.request.output_format})"
+
+
+class _Reply:
+    """The response as an extractor closes it: the few bytes left after the archive (its last
+    block, the chunked coding's end, a closing multipart delimiter) are read first, so that the
+    connection goes back to the pool instead of being dropped. A reply abandoned early, with
+    more than `_DRAIN_LIMIT` left, is closed as it is."""
+
+    def __init__(self, response: requests.Response, body: BodyReader) -> None:
+        self._response = response
+        self._body = body
+
+    def close(self) -> None:
+        try:
+            scratch = memoryview(bytearray(64 * 1024))
+            left = _DRAIN_LIMIT
+            while left > 0:
+                n = self._body.readinto(scratch)
+                if n == 0:
+                    break  # the end: BodyReader has returned the connection to the pool
+                left -= n
+        except Exception:  # noqa: BLE001 - draining is an optimization; closing is the point
+            logger.debug("could not drain the rest of a batch reply", exc_info=True)
+        finally:
+            self._response.close()
+
+
+_DRAIN_LIMIT = 1 << 20
 
 
 def _validate_byte_range(start: int | None, length: int | None) -> None:

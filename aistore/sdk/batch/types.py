@@ -14,11 +14,22 @@ from __future__ import annotations
 
 import base64
 import binascii
-from typing import Any
+from typing import Any, TypeVar
 
+import msgspec
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-__all__ = ["MossIn", "MossOut", "MossReq", "MossResp", "decode_opaque"]
+__all__ = [
+    "MossIn",
+    "MossOut",
+    "MossReq",
+    "MossResp",
+    "decode_opaque",
+    "encode_request",
+    "trusted",
+]
+
+M = TypeVar("M", bound=BaseModel)
 
 
 def decode_opaque(value: str | bytes | None) -> bytes | None:
@@ -87,6 +98,52 @@ class MossOut(BaseModel):
         return self.model_dump(by_alias=True, exclude_defaults=True)
 
 
+_new = object.__new__
+_set = object.__setattr__
+_DEFAULTS: dict[type[BaseModel], dict[str, Any]] = {}
+
+
+def trusted(model: type[M], values: dict[str, Any]) -> M:
+    """`model.model_construct(**values)` for values known to be valid (built by this package),
+    in one step instead of pydantic's per-field loop: a batch builds one model per item, and
+    this is most of the client's per-item cost for small objects. Fields not given get their
+    default (all of these models default to None or 0)."""
+    defaults = _DEFAULTS.get(model)
+    if defaults is None:
+        defaults = _DEFAULTS[model] = {n: f.default for n, f in model.model_fields.items()}
+    state = defaults.copy()
+    state.update(values)
+    obj: M = _new(model)
+    _set(obj, "__dict__", state)
+    _set(obj, "__pydantic_fields_set__", set(values))
+    _set(obj, "__pydantic_extra__", None)
+    _set(obj, "__pydantic_private__", None)
+    return obj
+
+
+def _aliases(model: type[BaseModel]) -> dict[str, str]:
+    return {name: f.alias or name for name, f in model.model_fields.items()}
+
+
+_IN_ALIASES = _aliases(MossIn)
+_REQ_ALIASES: dict[str, str] = {}  # filled below, once MossReq exists
+
+
+def encode_request(req: MossReq) -> bytes:
+    """`req.dict()` as JSON bytes, built straight from the fields (a batch may hold 100k items:
+    this is several times faster than the model serializer plus `json.dumps`)."""
+    body: dict[str, Any] = {}
+    for name, value in req.__dict__.items():
+        if name == "moss_in":
+            body[_REQ_ALIASES[name]] = [
+                {_IN_ALIASES[k]: v for k, v in item.__dict__.items() if v is not None}
+                for item in value
+            ]
+        elif value is not None:
+            body[_REQ_ALIASES[name]] = value
+    return msgspec.json.encode(body)
+
+
 class MossReq(BaseModel):
     """A GetBatch request: the items in order and how to deliver them.
 
@@ -117,6 +174,35 @@ class MossReq(BaseModel):
         """Append items; returns self."""
         self.moss_in.extend(moss_ins)
         return self
+
+
+_REQ_ALIASES.update(_aliases(MossReq))
+
+
+def _trusted_matches_pydantic() -> bool:
+    """Whether this pydantic builds models the way `trusted` assumes."""
+    samples: list[tuple[type[BaseModel], dict[str, Any]]] = [
+        (MossIn, {"obj_name": "o", "bck": "b", "provider": "ais", "length": -1}),
+        (MossOut, {"obj_name": "o", "archpath": "", "bucket": "b", "provider": "ais", "size": 1}),
+    ]
+    try:
+        for model, values in samples:
+            fast, slow = trusted(model, values), model.model_construct(**values)
+            if fast != slow or fast.model_dump() != slow.model_dump():
+                return False
+            if fast.model_dump(exclude_defaults=True) != slow.model_dump(exclude_defaults=True):
+                return False
+            if model is MossIn and hash(fast) != hash(slow):
+                return False
+        return True
+    except Exception:  # noqa: BLE001 - any surprise means: use the public path
+        return False
+
+
+if not _trusted_matches_pydantic():  # pragma: no cover - depends on the installed pydantic
+
+    def trusted(model: type[M], values: dict[str, Any]) -> M:  # noqa: F811
+        return model.model_construct(**values)
 
 
 class MossResp(BaseModel):

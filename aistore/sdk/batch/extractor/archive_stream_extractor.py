@@ -21,7 +21,7 @@ from aistore._internal.archive_stream import (
     ReaderSource,
 )
 from aistore._internal.multipart import MultipartError
-from aistore.sdk.batch.types import MossOut, MossReq, MossResp, decode_opaque
+from aistore.sdk.batch.types import MossOut, MossReq, MossResp, decode_opaque, trusted
 from aistore.sdk.const import GB_MISSING_FILES_DIR
 
 __all__ = ["ArchiveStreamExtractor"]
@@ -142,12 +142,15 @@ class ArchiveStreamExtractor(ABC):
                 and member.name in (f"{missing}/{arch}", missing + arch if arch[0] == "/" else "")
             ):
                 err = _FAILED_ENTRY
-        return MossOut.model_construct(
-            obj_name=mi.obj_name,
-            archpath=mi.archpath or "",
-            bucket=mi.bck or "",
-            provider=mi.provider or "",
-            opaque=decode_opaque(mi.opaque) if mi.opaque else None,
-            err_msg=err,
-            size=len(member.data),
+        return trusted(
+            MossOut,
+            {
+                "obj_name": mi.obj_name,
+                "archpath": mi.archpath or "",
+                "bucket": mi.bck or "",
+                "provider": mi.provider or "",
+                "opaque": decode_opaque(mi.opaque) if mi.opaque else None,
+                "err_msg": err,
+                "size": len(member.data),
+            },
         )

@@ -40,6 +40,7 @@ class MultipartDecoder:
     def __init__(self, parse_as_stream: bool = False, encoding: str = "utf-8") -> None:
         self.parse_as_stream = parse_as_stream
         self.encoding = encoding
+        self.body: BodyReader | None = None  # the live body being decoded (stream mode)
 
     def decode(self, response: Any) -> Iterator[tuple[dict[str, str], Any]]:
         """The parts of `response` (a `requests.Response`).
@@ -51,8 +52,9 @@ class MultipartDecoder:
             boundary = boundary_of(response.headers.get(HEADER_CONTENT_TYPE, ""))
         except MultipartError as err:
             raise MultipartDecodeError(str(err)) from err
+        source: Any
         if self.parse_as_stream:
-            source: Any = BodyReader(response)
+            source = self.body = BodyReader(response)
         else:
             source = io.BytesIO(BodyReader(response).read_all())
         return self._parts(MultipartStream(ReaderSource(source), boundary))

@@ -16,7 +16,7 @@ from pydantic import ValidationError
 from aistore import Client
 from aistore.sdk import Batch
 from aistore.sdk.batch.errors import MultipartDecodeError
-from aistore.sdk.batch.types import MossIn, MossOut, MossReq, MossResp
+from aistore.sdk.batch.types import MossIn, MossOut, MossReq, MossResp, encode_request, trusted
 from aistore.sdk.enums import Colocation
 from aistore.sdk.errors import ErrBckNotFound, ErrObjNotFound
 
@@ -271,3 +271,25 @@ def test_wire_types() -> None:
     assert resp.out[0].size == 3 and resp.out[0].err_msg is None
     with pytest.raises(ValidationError):
         MossIn(obj_name="o").obj_name = "x"  # type: ignore[misc]  # frozen
+
+
+def test_fast_paths_match_pydantic() -> None:
+    values = {"obj_name": "o", "bck": "b", "provider": "ais", "archpath": "x", "length": -1}
+    fast, slow = trusted(MossIn, values), MossIn(**values)
+    assert fast == slow and hash(fast) == hash(slow) and fast.dict() == slow.dict()
+    out = trusted(MossOut, {"obj_name": "o", "bucket": "b", "provider": "ais", "size": 3})
+    assert out == MossOut(objname="o", bucket="b", provider="ais", size=3)
+    req = MossReq(output_format=".tgz", cont_on_err=False, streaming_get=True)
+    req.add(slow).add(MossIn(obj_name="p", opaque="aGk=", start=0))
+    assert json.loads(encode_request(req)) == req.dict()
+
+
+def test_add_checks_types(client: Client) -> None:
+    batch = client.batch(bucket=client.bucket("b"))
+    with pytest.raises(ValueError, match="Unsupported object type"):
+        batch.add(7)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="archpath must be a string"):
+        batch.add("a", archpath=b"x")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="length must be an integer"):
+        batch.add("a", length="5")  # type: ignore[arg-type]
+    assert len(batch) == 0
