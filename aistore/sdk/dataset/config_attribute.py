@@ -15,7 +15,15 @@ __all__ = ["ConfigAttribute"]
 
 
 class ConfigAttribute(ABC):
-    """Produces one part of a sample from the sample's file name (stem)."""
+    """Produces one part of a sample from the sample's file name (stem).
+
+    Example:
+        >>> class Length(ConfigAttribute):
+        ...     def get_data_for_entry(self, filename):
+        ...         return "len", len(filename)
+        >>> Length().get_data_for_entry("abc")
+        ('len', 3)
+    """
 
     @abstractmethod
     def get_data_for_entry(self, filename: str) -> tuple[str, Any]:

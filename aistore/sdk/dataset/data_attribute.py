@@ -23,6 +23,10 @@ logger = logging.getLogger(__name__)
 class DataAttribute(ConfigAttribute):
     """Files of one type in one directory; the sample key is `<name>.<file_type>`.
 
+    Example:
+        >>> DataAttribute(Path("imgs"), "image", "jpg").get_data_for_entry("none")[1] is None
+        True
+
     Args:
         path: directory of the files.
         name: the attribute's name.

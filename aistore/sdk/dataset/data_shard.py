@@ -19,7 +19,12 @@ __all__ = ["DataShard"]
 @dataclass
 class DataShard:
     """Shards in `bucket_name` (under `prefix`) of the cluster at `client_url`; makes a
-    `Client` and `Bucket` for them."""
+    `Client` and `Bucket` for them.
+
+    Example:
+        >>> DataShard("http://localhost:8080", "shards", prefix="train/").bucket.name
+        'shards'
+    """
 
     client_url: str
     bucket_name: str

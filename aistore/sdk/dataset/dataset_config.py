@@ -28,6 +28,11 @@ class DatasetConfig:
     """Samples keyed by the files of `primary_attribute` (a `DataAttribute`: one sample per
     `<path>/*.<file_type>`), each completed by the `secondary_attributes`.
 
+    Example:
+        >>> cfg = DatasetConfig(DataAttribute(Path("imgs"), "image", "jpg"))
+        >>> cfg.secondary_attributes
+        []
+
     Args:
         primary_attribute: the attribute whose files define the samples.
         secondary_attributes: further parts of each sample.

@@ -18,6 +18,10 @@ __all__ = ["LabelAttribute"]
 class LabelAttribute(ConfigAttribute):
     """`label_identifier(name)` under the key `name`.
 
+    Example:
+        >>> LabelAttribute("cls", str.upper).get_data_for_entry("cat")
+        ('cls', 'CAT')
+
     Args:
         name: the attribute's name (sample key).
         label_identifier: maps a sample name to its label.

@@ -55,6 +55,18 @@ PUBLIC_MODULES = [
     "aistore.sdk.batch.extractor.zip_stream_extractor",
     "aistore.sdk.batch.extractor.extractor_registry",
     "aistore.sdk.batch.multipart.multipart_decoder",
+    "aistore.sdk.multiobj",
+    "aistore.sdk.multiobj.object_collection",
+    "aistore.sdk.multiobj.object_group",
+    "aistore.sdk.multiobj.object_names",
+    "aistore.sdk.multiobj.object_range",
+    "aistore.sdk.multiobj.object_template",
+    "aistore.sdk.dataset",
+    "aistore.sdk.dataset.config_attribute",
+    "aistore.sdk.dataset.data_attribute",
+    "aistore.sdk.dataset.label_attribute",
+    "aistore.sdk.dataset.dataset_config",
+    "aistore.sdk.dataset.data_shard",
 ]
 
 # Names of the official 2.0.0 package that this release covers, by module.
@@ -63,8 +75,16 @@ OFFICIAL = {
     "aistore.sdk": [
         "Client", "AISSource", "Cluster", "Namespace", "Bucket", "Object", "Job", "ArchiveConfig",
         "BlobDownloadConfig", "ListObjectFlag", "ColdGetConf", "RetryConfig", "WaitResult",
-        "Batch",
+        "Batch", "DataShard",
     ],
+    "aistore.sdk.multiobj": [
+        "ObjectCollection", "ObjectGroup", "ObjectNames", "ObjectRange", "ObjectTemplate",
+    ],
+    "aistore.sdk.dataset.dataset_config": ["DatasetConfig"],
+    "aistore.sdk.dataset.data_attribute": ["DataAttribute"],
+    "aistore.sdk.dataset.label_attribute": ["LabelAttribute"],
+    "aistore.sdk.dataset.config_attribute": ["ConfigAttribute"],
+    "aistore.sdk.dataset.data_shard": ["DataShard"],
     "aistore.sdk.batch.batch": ["Batch"],
     "aistore.sdk.batch.types": ["MossIn", "MossOut", "MossReq", "MossResp"],
     "aistore.sdk.batch.errors": ["MultipartDecodeError"],
@@ -86,7 +106,9 @@ OFFICIAL = {
     "aistore.sdk.types": [
         "ActionMsg", "NetInfo", "Snode", "Smap", "BucketEntry", "BucketList", "BucketModel",
         "JobArgs", "JobQuery", "JobStatus", "JobStats", "JobSnap", "AggregatedJobSnap",
-        "ListObjectsMsg", "MptCompletedPart", "Namespace",
+        "ListObjectsMsg", "MptCompletedPart", "Namespace", "BsummCtrlMsg", "CopyBckMsg",
+        "TransformBckMsg", "TCBckMsg", "PrefetchMsg", "TCMultiObj", "ArchiveMultiObj",
+        "PromoteAPIArgs", "BlobMsg",
     ],
     "aistore.sdk.obj.content_iterator": [
         "BaseContentIterProvider", "ContentIterProvider", "StreamBounds", "ParallelBuffer",
@@ -98,7 +120,7 @@ OFFICIAL = {
     "aistore.sdk.obj.object_attributes": ["ObjectAttributes", "ECInfo", "ChunksInfo"],
     "aistore.sdk.obj.object": ["Object", "BucketDetails"],
     "aistore.sdk.provider": ["Provider"],
-    "aistore.sdk.enums": ["FLTPresence", "Colocation"],
+    "aistore.sdk.enums": ["FLTPresence", "Colocation", "LogSeverity", "NodeFilter"],
     "aistore.sdk.retry_config": ["RetryConfig", "ColdGetConf", "NETWORK_RETRY_EXCEPTIONS"],
     "aistore.sdk.const": [
         "HEADER_RANGE", "AIS_PRESENT", "AIS_CHUNKS_COUNT", "HEADER_INV_NAME",
@@ -106,6 +128,11 @@ OFFICIAL = {
         "DEFAULT_JOB_WAIT_TIMEOUT", "DEFAULT_JOB_POLL_TIME", "GO_ZERO_TIME",
         "MSGPACK_CONTENT_TYPE", "STATUS_PARTIAL_CONTENT", "STATUS_REDIRECT_TMP",
         "URL_PATH_GB", "QPARAM_COLOC", "GB_MISSING_FILES_DIR", "EXT_TARLZ4",
+        "ACT_DELETE_OBJECTS", "ACT_EVICT_OBJECTS", "ACT_PREFETCH_OBJECTS", "ACT_COPY_OBJECTS",
+        "ACT_ARCHIVE_OBJECTS", "ACT_SUMMARY_BCK", "ACT_MOVE_BCK", "ACT_COPY_BCK",
+        "WHAT_NODE_STATS_AND_STATUS", "WHAT_LOG", "QPARAM_LOG_SEV", "QPARAM_ALL_LOGS",
+        "URL_PATH_REVERSE", "HEADER_BUCKET_SUMM", "HEADER_XACTION_ID", "JOGGER_COUNT_MASK",
+        "DEFAULT_DATASET_MAX_COUNT",
     ],
 }  # fmt: skip
 
