@@ -24,7 +24,7 @@ class OrderedWindow {
   struct Options {
     size_t window = 64;   // items prepared ahead of the consumer, at most
     size_t workers = 2;
-    size_t run = 4;       // items a worker claims at once
+    size_t run = 8;       // items a worker claims (and hands over) at once
     size_t memory_budget = 16 << 20;  // workers stop claiming while prepared items hold more
   };
 
@@ -103,9 +103,10 @@ class OrderedWindow {
         s.value.emplace(std::move(value));
         s.memory = mem;
         memory_ += mem;
-        if (consumer_waits_ && i == taken_) ready_cv_.notify_one();
         if (stopped_) return;
       }
+      // One wake-up per run, not per item: the consumer then takes the run without sleeping.
+      if (consumer_waits_ && taken_ >= begin && taken_ < end) ready_cv_.notify_one();
     }
   }
 
