@@ -26,8 +26,7 @@ from __future__ import annotations
 import struct
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 __all__ = [
     "ArchiveFormatError",
@@ -46,6 +45,7 @@ _BLOCK = 512
 _DEFAULT_BUFFER = 4 << 20
 _READ_PIECE = 256 << 10  # a read returns after this much, so members are handed out early
 _ZERO_BLOCK = bytes(_BLOCK)
+_REGULAR_KINDS = frozenset(b"0\x007")  # typeflags of regular files: '0', NUL, '7'
 
 
 class ArchiveFormatError(ValueError):
@@ -222,10 +222,9 @@ class StreamBuffer:
         return self.available == 0 and not self.ensure(1)
 
 
-@dataclass(frozen=True)
-class Member:
+class Member(NamedTuple):
     """One regular file of an archive: its name (None unless asked for, or when empty) and
-    bytes."""
+    bytes. (A tuple: one is made per file, and tuples are the cheapest to make.)"""
 
     name: str | None
     data: bytes
@@ -289,29 +288,52 @@ class TarStream:
         b = self._b
         long_name: bytes | None = None
         pax_size: int | None = None
+        regular_kinds = _REGULAR_KINDS
         while True:
-            if not b.ensure(_BLOCK):
-                if b.available == 0 and long_name is None:
-                    # No end-of-archive blocks: a stream that was cut short.
-                    raise TruncatedArchiveError("tar: the archive ends without its end marker")
-                raise TruncatedArchiveError("tar: the archive ends inside a header")
             pos = b.pos
+            if b.end - pos < _BLOCK:
+                if not b.ensure(_BLOCK):
+                    if b.available == 0 and long_name is None:
+                        # No end-of-archive blocks: a stream that was cut short.
+                        raise TruncatedArchiveError("tar: the archive ends without its end marker")
+                    raise TruncatedArchiveError("tar: the archive ends inside a header")
+                pos = b.pos
+            buf = b.buf
+            kind = buf[pos + 156]
+            size_field = buf[pos + 124 : pos + 136]
+            if kind in regular_kinds and not size_field[0] & 0x80 and pax_size is None:
+                # The common case, inline: a regular file with an octal size.
+                size = int(size_field.replace(b"\0", b" ").strip() or b"0", 8)
+                end = pos + _BLOCK + size
+                padded_end = end + (-size % _BLOCK)
+                if padded_end <= b.end and buf[pos + 257 : pos + 262] == b"ustar":
+                    data = bytes(b.mv[pos + _BLOCK : end])
+                    b.pos = padded_end
+                    if not names and size:
+                        long_name = None
+                        yield Member(None, data)
+                        continue
+                    name = self._name(bytes(buf[pos : pos + _BLOCK]), long_name)
+                    long_name = None
+                    if not name.endswith("/"):  # an old-style directory
+                        yield Member(name, data)
+                    continue
             hdr = bytes(b.mv[pos : pos + _BLOCK])
-            b.pos += _BLOCK
+            b.pos = pos + _BLOCK
             if hdr == _ZERO_BLOCK:
                 return
             if hdr[257:262] != b"ustar" and hdr[257:262] != b"\0\0\0\0\0":
                 raise ArchiveFormatError("tar: not a tar header (bad magic)")
-            kind = hdr[156:157]
+            kind_b = hdr[156:157]
             size = _tar_number(hdr[124:136])
-            if kind in (b"x", b"L", b"g", b"K"):
+            if kind_b in (b"x", b"L", b"g", b"K"):
                 if not b.ensure(size):
                     raise TruncatedArchiveError("tar: the archive ends inside a header")
                 data = b.take(size)
                 b.skip(-size % _BLOCK)
-                if kind == b"L":
+                if kind_b == b"L":
                     long_name = _cstr(data)
-                elif kind == b"x":
+                elif kind_b == b"x":
                     rec = _pax_records(data)
                     if "path" in rec:
                         long_name = rec["path"]
@@ -320,10 +342,9 @@ class TarStream:
                 continue
             if pax_size is not None:
                 size, pax_size = pax_size, None
-            regular = kind in (b"0", b"\0", b"7")
-            if not regular:
+            if hdr[156] not in regular_kinds:
                 long_name = None
-                b.skip(size + (-size % _BLOCK) if kind not in (b"1", b"2", b"5") else 0)
+                b.skip(size + (-size % _BLOCK) if kind_b not in (b"1", b"2", b"5") else 0)
                 continue
             if not b.ensure(size):
                 raise TruncatedArchiveError("tar: the archive ends inside a member")
@@ -331,19 +352,22 @@ class TarStream:
             pad = -size % _BLOCK
             if pad and not b.skip(pad):
                 raise TruncatedArchiveError("tar: the archive ends inside a member")
-            name: str | None = None
-            if names or size == 0:
-                if long_name is not None:
-                    name = _decode_name(long_name)
-                else:
-                    prefix = _cstr(hdr[345:500]) if hdr[257:263] == b"ustar\0" else b""
-                    base = _cstr(hdr[0:100])
-                    name = _decode_name(prefix + b"/" + base if prefix else base)
-                if name.endswith("/"):  # an old-style directory
-                    long_name = None
-                    continue
+            if not names and size:
+                long_name = None
+                yield Member(None, data)
+                continue
+            name = self._name(hdr, long_name)
             long_name = None
-            yield Member(name, data)
+            if not name.endswith("/"):  # an old-style directory
+                yield Member(name, data)
+
+    @staticmethod
+    def _name(hdr: bytes, long_name: bytes | None) -> str:
+        if long_name is not None:
+            return _decode_name(long_name)
+        prefix = _cstr(hdr[345:500]) if hdr[257:263] == b"ustar\0" else b""
+        base = _cstr(hdr[0:100])
+        return _decode_name(prefix + b"/" + base if prefix else base)
 
 
 _ZIP_LOCAL = b"PK\x03\x04"
