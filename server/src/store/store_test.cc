@@ -615,6 +615,20 @@ TEST_F(MpuTest, PartsOutOfOrderAndResent) {
   ExpectNoLeftovers();
 }
 
+TEST_F(MpuTest, CompleteWithoutPartsIsNoChunks) {
+  auto id = store_->MpuCreate("plain", "mpu", {});
+  ASSERT_TRUE(id.ok());
+  Status st = store_->MpuComplete("plain", "mpu", *id, {});
+  EXPECT_EQ(st.code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(st.message().find("no chunks"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("ais://plain/mpu"), std::string::npos) << st.message();
+  ASSERT_TRUE(store_->MpuAbort("plain", "mpu", *id).ok());
+  Status gone = store_->MpuAbort("plain", "mpu", *id);
+  EXPECT_TRUE(gone.IsNotFound());
+  EXPECT_NE(gone.message().find("ais://plain/mpu: upload ID"), std::string::npos) << gone.message();
+  ExpectNoLeftovers();
+}
+
 TEST_F(MpuTest, CompleteWithWrongListFails) {
   auto id = store_->MpuCreate("plain", "mpu", {});
   ASSERT_TRUE(id.ok());
@@ -623,7 +637,7 @@ TEST_F(MpuTest, CompleteWithWrongListFails) {
   EXPECT_EQ(store_->MpuComplete("plain", "mpu", *id, {1, 2, 3, 4}).code(), Status::Code::kNotSupported);
   EXPECT_EQ(store_->MpuComplete("plain", "mpu", *id, {1, 2, 4}).code(), Status::Code::kInvalidArgument);
   EXPECT_EQ(store_->MpuComplete("plain", "mpu", *id, {1, 1, 2}).code(), Status::Code::kInvalidArgument);
-  EXPECT_EQ(store_->MpuComplete("plain", "mpu", *id, {}).code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(store_->MpuComplete("plain", "mpu", *id, {}).code(), Status::Code::kNotSupported);  // 0 of 3
   EXPECT_TRUE(store_->MpuComplete("plain", "other", *id, {1, 2, 3}).IsNotFound());  // not this object's
   EXPECT_TRUE(store_->MpuComplete("plain", "mpu", "no-such-id", {1, 2, 3}).IsNotFound());
   EXPECT_TRUE(store_->Head("plain", "mpu").status().IsNotFound());
