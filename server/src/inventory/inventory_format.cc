@@ -100,6 +100,9 @@ Result<InventoryChunk> DecodeInventoryChunk(std::string raw) {
   if (XXH64(raw.data() + kChunkHeader, raw.size() - kChunkHeader, 0) != hash) {
     return Status::Corruption("inventory chunk checksum mismatch");
   }
+  // The count sits outside the hashed payload: bound it by what the payload can hold (every
+  // entry takes at least its two 4-byte lengths) before trusting it with an allocation.
+  if (count > (raw.size() - kChunkHeader) / 8) return Status::Corruption("inventory chunk count is damaged");
   InventoryChunk chunk;
   chunk.raw = std::move(raw);
   chunk.entries.reserve(count);
