@@ -34,7 +34,7 @@ JobRegistry::~JobRegistry() {
   {
     std::lock_guard lock(mu_);
     for (auto& [id, job] : jobs_) {
-      job->control.aborted_ = true;
+      job->control.Abort();
       if (job->thread.joinable()) threads.push_back(std::move(job->thread));
     }
   }
@@ -117,7 +117,7 @@ bool JobRegistry::Abort(const std::string& id) {
   std::lock_guard lock(mu_);
   auto it = jobs_.find(id);
   if (it == jobs_.end()) return false;
-  it->second->control.aborted_ = true;
+  it->second->control.Abort();
   return true;
 }
 

@@ -39,6 +39,8 @@ struct JobSnapshot {
 class JobControl {
  public:
   bool aborted() const { return aborted_.load(std::memory_order_relaxed); }
+  // Asks the job to stop at its next check (JobRegistry::Abort; a job may also give up itself).
+  void Abort() { aborted_.store(true, std::memory_order_relaxed); }
   void Add(int64_t objs, int64_t bytes) {
     objs_.fetch_add(objs, std::memory_order_relaxed);
     bytes_.fetch_add(bytes, std::memory_order_relaxed);
