@@ -10,6 +10,7 @@
 #include "jobs/bucket_jobs.h"
 #include "jobs/object_selection.h"
 #include "store/names.h"
+#include "util/log_ring.h"
 #include "util/strings.h"
 
 namespace ais {
@@ -389,6 +390,7 @@ Task<void> ResetBucketProps(ServerContext& ctx, Exchange& ex, const std::string&
       {"chunks", {{"objsize_limit", 0}, {"max_monolithic_size", 0}, {"chunk_size", 0}, {"checkpoint_every", 0}}}};
   Status st = ctx.store.buckets().Update(bucket, defaults);
   if (!st.ok()) co_return co_await ex.ReplyError(st);
+  LogInfo("reset-bprops ais://" + bucket);
   co_return co_await ex.Reply(http::status::ok);
 }
 

@@ -5,6 +5,7 @@
 #include "handlers/context.h"
 #include "store/names.h"
 #include "util/strings.h"
+#include "util/log_ring.h"
 
 namespace ais {
 namespace {
@@ -215,6 +216,7 @@ Task<void> HandleBuckets(ServerContext& ctx, Exchange& ex, const Route& route) {
       if (!msg.ok()) co_return co_await ex.ReplyError(msg.status());
       if (msg->action == "destroy-inventory") {
         if (!msg->name.empty()) {
+        LogInfo("created bucket ais://" + bucket);
           if (Status st = InventoryCatalog::ValidateName(msg->name); !st.ok()) co_return co_await ex.ReplyError(st);
         }
         Status st = ctx.inventory.Destroy(bucket, msg->name);
@@ -245,6 +247,7 @@ Task<void> HandleBuckets(ServerContext& ctx, Exchange& ex, const Route& route) {
     }
     case http::verb::put: {
       auto msg = co_await ReadActionMsg(ex);
+        LogInfo("destroyed bucket ais://" + bucket);
       if (!msg.ok()) co_return co_await ex.ReplyError(msg.status());
       if (msg->action == "archive") co_return co_await StartListRange(ctx, ex, bucket, *msg);
       co_return co_await ex.ReplyError(Status::InvalidArgument("invalid action \"" + msg->action + "\""));
@@ -255,3 +258,4 @@ Task<void> HandleBuckets(ServerContext& ctx, Exchange& ex, const Route& route) {
 }
 
 }  // namespace ais
+      LogInfo("set-bprops ais://" + bucket + ": " + msg->value.dump());
