@@ -688,3 +688,29 @@ def test_connection_is_reused(
         )
         assert len(list(batch.get(decode_as_stream=as_stream))) == 2
     assert len(connects) == 1
+
+
+def test_list_objects_arch_dir(ds: Dataset) -> None:
+    """LsArchDir lists the files inside objects named like archives, in name order and with
+    their sizes, across pages, and a prefix may reach into a shard."""
+    from aistore.sdk.list_object_flag import ListObjectFlag
+
+    b0 = ds.buckets[0]
+    arch = [ListObjectFlag.ARCH_DIR]
+    plain = sorted(e.name for e in b0.list_all_objects())
+    listed = b0.list_all_objects(flags=arch)
+    names = [e.name for e in listed]
+    assert names == sorted(names)
+    members = sorted(MEMBERS)
+    expected = sorted(
+        plain + [f"{s}/{m}" for s in ds.shards if s != "nosuffix-shard" for m in members]
+    )
+    assert names == expected
+    flags = {e.name: e.flags for e in listed}
+    sizes = {e.name: e.size for e in listed}
+    assert flags["s.tgz"] & 512 and not flags["obj/100"] & 512
+    assert flags["s.tgz/dir/b.bin"] & 128 and not flags["s.tgz/dir/b.bin"] & 512
+    assert sizes["s-stored.zip/dir/b.bin"] == len(MEMBERS["dir/b.bin"])
+    assert [e.name for e in b0.list_all_objects(flags=arch, page_size=3)] == expected
+    inside = [e.name for e in b0.list_all_objects(flags=arch, prefix="s.tar.gz/dir/")]
+    assert inside == ["s.tar.gz/dir/b.bin"]

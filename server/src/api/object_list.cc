@@ -89,7 +89,8 @@ Result<ListObjectsMsg> ListObjectsMsg::FromJson(const nlohmann::json& v) {
   return m;
 }
 
-std::string EncodeEntryMsgpack(const ObjectMeta& m, const ListProps& props, const std::string& location) {
+std::string EncodeEntryMsgpack(const ObjectMeta& m, const ListProps& props, const std::string& location,
+                               uint16_t extra_flags) {
   msgpack::sbuffer buf(64 + m.name.size());
   msgpack::packer<msgpack::sbuffer> pk(buf);
   std::string custom = props.custom ? JoinCustom(m) : std::string();
@@ -128,7 +129,7 @@ std::string EncodeEntryMsgpack(const ObjectMeta& m, const ListProps& props, cons
     pk.pack(int16_t{1});
   }
   pk.pack("f");
-  pk.pack(EntryFlags(m));
+  pk.pack(static_cast<uint16_t>(EntryFlags(m) | extra_flags));
   return std::string(buf.data(), buf.size());
 }
 
@@ -176,15 +177,20 @@ std::string EncodeRawPageJson(const std::string& uuid, const std::string& token,
 std::string EncodeListPageMsgpack(const ListPage& page, const ListProps& props, const std::string& location) {
   std::vector<std::string> encoded;
   encoded.reserve(page.entries.size());
-  for (const auto& m : page.entries) encoded.push_back(EncodeEntryMsgpack(m, props, location));
+  for (size_t i = 0; i < page.entries.size(); ++i) {
+    uint16_t extra = i < page.extra_flags.size() ? page.extra_flags[i] : 0;
+    encoded.push_back(EncodeEntryMsgpack(page.entries[i], props, location, extra));
+  }
   std::vector<std::string_view> views(encoded.begin(), encoded.end());
   return EncodeRawPageMsgpack(page.uuid, page.continuation_token, views);
 }
 
 std::string EncodeListPageJson(const ListPage& page, const ListProps& props, const std::string& location) {
   nlohmann::json entries = nlohmann::json::array();
-  for (const auto& m : page.entries) {
-    nlohmann::json e = {{"name", m.name}, {"flags", EntryFlags(m)}};
+  for (size_t i = 0; i < page.entries.size(); ++i) {
+    const ObjectMeta& m = page.entries[i];
+    uint16_t extra = i < page.extra_flags.size() ? page.extra_flags[i] : 0;
+    nlohmann::json e = {{"name", m.name}, {"flags", static_cast<uint16_t>(EntryFlags(m) | extra)}};
     if (props.checksum && !m.cksum_value.empty()) e["checksum"] = m.cksum_value;
     if (props.atime) e["atime"] = FormatRfc822(m.atime_ns);
     if (props.version) e["version"] = std::to_string(m.version);

@@ -38,6 +38,7 @@ struct ListPage {
   std::string uuid;
   std::string continuation_token;
   std::vector<ObjectMeta> entries;
+  std::vector<uint16_t> extra_flags;  // per entry, OR-ed into its flags (LsArchDir); empty: none
 };
 
 inline constexpr uint16_t kEntryIsCached = 64;
@@ -47,7 +48,8 @@ std::string EncodeListPageMsgpack(const ListPage& page, const ListProps& props, 
 std::string EncodeListPageJson(const ListPage& page, const ListProps& props, const std::string& location);
 
 // One LsoEnt in msgpack form (empty fields omitted), as stored in inventories.
-std::string EncodeEntryMsgpack(const ObjectMeta& m, const ListProps& props, const std::string& location);
+std::string EncodeEntryMsgpack(const ObjectMeta& m, const ListProps& props, const std::string& location,
+                               uint16_t extra_flags = 0);
 // A page whose entries are already msgpack-encoded LsoEnt maps.
 std::string EncodeRawPageMsgpack(const std::string& uuid, const std::string& token,
                                  const std::vector<std::string_view>& entries);

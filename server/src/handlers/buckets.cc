@@ -1,17 +1,19 @@
 // /v1/buckets: list buckets, create/destroy/head/set-props, list objects, rechunk.
 #include "api/headers.h"
 #include "api/object_list.h"
+#include "archive/arch_dir.h"
 #include "handlers/bucket_actions.h"
 #include "handlers/context.h"
 #include "store/names.h"
-#include "util/strings.h"
 #include "util/log_ring.h"
+#include "util/strings.h"
 
 namespace ais {
 namespace {
 
 constexpr uint64_t kLsNotCached = 512;
 constexpr uint64_t kLsNbi = 32768;
+constexpr uint64_t kLsArchDir = 8;
 
 Task<void> ListBuckets(ServerContext& ctx, Exchange& ex) {
   if (ex.method() != http::verb::get) {
@@ -86,6 +88,15 @@ Task<void> CreateInventory(ServerContext& ctx, Exchange& ex, const std::string& 
   co_return co_await ex.Reply(http::status::ok, {}, *id, "text/plain");
 }
 
+void SplitArchDir(std::vector<ArchDirEntry> listed, ListPage* page) {
+  page->entries.reserve(listed.size());
+  page->extra_flags.reserve(listed.size());
+  for (auto& e : listed) {
+    page->entries.push_back(std::move(e.meta));
+    page->extra_flags.push_back(e.flags);
+  }
+}
+
 Task<void> ListObjects(ServerContext& ctx, Exchange& ex, const std::string& bucket, const nlohmann::json& value) {
   auto msg = ListObjectsMsg::FromJson(value);
   if (!msg.ok()) co_return co_await ex.ReplyError(msg.status());
@@ -100,11 +111,17 @@ Task<void> ListObjects(ServerContext& ctx, Exchange& ex, const std::string& buck
   ListQuery q{.prefix = msg->prefix,
               .after = msg->continuation_token.empty() ? msg->start_after : msg->continuation_token,
               .limit = page};
-  auto entries = ctx.store.List(bucket, q);
-  if (!entries.ok()) co_return co_await ex.ReplyError(entries.status());
   ListPage out;
+  if (msg->flags & kLsArchDir) {
+    auto listed = ListWithArchives(ctx.store, bucket, q);
+    if (!listed.ok()) co_return co_await ex.ReplyError(listed.status());
+    SplitArchDir(std::move(*listed), &out);
+  } else {
+    auto entries = ctx.store.List(bucket, q);
+    if (!entries.ok()) co_return co_await ex.ReplyError(entries.status());
+    out.entries = std::move(*entries);
+  }
   out.uuid = msg->uuid.empty() ? RandomId(10) : msg->uuid;
-  out.entries = std::move(*entries);
   if (out.entries.size() == page) out.continuation_token = out.entries.back().name;
   std::string location = "t[" + ctx.node.daemon_id + "]";
   if (ex.header("Accept").find("application/msgpack") != std::string_view::npos) {
@@ -199,6 +216,7 @@ Task<void> HandleBuckets(ServerContext& ctx, Exchange& ex, const Route& route) {
       if (msg->action == "create-bck") {
         Status st = ctx.store.CreateBucket(bucket, msg->value);
         if (!st.ok()) co_return co_await ex.ReplyError(st);
+        LogInfo("created bucket ais://" + bucket);
         co_return co_await ex.Reply(http::status::ok);
       }
       if (msg->action == "rechunk") co_return co_await StartRechunk(ctx, ex, bucket, msg->value);
@@ -216,7 +234,6 @@ Task<void> HandleBuckets(ServerContext& ctx, Exchange& ex, const Route& route) {
       if (!msg.ok()) co_return co_await ex.ReplyError(msg.status());
       if (msg->action == "destroy-inventory") {
         if (!msg->name.empty()) {
-        LogInfo("created bucket ais://" + bucket);
           if (Status st = InventoryCatalog::ValidateName(msg->name); !st.ok()) co_return co_await ex.ReplyError(st);
         }
         Status st = ctx.inventory.Destroy(bucket, msg->name);
@@ -230,6 +247,7 @@ Task<void> HandleBuckets(ServerContext& ctx, Exchange& ex, const Route& route) {
         Status st = ctx.inventory.Destroy(bucket, "");  // a bucket's inventories go with it
         if (st.ok()) st = ctx.store.DestroyBucket(bucket);
         if (!st.ok()) co_return co_await ex.ReplyError(st);
+        LogInfo("destroyed bucket ais://" + bucket);
         co_return co_await ex.Reply(http::status::ok);
       }
       co_return co_await ex.ReplyError(Status::InvalidArgument("invalid action \"" + msg->action + "\""));
@@ -243,11 +261,11 @@ Task<void> HandleBuckets(ServerContext& ctx, Exchange& ex, const Route& route) {
       }
       Status st = ctx.store.buckets().Update(bucket, msg->value);
       if (!st.ok()) co_return co_await ex.ReplyError(st);
+      LogInfo("set-bprops ais://" + bucket + ": " + msg->value.dump());
       co_return co_await ex.Reply(http::status::ok);
     }
     case http::verb::put: {
       auto msg = co_await ReadActionMsg(ex);
-        LogInfo("destroyed bucket ais://" + bucket);
       if (!msg.ok()) co_return co_await ex.ReplyError(msg.status());
       if (msg->action == "archive") co_return co_await StartListRange(ctx, ex, bucket, *msg);
       co_return co_await ex.ReplyError(Status::InvalidArgument("invalid action \"" + msg->action + "\""));
@@ -258,4 +276,3 @@ Task<void> HandleBuckets(ServerContext& ctx, Exchange& ex, const Route& route) {
 }
 
 }  // namespace ais
-      LogInfo("set-bprops ais://" + bucket + ": " + msg->value.dump());
