@@ -128,10 +128,29 @@ class Batch:
         }
         self.request = MossReq(**settings)
         if objects is not None:
-            for obj in objects if isinstance(objects, list) else [objects]:
-                if not isinstance(obj, (Object, str)):
-                    raise ValueError(f"Unsupported object type: {type(obj)}")
-                self.add(obj)
+            self._add_plain(objects if isinstance(objects, list) else [objects])
+
+    def _add_plain(self, objects: list[Object] | list[str] | list[Object | str]) -> None:
+        """`add(obj)` for each of `objects`: names and Objects without per-item options, in
+        one loop (a batch may hold 100k of them)."""
+        bck = self.bucket.name if self.bucket else None
+        provider = self.bucket.provider.value if self.bucket else None
+        items = []
+        for obj in objects:
+            if isinstance(obj, str):
+                if bck is None:
+                    raise ValueError(_BUCKET_REQUIRED_MSG)
+                fields = {"obj_name": obj, "bck": bck, "provider": provider}
+            elif isinstance(obj, Object):
+                fields = {
+                    "obj_name": obj.name,
+                    "bck": obj.bucket_name,
+                    "provider": obj.bucket_provider.value,
+                }
+            else:
+                raise ValueError(f"Unsupported object type: {type(obj)}")
+            items.append(trusted(MossIn, fields))
+        self.request.moss_in.extend(items)
 
     @property
     def requests_list(self) -> list[MossIn]:
