@@ -1,11 +1,11 @@
 """Parallel range engine: worker threads GET byte ranges of one object straight into memory.
 
-Why threads: a range read spends its time in `recv_into`, which releases the GIL and lands the
-bytes in their final place (a shared-memory buffer, a ring slot, a caller's array, a file's
-scratch page) with the one copy the kernel has to make. Threads need no pickling, no process
-pool and no named shared memory, so they also work inside DataLoader workers (daemonic
-processes may not start children). Each worker holds one keep-alive connection from the
-client's pool for all its ranges.
+Why threads: a range read spends its time in `recv_into`, which releases the GIL and lands
+the bytes in their final place (a shared-memory buffer, the `bytes` a stream yields, a caller's
+array, a file's scratch page) with the one copy the kernel has to make. Threads need no
+pickling, no process pool and no named shared memory, so they also work inside DataLoader
+workers (daemonic processes may not start children). Each worker holds one keep-alive
+connection from the client's pool for all its ranges.
 
 Contract of one `RangeEngine` run:
 - ranges are claimed in order; each is read with an exact-length check (206 with the asked
@@ -49,11 +49,10 @@ logger = logging.getLogger(__name__)
 
 Range = tuple[int, int]  # [start, end)
 
-# Bytes read between two looks at the cancel flag (~1 ms at loopback speed).
+# Bytes read between two looks at the cancel flag (~1 ms at loopback speed); also the size of
+# the `bytes` a stream yields (glibc recycles blocks of that size instead of mapping fresh pages
+# for each, as it does above 32 MiB).
 PIECE_SIZE = 4 << 20
-# Largest `bytes` a stream yields (glibc recycles blocks up to 32 MiB instead of mapping
-# fresh pages for each).
-YIELD_SIZE = 8 << 20
 # How long cancellation waits for body readers to let go of the destination (their sockets
 # are shut down, so they do at once); after that the memory is not reused while they hold it.
 CANCEL_JOIN_TIMEOUT = 10.0
@@ -165,6 +164,27 @@ class FileTarget:
         self._scratch.release()
 
 
+class FillTarget:
+    """A range received straight into the `bytes` objects it will be yielded as: one fillable
+    piece (`_native.FillableBytes`) per `PIECE_SIZE` bytes, made beforehand by the consumer.
+
+    Example:
+        >>> target = FillTarget([FillableBytes(4 << 20), FillableBytes(100)])  # doctest: +SKIP
+    """
+
+    def __init__(self, pieces: list[Any]) -> None:
+        self._pieces = pieces
+
+    def view(self, pos: int, n: int) -> memoryview:
+        return memoryview(self._pieces[pos // PIECE_SIZE])
+
+    def commit(self, pos: int, n: int) -> None:
+        pass
+
+    def release(self) -> None:
+        pass
+
+
 class _Cancelled(Exception):
     """Raised inside a worker to leave once the run is cancelled or has failed."""
 
@@ -208,6 +228,7 @@ class RangeEngine:
         self._version: str | None = None
         self._threads: list[threading.Thread] = []
         self._on_fail: Callable[[], None] = lambda: None
+        self._fills: dict[int, list[Any]] | None = None
 
     @property
     def num_workers(self) -> int:
@@ -249,84 +270,76 @@ class RangeEngine:
 
         self._run_to_completion(target)
 
-    def stream(
-        self,
-        slot_view: Callable[[int], memoryview],
-        num_slots: int,
-        copy_out: Callable[[memoryview], bytes],
-        prepare_slot: Callable[[int], None] | None = None,
-    ) -> Generator[bytes, None, None]:
-        """Yield each range's bytes in order through `num_slots` reusable slots: range `i` is
-        read into slot `i % num_slots` once range `i - num_slots` has been yielded, so memory
-        stays at `num_slots` slots whatever the object size.
+    def stream(self, fillable: Callable[[int], Any]) -> Generator[bytes, None, None]:
+        """Yield the object's bytes in order, as `bytes` of at most `PIECE_SIZE` that the
+        workers receive into directly (no copy).
 
-        A range larger than `YIELD_SIZE` is yielded as several pieces: `bytes` objects of at
-        most that size are recycled by the allocator (larger ones are fresh pages every time,
-        which costs more than receiving them).
-
-        Args:
-            slot_view: writable memory of a slot (at least the largest range).
-            copy_out: makes the yielded `bytes` from a filled slot.
-            prepare_slot: called before a slot is first written.
+        The consumer (the calling thread) makes the fillable pieces of the next `num_workers`
+        ranges itself, so that the allocator recycles the memory of pieces the caller has
+        dropped instead of handing out fresh pages; a worker claims a range once its pieces
+        exist. Memory: about `num_workers + 1` ranges, whatever the object size.
         """
-        slots = max(1, min(num_slots, len(self._ranges)))
-        ready = [threading.Event() for _ in range(slots)]
-        prepared: set[int] = set()
+        window = self._num_workers
+        fills: dict[int, list[Any]] = {}
+        finished: set[int] = set()
+
+        def make(index: int) -> list[Any]:
+            start, end = self._ranges[index]
+            return [fillable(min(PIECE_SIZE, end - p)) for p in range(start, end, PIECE_SIZE)]
 
         def target(index: int) -> Target:
-            slot = index % slots
-            if prepare_slot is not None and slot not in prepared:
-                prepared.add(slot)
-                prepare_slot(slot)
-            start, end = self._ranges[index]
-            return MemoryTarget(slot_view(slot)[: end - start])
+            return FillTarget(fills[index])
 
-        def wake_all() -> None:
-            for event in ready:
-                event.set()
+        def done(index: int) -> None:
+            with self._cond:
+                finished.add(index)
+                self._cond.notify_all()
 
-        self._on_fail = wake_all
-        if self._num_workers == 1 and slots == 1:
-            yield from self._stream_inline(target, slot_view, copy_out)
-            return
-        self._start(target, done=lambda index: ready[index % slots].set(), window=slots)
-        try:
+        provisioned = 0
+
+        def provision(upto: int) -> None:
+            nonlocal provisioned
+            while provisioned < upto:
+                pieces = make(provisioned)
+                with self._cond:
+                    fills[provisioned] = pieces
+                    self._cond.notify_all()
+                provisioned += 1
+
+        if self._num_workers == 1:
+            retrying = self._retrying()
             for index, (start, end) in enumerate(self._ranges):
-                event = ready[index % slots]
-                event.wait()
-                event.clear()
+                fills[index] = make(index)
+                try:
+                    self._fetch(start, end, partial(target, index), retrying)
+                except BaseException as err:
+                    _drop_locals(err)
+                    raise
+                for piece in fills.pop(index):
+                    yield piece.take()
+            return
+        self._fills = fills
+        try:
+            # Inside the try: a KeyboardInterrupt while threads start must stop those started.
+            provision(min(window, len(self._ranges)))
+            self._start(target, done=done, window=window)
+            for index in range(len(self._ranges)):
+                # Pieces of the next range are made only now, after the caller has had (and
+                # dropped) the previous range's: the allocator hands back that memory.
+                provision(min(index + window, len(self._ranges)))
+                with self._cond:
+                    while index not in finished and self._error is None:
+                        self._cond.wait()
+                    pieces = fills.pop(index, [])
+                    self._consumed = index + 1
+                    self._cond.notify_all()
                 self._raise_error()
-                n = end - start
-                for pos in range(0, n, YIELD_SIZE):
-                    with slot_view(index % slots) as view:
-                        data = copy_out(view[pos : min(pos + YIELD_SIZE, n)])
-                    if pos + YIELD_SIZE >= n:
-                        with self._cond:
-                            self._consumed = index + 1
-                            self._cond.notify_all()
-                    yield data
+                for piece in pieces:
+                    yield piece.take()
         finally:
             self._stop()
 
     # -- running workers --------------------------------------------------------------------
-
-    def _stream_inline(
-        self,
-        target: Callable[[int], Target],
-        slot_view: Callable[[int], memoryview],
-        copy_out: Callable[[memoryview], bytes],
-    ) -> Generator[bytes, None, None]:
-        retrying = self._retrying()
-        for index, (start, end) in enumerate(self._ranges):
-            try:
-                self._fetch(start, end, partial(target, index), retrying)
-            except BaseException as err:
-                _drop_locals(err)
-                raise
-            for pos in range(0, end - start, YIELD_SIZE):
-                with slot_view(0) as view:
-                    data = copy_out(view[pos : min(pos + YIELD_SIZE, end - start)])
-                yield data
 
     def _run_to_completion(self, target: Callable[[int], Target]) -> None:
         if self._num_workers == 1:
@@ -340,8 +353,8 @@ class RangeEngine:
             return
         all_done = threading.Event()
         self._on_fail = all_done.set
-        self._start(target, done=None, window=None, finished=all_done)
         try:
+            self._start(target, done=None, window=None, finished=all_done)
             all_done.wait()
             self._raise_error()
         finally:
@@ -354,16 +367,17 @@ class RangeEngine:
         window: int | None,
         finished: threading.Event | None = None,
     ) -> None:
-        self._running = self._num_workers
         for i in range(self._num_workers):
+            with self._cond:
+                self._running += 1
             thread = threading.Thread(
                 target=self._work,
                 args=(target, done, window, finished),
                 name=f"ais-range-{i}",
                 daemon=True,
             )
-            self._threads.append(thread)
             thread.start()
+            self._threads.append(thread)
 
     def _work(
         self,
@@ -399,7 +413,10 @@ class RangeEngine:
             index = self._next
             self._next += 1
             if window is not None:
-                while index - self._consumed >= window and not self._cancel.is_set():
+                while (
+                    index - self._consumed >= window
+                    or (self._fills is not None and index not in self._fills)
+                ) and not self._cancel.is_set():
                     self._cond.wait()
             if self._cancel.is_set():
                 return None
@@ -437,8 +454,8 @@ class RangeEngine:
         Workers still waiting for a reply are not waited for: they hold no memory and leave
         as soon as their reply comes or times out.
         """
-        if any(t.is_alive() for t in self._threads):
-            self._cancel_workers()
+        # Always: a thread whose start() was interrupted may not look alive yet.
+        self._cancel_workers()
         deadline = time.monotonic() + CANCEL_JOIN_TIMEOUT
         with self._cond:
             while self._holding and (left := deadline - time.monotonic()) > 0:

@@ -284,7 +284,13 @@ _INTERRUPTED_CHILD = textwrap.dedent(
                 time.sleep(0.01)
     except KeyboardInterrupt:
         interrupted = True
-    time.sleep(0.2)
+    # Readers of a body stop at once; one still waiting for response headers holds no memory
+    # and ends when they come.
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and any(
+        t.name.startswith("ais-range-") for t in threading.enumerate()
+    ):
+        time.sleep(0.05)
     pooled = shm.pool().idle_names
     def ours(lines):
         return [x for x in lines if "memfd:aistore" in x

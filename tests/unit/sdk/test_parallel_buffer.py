@@ -246,3 +246,27 @@ def test_cgroup_headroom_is_the_tightest_limit_on_the_path(tmp_path: Path) -> No
     (root / "a" / "b" / "memory.max").write_text("max\n")
     assert shm._cgroup_headroom(str(proc), str(root)) is None
     assert shm._cgroup_headroom(str(tmp_path / "missing"), str(root)) is None
+
+
+def test_fillable_bytes() -> None:
+    """Streams receive into FillableBytes: bytes filled in place, handed out once no view of
+    them is left, never writable afterwards."""
+    from aistore._native import FillableBytes
+
+    fill = FillableBytes(5)
+    with memoryview(fill) as view:
+        view[:] = b"hello"
+        with pytest.raises(BufferError, match="still alive"):
+            fill.take()
+    data = fill.take()
+    assert type(data) is bytes and data == b"hello"
+    with pytest.raises(BufferError, match="taken"):
+        memoryview(fill)
+    with pytest.raises(BufferError, match="taken"):
+        fill.take()
+    orphan = memoryview(FillableBytes(3))  # the view keeps its storage alive
+    gc.collect()
+    orphan[:] = b"abc"
+    assert bytes(orphan) == b"abc"
+    with pytest.raises(ValueError):
+        FillableBytes(-1)

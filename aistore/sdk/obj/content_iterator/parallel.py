@@ -7,8 +7,9 @@ reads of monolithic objects. An object of one range is read by the calling threa
 
 - `read_all()` → `ParallelBuffer`: every worker receives its ranges straight into one
   shared-memory buffer of the object's size.
-- `create_iter()` → the bytes in order through a ring of `num_workers` slots, so memory stays
-  at about `num_workers × chunk_size` whatever the object size.
+- `create_iter()` → the bytes in order; workers receive each range straight into the `bytes`
+  objects it is yielded as, at most `num_workers` ranges ahead, so memory stays at about
+  `num_workers × chunk_size` whatever the object size.
 - `read_into(buffer)` and `download_to(path)` (beyond the official SDK): into a caller's
   writable buffer (numpy array, pinned tensor, mmap...), or into a file at offsets with
   `pwrite`, without the whole object in memory.
@@ -29,7 +30,7 @@ from typing import Any
 from aistore._internal.parallel import RangeEngine, plan_ranges
 from aistore.sdk.const import DEFAULT_PARALLEL_CHUNK_SIZE, MIB, PROPS_CHUNKED
 from aistore.sdk.obj.content_iterator.base import BaseContentIterProvider, StreamBounds
-from aistore.sdk.obj.content_iterator.buffer import ParallelBuffer, RingBuffer, copy_to_bytes
+from aistore.sdk.obj.content_iterator.buffer import ParallelBuffer
 from aistore.sdk.obj.object_client import ObjectClient
 
 __all__ = ["ParallelContentIterProvider"]
@@ -164,11 +165,11 @@ class ParallelContentIterProvider(BaseContentIterProvider):
     def create_iter(
         self, offset: int = 0, bounds: StreamBounds | None = None
     ) -> Generator[bytes, None, None]:
-        """The object's bytes from `offset`, in order: one `bytes` per range (ranges above
-        8 MiB come as 8 MiB pieces).
+        """The object's bytes from `offset`, in order, as `bytes` of at most 4 MiB.
 
-        Ranges are read ahead by the workers into a ring of `num_workers` slots and copied out
-        as they are yielded; the ring is released when the generator finishes or is closed.
+        Workers read up to `num_workers` ranges ahead of the caller, each straight into the
+        `bytes` objects it will be yielded as (no copy); memory stays at about
+        `num_workers × chunk_size` whatever the object size. Closing the generator stops them.
 
         Args:
             offset: first byte wanted.
@@ -179,21 +180,10 @@ class ParallelContentIterProvider(BaseContentIterProvider):
             bounds.expected_end = self._object_size
         if offset >= self._object_size:
             return
+        from aistore import _native  # the extension, loaded on first use
+
         ranges = plan_ranges(offset, self._object_size, self._chunk_size)
-        engine = self._engine(self._chunk_size, ranges)
-        slot = max(end - start for start, end in ranges)
-        ring = RingBuffer(num_slots=engine.num_workers, slot_size=slot)
-        try:
-            segment = ring._shm
-
-            def prepare(index: int) -> None:
-                segment.populate(index * slot, (index + 1) * slot)
-
-            yield from engine.stream(ring.slot_view, ring.num_slots, copy_to_bytes, prepare)
-            if len(ranges) >= ring.num_slots:
-                segment.mark_populated(len(ring))
-        finally:
-            ring.close()
+        yield from self._engine(self._chunk_size, ranges).stream(_native.FillableBytes)
 
     def _whole_range_size(self) -> int:
         """Range size for reading the whole object at once."""
