@@ -5,12 +5,14 @@ argv: endpoint, bucket, object, mode, workers, reps
     mode: single (get_reader().read_all()), stream (iterate the parallel reader) or read_all
     (parallel read_all into a ParallelBuffer, closed after timing). workers=1 builds the
     official ParallelContentIterProvider directly (get_reader refuses fewer than 2).
-Prints {"seconds": [...], "size": bytes, "shm_left": [...]} as JSON on its last stdout line;
-times exclude interpreter start and imports. `shm_left` lists /dev/shm entries that appeared.
+Prints {"seconds": [...], "cpu": [...], "size": bytes, "shm_left": [...]} as JSON on its last
+stdout line; times exclude interpreter start and imports; `cpu` counts this process and its
+worker processes. `shm_left` lists the SDK's segments (psm_*) that appeared in /dev/shm.
 """
 
 import json
 import os
+import resource
 import sys
 import time
 
@@ -29,9 +31,14 @@ def provider():
     return ParallelContentIterProvider(obj.get_reader()._object_client, None, 1)
 
 
-seconds, size = [], 0
+def cpu():
+    a, b = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
+
+
+seconds, cpus, size = [], [], 0
 for _ in range(reps_n):
-    t0 = time.perf_counter()
+    c0, t0 = cpu(), time.perf_counter()
     if mode == "single":
         size = len(obj.get_reader().read_all())
     elif mode == "stream":
@@ -40,7 +47,8 @@ for _ in range(reps_n):
         buf = provider().read_all()
         size = len(buf)
     seconds.append(time.perf_counter() - t0)
+    cpus.append(cpu() - c0)
     if mode == "read_all":
         buf.close()
-left = sorted(set(os.listdir("/dev/shm")) - before)
-print(json.dumps({"seconds": seconds, "size": size, "shm_left": left}))
+left = sorted(n for n in set(os.listdir("/dev/shm")) - before if n.startswith("psm_"))
+print(json.dumps({"seconds": seconds, "cpu": cpus, "size": size, "shm_left": left}))

@@ -35,6 +35,7 @@ import argparse
 import gc
 import os
 import random
+import resource
 import shutil
 import socket
 import statistics
@@ -95,9 +96,10 @@ with socket.create_connection(("127.0.0.1", port)) as s:
 """
 
 
-def loopback_seconds(total: int) -> float:
-    """Seconds to move `total` bytes over loopback TCP from a sender process's memory into a
-    small reused buffer here: the ceiling of a download on this machine."""
+def loopback_pump(total: int) -> Sample:
+    """Moving `total` bytes over loopback TCP from a sender process's memory into a small reused
+    buffer here: the ceiling of a download on this machine."""
+    c0 = cpu_seconds() + cpu_seconds(resource.RUSAGE_CHILDREN)
     with socket.socket() as lsock:
         lsock.bind(("127.0.0.1", 0))
         lsock.listen(1)
@@ -119,27 +121,56 @@ def loopback_seconds(total: int) -> float:
             sender.wait(timeout=120)
     if got < total:
         raise RuntimeError(f"socket pump delivered {got} of {total} bytes")
-    return elapsed
+    return Sample(elapsed, cpu_seconds() + cpu_seconds(resource.RUSAGE_CHILDREN) - c0)
 
 
-def timed(fn: Callable[[], Any]) -> Callable[[], float]:
-    def case() -> float:
-        t0 = time.perf_counter()
+def cpu_seconds(who: int = resource.RUSAGE_SELF) -> float:
+    r = resource.getrusage(who)
+    return r.ru_utime + r.ru_stime
+
+
+@dataclass
+class Sample:
+    """One run of a case: wall seconds and the client's CPU seconds (all its threads and
+    processes)."""
+
+    seconds: float
+    cpu: float
+
+
+def timed(fn: Callable[[], Any]) -> Callable[[], Sample]:
+    def case() -> Sample:
+        c0, t0 = cpu_seconds(), time.perf_counter()
         fn()
-        return time.perf_counter() - t0
+        return Sample(time.perf_counter() - t0, cpu_seconds() - c0)
 
     return case
 
 
+def process_cpu_seconds(pid: int) -> float:
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 @dataclass
 class Cell:
-    """Seconds of each round of one case (empty when it could not run)."""
+    """Each round of one case (empty when it could not run): wall seconds, client and server
+    CPU seconds."""
 
     seconds: list[float] = field(default_factory=list)
-    note: str = ""
+    cpu: list[float] = field(default_factory=list)
+    server_cpu: list[float] = field(default_factory=list)
 
     def gbps(self, size: int) -> float | None:
         return size / statistics.median(self.seconds) / 1e9 if self.seconds else None
+
+    def cpu_per_gib(self, size: int) -> tuple[float, float] | None:
+        if not self.cpu:
+            return None
+        return statistics.median(self.cpu) * GiB / size, statistics.median(
+            self.server_cpu
+        ) * GiB / size
 
 
 class Bench:
@@ -190,7 +221,7 @@ class Bench:
             return provider
         return ParallelContentIterProvider(obj.get_reader()._object_client, None, 1)
 
-    def ours(self, obj: Object, mode: str, workers: int) -> Callable[[], float]:
+    def ours(self, obj: Object, mode: str, workers: int) -> Callable[[], Sample]:
         size = self.cfg.size
 
         def single() -> None:
@@ -205,7 +236,7 @@ class Bench:
 
         if mode == "read_all cold":
 
-            def cold() -> float:
+            def cold() -> Sample:
                 shm.pool().clear()
                 gc.collect()
                 return timed(read_all)()
@@ -213,8 +244,8 @@ class Bench:
             return cold
         return timed({"single": single, "stream": stream, "read_all": read_all}[mode])
 
-    def official(self, obj: Object, mode: str, workers: int) -> Callable[[], float | None]:
-        def case() -> float | None:
+    def official(self, obj: Object, mode: str, workers: int) -> Callable[[], Sample | None]:
+        def case() -> Sample | None:
             if self.official_error is not None:
                 return None
             args = (obj.bucket_name, obj.name, mode, str(workers), "1")
@@ -229,27 +260,28 @@ class Bench:
                 return None
             self.official_shm_left |= set(out["shm_left"])
             assert out["size"] == self.cfg.size
-            return float(out["seconds"][0])
+            return Sample(float(out["seconds"][0]), float(out["cpu"][0]))
 
         return case
 
-    def curl(self, obj: Object) -> Callable[[], float]:
+    def curl(self, obj: Object) -> Callable[[], Sample]:
         url = obj.get_url()
 
-        def case() -> float:
+        def case() -> Sample:
+            c0 = cpu_seconds(resource.RUSAGE_CHILDREN)
             res = subprocess.run(
                 ["curl", "-sS", "-o", "/dev/null", "-w", "%{size_download} %{time_total}", url],
                 capture_output=True, text=True, check=True,
             )  # fmt: skip
             size, secs = res.stdout.split()
             assert int(size) == self.cfg.size
-            return float(secs)
+            return Sample(float(secs), cpu_seconds(resource.RUSAGE_CHILDREN) - c0)
 
         return case
 
     def measure(self, obj: Object) -> dict[tuple[str, str, int], Cell]:
         """All cases of one object; every round runs each case once, in turn."""
-        cases: dict[tuple[str, str, int], Callable[[], float | None]] = {
+        cases: dict[tuple[str, str, int], Callable[[], Sample | None]] = {
             ("single GET", "ours", 1): self.ours(obj, "single", 1),
             ("single GET", "official", 1): self.official(obj, "single", 1),
         }
@@ -261,13 +293,19 @@ class Bench:
             cases[("read_all", "ours", w)] = self.ours(obj, "read_all", w)
             cases[("read_all", "ours cold", w)] = self.ours(obj, "read_all cold", w)
             cases[("read_all", "official", w)] = self.official(obj, "read_all", w)
-        cases[LOOPBACK] = lambda: loopback_seconds(self.cfg.size)
+        cases[LOOPBACK] = lambda: loopback_pump(self.cfg.size)
         cells = {key: Cell() for key in cases}
+        self.ours(obj, "read_all", 2)()  # warm: the pool holds memory of this size from now on
+        pid = self.srv.pid
+        assert pid is not None
         for r in range(self.cfg.rounds):
             for key, case in cases.items():
-                secs = case()
-                if secs is not None:
-                    cells[key].seconds.append(secs)
+                s0 = process_cpu_seconds(pid)
+                sample = case()
+                if sample is not None:
+                    cells[key].seconds.append(sample.seconds)
+                    cells[key].cpu.append(sample.cpu)
+                    cells[key].server_cpu.append(process_cpu_seconds(pid) - s0)
             print(f"  round {r + 1}/{self.cfg.rounds} done", file=sys.stderr, flush=True)
         shm.pool().clear()
         return cells
@@ -309,6 +347,39 @@ def render_download(
                         continue
                     g = cell.gbps(cfg.size) if cell else None
                     row += f"{'n/a':>14}" if g is None else f"{g:6.2f} ({g / loopback:4.0%})"
+                lines.append(
+                    f"{obj_label if first_obj else '':<18}{mode if first_mode else '':<12}"
+                    f"{client:<11}{row}"
+                )
+                first_obj = first_mode = False
+        lines.append("")
+    return "\n".join(lines)
+
+
+def render_cpu(results: dict[str, dict[tuple[str, str, int], Cell]], cfg: Config) -> str:
+    """Client / server CPU seconds per GiB moved: what each client costs, whatever the load."""
+    head = f"{'object':<18}{'mode':<12}{'client':<11}" + "".join(
+        f"{f'W={w}':>14}" for w in cfg.workers
+    )
+    lines = [
+        "CPU seconds per GiB moved, client/server (lower is better; unlike GB/s, barely "
+        "affected by other load on the machine)",
+        head,
+        "─" * len(head),
+    ]
+    for obj_label, cells in results.items():
+        first_obj = True
+        for mode in MODES:
+            first_mode = True
+            for client in CLIENTS[mode]:
+                row = ""
+                for w in cfg.workers:
+                    if mode == "single GET" and w != cfg.workers[0]:
+                        row += f"{'':>14}"
+                        continue
+                    cell = cells.get((mode, client, w if mode != "single GET" else 1))
+                    cpu = cell.cpu_per_gib(cfg.size) if cell else None
+                    row += f"{'n/a':>14}" if cpu is None else f"{cpu[0]:6.2f}/{cpu[1]:<5.2f}  "
                 lines.append(
                     f"{obj_label if first_obj else '':<18}{mode if first_mode else '':<12}"
                     f"{client:<11}{row}"
@@ -534,11 +605,13 @@ def main() -> None:
             for label, obj in objs.items():
                 print(f"measuring {label}...", file=sys.stderr, flush=True)
                 results[label] = bench.measure(obj)
-            pumps = [s for cells in results.values() for s in cells.pop(LOOPBACK).seconds]
-            loopback = cfg.size / statistics.median(pumps) / 1e9
+            pumps = [cells.pop(LOOPBACK) for cells in results.values()]
+            loopback_gbps = cfg.size / statistics.median(s for c in pumps for s in c.seconds) / 1e9
+            pump_cpu = statistics.median(s for c in pumps for s in c.cpu) * GiB / cfg.size
             load = os.getloadavg()
-            download = render_download(results, cfg, loopback)
-            goal_lines = goals(results, cfg, loopback)
+            download = render_download(results, cfg, loopback_gbps)
+            cpu_table = render_cpu(results, cfg)
+            goal_lines = goals(results, cfg, loopback_gbps)
             loader = (
                 "" if args.no_dataloader else dataloader_table(bench.client, cfg, args.dl_workers)
             )
@@ -557,6 +630,8 @@ def main() -> None:
         f"(load average at the end of the download cases: {load[0]:.1f} {load[1]:.1f} "
         f"{load[2]:.1f} on {os.cpu_count()} CPUs)"
     )
+    print(cpu_table)
+    print(f"(the loopback pump itself: {pump_cpu:.2f} CPU s/GiB, sender and receiver)")
     print("Goals:")
     print("\n".join(goal_lines))
     print(
