@@ -7,6 +7,7 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -165,14 +166,33 @@ def test_corrupt_chunk_is_an_error_not_a_short_list(
 ) -> None:
     put_all(bucket, [f"c/{i:04d}" for i in range(50)])
     build(client, bucket, name="fragile", names_per_chunk=10)
-    # Chunk files of the inventory object live under .sys-inventory/%ch/<upload>/NNNN.
-    chunk_files = sorted(
+    # The inventory object's header names its upload id; its chunks are %ch/<upload id>/NNNN.
+    objfile = next(
         p
         for mp in ais_server.mountpaths
-        for p in Path(mp, "ais", ".sys-inventory", "%ch").rglob("*")
-        if p.is_file() and p.name == "0003"
+        for p in [
+            Path(
+                mp,
+                "ais",
+                ".sys-inventory",
+                "%ob",
+                "ais\x01",
+                "@#\x01",
+                f"{bucket.name}\x01",
+                "fragile",
+            )
+        ]
+        if p.exists()
     )
-    assert chunk_files, "inventory chunks not found"
+    header = objfile.read_bytes()
+    meta = msgspec.msgpack.decode(header[16 : 16 + int.from_bytes(header[8:12], "little")])
+    chunk_files = [
+        p
+        for mp in ais_server.mountpaths
+        for p in [Path(mp, "ais", ".sys-inventory", "%ch", meta["u"], "0003")]
+        if p.exists()
+    ]
+    assert len(chunk_files) == 1, "inventory chunk 2 (part 3) not found"
     data = bytearray(chunk_files[0].read_bytes())
     data[-3] ^= 0xFF
     chunk_files[0].write_bytes(bytes(data))
