@@ -24,7 +24,7 @@ from aistore._internal import shm
 __all__ = ["ParallelBuffer", "RingBuffer"]
 
 
-def copy_to_bytes(view: memoryview) -> bytes:
+def _copy_to_bytes(view: memoryview) -> bytes:
     """A `bytes` copy of `view`, made with the GIL released (the extension is loaded on first
     use, so that importing the SDK does not need it)."""
     from aistore import _native
@@ -117,7 +117,7 @@ class ParallelBuffer:
         Raises:
             ValueError: the buffer is closed.
         """
-        return copy_to_bytes(self.buf)
+        return _copy_to_bytes(self.buf)
 
     def close(self) -> None:
         """Release the memory; safe to call more than once and from any thread."""
@@ -216,4 +216,4 @@ class RingBuffer(ParallelBuffer):
     def read_slot(self, slot: int, data_len: int) -> bytes:
         """A copy of the first `data_len` bytes of the slot (copied with the GIL released)."""
         start = slot * self.slot_size
-        return copy_to_bytes(self._buf[start : start + data_len])
+        return _copy_to_bytes(self._buf[start : start + data_len])
