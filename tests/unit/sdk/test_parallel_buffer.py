@@ -270,3 +270,18 @@ def test_fillable_bytes() -> None:
     assert bytes(orphan) == b"abc"
     with pytest.raises(ValueError):
         FillableBytes(-1)
+
+
+@pytest.mark.skipif(not hasattr(os, "memfd_create"), reason="memfd is Linux-only")
+def test_small_dev_shm_is_a_clear_error_without_memfd(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where memory comes from /dev/shm (no memfd), its free space bounds a buffer."""
+    monkeypatch.delattr(os, "memfd_create")
+    real_statvfs = os.statvfs
+
+    class Tiny:
+        f_bavail, f_frsize = 16, 4096  # 64 KiB free
+
+    monkeypatch.setattr(os, "statvfs", lambda p: Tiny() if p == "/dev/shm" else real_statvfs(p))
+    with pytest.raises(InsufficientSharedMemoryError, match="/dev/shm"):
+        ParallelBuffer._allocate(1 << 20)
+    ParallelBuffer._allocate(4096).close()
