@@ -17,7 +17,6 @@ import traceback
 from collections.abc import Callable
 
 import xxhash
-from aistore.sdk.obj.content_iterator.buffer import ParallelBuffer
 
 import aistore
 from aistore import Client
@@ -27,6 +26,7 @@ from aistore.sdk.errors import (
     ErrBckNotFound,
     ErrObjNotFound,
 )
+from aistore.sdk.obj.content_iterator.buffer import ParallelBuffer
 
 ENDPOINT, TAG, CHUNKED_BUCKET = sys.argv[1], sys.argv[2], sys.argv[3]
 CHUNK_LIMIT, CHUNK_SIZE = int(sys.argv[4]), int(sys.argv[5])
