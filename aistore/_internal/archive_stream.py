@@ -266,7 +266,9 @@ def _pax_records(data: bytes) -> dict[str, bytes]:
             raise ArchiveFormatError("tar: bad PAX record") from err
         if length <= 0:
             break
-        rec = data[sp + 1 : pos + length].rstrip(b"\n")
+        rec = data[sp + 1 : pos + length]
+        if rec.endswith(b"\n"):  # the record's terminator; the value may end in newlines too
+            rec = rec[:-1]
         key, _, value = rec.partition(b"=")
         out[key.decode("utf-8", "replace")] = value
         pos += length

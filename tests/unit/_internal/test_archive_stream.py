@@ -11,7 +11,7 @@ import tarfile
 import zipfile
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from aistore._internal.archive_stream import (
@@ -227,6 +227,7 @@ def test_truncated_zip() -> None:
     fmt=st.sampled_from([tarfile.GNU_FORMAT, tarfile.PAX_FORMAT]),
     step=st.integers(1, 2000),
 )
+@example(files=[("\u00e9t\u00e9\n", b"")], fmt=tarfile.PAX_FORMAT, step=1)  # PAX path ends in \\n
 def test_tar_roundtrip_property(files: list[tuple[str, bytes]], fmt: int, step: int) -> None:
     data = make_tar(fmt, files, dirs=False)
     got = tar_files(data, step=step, buffer_size=1024)
