@@ -10,6 +10,7 @@ import pickle
 from collections.abc import Iterator
 from multiprocessing import shared_memory
 from pathlib import Path
+from typing import Any
 
 import _parallel_children as children
 import numpy as np
@@ -29,6 +30,12 @@ def _memfd_maps(pid: int | str = "self") -> list[str]:
 
 
 _memfd_fds = children.memfd_fds
+
+
+def _recv(conn: Any) -> Any:
+    """The next message from a child, failing (instead of hanging) if it died."""
+    assert conn.poll(60), "the child process sent nothing (did it die?)"
+    return conn.recv()
 
 
 @pytest.fixture(autouse=True)
@@ -176,7 +183,7 @@ def test_fork_child_does_not_inherit_the_pool() -> None:
     parent, child = mp.Pipe()
     proc = mp.get_context("fork").Process(target=children.report, args=(child,))
     proc.start()
-    idle, fds = parent.recv()
+    idle, fds = _recv(parent)
     proc.join()
     assert (idle, fds) == (0, 0)
 
@@ -191,9 +198,9 @@ def test_handed_to_another_process_without_copy(method: str) -> None:
     proc.start()
     buf = _filled(1 << 20)
     parent.send(buf)
-    head, size, name = parent.recv()
+    head, size, name = _recv(parent)
     assert (head, size, name) == (bytes(range(5)), 1 << 20, buf.name)
-    back = parent.recv()
+    back = _recv(parent)
     assert bytes(buf.buf[:4]) == b"EDIT" and bytes(back.buf[:4]) == b"EDIT"
     back.buf[4:8] = b"BACK"
     assert bytes(buf.buf[4:8]) == b"BACK"
@@ -212,7 +219,7 @@ def test_a_killed_receiver_leaves_nothing() -> None:
     proc.start()
     buf = _filled(1 << 20)
     parent.send(buf)
-    parent.recv()
+    _recv(parent)
     proc.kill()
     proc.join()
     buf.close()
