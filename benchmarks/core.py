@@ -31,7 +31,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -50,6 +49,7 @@ from aistore.server import LocalServer
 REPO = Path(__file__).resolve().parents[1]
 sys.path.append(str(REPO / "tests" / "compat"))
 import official_sdk  # noqa: E402
+from _loopback import loopback_seconds  # noqa: E402
 
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
 SMALL_SIZE = 10 * KiB
@@ -154,45 +154,6 @@ def run(cmd: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
     if res.returncode != 0:
         raise RuntimeError(f"{cmd[0]} failed ({res.returncode}): {res.stderr.strip()[-2000:]}")
     return res
-
-
-_PUMP_SENDER = """
-import socket, sys
-port, total = int(sys.argv[1]), int(sys.argv[2])
-buf = memoryview(bytearray(4 << 20))
-with socket.create_connection(("127.0.0.1", port)) as s:
-    sent = 0
-    while sent < total:
-        s.sendall(buf)
-        sent += len(buf)
-"""
-
-
-def loopback_seconds(total: int) -> float:
-    """Seconds to move `total` bytes over loopback TCP: a sender process pushes them from memory,
-    this process receives them into a small reused buffer (a single stream's ceiling)."""
-    with socket.socket() as lsock:
-        lsock.bind(("127.0.0.1", 0))
-        lsock.listen(1)
-        port = lsock.getsockname()[1]
-        sender = subprocess.Popen([sys.executable, "-c", _PUMP_SENDER, str(port), str(total)])
-        try:
-            conn, _ = lsock.accept()
-            with conn:
-                buf = memoryview(bytearray(4 * MiB))
-                got = 0
-                t0 = time.perf_counter()
-                while got < total:
-                    n = conn.recv_into(buf)
-                    if n == 0:
-                        break
-                    got += n
-                elapsed = time.perf_counter() - t0
-        finally:
-            sender.wait(timeout=60)
-    if got < total:
-        raise RuntimeError(f"socket pump delivered {got} of {total} bytes")
-    return elapsed
 
 
 def parse_wrk_rate(output: str) -> float:

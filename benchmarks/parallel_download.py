@@ -37,7 +37,6 @@ import os
 import random
 import resource
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -58,6 +57,7 @@ from aistore.server import LocalServer
 REPO = Path(__file__).resolve().parents[1]
 sys.path.append(str(REPO / "tests" / "compat"))
 import official_sdk  # noqa: E402
+from _loopback import loopback_seconds  # noqa: E402
 
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
 OFFICIAL_SCRIPT = (Path(__file__).parent / "_official_parallel.py").read_text()
@@ -84,43 +84,11 @@ class Config:
 
 # -- measurements --------------------------------------------------------------------------------
 
-_PUMP_SENDER = """
-import socket, sys
-port, total = int(sys.argv[1]), int(sys.argv[2])
-buf = memoryview(bytearray(4 << 20))
-with socket.create_connection(("127.0.0.1", port)) as s:
-    sent = 0
-    while sent < total:
-        s.sendall(buf)
-        sent += len(buf)
-"""
-
 
 def loopback_pump(total: int) -> Sample:
-    """Moving `total` bytes over loopback TCP from a sender process's memory into a small reused
-    buffer here: the ceiling of a download on this machine."""
+    """The loopback ceiling (see _loopback), with the CPU it cost both ends."""
     c0 = cpu_seconds() + cpu_seconds(resource.RUSAGE_CHILDREN)
-    with socket.socket() as lsock:
-        lsock.bind(("127.0.0.1", 0))
-        lsock.listen(1)
-        port = lsock.getsockname()[1]
-        sender = subprocess.Popen([sys.executable, "-c", _PUMP_SENDER, str(port), str(total)])
-        try:
-            conn, _ = lsock.accept()
-            with conn:
-                buf = memoryview(bytearray(4 * MiB))
-                got = 0
-                t0 = time.perf_counter()
-                while got < total:
-                    n = conn.recv_into(buf)
-                    if n == 0:
-                        break
-                    got += n
-                elapsed = time.perf_counter() - t0
-        finally:
-            sender.wait(timeout=120)
-    if got < total:
-        raise RuntimeError(f"socket pump delivered {got} of {total} bytes")
+    elapsed = loopback_seconds(total)
     return Sample(elapsed, cpu_seconds() + cpu_seconds(resource.RUSAGE_CHILDREN) - c0)
 
 
