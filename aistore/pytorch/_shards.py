@@ -1,0 +1,182 @@
+"""Private helpers of the shard datasets: member names to sample keys, streaming the files of a
+tar shard, grouping files into samples in order, and the worker/rank share of a stream.
+
+Example:
+    >>> basename_key("train/cat.001.jpg"), webdataset_key("train/cat.001.JPG")
+    (('cat', 'jpg'), ('train/cat', '001.jpg'))
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import lzma
+import tarfile
+import zlib
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from itertools import islice
+from typing import TypeVar
+
+from torch.utils.data import get_worker_info
+
+from aistore.pytorch.utils import get_basename, get_extension
+from aistore.sdk.const import QPARAM_ETL_NAME
+
+__all__ = [
+    "TAR_READ_BUFFER",
+    "EtlName",
+    "SampleAssembler",
+    "SampleKey",
+    "basename_key",
+    "iter_tar_files",
+    "share_of_consumers",
+    "webdataset_key",
+]
+
+T = TypeVar("T")
+
+SampleKey = Callable[[str], "tuple[str, str] | None"]
+"""Maps a member name to `(sample key, field)`, or None for a member that is no sample part."""
+
+TAR_READ_BUFFER = 1 << 20
+"""Bytes tarfile asks the object stream for at a time (its stream-mode record buffer)."""
+
+# What a damaged or truncated shard raises from inside tarfile's stream mode and its
+# decompressors (tarfile maps most of them to ReadError, not all).
+_DAMAGED = (tarfile.TarError, EOFError, zlib.error, gzip.BadGzipFile, lzma.LZMAError)
+
+
+def basename_key(name: str) -> tuple[str, str] | None:
+    """The official `AISShardReader` convention: key = last path component up to its first
+    dot, field = text after the last dot; None without an extension.
+
+    Example:
+        >>> basename_key("a/b/x.seg.png"), basename_key("README")
+        (('x', 'png'), None)
+    """
+    ext = get_extension(name)
+    return (get_basename(name), ext) if ext else None
+
+
+def webdataset_key(name: str) -> tuple[str, str] | None:
+    """The WebDataset convention: key = the path up to the first dot of its last component
+    (directories kept, so `a/x.jpg` and `b/x.jpg` are different samples), field = the rest
+    of the last component, lower-cased; None when the last component has no stem or no
+    extension.
+
+    Example:
+        >>> webdataset_key("a/x.seg.PNG"), webdataset_key("a/.hidden")
+        (('a/x', 'seg.png'), None)
+    """
+    directory, slash, last = name.rpartition("/")
+    stem, dot, ext = last.partition(".")
+    if not stem or not dot or not ext:
+        return None
+    return directory + slash + stem, ext.lower()
+
+
+class SampleAssembler:
+    """Groups `(key, field, bytes)` of one shard into samples, handed out in the order their
+    keys first appeared, each as soon as it is complete.
+
+    A key is complete once `expected[key]` parts have arrived; keys missing from `expected`
+    (or all keys, without `expected`) complete only at `finish()`. Memory: the parts of keys
+    not handed out yet - one sample for a shard whose samples are contiguous and listed.
+    A repeated `(key, field)` overwrites the earlier part, as a dict would.
+
+    Example:
+        >>> s = SampleAssembler({"a": 2, "b": 1})
+        >>> s.add("a", "jpg", b"1"), s.add("b", "jpg", b"2"), s.add("a", "cls", b"3")
+        ([], [], [('a', {'jpg': b'1', 'cls': b'3'}), ('b', {'jpg': b'2'})])
+    """
+
+    def __init__(self, expected: Mapping[str, int] | None = None) -> None:
+        self._remaining: dict[str, int] = dict(expected or {})
+        self._pending: dict[str, dict[str, bytes]] = {}
+
+    def add(self, key: str, field: str, data: bytes) -> list[tuple[str, dict[str, bytes]]]:
+        """Add one part; returns the samples completed by it, in order (often none)."""
+        self._pending.setdefault(key, {})[field] = data
+        if key in self._remaining:
+            self._remaining[key] -= 1
+        ready: list[tuple[str, dict[str, bytes]]] = []
+        while self._pending:
+            first = next(iter(self._pending))
+            if self._remaining.get(first, 1) > 0:
+                break
+            del self._remaining[first]
+            ready.append((first, self._pending.pop(first)))
+        return ready
+
+    def finish(self) -> list[tuple[str, dict[str, bytes]]]:
+        """Every sample not handed out yet, in order (the shard has ended)."""
+        rest = list(self._pending.items())
+        self._pending.clear()
+        self._remaining.clear()
+        return rest
+
+
+def iter_tar_files(fileobj: io.BufferedIOBase, what: str) -> Iterator[tuple[str, bytes]]:
+    """`(member name, bytes)` of every regular file of the tar stream `fileobj`, in archive
+    order; gzip, bzip2 and xz compression are detected from the first bytes. Reads forward
+    only: memory is the read buffer plus one member.
+
+    Raises:
+        tarfile.TarError: not a (supported) tar archive, or damaged or cut short; the message
+            names `what`.
+    """
+    try:
+        with tarfile.open(fileobj=fileobj, mode="r|*", bufsize=TAR_READ_BUFFER) as tar:
+            for member in tar:
+                if not member.isfile():
+                    continue
+                extracted = tar.extractfile(member)
+                assert extracted is not None  # a regular file always has a reader
+                yield member.name, extracted.read()
+    except _DAMAGED as err:
+        raise tarfile.TarError(f"{what}: not a readable tar archive ({err})") from err
+
+
+class EtlName:
+    """An ETL named on the cluster, in the shape `Object.get_reader(etl=...)` takes.
+
+    Example:
+        >>> params = {}
+        >>> EtlName("resize").update_qparams(params)
+        >>> params
+        {'etl_name': 'resize'}
+    """
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def update_qparams(self, params: dict[str, str]) -> None:
+        """Name the ETL in a request's query parameters."""
+        params[QPARAM_ETL_NAME] = self.name
+
+
+def share_of_consumers(items: Iterable[T]) -> Iterator[T]:
+    """This consumer's round-robin share of `items`: a consumer is one DataLoader worker of one
+    torch.distributed rank, so across all of them every item is taken exactly once.
+
+    Example:
+        >>> list(share_of_consumers(range(3)))  # main process, no process group
+        [0, 1, 2]
+    """
+    consumer, consumers = 0, 1
+    info = get_worker_info()
+    if info is not None:
+        consumer, consumers = info.id, info.num_workers
+    rank, world = _rank_and_world()
+    consumer, consumers = rank * consumers + consumer, world * consumers
+    if consumers == 1:
+        return iter(items)
+    return islice(items, consumer, None, consumers)
+
+
+def _rank_and_world() -> tuple[int, int]:
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        return dist.get_rank(), dist.get_world_size()
+    return 0, 1
