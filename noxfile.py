@@ -5,6 +5,7 @@ nox -s quickstart   # scripts/quickstart.sh
 nox -s lint         # ruff + mypy only
 nox -s bench        # benchmarks/core.py
 nox -s bench_parallel  # benchmarks/parallel_download.py
+nox -s docs         # scripts/docs.sh: the API reference (pdoc) into build/api
 """
 
 from __future__ import annotations
@@ -39,6 +40,11 @@ def lint(session: nox.Session) -> None:
         external=True,
     )
     session.run("python3", "-m", "mypy", "aistore", external=True)
+
+
+@nox.session
+def docs(session: nox.Session) -> None:
+    session.run("./scripts/docs.sh", *session.posargs, external=True)
 
 
 @nox.session
