@@ -29,6 +29,7 @@ __all__ = [
     "SampleKey",
     "basename_key",
     "iter_tar_files",
+    "rank_and_world",
     "share_of_consumers",
     "webdataset_key",
 ]
@@ -155,9 +156,15 @@ class EtlName:
         params[QPARAM_ETL_NAME] = self.name
 
 
-def share_of_consumers(items: Iterable[T]) -> Iterator[T]:
+def share_of_consumers(
+    items: Iterable[T], rank_world: tuple[int, int] | None = None
+) -> Iterator[T]:
     """This consumer's round-robin share of `items`: a consumer is one DataLoader worker of one
     torch.distributed rank, so across all of them every item is taken exactly once.
+
+    The rank comes from the process group when this process has one; a spawned DataLoader
+    worker has none, so the dataset passes `rank_world` as `rank_and_world()` saw it in the
+    main process (when it was pickled for the worker).
 
     Example:
         >>> list(share_of_consumers(range(3)))  # main process, no process group
@@ -167,16 +174,17 @@ def share_of_consumers(items: Iterable[T]) -> Iterator[T]:
     info = get_worker_info()
     if info is not None:
         consumer, consumers = info.id, info.num_workers
-    rank, world = _rank_and_world()
+    rank, world = rank_and_world(rank_world or (0, 1))
     consumer, consumers = rank * consumers + consumer, world * consumers
     if consumers == 1:
         return iter(items)
     return islice(items, consumer, None, consumers)
 
 
-def _rank_and_world() -> tuple[int, int]:
+def rank_and_world(default: tuple[int, int] = (0, 1)) -> tuple[int, int]:
+    """`(rank, world size)` of this process's torch.distributed group, else `default`."""
     import torch.distributed as dist
 
     if dist.is_available() and dist.is_initialized():
         return dist.get_rank(), dist.get_world_size()
-    return 0, 1
+    return default

@@ -17,7 +17,7 @@ from typing import Any
 
 from torch.utils.data import IterableDataset
 
-from aistore.pytorch._shards import EtlName, share_of_consumers
+from aistore.pytorch._shards import EtlName, rank_and_world, share_of_consumers
 from aistore.sdk.archive_config import ArchiveConfig
 from aistore.sdk.dataset.data_shard import DataShard
 from aistore.sdk.list_object_flag import ListObjectFlag
@@ -63,11 +63,18 @@ class AISMultiShardStream(IterableDataset[tuple[bytes, ...]]):
             raise ValueError(f"max_batch_size must be at least 1 or None, got {max_batch_size}")
         self._data_sources = list(data_sources)
         self._max_batch_size = max_batch_size
+        self._rank_world: tuple[int, int] | None = None  # the main process's, in workers
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Pickled in the main process for spawned workers, which have no process group.
+        state = self.__dict__.copy()
+        state["_rank_world"] = rank_and_world()
+        return state
 
     def __iter__(self) -> Iterator[tuple[bytes, ...]]:
         # zip stops at the shortest source, as the official class does.
         rows = zip(*(_members(ds) for ds in self._data_sources), strict=False)
-        members = share_of_consumers(rows)
+        members = share_of_consumers(rows, self._rank_world)
         if self._max_batch_size is None:
             for row in members:
                 yield tuple(_get(ds, m) for ds, m in zip(self._data_sources, row, strict=True))
