@@ -1,8 +1,8 @@
 """PyTorch datasets over AIS objects (needs the `torch` extra: `pip install "aistore[torch]"`).
 
 Example:
-    >>> from aistore.pytorch import AISParallelMapDataset  # doctest: +SKIP
-    >>> dataset = AISParallelMapDataset(client.bucket("big"), num_workers=8)  # doctest: +SKIP
+    >>> from aistore.pytorch import AISIterDataset  # doctest: +SKIP
+    >>> loader = DataLoader(AISIterDataset(client.bucket("imgs")), num_workers=4)  # doctest: +SKIP
 """
 
 try:
@@ -15,6 +15,16 @@ except ImportError as err:  # pragma: no cover - exercised in a subprocess witho
 
 from aistore.pytorch.base_iter_dataset import AISBaseIterDataset
 from aistore.pytorch.base_map_dataset import AISBaseMapDataset
+from aistore.pytorch.dynamic_sampler import DynamicBatchSampler
+from aistore.pytorch.iter_dataset import AISIterDataset
+from aistore.pytorch.map_dataset import AISMapDataset
 from aistore.pytorch.parallel_map_dataset import AISParallelMapDataset
 
-__all__ = ["AISBaseIterDataset", "AISBaseMapDataset", "AISParallelMapDataset"]
+__all__ = [
+    "AISBaseIterDataset",
+    "AISBaseMapDataset",
+    "AISIterDataset",
+    "AISMapDataset",
+    "AISParallelMapDataset",
+    "DynamicBatchSampler",
+]

@@ -1,0 +1,51 @@
+"""The public surface of aistore.pytorch, and torch staying optional."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+
+import aistore.pytorch  # noqa: E402
+
+_OFFICIAL = {
+    "AISMapDataset",
+    "AISParallelMapDataset",
+    "AISMultiShardStream",
+    "AISIterDataset",
+    "AISShardReader",
+    "AISBaseMapDataset",
+    "AISBaseIterDataset",
+    "DynamicBatchSampler",
+}
+
+
+def test_exports_are_the_official_names() -> None:
+    exported = set(aistore.pytorch.__all__)
+    assert exported <= _OFFICIAL
+    # The shard datasets come from another module set; the rest must be here.
+    assert _OFFICIAL - exported <= {"AISMultiShardStream", "AISShardReader"}
+    for name in exported:
+        assert getattr(aistore.pytorch, name).__doc__
+    assert "AISBatchIterDataset" not in exported
+
+
+def test_without_torch_aistore_imports_and_pytorch_names_the_extra() -> None:
+    code = (
+        "import sys; sys.modules['torch'] = None\n"
+        "import aistore\n"
+        "try:\n"
+        "    import aistore.pytorch\n"
+        "except ImportError as e:\n"
+        "    print('ERR', e)\n"
+    )
+    root = Path(__file__).resolve().parents[3]
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=root, timeout=60
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("ERR") and "aistore[torch]" in out.stdout
