@@ -11,6 +11,7 @@ Example:
 
 from __future__ import annotations
 
+import mmap
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -54,6 +55,31 @@ class _Epoch:
     done: int = 0
     total: int | None = None
     fingerprint: str | None = None
+
+
+class _EpochCell:
+    """An epoch number in 8 bytes of anonymous shared memory: DataLoader workers forked from
+    the process that calls `set_epoch` read the value it sets later, so persistent workers
+    shuffle each epoch differently. Pickles as its value (a spawned worker gets a copy)."""
+
+    def __init__(self, value: int = 0) -> None:
+        self._cell = mmap.mmap(-1, 8)  # MAP_SHARED | MAP_ANONYMOUS: shared across fork
+        self.value = value
+
+    @property
+    def value(self) -> int:
+        return int.from_bytes(self._cell[:8], "little", signed=True)
+
+    @value.setter
+    def value(self, value: int) -> None:
+        self._cell[:8] = value.to_bytes(8, "little", signed=True)
+
+    def __getstate__(self) -> tuple[int]:
+        return (self.value,)
+
+    def __setstate__(self, state: tuple[int]) -> None:
+        self._cell = mmap.mmap(-1, 8)
+        self.value = state[0]
 
 
 class AISBaseIterDataset(ABC, IterableDataset[Any]):
@@ -142,7 +168,7 @@ class AISBaseIterDataset(ABC, IterableDataset[Any]):
         self._rank = rank
         self._world_size = world_size
         self._even_split = even_split
-        self._epoch = 0
+        self._epoch = _EpochCell()
         self._obj_iterator: Iterator[Object] | None = None
         # Per process: listings by the indices of the sources they cover.
         self._listings: dict[tuple[int, ...], ObjectListing] = {}
@@ -180,14 +206,15 @@ class AISBaseIterDataset(ABC, IterableDataset[Any]):
 
     def set_epoch(self, epoch: int) -> None:
         """Use `epoch` for the shuffle of the next iteration (call it on every rank with the
-        same value, before creating the epoch's DataLoader iterator).
+        same value, before creating the epoch's DataLoader iterator). Persistent workers forked
+        from this process see the new value too; spawned ones keep the epoch they started with.
 
         Raises:
             ValueError: a negative epoch.
         """
         if epoch < 0:
             raise ValueError(f"epoch must be non-negative, got {epoch}")
-        self._epoch = epoch
+        self._epoch.value = epoch
 
     def refresh_listing(self) -> None:
         """Forget this process's listing: the next iteration (or `len()`) lists again."""
@@ -200,7 +227,7 @@ class AISBaseIterDataset(ABC, IterableDataset[Any]):
             return dict(self._resume)
         live = self._live
         if live is None:
-            live = _Epoch(self._epoch, current_consumer(self._rank, self._world_size))
+            live = _Epoch(self._epoch.value, current_consumer(self._rank, self._world_size))
         state: dict[str, Any] = {
             "version": _STATE_VERSION,
             "epoch": live.epoch,
@@ -225,7 +252,7 @@ class AISBaseIterDataset(ABC, IterableDataset[Any]):
                 raise ValueError(
                     f"state saved with {key}={state_dict.get(key)!r}, dataset has {value!r}"
                 )
-        self._epoch = int(state_dict["epoch"])
+        self._epoch.value = int(state_dict["epoch"])
         self._resume = dict(state_dict)
 
     def _settings(self) -> dict[str, Any]:
@@ -258,8 +285,9 @@ class AISBaseIterDataset(ABC, IterableDataset[Any]):
         objects from the resume point on. The iterator does not update `done`."""
         consumer = current_consumer(self._rank, self._world_size)
         resume, self._resume = self._resume, None
-        epoch = _Epoch(self._epoch, consumer)
+        epoch = _Epoch(self._epoch.value, consumer)
         if resume is not None:
+            epoch.epoch = int(resume["epoch"])
             saved = tuple(resume.get(key) for key in _CONSUMER)
             now = tuple(getattr(consumer, key) for key in _CONSUMER)
             if saved != now:

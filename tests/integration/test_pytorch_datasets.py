@@ -404,12 +404,13 @@ def test_iter_resume_rejects_another_split(data: Any) -> None:
         list(other)
 
 
-def test_iter_with_stateful_dataloader_workers(data: Any) -> None:
+@pytest.mark.parametrize("workers", [0, 2])
+def test_iter_with_stateful_dataloader(data: Any, workers: int) -> None:
     sdl = pytest.importorskip("torchdata.stateful_dataloader")
     b1, b2, _ = data
 
     def loader(ds: AISIterDataset) -> Any:
-        return sdl.StatefulDataLoader(ds, batch_size=3, num_workers=2)
+        return sdl.StatefulDataLoader(ds, batch_size=3, num_workers=workers)
 
     def names(batches: Any) -> list[str]:
         return [n for names, _ in batches for n in names]
@@ -424,6 +425,21 @@ def test_iter_with_stateful_dataloader_workers(data: Any) -> None:
     second.load_state_dict(state)
     rest = names(second)
     assert head + rest == full
+
+
+def test_iter_persistent_workers_follow_set_epoch(data: Any) -> None:
+    b1, b2, _ = data
+    ds = AISIterDataset([b1, b2], shuffle=True, seed=2)
+    loader = DataLoader(ds, batch_size=None, num_workers=2, persistent_workers=True)
+    orders = []
+    for epoch in range(3):
+        ds.set_epoch(epoch)
+        got = [n for n, _ in loader]
+        alone = AISIterDataset([b1, b2], shuffle=True, seed=2)
+        alone.set_epoch(epoch)
+        assert got == [n for n, _ in DataLoader(alone, batch_size=None, num_workers=2)]
+        orders.append(got)
+    assert orders[0] != orders[1] != orders[2]
 
 
 def test_subclass_hooks_get_the_split(data: Any) -> None:
