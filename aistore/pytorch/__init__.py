@@ -18,13 +18,17 @@ from aistore.pytorch.base_map_dataset import AISBaseMapDataset
 from aistore.pytorch.dynamic_sampler import DynamicBatchSampler
 from aistore.pytorch.iter_dataset import AISIterDataset
 from aistore.pytorch.map_dataset import AISMapDataset
+from aistore.pytorch.multishard_dataset import AISMultiShardStream
 from aistore.pytorch.parallel_map_dataset import AISParallelMapDataset
+from aistore.pytorch.shard_reader import AISShardReader
 
 __all__ = [
     "AISBaseIterDataset",
     "AISBaseMapDataset",
     "AISIterDataset",
     "AISMapDataset",
+    "AISMultiShardStream",
     "AISParallelMapDataset",
+    "AISShardReader",
     "DynamicBatchSampler",
 ]
