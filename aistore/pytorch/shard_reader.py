@@ -18,7 +18,7 @@ from aistore.pytorch._shards import (
     SampleAssembler,
     SampleKey,
     basename_key,
-    iter_tar_files,
+    iter_archive_files,
     webdataset_key,
 )
 from aistore.pytorch.base_iter_dataset import AISBaseIterDataset
@@ -35,16 +35,18 @@ _KEY_STYLES: dict[str, SampleKey] = {"basename": basename_key, "webdataset": web
 
 
 class AISShardReader(AISBaseIterDataset):
-    """Reads tar shards (`.tar`, `.tar.gz`/`.tgz`; also `.tar.bz2`/`.tar.xz`, detected from
-    the content) and yields `(key, ZeroDict)` per sample: the files of a shard that share a
-    key, as `{extension: bytes}`.
+    """Reads WebDataset-style shards and yields `(key, ZeroDict)` per sample: the files of a
+    shard that share a key, as `{extension: bytes}`. Shards are `.tar`, `.tar.gz`/`.tgz`,
+    `.tar.lz4` (with the optional `lz4` package) or `.zip` - AIS's archive formats, recognized
+    by their first bytes (the official class reads plain tar only).
 
-    Each shard is one streamed GET read forward through `tarfile` (the shard is never held
-    whole). A sample is handed out once all its files have arrived, in the order its key
-    first appears in the shard: the shard's file names are listed first (one list request per
-    shard), so with contiguous samples - as WebDataset writes them - memory is one sample.
-    With `etl_name`, or for shards the server cannot list, the samples of a shard are handed
-    out when the shard ends. Zip and lz4 shards are not supported.
+    Each shard is one streamed GET, read forward once (the shard is never held whole). A
+    sample is handed out as soon as all its files have arrived, in the order its key first
+    appears in the shard: the server lists the shard's files first (one list request per
+    shard), so with contiguous samples - as WebDataset writes them - memory is one sample plus
+    a read buffer. With `etl_name`, or for shards the server cannot list, the samples of a
+    shard are handed out when the shard ends. The samples and their `ZeroDict` filling are
+    those of the official class.
 
     Work is split by shard: each DataLoader worker reads its share of the shards (see
     `AISBaseIterDataset`).
@@ -74,8 +76,8 @@ class AISShardReader(AISBaseIterDataset):
 
     Raises:
         ValueError: no bucket, or an unknown `key_style`.
-        tarfile.TarError: (while iterating) a shard is not a readable tar archive; the message
-            names the shard.
+        tarfile.TarError: (while iterating) a shard is not a readable archive, or is damaged
+            (the official class's error type); the message names the shard.
     """
 
     class ZeroDict(dict[str, bytes]):
@@ -141,7 +143,7 @@ class AISShardReader(AISBaseIterDataset):
         assembler = SampleAssembler(Counter(key for key, _ in expected or ()))
         what = f"<{type(self).__name__}> shard {shard.name!r} of bucket {shard.bucket_name!r}"
         with shard.get_reader(etl=etl).as_file() as stream:
-            for name, data in iter_tar_files(stream, what):
+            for name, data in iter_archive_files(stream, what):
                 part = self._sample_key(name)
                 if part is None:
                     continue

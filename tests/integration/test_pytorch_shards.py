@@ -9,6 +9,7 @@ import io
 import os
 import tarfile
 import tracemalloc
+import zipfile
 from collections import Counter
 from collections.abc import Iterable
 from typing import Any
@@ -169,6 +170,20 @@ def test_shard_reader_directories_basename_vs_webdataset(bucket: Bucket) -> None
     assert len(wds) == 3 and len(AISShardReader(bucket)) == 2
 
 
+def test_shard_reader_zip_shard_same_samples_as_tar(bucket: Bucket) -> None:
+    files = wds_files(0, 4, prefix="d/")
+    put(bucket, "a.tar", tar_bytes(files))
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as z:
+        for name, data in files:
+            z.writestr(name, data)
+    put(bucket, "b.zip", buf.getvalue())
+    tar_ds = AISShardReader(bucket, prefix_map={bucket: "a.tar"})
+    zip_ds = AISShardReader(bucket, prefix_map={bucket: "b.zip"})
+    assert samples_of(zip_ds) == samples_of(tar_ds) and len(samples_of(tar_ds)) == 4
+    assert len(zip_ds) == len(tar_ds) == 4
+
+
 def test_shard_reader_unknown_key_style(bucket: Bucket) -> None:
     with pytest.raises(ValueError, match="key_style"):
         AISShardReader(bucket, key_style="dirs")  # type: ignore[arg-type]
@@ -177,8 +192,14 @@ def test_shard_reader_unknown_key_style(bucket: Bucket) -> None:
 @pytest.mark.parametrize("num_workers", [0, 2])
 @pytest.mark.parametrize(
     "content",
-    [os.urandom(4096), b"", tar_bytes(wds_files(0, 20))[:3000], gzip.compress(b"x" * 5000)],
-    ids=["garbage", "empty", "truncated", "gzip-not-tar"],
+    [
+        os.urandom(4096),
+        b"",
+        tar_bytes(wds_files(0, 20))[:3000],
+        gzip.compress(b"x" * 5000),
+        tar_bytes(wds_files(0, 20), gz=True)[:-100],
+    ],
+    ids=["garbage", "empty", "truncated", "gzip-not-tar", "gzip-truncated"],
 )
 @pytest.mark.timeout(120)
 def test_shard_reader_bad_shard_is_a_tar_error(
@@ -272,6 +293,19 @@ def test_multishard_len_and_collate(
     assert len(stream) == len(expected) == 15
     batches = list(DataLoader(stream, batch_size=4, num_workers=2))
     assert sum(len(images) for images, _ in batches) == 15
+
+
+def test_multishard_spawned_workers(
+    two_sources: tuple[list[DataShard], list[tuple[bytes, ...]]],
+) -> None:
+    sources, expected = two_sources
+    loader = DataLoader(
+        AISMultiShardStream(sources),
+        batch_size=None,
+        num_workers=2,
+        multiprocessing_context="spawn",
+    )
+    assert [tuple(t) for t in loader] == expected
 
 
 def test_multishard_missing_bucket_raises(ais_server: LocalServer) -> None:

@@ -8,7 +8,8 @@ import gzip
 import io
 import pickle
 import tarfile
-from collections.abc import Iterator
+import zipfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -21,7 +22,7 @@ from aistore.pytorch._shards import (  # noqa: E402
     EtlName,
     SampleAssembler,
     basename_key,
-    iter_tar_files,
+    iter_archive_files,
     rank_and_world,
     share_of_consumers,
     webdataset_key,
@@ -90,26 +91,47 @@ def _tar(files: list[tuple[str, bytes]]) -> bytes:
     return buf.getvalue()
 
 
-@pytest.mark.parametrize("compress", [bytes, gzip.compress, bz2.compress], ids=["tar", "gz", "bz2"])
-def test_iter_tar_files_regular_files_in_archive_order(compress: object) -> None:
-    files = [("b.jpg", b"B" * 700), ("a/c.cls", b"1")]
-    data = compress(_tar(files))  # type: ignore[operator]
-    assert list(iter_tar_files(io.BytesIO(data), "s")) == files
+def _zip(files: list[tuple[str, bytes]]) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as z:
+        z.writestr("a/", b"")  # a directory entry
+        for name, data in files:
+            z.writestr(name, data)
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize(
+    "pack",
+    [_tar, lambda files: gzip.compress(_tar(files)), _zip],
+    ids=["tar", "tar.gz", "zip"],
+)
+def test_iter_archive_files_regular_files_in_archive_order(
+    pack: Callable[[list[tuple[str, bytes]]], bytes],
+) -> None:
+    files = [("b.jpg", b"B" * 70000), ("a/c.cls", b"1"), ("a/" + "long" * 40 + ".txt", b"")]
+    assert list(iter_archive_files(io.BytesIO(pack(files)), "s")) == files
 
 
 @pytest.mark.parametrize(
     "data",
-    [b"", b"\x00garbage" * 100, _tar([("a.jpg", b"x" * 2000)])[:1200], gzip.compress(b"z" * 600)],
-    ids=["empty", "garbage", "truncated", "gzip-not-tar"],
+    [
+        b"",
+        b"\x00garbage" * 100,
+        _tar([("a.jpg", b"x" * 2000)])[:1200],
+        gzip.compress(b"z" * 600),
+        gzip.compress(_tar([("a.jpg", b"x" * 2000)]))[:-30],
+        bz2.compress(_tar([("a.jpg", b"x")])),
+    ],
+    ids=["empty", "garbage", "truncated", "gzip-not-tar", "gzip-truncated", "bz2-unsupported"],
 )
-def test_iter_tar_files_damaged_is_tar_error_naming_the_shard(data: bytes) -> None:
+def test_iter_archive_files_damaged_is_tar_error_naming_the_shard(data: bytes) -> None:
     with pytest.raises(tarfile.TarError, match="shard-7.tar"):
-        list(iter_tar_files(io.BytesIO(data), "shard-7.tar"))
+        list(iter_archive_files(io.BytesIO(data), "shard-7.tar"))
 
 
-def test_iter_tar_files_error_survives_pickling() -> None:
+def test_iter_archive_files_error_survives_pickling() -> None:
     with pytest.raises(tarfile.TarError) as info:
-        list(iter_tar_files(io.BytesIO(b"junk" * 200), "s.tar"))
+        list(iter_archive_files(io.BytesIO(b"junk" * 200), "s.tar"))
     again = pickle.loads(pickle.dumps(info.value))
     assert type(again) is tarfile.TarError and str(again) == str(info.value)
 
