@@ -73,7 +73,7 @@ def test_user_guide_snippets_run(tmp_path: Path) -> None:
     assert proc.returncode == 0, f"stdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
 
 
-@pytest.mark.parametrize("page", ["README.md", "docs/user-guide.md"])
+@pytest.mark.parametrize("page", ["README.md", "docs/user-guide.md", "examples/README.md"])
 def test_relative_links_resolve(page: str) -> None:
     path = GUIDE.parents[1] / page
     targets = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", path.read_text())
