@@ -14,8 +14,6 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from itertools import islice
 from typing import TypeVar
 
-from torch.utils.data import get_worker_info
-
 from aistore._internal.archive_stream import (
     ArchiveFormatError,
     ByteSource,
@@ -25,6 +23,7 @@ from aistore._internal.archive_stream import (
     TarStream,
     ZipStream,
 )
+from aistore.pytorch._sharding import current_consumer, resolve_rank
 from aistore.pytorch.utils import get_basename, get_extension
 from aistore.sdk.const import QPARAM_ETL_NAME
 
@@ -35,7 +34,6 @@ __all__ = [
     "SampleKey",
     "basename_key",
     "iter_archive_files",
-    "rank_and_world",
     "share_of_consumers",
     "webdataset_key",
 ]
@@ -191,32 +189,30 @@ class EtlName:
 def share_of_consumers(
     items: Iterable[T], rank_world: tuple[int, int] | None = None
 ) -> Iterator[T]:
-    """This consumer's round-robin share of `items`: a consumer is one DataLoader worker of one
-    torch.distributed rank, so across all of them every item is taken exactly once.
+    """This consumer's share of `items`, split as `aistore.pytorch._sharding` splits listings:
+    a consumer is one DataLoader worker of one torch.distributed rank, and across all of them
+    every item is taken exactly once (round robin; with one rank, worker `w` of `W` takes
+    items `w, w+W, ...`).
 
-    The rank comes from the process group when this process has one; a spawned DataLoader
-    worker has none, so the dataset passes `rank_world` as `rank_and_world()` saw it in the
-    main process (when it was pickled for the worker).
+    The rank comes from this process's torch.distributed group when it has one, else from
+    `rank_world`, else from the `RANK`/`WORLD_SIZE` environment. A spawned DataLoader worker
+    has no process group: datasets pass `rank_world` as `resolve_rank` saw it in the main
+    process when they were pickled for the worker.
 
     Example:
         >>> list(share_of_consumers(range(3)))  # main process, no process group
         [0, 1, 2]
     """
-    consumer, consumers = 0, 1
-    info = get_worker_info()
-    if info is not None:
-        consumer, consumers = info.id, info.num_workers
-    rank, world = rank_and_world(rank_world or (0, 1))
-    consumer, consumers = rank * consumers + consumer, world * consumers
-    if consumers == 1:
+    rank, world = _process_group_rank() or rank_world or resolve_rank(None, None)
+    consumer = current_consumer(rank, world)
+    if consumer.count == 1:
         return iter(items)
-    return islice(items, consumer, None, consumers)
+    return islice(items, consumer.index, None, consumer.count)
 
 
-def rank_and_world(default: tuple[int, int] = (0, 1)) -> tuple[int, int]:
-    """`(rank, world size)` of this process's torch.distributed group, else `default`."""
+def _process_group_rank() -> tuple[int, int] | None:
     import torch.distributed as dist
 
     if dist.is_available() and dist.is_initialized():
         return dist.get_rank(), dist.get_world_size()
-    return default
+    return None

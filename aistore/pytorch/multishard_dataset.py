@@ -17,7 +17,8 @@ from typing import Any
 
 from torch.utils.data import IterableDataset
 
-from aistore.pytorch._shards import EtlName, rank_and_world, share_of_consumers
+from aistore.pytorch._sharding import resolve_rank
+from aistore.pytorch._shards import EtlName, share_of_consumers
 from aistore.sdk.archive_config import ArchiveConfig
 from aistore.sdk.dataset.data_shard import DataShard
 from aistore.sdk.list_object_flag import ListObjectFlag
@@ -68,7 +69,7 @@ class AISMultiShardStream(IterableDataset[tuple[bytes, ...]]):
     def __getstate__(self) -> dict[str, Any]:
         # Pickled in the main process for spawned workers, which have no process group.
         state = self.__dict__.copy()
-        state["_rank_world"] = rank_and_world()
+        state["_rank_world"] = resolve_rank(None, None)
         return state
 
     def __iter__(self) -> Iterator[tuple[bytes, ...]]:

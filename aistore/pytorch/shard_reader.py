@@ -48,8 +48,10 @@ class AISShardReader(AISBaseIterDataset):
     shard are handed out when the shard ends. The samples and their `ZeroDict` filling are
     those of the official class.
 
-    Work is split by shard: each DataLoader worker reads its share of the shards (see
-    `AISBaseIterDataset`).
+    The unit of work is the shard: every shard is read once per epoch across all DataLoader
+    workers of all torch.distributed ranks, optionally in a seeded per-epoch order, and
+    `state_dict()` resumes at the shard being read (its earlier samples come again); see
+    `AISBaseIterDataset`, whose keyword-only options pass through.
 
     Keys (`key_style`):
         - `"basename"` (default, as the official class): the file name up to its first dot,
@@ -73,6 +75,8 @@ class AISShardReader(AISBaseIterDataset):
         show_progress: a progress bar over the shards of each worker (tqdm).
         partition_sources_by_worker: each worker reads only its share of the buckets.
         key_style: `"basename"` or `"webdataset"` (see above).
+        shuffle, seed, rank, world_size, even_split: the shard order and split (keyword only;
+            see `AISBaseIterDataset`).
 
     Raises:
         ValueError: no bucket, or an unknown `key_style`.
@@ -103,9 +107,22 @@ class AISShardReader(AISBaseIterDataset):
         show_progress: bool = False,
         partition_sources_by_worker: bool = False,
         key_style: KeyStyle = "basename",
+        *,
+        shuffle: bool = False,
+        seed: int = 0,
+        rank: int | None = None,
+        world_size: int | None = None,
+        even_split: bool = False,
     ) -> None:
         super().__init__(
-            bucket_list, prefix_map, partition_sources_by_worker=partition_sources_by_worker
+            bucket_list,
+            prefix_map,
+            partition_sources_by_worker,
+            shuffle=shuffle,
+            seed=seed,
+            rank=rank,
+            world_size=world_size,
+            even_split=even_split,
         )
         if key_style not in _KEY_STYLES:
             raise ValueError(f"key_style must be one of {sorted(_KEY_STYLES)}, got {key_style!r}")
@@ -127,8 +144,10 @@ class AISShardReader(AISBaseIterDataset):
                 yield key, self.ZeroDict(sample, self._observed_keys)
 
     def __len__(self) -> int:
-        """The number of samples in all shards (not this worker's share), from the server's
-        listing of each shard's files: one list request per shard, no data read."""
+        """The number of samples in all shards of the sources (the whole dataset, also under
+        torch.distributed, where each rank reads the samples of its shards only), from the
+        server's listing of each shard's files: one list request per shard, no data read.
+        Shards the server cannot list count 0."""
         total = 0
         for shard in self._create_objects_iter():
             total += len({key for key, _ in self._listed_parts(shard) or ()})

@@ -100,6 +100,32 @@ def test_shard_reader_every_sample_once(
         assert got == expected  # shard listing order, then order inside the shard
 
 
+def test_shard_reader_ranks_split_shards_and_shuffle_keeps_samples(
+    wds_bucket: tuple[Bucket, list[tuple[str, dict[str, bytes]]]],
+) -> None:
+    bucket, expected = wds_bucket
+    shares = [
+        samples_of(
+            DataLoader(
+                AISShardReader(bucket, rank=r, world_size=2, shuffle=True, seed=7),
+                batch_size=None,
+                num_workers=2,
+            )
+        )
+        for r in range(2)
+    ]
+    assert as_multiset(shares[0] + shares[1]) == as_multiset(expected)
+    # Whole shards per rank: no sample key prefix (shard) is read by both ranks.
+    assert not {k.split("-")[0] for k, _ in shares[0]} & {k.split("-")[0] for k, _ in shares[1]}
+    orders = []
+    for epoch in range(3):
+        ds = AISShardReader(bucket, shuffle=True, seed=7)
+        ds.set_epoch(epoch)
+        orders.append([k for k, _ in ds])
+    assert all(sorted(o) == sorted(k for k, _ in expected) for o in orders)
+    assert len({tuple(o) for o in orders}) > 1  # the shard order changes with the epoch
+
+
 def test_shard_reader_len_counts_samples(
     wds_bucket: tuple[Bucket, list[tuple[str, dict[str, bytes]]]],
 ) -> None:
