@@ -29,6 +29,7 @@ __all__ = [
     "consumer_positions",
     "current_consumer",
     "epoch_order",
+    "process_group_rank",
     "resolve_rank",
 ]
 
@@ -115,13 +116,21 @@ def resolve_rank(rank: int | None, world_size: int | None) -> tuple[int, int]:
     return rank, world_size
 
 
-def _distributed_rank() -> tuple[int, int]:
+def process_group_rank() -> tuple[int, int] | None:
+    """`(rank, world_size)` of this process's initialized torch.distributed group, if any."""
     try:
         import torch.distributed as dist
     except ImportError:  # pragma: no cover - torch built without distributed support
-        dist = None  # type: ignore[assignment]
-    if dist is not None and dist.is_available() and dist.is_initialized():
+        return None
+    if dist.is_available() and dist.is_initialized():
         return dist.get_rank(), dist.get_world_size()
+    return None
+
+
+def _distributed_rank() -> tuple[int, int]:
+    group = process_group_rank()
+    if group is not None:
+        return group
     rank, world_size = os.environ.get("RANK"), os.environ.get("WORLD_SIZE")
     if rank is not None and world_size is not None:
         return int(rank), int(world_size)

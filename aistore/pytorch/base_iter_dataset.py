@@ -25,6 +25,7 @@ from aistore.pytorch._sharding import (
     consumer_positions,
     current_consumer,
     epoch_order,
+    process_group_rank,
     resolve_rank,
 )
 from aistore.sdk.ais_source import AISSource
@@ -367,4 +368,8 @@ class AISBaseIterDataset(ABC, IterableDataset[Any]):
         state = self.__dict__.copy()
         state["_obj_iterator"] = None  # a live listing cannot cross to a worker process
         state["_live"] = None
+        group = process_group_rank() if self._rank is None else None
+        if group is not None:
+            # A spawned worker has no process group: it takes this process's rank along.
+            state["_rank"], state["_world_size"] = group
         return state

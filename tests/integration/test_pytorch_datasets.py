@@ -287,6 +287,38 @@ def test_iter_rank_from_the_environment(data: Any, monkeypatch: pytest.MonkeyPat
     assert len(got) == 37
 
 
+def _rank_main(rank: int, endpoint: str, names: list[str], store: str, out: str, ctx: str) -> None:
+    import torch.distributed as dist
+
+    dist.init_process_group("gloo", init_method=f"file://{store}", rank=rank, world_size=2)
+    try:
+        bucket = Client(endpoint).bucket(names[0])
+        ds = AISIterDataset(bucket, shuffle=True, seed=1, even_split=True)
+        ds.set_epoch(1)
+        loader = DataLoader(ds, batch_size=None, num_workers=2, multiprocessing_context=ctx)
+        got = [name for name, _ in loader]
+        with open(f"{out}.{rank}", "w") as f:
+            f.write(",".join([str(len(ds)), *got]))
+    finally:
+        dist.destroy_process_group()
+
+
+@pytest.mark.timeout(240)
+@pytest.mark.parametrize("context", ["fork", "spawn"])
+def test_iter_two_gloo_ranks(ais_server: Any, data: Any, tmp_path: Any, context: str) -> None:
+    from torch.multiprocessing.spawn import spawn
+
+    b1, _, contents = data
+    out = str(tmp_path / "got")
+    args = (ais_server.endpoint, [b1.name], str(tmp_path / "store"), out, context)
+    spawn(_rank_main, args=args, nprocs=2, join=True)  # type: ignore[no-untyped-call]
+    shares = [(tmp_path / f"got.{r}").read_text().split(",") for r in range(2)]
+    assert [int(share[0]) for share in shares] == [18, 18]  # len(): this rank's count
+    got = shares[0][1:] + shares[1][1:]
+    assert len(got) == len(set(got)) == 36  # 37 objects, even_split over 2 ranks
+    assert set(got) <= {name for name, _ in _items(b1, contents)}
+
+
 def test_batch_dataset_gains_the_rank_split(
     client: Client, data: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
