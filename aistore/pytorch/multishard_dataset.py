@@ -45,10 +45,9 @@ class AISMultiShardStream(IterableDataset[tuple[bytes, ...]]):
     GET, as the official class does.
 
     Example:
-        >>> stream = AISMultiShardStream([DataShard(url, "images"), DataShard(url, "masks")])
-        ... # doctest: +SKIP
-        >>> loader = DataLoader(stream, batch_size=16, num_workers=2)  # doctest: +SKIP
-        >>> images, masks = next(iter(loader))  # two lists of 16 bytes objects # doctest: +SKIP
+        >>> sources = [DataShard(url, "images"), DataShard(url, "masks")]  # doctest: +SKIP
+        >>> loader = DataLoader(AISMultiShardStream(sources), batch_size=16)  # doctest: +SKIP
+        >>> images, masks = next(iter(loader))  # 16 images, their 16 masks  # doctest: +SKIP
 
     Args:
         data_sources: where each stream's shards are (cluster, bucket, prefix, ETL).

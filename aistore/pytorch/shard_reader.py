@@ -66,7 +66,9 @@ class AISShardReader(AISBaseIterDataset):
     Example:
         >>> ds = AISShardReader(bucket, prefix_map={bucket: "train/"})  # doctest: +SKIP
         >>> loader = DataLoader(ds, batch_size=32, num_workers=4)  # doctest: +SKIP
-        >>> keys, fields = next(iter(loader))  # fields["jpg"]: 32 bytes objects  # doctest: +SKIP
+        >>> keys, fields = next(iter(loader))  # doctest: +SKIP
+        >>> len(keys), len(fields["jpg"]), fields["cls"][0]  # doctest: +SKIP
+        (32, 32, b'7')
 
     Args:
         bucket_list: one bucket or a list of them (each object is read as a shard).
