@@ -12,6 +12,7 @@ import logging
 import os
 import time
 from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -501,9 +502,9 @@ class Bucket(AISSource):
             json=ActionMsg(action=ACT_LIST, value=value).model_dump(),
             params=self._qparam,
         )
-        details = self._details()  # once per page, not per entry
+        maker = partial(Object, self.client, self._details())  # once per page, not per entry
         for entry in page.entries:
-            entry.object = Object(client=self.client, bck_details=details, name=entry.name)
+            entry.maker_ = maker
         return page
 
     def list_objects_iter(

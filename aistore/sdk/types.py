@@ -162,8 +162,9 @@ class Smap(BaseModel):
 class BucketEntry(msgspec.Struct):
     """One object of a list-objects page (Go `cmn/objlist.go` `LsoEnt`).
 
-    Unknown msgpack keys (e.g. custom metadata `m`) are ignored. `object` is filled by
-    `Bucket.list_objects` with the matching `Object`.
+    Unknown msgpack keys (e.g. custom metadata `m`) are ignored. For entries returned by
+    `Bucket.list_objects`, `object` is the matching `Object`, built on first access: a listing
+    of millions of names would otherwise spend most of its time constructing Objects.
 
     Example:
         >>> BucketEntry(n="a.txt", s=3, f=64).is_cached()
@@ -178,7 +179,28 @@ class BucketEntry(msgspec.Struct):
     s: int = 0
     c: int = 0
     f: int = 0
-    object: Any = None
+    # `object` is a property over these two: the Object once built, or the (client, bucket)
+    # to build it from. Never on the wire.
+    object_: Any = None
+    maker_: Any = None
+
+    @property
+    def object(self) -> Any:
+        """The entry's `Object` (None for an entry not from `Bucket.list_objects`)."""
+        if self.object_ is None and self.maker_ is not None:
+            self.object_ = self.maker_(self.n)
+            self.maker_ = None
+        return self.object_
+
+    @object.setter
+    def object(self, value: Any) -> None:
+        self.object_ = value
+        self.maker_ = None
+
+    def __repr__(self) -> str:
+        fields = ("n", "cs", "a", "v", "t", "s", "c", "f")
+        shown = ", ".join(f"{k}={getattr(self, k)!r}" for k in fields)
+        return f"BucketEntry({shown})"
 
     @property
     def name(self) -> str:
