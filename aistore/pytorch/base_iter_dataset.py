@@ -223,11 +223,12 @@ class AISBaseIterDataset(ABC, IterableDataset[Any]):
 
     def state_dict(self) -> dict[str, Any]:
         """Where this reader is in the epoch: call it in the process that iterates (see the
-        class docstring). Before any iteration, a loaded state or the start of the epoch."""
+        class docstring). Before the epoch's iteration starts (none yet, or `set_epoch` moved
+        on), a loaded state or the start of the epoch."""
         if self._resume is not None:
             return dict(self._resume)
         live = self._live
-        if live is None:
+        if live is None or live.epoch != self._epoch.value:
             live = _Epoch(self._epoch.value, current_consumer(self._rank, self._world_size))
         state: dict[str, Any] = {
             "version": _STATE_VERSION,

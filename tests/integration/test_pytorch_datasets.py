@@ -402,6 +402,12 @@ def test_iter_resume_continues_where_it_stopped(
         resumed.load_state_dict(pickle.loads(pickle.dumps(state)))
         assert head + list(resumed) == full, k
         assert list(resumed) == full  # the next iteration starts the epoch over
+    # After set_epoch, before iterating: the state is the start of the new epoch.
+    ds = make()
+    list(ds)
+    assert ds.state_dict()["done"] == 48
+    ds.set_epoch(3)
+    assert (ds.state_dict()["epoch"], ds.state_dict()["done"]) == (3, 0)
 
 
 def test_iter_resume_through_a_dataloader(data: Any) -> None:
