@@ -62,10 +62,10 @@ nlohmann::json StatusJson(const JobSnapshot& j) {
 
 nlohmann::json SnapJson(const JobSnapshot& j) {
   auto n = [](int64_t v) { return std::to_string(v); };
-  // Kinds that idle (copy-listrange, archive, ...) report idle once their work is done: that is
-  // what a client waiting for them polls for.
+  // Kinds that idle (copy-listrange, archive, get-batch, ...) report idle once their work is
+  // done, or while a long-lived one waits for more: that is what a client waiting for them polls for.
   const JobKind* jk = FindJobKind(j.kind);
-  bool idle = !j.running() && jk != nullptr && jk->idles;
+  bool idle = (!j.running() || j.idle) && jk != nullptr && jk->idles;
   nlohmann::json snap = {{"ext", nullptr},
                          {"start-time", Rfc3339(j.start_ns)},
                          {"end-time", Rfc3339(j.end_ns)},

@@ -18,6 +18,28 @@ int64_t NowNs() {
 
 }  // namespace
 
+void JobControl::Abort() {
+  aborted_.store(true, std::memory_order_relaxed);
+  std::function<void()> fn;
+  {
+    std::lock_guard lock(err_mu_);
+    fn = std::move(on_abort_);
+    on_abort_ = nullptr;
+  }
+  if (fn) fn();
+}
+
+void JobControl::OnAbort(std::function<void()> fn) {
+  {
+    std::lock_guard lock(err_mu_);
+    if (!aborted()) {
+      on_abort_ = std::move(fn);
+      return;
+    }
+  }
+  fn();
+}
+
 void JobControl::AddError(const std::string& msg) {
   std::lock_guard lock(err_mu_);
   if (num_errs_++ == 0) first_err_ = msg;
@@ -30,14 +52,16 @@ std::string JobControl::SoftErrors() const {
 }
 
 JobRegistry::~JobRegistry() {
+  std::vector<std::shared_ptr<Job>> jobs;
   std::vector<std::thread> threads;
   {
     std::lock_guard lock(mu_);
     for (auto& [id, job] : jobs_) {
-      job->control.Abort();
+      jobs.push_back(job);
       if (job->thread.joinable()) threads.push_back(std::move(job->thread));
     }
   }
+  for (auto& j : jobs) j->control.Abort();  // outside mu_: abort callbacks may start jobs
   for (auto& t : threads) t.join();
 }
 
@@ -52,7 +76,7 @@ std::string JobRegistry::Start(std::string kind, std::string bucket, std::functi
                                JobOptions opts) {
   std::lock_guard lock(mu_);
   PruneLocked();
-  auto job = std::make_unique<Job>();
+  auto job = std::make_shared<Job>();
   job->info.id = opts.id.empty() ? RandomId(10) : std::move(opts.id);
   job->info.kind = std::move(kind);
   job->info.bucket = std::move(bucket);
@@ -61,7 +85,7 @@ std::string JobRegistry::Start(std::string kind, std::string bucket, std::functi
   job->info.start_ns = NowNs();
   Job* raw = job.get();
   std::string job_id = raw->info.id;
-  jobs_[job_id] = std::move(job);
+  jobs_[job_id] = job;
   LogInfo(raw->info.kind + "[" + job_id + "] started" + (raw->info.ctlmsg.empty() ? "" : ": " + raw->info.ctlmsg));
   raw->thread = std::thread([this, raw, fn = std::move(fn)] {
     Status st = fn(raw->control);
@@ -88,6 +112,7 @@ JobSnapshot JobRegistry::SnapshotLocked(const Job& job) const {
   s.objs = job.control.objs_.load();
   s.bytes = job.control.bytes_.load();
   s.soft_err = job.control.SoftErrors();
+  s.idle = s.running() && job.control.idle_.load(std::memory_order_relaxed);
   return s;
 }
 
@@ -114,10 +139,14 @@ std::vector<JobSnapshot> JobRegistry::Query(const std::string& id, const std::st
 }
 
 bool JobRegistry::Abort(const std::string& id) {
-  std::lock_guard lock(mu_);
-  auto it = jobs_.find(id);
-  if (it == jobs_.end()) return false;
-  it->second->control.Abort();
+  std::shared_ptr<Job> job;
+  {
+    std::lock_guard lock(mu_);
+    auto it = jobs_.find(id);
+    if (it == jobs_.end()) return false;
+    job = it->second;
+  }
+  job->control.Abort();  // outside mu_: the job's abort callback may take its own locks
   return true;
 }
 

@@ -28,6 +28,7 @@ struct JobSnapshot {
   std::string err;       // why the job failed (it stopped there)
   std::string soft_err;  // errors it went on past (first, and how many more)
   bool aborted = false;
+  bool idle = false;  // running, but with nothing to do (kinds that idle: JobKind::idles)
   int64_t objs = 0;
   int64_t bytes = 0;
   bool running() const { return end_ns == 0; }
@@ -39,8 +40,14 @@ struct JobSnapshot {
 class JobControl {
  public:
   bool aborted() const { return aborted_.load(std::memory_order_relaxed); }
-  // Asks the job to stop at its next check (JobRegistry::Abort; a job may also give up itself).
-  void Abort() { aborted_.store(true, std::memory_order_relaxed); }
+  // Asks the job to stop at its next check (JobRegistry::Abort; a job may also give up itself),
+  // and runs the OnAbort callback, on this thread, the first time.
+  void Abort();
+  // `fn` runs once when the job is aborted (at once if it already was): for jobs that wait on
+  // something other than their own loop. REQUIRES: called at most once, from the job itself.
+  void OnAbort(std::function<void()> fn);
+  // A running job that idles (JobKind::idles) says whether it has work right now.
+  void SetIdle(bool idle) { idle_.store(idle, std::memory_order_relaxed); }
   void Add(int64_t objs, int64_t bytes) {
     objs_.fetch_add(objs, std::memory_order_relaxed);
     bytes_.fetch_add(bytes, std::memory_order_relaxed);
@@ -52,11 +59,13 @@ class JobControl {
  private:
   friend class JobRegistry;
   std::atomic<bool> aborted_{false};
+  std::atomic<bool> idle_{false};
   std::atomic<int64_t> objs_{0};
   std::atomic<int64_t> bytes_{0};
   mutable std::mutex err_mu_;
   std::string first_err_;  // guarded by err_mu_
   size_t num_errs_ = 0;    // guarded by err_mu_
+  std::function<void()> on_abort_;  // guarded by err_mu_; cleared once run
 };
 
 // Optional facts of a job, fixed at start.
@@ -89,11 +98,12 @@ class JobRegistry {
     JobControl control;
     std::thread thread;
   };
+  // Shared so that Abort can run a job's abort callback outside mu_ while the job may be pruned.
   JobSnapshot SnapshotLocked(const Job& job) const;
   void PruneLocked();
 
   mutable std::mutex mu_;
-  std::map<std::string, std::unique_ptr<Job>> jobs_;  // guarded by mu_
+  std::map<std::string, std::shared_ptr<Job>> jobs_;  // guarded by mu_
 };
 
 }  // namespace ais
