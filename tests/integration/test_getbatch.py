@@ -479,15 +479,16 @@ def test_missing_without_cont_on_err(ds: Dataset) -> None:
 
 def test_missing_mid_stream_cuts_the_archive(ds: Dataset) -> None:
     """After the reply started, a hard error ends the archive without its trailer: our
-    client raises instead of silently yielding fewer items."""
-    names = ["obj/300000"] * 40 + ["nope"] + ["obj/1"]
+    client raises instead of silently yielding fewer items. (300 large items: more than the
+    server queues before the reply must start, 256 file pieces, whatever the timing.)"""
+    names = ["obj/300000"] * 300 + ["nope"] + ["obj/1"]
     gen = ds.client.batch(names, bucket=ds.buckets[0], cont_on_err=False).get()
     assert isinstance(gen, Iterator)
     got = 0
     with pytest.raises(RuntimeError, match="Failed to read tar archive stream"):
         for _ in gen:
             got += 1
-    assert got == 40
+    assert got == 300
 
 
 def test_soft_error_limit(ds: Dataset) -> None:
@@ -613,7 +614,9 @@ def test_client_hanging_up_mid_stream_costs_nothing(ds: Dataset, ais_server: Loc
     u = urlsplit(ais_server.endpoint)
 
     def settle(what: str, baseline: int, probe: object) -> None:
-        deadline = time.monotonic() + 10
+        # Batch threads are pooled: an extra one started while another wound down lingers
+        # idle for 10 s before it exits.
+        deadline = time.monotonic() + 20
         while probe() > baseline and time.monotonic() < deadline:  # type: ignore[operator]
             time.sleep(0.05)
         assert probe() <= baseline, what  # type: ignore[operator]
@@ -714,3 +717,78 @@ def test_list_objects_arch_dir(ds: Dataset) -> None:
     assert [e.name for e in b0.list_all_objects(flags=arch, page_size=3)] == expected
     inside = [e.name for e in b0.list_all_objects(flags=arch, prefix="s.tar.gz/dir/")]
     assert inside == ["s.tar.gz/dir/b.bin"]
+
+
+# --- GetBatch requests as jobs ------------------------------------------------------------
+
+
+def _get_batch_jobs(client: Client) -> list[str]:
+    """Ids of the running get-batch jobs."""
+    return [j.split("[", 1)[1].rstrip("]") for j in client.cluster().list_running_jobs("get-batch")]
+
+
+def test_get_batch_requests_run_as_a_job(ds: Dataset) -> None:
+    """A GetBatch request is work of a running get-batch job: listed, counted, idle after."""
+    client = ds.client
+    b0 = ds.buckets[0]
+    assert len(list(client.batch(["obj/100", "obj/4096"], bucket=b0).get())) == 2
+    ids = _get_batch_jobs(client)
+    assert len(ids) == 1
+    job = client.job(ids[0])
+    assert job.status().end_time == 0  # running, idle between requests
+    before = sum(s.stats.objects for s in job.get_details().list_snapshots() if s.stats)
+    assert len(list(client.batch(["obj/100"] * 5, bucket=b0).get())) == 5
+    assert _get_batch_jobs(client) == ids  # the same job serves the next request
+
+    def counted() -> int:
+        snaps = job.get_details().list_snapshots()
+        return sum(s.stats.objects for s in snaps if s.stats)
+
+    deadline = time.monotonic() + 10
+    while counted() < before + 5 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert counted() == before + 5
+    assert job.get_details().all_idle()
+    assert client.job(job_kind="get-batch").wait_for_idle(timeout=10, verbose=False).success
+    # Multipart replies name the job in MossResp.uuid.
+    r = _moss(ds, {"in": [{"objname": "obj/1", "bucket": b0.name}], "strm": False})
+    assert r.status == 200
+    meta, _ = _split_multipart(r.headers["Content-Type"], r.body)
+    assert meta["uuid"] == ids[0]
+
+
+@pytest.mark.parametrize("by", ["id", "kind"])
+def test_aborting_the_job_cuts_the_stream(ds: Dataset, by: str) -> None:
+    """Aborting the get-batch job (by id or by kind) ends a running stream early and cleanly:
+    the reader sees a cut-short archive, the job is listed as aborted, the connection stays
+    usable and the next request runs under a new job."""
+    client = ds.client
+    b0 = ds.buckets[0]
+    items = client.batch(["obj/300000"] * 3000, bucket=b0).get()  # ~900 MB: long enough
+    got = 0
+    for _, data in items:
+        assert len(data) == 300_000
+        got += 1
+        if got == 3:
+            break
+    (job_id,) = _get_batch_jobs(client)
+    if by == "id":
+        client.job(job_id).abort()
+    else:
+        client.job(job_kind="get-batch").abort()
+    with pytest.raises(RuntimeError, match="cut short|ends without|ends inside"):
+        for _ in items:
+            got += 1
+    assert got < 3000
+    status = client.job(job_id).status()
+    deadline = time.monotonic() + 10
+    while status.end_time == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+        status = client.job(job_id).status()
+    assert status.aborted
+    assert job_id not in _get_batch_jobs(client)
+    # A new request works, under a new job.
+    assert [len(d) for _, d in client.batch(["obj/100"], bucket=b0).get()] == [100]
+    assert _get_batch_jobs(client) != [job_id]
+    finished = {s.uuid: s for s in client.cluster().list_jobs_status("get-batch")}
+    assert finished[job_id].aborted

@@ -201,6 +201,22 @@ Prepared BatchAssembler::Prepare(size_t i) {
 }
 
 Status BatchAssembler::Run(OutputSink* sink) {
+  int64_t objs = 0;   // entries written, not yet reported to opts_.progress
+  int64_t bytes = 0;
+  Status st = RunItems(sink, &objs, &bytes);
+  if (opts_.progress && objs > 0) opts_.progress(objs, bytes);
+  return st;
+}
+
+Status BatchAssembler::RunItems(OutputSink* sink, int64_t* objs, int64_t* bytes) {
+  constexpr int64_t kProgressEvery = 64;
+  auto count = [&](uint64_t size) {
+    *bytes += static_cast<int64_t>(size);
+    if (++*objs >= kProgressEvery && opts_.progress) {
+      opts_.progress(*objs, *bytes);
+      *objs = *bytes = 0;
+    }
+  };
   auto writer = ArchiveWriter::Create(format_, sink);
   if (!writer.ok()) return writer.status();
   ArchiveWriter& w = **writer;
@@ -212,7 +228,9 @@ Status BatchAssembler::Run(OutputSink* sink) {
   wopts.memory_budget = opts_.memory_budget;
   OrderedWindow<Prepared> window(n, wopts, [this](size_t i) { return Prepare(i); });
   for (size_t i = 0; i < n; ++i) {
-    if (cancelled_.load(std::memory_order_relaxed)) return Status::IOError("get-batch: cancelled");
+    if (cancelled_.load(std::memory_order_relaxed)) {
+      return Status::IOError(aborted_.load() ? "get-batch: the job was aborted" : "get-batch: cancelled");
+    }
     if (soft_errs_ > opts_.max_soft_errs) {
       return Status::InvalidArgument("get-batch: exceeded soft-errors limit: " + std::to_string(soft_errs_) +
                                      " (max: " + std::to_string(opts_.max_soft_errs) + ")");
@@ -226,11 +244,13 @@ Status BatchAssembler::Run(OutputSink* sink) {
         ++soft_errs_;
         AIS_RETURN_IF_ERROR(w.WriteEntry("__404__/" + EntryName(it, !p.missing_shard), {}, 0));
         if (opts_.keep_outcomes) outcomes_[i].err_msg = p.status.message();
+        count(0);
         continue;
       }
       case Prepared::kMemory:
         AIS_RETURN_IF_ERROR(w.WriteEntry(EntryName(it, true), p.data, p.mtime));
         if (opts_.keep_outcomes) outcomes_[i].size = p.size;
+        count(p.size);
         continue;
       case Prepared::kFiles:
         AIS_RETURN_IF_ERROR(w.BeginEntry(EntryName(it, true), p.size, p.mtime));
@@ -244,6 +264,7 @@ Status BatchAssembler::Run(OutputSink* sink) {
     }
     AIS_RETURN_IF_ERROR(w.EndEntry());
     if (opts_.keep_outcomes) outcomes_[i].size = p.size;
+    count(p.size);
   }
   return w.Finish();
 }

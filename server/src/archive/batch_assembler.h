@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -40,6 +41,9 @@ struct BatchOptions {
   size_t shard_cache = 16;
   // The archive format of every shard (GET ?archmime=); otherwise suffix, then magic bytes.
   std::optional<ArchiveFormat> shard_format;
+  // Entries written and their bytes since the last call; called by Run every few dozen entries
+  // and once at its end.
+  std::function<void(int64_t objs, int64_t bytes)> progress;
 };
 
 // One item's MossOut facts.
@@ -60,10 +64,16 @@ class BatchAssembler {
   uint32_t soft_errors() const { return soft_errs_; }
   // Makes a running Run() stop before its next item (thread-safe).
   void Cancel() { cancelled_.store(true, std::memory_order_relaxed); }
+  // Cancel(), because the job the request belongs to was aborted (Run says so).
+  void Abort() {
+    aborted_.store(true, std::memory_order_relaxed);
+    Cancel();
+  }
 
   struct Prepared;  // one fetched item (batch_assembler.cc)
 
  private:
+  Status RunItems(OutputSink* sink, int64_t* objs, int64_t* bytes);
   Prepared Prepare(size_t i);
   Prepared PrepareObject(const MossItem& it);
   Prepared PrepareArchived(const MossItem& it);
@@ -77,6 +87,7 @@ class BatchAssembler {
   std::vector<ItemOutcome> outcomes_;
   uint32_t soft_errs_ = 0;
   std::atomic<bool> cancelled_{false};
+  std::atomic<bool> aborted_{false};
 
   struct CachedShard {
     uint32_t bucket;

@@ -4,7 +4,9 @@
 //
 // `prepare(i)` runs on a worker thread, must not throw, and returns a T with `size_t memory()
 // const` (the bytes it holds). Workers claim short runs of consecutive items to keep the lock
-// traffic low. Destruction stops the workers (each finishes the item in hand) and joins them.
+// traffic low. They run on a WorkerPool; if it has no thread to spare, the consumer prepares
+// each item itself. Destruction stops the workers (each finishes the item in hand) and waits
+// for them.
 #pragma once
 
 #include <algorithm>
@@ -13,8 +15,9 @@
 #include <functional>
 #include <mutex>
 #include <optional>
-#include <thread>
 #include <vector>
+
+#include "archive/worker_pool.h"
 
 namespace ais {
 
@@ -26,21 +29,31 @@ class OrderedWindow {
     size_t workers = 2;
     size_t run = 8;       // items a worker claims (and hands over) at once
     size_t memory_budget = 16 << 20;  // workers stop claiming while prepared items hold more
+    WorkerPool* pool = nullptr;       // nullptr: WorkerPool::Shared()
   };
 
   OrderedWindow(size_t n, Options opts, std::function<T(size_t)> prepare)
       : n_(n), opts_(Sanitize(opts)), prepare_(std::move(prepare)), slots_(opts_.window) {
-    size_t workers = std::min(opts_.workers, std::max<size_t>(1, n_));
-    for (size_t i = 0; i < workers; ++i) threads_.emplace_back([this] { Work(); });
+    WorkerPool& pool = opts_.pool ? *opts_.pool : WorkerPool::Shared();
+    size_t workers = std::min(opts_.workers, n_);
+    for (size_t i = 0; i < workers; ++i) {
+      {
+        std::lock_guard lock(mu_);
+        ++workers_;
+      }
+      if (!pool.Run([this] { Work(); })) {
+        std::lock_guard lock(mu_);
+        --workers_;
+        break;
+      }
+    }
   }
 
   ~OrderedWindow() {
-    {
-      std::lock_guard lock(mu_);
-      stopped_ = true;
-    }
+    std::unique_lock lock(mu_);
+    stopped_ = true;
     work_cv_.notify_all();
-    for (auto& t : threads_) t.join();
+    done_cv_.wait(lock, [&] { return workers_ == 0; });
   }
 
   OrderedWindow(const OrderedWindow&) = delete;
@@ -51,6 +64,14 @@ class OrderedWindow {
     std::unique_lock lock(mu_);
     Slot& s = slots_[i % slots_.size()];
     while (!s.value) {
+      if (workers_ == 0 && claimed_ == i) {  // no worker (the pool was full): prepare it here
+        claimed_ = i + 1;
+        lock.unlock();
+        T value = prepare_(i);
+        lock.lock();
+        s.value.emplace(std::move(value));
+        break;
+      }
       consumer_waits_ = true;
       ready_cv_.wait(lock);
     }
@@ -81,8 +102,14 @@ class OrderedWindow {
     return o;
   }
 
+  // One worker, on a pool thread; the last to leave wakes the destructor.
   void Work() {
     std::unique_lock lock(mu_);
+    WorkLocked(lock);
+    if (--workers_ == 0) done_cv_.notify_all();
+  }
+
+  void WorkLocked(std::unique_lock<std::mutex>& lock) {
     for (;;) {
       while (!stopped_ && !(claimed_ < n_ && claimed_ < taken_ + opts_.window && memory_ < opts_.memory_budget)) {
         if (claimed_ >= n_) return;
@@ -116,6 +143,7 @@ class OrderedWindow {
   std::mutex mu_;
   std::condition_variable ready_cv_;  // the consumer waits for its item
   std::condition_variable work_cv_;   // workers wait for room in the window
+  std::condition_variable done_cv_;   // the destructor waits for the workers to leave
   // Guarded by mu_:
   std::vector<Slot> slots_;  // item i lives in slot i % window
   size_t claimed_ = 0;       // items [0, claimed_) are claimed by some worker
@@ -124,7 +152,7 @@ class OrderedWindow {
   size_t idle_workers_ = 0;
   bool consumer_waits_ = false;
   bool stopped_ = false;
-  std::vector<std::thread> threads_;  // last: started once everything above exists
+  size_t workers_ = 0;  // running Work()
 };
 
 }  // namespace ais

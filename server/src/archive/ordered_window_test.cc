@@ -92,5 +92,19 @@ TEST(OrderedWindow, SingleItemAndSingleSlot) {
   for (size_t i = 0; i < 5; ++i) EXPECT_EQ(w.Take(i).index, i);
 }
 
+TEST(OrderedWindow, WithoutSpareThreadsTheConsumerPreparesItems) {
+  WorkerPool none(0, 10ms);  // every Run() is refused
+  OrderedWindow<Item>::Options opts;
+  opts.pool = &none;
+  const auto consumer = std::this_thread::get_id();
+  std::atomic<bool> elsewhere{false};
+  OrderedWindow<Item> w(20, opts, [&](size_t i) {
+    if (std::this_thread::get_id() != consumer) elsewhere = true;
+    return Item{i, std::to_string(i)};
+  });
+  for (size_t i = 0; i < 20; ++i) EXPECT_EQ(w.Take(i).index, i);
+  EXPECT_FALSE(elsewhere.load());
+}
+
 }  // namespace
 }  // namespace ais

@@ -7,11 +7,12 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <random>
-#include <thread>
 #include <unordered_set>
 
 #include "archive/file_spool.h"
 #include "archive/piece_queue.h"
+#include "archive/worker_pool.h"
+#include "jobs/get_batch_jobs.h"
 #include "util/strings.h"
 
 namespace ais {
@@ -98,11 +99,9 @@ void RunJob(const std::shared_ptr<Job>& job) {
 // Starts the producing thread; kTooManyRequests when too many run.
 Status Launch(const std::shared_ptr<Job>& job) {
   if (!Active().Enter(job.get())) return Status::TooManyRequests("too many concurrent archive requests, retry later");
-  try {
-    std::thread([job] { RunJob(job); }).detach();
-  } catch (const std::system_error& e) {
+  if (!WorkerPool::Shared().Run([job] { RunJob(job); })) {
     Active().Leave(job.get());
-    return Status::TooManyRequests(std::string("cannot start a thread: ") + e.what());
+    return Status::TooManyRequests("no thread to spare for an archive request, retry later");
   }
   return Status::OK();
 }
@@ -136,20 +135,44 @@ std::vector<BodyPiece> ToBody(const std::vector<PieceQueue::Piece>& pieces) {
   return body;
 }
 
-// A GetBatch producer; it keeps the request and the assembler alive.
-Producer AssemblerProducer(std::shared_ptr<const MossRequest> req, std::shared_ptr<BatchAssembler> assembler) {
-  Producer p;
-  p.run = [req, assembler](OutputSink* sink) { return assembler->Run(sink); };
-  p.cancel = [assembler] { assembler->Cancel(); };
-  return p;
+// The get-batch jobs of this server's job registry (one server per process).
+GetBatchJobs& BatchJobs(ServerContext& ctx) {
+  static GetBatchJobs* jobs = new GetBatchJobs(ctx.jobs);  // never destroyed: job threads use it
+  return *jobs;
 }
 
-std::shared_ptr<BatchAssembler> MakeAssembler(ServerContext& ctx, const MossRequest& req, ArchiveFormat format,
-                                              BatchOptions opts) {
+// A GetBatch request's assembler, entered into the running get-batch job.
+struct BatchWork {
+  std::shared_ptr<const MossRequest> req;
+  std::shared_ptr<BatchAssembler> assembler;
+  std::shared_ptr<GetBatchJobs::Work> work;  // the request's part of the job, until the producer is gone
+};
+
+BatchWork StartBatchWork(ServerContext& ctx, MossRequest req, ArchiveFormat format, BatchOptions opts) {
+  BatchWork bw;
+  bw.req = std::make_shared<const MossRequest>(std::move(req));
+  // Counted into the job once the request is in it (Run starts after this returns).
+  auto work = std::make_shared<std::shared_ptr<GetBatchJobs::Work>>();
+  opts.progress = [work](int64_t objs, int64_t bytes) { (*work)->Add(objs, bytes); };
   opts.node_id = ctx.node.node_id;
   opts.max_soft_errs = g_config.max_soft_errs;
   opts.fetchers = g_config.fetchers;
-  return std::make_shared<BatchAssembler>(ctx.store, req, format, std::move(opts));
+  bw.assembler = std::make_shared<BatchAssembler>(ctx.store, *bw.req, format, std::move(opts));
+  std::weak_ptr<BatchAssembler> weak = bw.assembler;
+  *work = BatchJobs(ctx).Begin([weak] {
+    if (auto a = weak.lock()) a->Abort();
+  });
+  bw.work = *work;
+  return bw;
+}
+
+// A GetBatch producer; it keeps the request, the assembler and the job's work item alive.
+Producer AssemblerProducer(const BatchWork& bw) {
+  Producer p;
+  p.run = [bw](OutputSink* sink) { return bw.assembler->Run(sink); };
+  auto assembler = bw.assembler;
+  p.cancel = [assembler] { assembler->Cancel(); };
+  return p;
 }
 
 std::string RandomHex(size_t n) {
@@ -162,9 +185,8 @@ std::string RandomHex(size_t n) {
 }
 
 // The MossResp JSON (getbatch.md §5) and the multipart framing around the archive.
-void MultipartFraming(const MossRequest& r, const std::vector<ItemOutcome>& outcomes, const std::string& boundary,
-                      std::string* head, std::string* tail) {
-  std::string uuid = "gbt-" + RandomId(10);
+void MultipartFraming(const MossRequest& r, const std::vector<ItemOutcome>& outcomes, const std::string& uuid,
+                      const std::string& boundary, std::string* head, std::string* tail) {
   nlohmann::json out = nlohmann::json::array();
   for (size_t i = 0; i < r.items.size(); ++i) {
     const MossItem& it = r.items[i];
@@ -254,9 +276,9 @@ Task<void> ReplyProduced(Exchange& ex, Producer producer, std::string content_ty
 
 Task<void> ReplyArchiveStream(ServerContext& ctx, Exchange& ex, MossRequest req, ArchiveFormat format,
                               BatchOptions opts) {
-  auto request = std::make_shared<const MossRequest>(std::move(req));
-  auto assembler = MakeAssembler(ctx, *request, format, std::move(opts));
-  Producer p = AssemblerProducer(request, assembler);
+  BatchWork bw = StartBatchWork(ctx, std::move(req), format, std::move(opts));
+  Producer p = AssemblerProducer(bw);
+  bw = BatchWork();  // the producer holds what it needs
   co_return co_await ReplyProduced(ex, std::move(p), std::string(FormatContentType(format)), std::nullopt);
 }
 
@@ -264,11 +286,10 @@ Task<void> ReplyArchiveMultipart(ServerContext& ctx, Exchange& ex, MossRequest r
                                  BatchOptions opts) {
   auto exec = co_await asio::this_coro::executor;
   auto timer = std::make_shared<asio::steady_timer>(exec);
-  auto request = std::make_shared<const MossRequest>(std::move(req));
   opts.keep_outcomes = true;
-  auto assembler = MakeAssembler(ctx, *request, format, std::move(opts));
+  BatchWork bw = StartBatchWork(ctx, std::move(req), format, std::move(opts));
   auto job = std::make_shared<Job>();
-  job->producer = AssemblerProducer(request, assembler);
+  job->producer = AssemblerProducer(bw);
   auto spool = FileSpool::Create(ctx.store.mountpaths().WorkDir(0));
   if (!spool.ok()) co_return co_await ex.ReplyError(spool.status());
   job->spool = std::move(*spool);
@@ -283,7 +304,7 @@ Task<void> ReplyArchiveMultipart(ServerContext& ctx, Exchange& ex, MossRequest r
   if (!job->final.ok()) co_return co_await ex.ReplyError(job->final);
   std::string boundary = RandomHex(60);
   std::string head, tail;
-  MultipartFraming(*request, assembler->outcomes(), boundary, &head, &tail);
+  MultipartFraming(*bw.req, bw.assembler->outcomes(), bw.work->job_id(), boundary, &head, &tail);
   std::vector<BodyPiece> pieces = MultipartPieces(*job->spool, head, tail);
   HeaderList headers;
   co_await ex.ReplyPieces(http::status::ok, headers, "multipart/mixed; boundary=" + boundary, pieces);
