@@ -719,6 +719,26 @@ def test_list_objects_arch_dir(ds: Dataset) -> None:
     assert inside == ["s.tar.gz/dir/b.bin"]
 
 
+def test_list_archive(ds: Dataset) -> None:
+    """Bucket.list_archive: the files inside one shard, optionally with the shard itself, and
+    not the objects that merely share its name as a prefix."""
+    b0 = ds.buckets[0]
+    b0.object("s-gnu.tar-sibling").get_writer().put_content(b"not inside")
+    try:
+        members = [f"s-gnu.tar/{m}" for m in sorted(MEMBERS)]
+        listed = b0.list_archive("s-gnu.tar")
+        assert [e.name for e in listed] == members
+        assert all(e.flags & 128 for e in listed)  # EntryInArch
+        sizes = {e.name: e.size for e in b0.list_archive("s-gnu.tar", props="name,size")}
+        assert sizes["s-gnu.tar/dir/b.bin"] == len(MEMBERS["dir/b.bin"])
+        with_self = b0.list_archive("s.tgz", include_archive_obj=True, page_size=2)
+        assert [e.name for e in with_self] == ["s.tgz"] + [f"s.tgz/{m}" for m in sorted(MEMBERS)]
+        assert with_self[0].flags & 512  # EntryIsArchive
+        assert b0.list_archive("obj/100") == []  # not an archive: nothing inside
+    finally:
+        b0.object("s-gnu.tar-sibling").delete()
+
+
 # --- GetBatch requests as jobs ------------------------------------------------------------
 
 
