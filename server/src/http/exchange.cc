@@ -73,7 +73,7 @@ Task<void> Exchange::SendContinueIfExpected() {
 
 Task<Status> Exchange::StreamBody(const std::function<Status(const char*, size_t)>& sink) {
   co_await SendContinueIfExpected();
-  std::vector<char> buf(kBodyChunk);
+  std::vector<char> buf;  // sized when needed: a small body is often in buffer_ already
   if (auto len = content_length(); len && !parser_.chunked() && !parser_.is_done() && !body_taken_) {
     // A sized body bypasses the parser: large reads straight into our buffer, one syscall per MiB
     // instead of Beast's 64 KiB, and no copy through the parser's buffer.
@@ -85,10 +85,12 @@ Task<Status> Exchange::StreamBody(const std::function<Status(const char*, size_t
       buffer_.consume(have);
       left -= have;
       if (!st.ok()) {
+        buf.resize(std::min<uint64_t>(left, kBodyChunk));
         co_await Discard(left, buf);
         co_return st;
       }
     }
+    buf.resize(std::min<uint64_t>(left, kBodyChunk));
     while (left > 0) {
       beast::error_code ec;
       stream_.expires_after(kIoTimeout);
@@ -107,6 +109,7 @@ Task<Status> Exchange::StreamBody(const std::function<Status(const char*, size_t
     }
     co_return Status::OK();
   }
+  buf.resize(kBodyChunk);
   while (!parser_.is_done()) {
     auto& body = parser_.get().body();
     body.data = buf.data();
