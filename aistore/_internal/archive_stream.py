@@ -153,17 +153,38 @@ class Lz4Source:
         return n
 
 
+# Released buffers by size, for the next StreamBuffer of that size: a new 4 MiB bytearray
+# costs about a millisecond (zeroing, page faults, and unmapping when freed), which is most of
+# the client's cost of a batch of a hundred small objects. Bounded: at most _POOL_KEEP each.
+_POOL: dict[int, list[bytearray]] = {}
+_POOL_KEEP = 4
+
+
+def _take_buffer(size: int) -> bytearray:
+    try:
+        return _POOL[size].pop()
+    except (KeyError, IndexError):  # none free (pop is atomic: no lock needed)
+        return bytearray(size)
+
+
+def _give_buffer(buf: bytearray) -> None:
+    free = _POOL.setdefault(len(buf), [])
+    if len(free) < _POOL_KEEP:
+        free.append(buf)
+
+
 class StreamBuffer:
     """One growable buffer over a `ByteSource`: `ensure(n)` makes n bytes available at `pos`.
 
     Bytes before `pos` are consumed and may be overwritten by the next refill; memory is the
-    buffer (4 MiB by default), more only while a larger member passes through.
+    buffer (4 MiB by default), more only while a larger member passes through. `release()`
+    hands the buffer to the next StreamBuffer; nothing may be read after it.
     """
 
     def __init__(self, source: ByteSource, size: int = _DEFAULT_BUFFER) -> None:
         self._src = source
         self._default = max(size, 2 * _BLOCK)
-        self.buf = bytearray(self._default)
+        self.buf = _take_buffer(self._default)
         self.mv = memoryview(self.buf)
         self.pos = 0
         self.end = 0
@@ -220,6 +241,16 @@ class StreamBuffer:
 
     def at_eof(self) -> bool:
         return self.available == 0 and not self.ensure(1)
+
+    def release(self) -> None:
+        """Give the buffer back for reuse; the StreamBuffer is empty and at its end after."""
+        buf, self.buf = self.buf, bytearray()
+        self.mv.release()
+        self.mv = memoryview(self.buf)
+        self.pos = self.end = 0
+        self.eof = True
+        if len(buf) == self._default:
+            _give_buffer(buf)
 
 
 class Member(NamedTuple):
@@ -286,7 +317,14 @@ class TarStream:
         self._b = StreamBuffer(source, buffer_size)
 
     def files(self, names: bool = False) -> Iterator[Member]:
-        """Yield each regular file; `names` decodes every name (else only for empty files)."""
+        """Yield each regular file; `names` decodes every name (else only for empty files).
+        The read buffer is released once the generator ends or is closed."""
+        try:
+            yield from self._files(names)
+        finally:
+            self._b.release()
+
+    def _files(self, names: bool) -> Iterator[Member]:
         b = self._b
         long_name: bytes | None = None
         pax_size: int | None = None
@@ -391,6 +429,14 @@ class ZipStream:
         self._b = StreamBuffer(source, buffer_size)
 
     def files(self, names: bool = False) -> Iterator[Member]:
+        """Yield each regular file; the read buffer is released once the generator ends or
+        is closed."""
+        try:
+            yield from self._files(names)
+        finally:
+            self._b.release()
+
+    def _files(self, names: bool) -> Iterator[Member]:
         b = self._b
         while True:
             if not b.ensure(4):

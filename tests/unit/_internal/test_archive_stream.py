@@ -234,3 +234,29 @@ def test_tar_roundtrip_property(files: list[tuple[str, bytes]], fmt: int, step: 
     assert [d for _, d in got] == [d for _, d in files]
     with tarfile.open(fileobj=io.BytesIO(data)) as t:
         assert [n for n, _ in got] == t.getnames()
+
+
+def test_read_buffers_are_reused_once_a_reader_is_done() -> None:
+    """A finished (or closed) reader hands its buffer to the next one: no new multi-MiB
+    buffer per batch. The bytes already handed out are copies, so they stay intact."""
+    from aistore._internal import archive_stream
+
+    size = 1 << 20
+    archive_stream._POOL.pop(size, None)
+    data = make_tar(tarfile.GNU_FORMAT)
+    first = TarStream(ReaderSource(io.BytesIO(data)), size)
+    buf = first._b.buf
+    got = [(m.name, m.data) for m in first.files(names=True)]
+    assert archive_stream._POOL[size] == [buf]
+    second = TarStream(ReaderSource(io.BytesIO(data)), size)
+    assert second._b.buf is buf
+    assert archive_stream._POOL[size] == []
+    files = second.files(names=True)
+    next(files)
+    files.close()  # abandoned early: the buffer comes back too
+    assert archive_stream._POOL[size] == [buf]
+    zipped = ZipStream(ReaderSource(io.BytesIO(make_zip(zipfile.ZIP_STORED))), size)
+    assert zipped._b.buf is buf
+    assert [m.data for m in zipped.files()] == [d for _, d in FILES]
+    assert got == [(n, d) for n, d in FILES]  # untouched by the later readers
+    assert archive_stream._POOL[size] == [buf]
