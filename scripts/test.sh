@@ -20,7 +20,7 @@ cmake --build build/asan -j "$jobs" -- --quiet
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 build/asan/server/ais_server_tests --gtest_brief=1
 
 echo "==> ruff and mypy"
-"$PYTHON" -m ruff check --no-cache aistore tests benchmarks examples  # import sorting depends on other files
+"$PYTHON" -m ruff check --no-cache aistore tests benchmarks examples scripts  # import sorting depends on other files
 "$PYTHON" -m mypy aistore
 
 echo "==> Python tests (unit, integration against the real server, official SDK compatibility)"

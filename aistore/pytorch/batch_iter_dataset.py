@@ -48,6 +48,8 @@ class AISBatchIterDataset(AISBaseIterDataset):
         colocation: the placement hint of the requests.
         partition_sources_by_worker: each worker lists only its share of the sources.
         cont_on_err: skip (and log) objects the server could not deliver, instead of raising.
+        shuffle, seed, rank, world_size, even_split: as in `AISBaseIterDataset` (opt-in
+            per-epoch shuffle and the split across torch.distributed ranks).
 
     Raises:
         ValueError: no source, or `max_batch_size` < 1.
@@ -65,8 +67,23 @@ class AISBatchIterDataset(AISBaseIterDataset):
         colocation: Colocation = Colocation.NONE,
         partition_sources_by_worker: bool = False,
         cont_on_err: bool = False,
+        *,
+        shuffle: bool = False,
+        seed: int = 0,
+        rank: int | None = None,
+        world_size: int | None = None,
+        even_split: bool = False,
     ) -> None:
-        super().__init__(ais_source_list, prefix_map, partition_sources_by_worker)
+        super().__init__(
+            ais_source_list,
+            prefix_map,
+            partition_sources_by_worker,
+            shuffle=shuffle,
+            seed=seed,
+            rank=rank,
+            world_size=world_size,
+            even_split=even_split,
+        )
         if max_batch_size < 1:
             raise ValueError(f"max_batch_size must be at least 1, got {max_batch_size}")
         self.client = client

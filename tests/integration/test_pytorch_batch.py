@@ -107,6 +107,26 @@ def test_dataloader_workers_share_without_duplicates(
     assert got == want
 
 
+def test_ranks_split_and_epochs_shuffle(client: Client, two_buckets: Any) -> None:
+    b1, b2, data = two_buckets
+    everything = sorted(_by_bucket(b1, b2, data, b1) + _by_bucket(b1, b2, data, b2))
+
+    def epoch(rank: int, n: int) -> list[tuple[str, bytes]]:
+        ds = AISBatchIterDataset(
+            [b1, b2], client, max_batch_size=4, shuffle=True, seed=7, rank=rank, world_size=3
+        )
+        ds.set_epoch(n)
+        return list(ds)
+
+    for n in (0, 1):
+        shares = [epoch(rank, n) for rank in range(3)]
+        assert sorted(item for share in shares for item in share) == everything
+        assert max(map(len, shares)) - min(map(len, shares)) <= 1
+    first, second = epoch(0, 0), epoch(0, 1)
+    assert first == epoch(0, 0)  # the same seed and epoch: the same order
+    assert first != second  # another epoch: another permutation
+
+
 def test_missing_objects(client: Client, two_buckets: Any) -> None:
     b1, _, data = two_buckets
     names = ["val/000", "no/such/object", "train/001"]
