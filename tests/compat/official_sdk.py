@@ -5,6 +5,14 @@ Both packages import as ``aistore``, so the official one never shares an interpr
 ``ensure_venv()`` creates (once, then reuses) ``build/official-sdk-venv/<version>`` with the
 official release installed, and ``run_script()`` runs a Python script in it against an endpoint.
 
+``with_torch=True`` selects a second venv, ``<version>-torch``, for the official
+``aistore.pytorch``: it is created with ``--system-site-packages`` so that it uses the torch of
+the interpreter running this module (no second multi-GiB download), and gets the official
+package plus ``alive-progress`` (imported by the official iterable datasets) of its own. Its own
+``aistore`` comes first on ``sys.path`` and shadows any ``aistore`` installed system-wide (ours);
+that is checked (``aistore.__file__`` inside the venv, the right ``__version__``) every time the
+venv is used, and a venv that fails the check is a ``VenvError``.
+
 A script receives the endpoint as ``sys.argv[1]`` (and ``$AIS_ENDPOINT``), followed by any
 extra arguments, and reports back by printing one JSON document as the last line of its stdout;
 ``run_script()`` returns it parsed.
@@ -114,10 +122,36 @@ def _installed_version(python: Path) -> str | None:
     return res.stdout.strip() if res.returncode == 0 else None
 
 
-def _create_venv(venv: Path, root: Path) -> None:
+_PROBE = (
+    "import json, aistore, sys; "
+    "print(json.dumps([aistore.__version__, aistore.__file__, sys.prefix]))"
+)
+
+
+def _shadowing_problem(python: Path, venv: Path, version: str) -> str | None:
+    """Why `python` (a venv that also sees the system's site-packages) would not import its own
+    official ``aistore==version``; None when it does."""
+    try:
+        res = _run([str(python), "-I", "-c", _PROBE], 60)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"cannot run {python}: {e}"
+    if res.returncode != 0:
+        return f"`import aistore` fails in {venv}:\n{res.stderr.strip()[-2000:]}"
+    got_version, file, prefix = json.loads(res.stdout.strip().splitlines()[-1])
+    if Path(prefix).resolve() != venv.resolve():
+        return f"{python} runs with sys.prefix {prefix}, not {venv}"
+    if not Path(file).resolve().is_relative_to(venv.resolve()):
+        return f"{venv} imports aistore from {file}, outside the venv (shadowed)"
+    if got_version != version:
+        return f"{venv} imports aistore {got_version!r}, expected {version!r}"
+    return None
+
+
+def _create_venv(venv: Path, root: Path, system_site_packages: bool = False) -> None:
     """`python3 -m venv`, or `virtualenv` (pip-installed into a private dir) when the stdlib
     venv/ensurepip is missing (e.g. Debian without python3-venv)."""
-    res = _run([sys.executable, "-m", "venv", str(venv)], 300)
+    site = ["--system-site-packages"] if system_site_packages else []
+    res = _run([sys.executable, "-m", "venv", *site, str(venv)], 300)
     if res.returncode == 0 and _venv_python(venv).exists():
         return
     shutil.rmtree(venv, ignore_errors=True)
@@ -127,7 +161,7 @@ def _create_venv(venv: Path, root: Path) -> None:
         if pip.returncode != 0:
             _raise_pip_failure("virtualenv", pip, venv_stderr=res.stderr)
     env = {**os.environ, "PYTHONPATH": str(tools)}
-    res2 = _run([sys.executable, "-m", "virtualenv", "-q", str(venv)], 300, env)
+    res2 = _run([sys.executable, "-m", "virtualenv", "-q", *site, str(venv)], 300, env)
     if res2.returncode != 0:
         raise VenvError(
             f"cannot create a virtualenv at {venv}:\nvenv: {res.stderr.strip()}\n"
@@ -146,33 +180,66 @@ def _raise_pip_failure(
     raise VenvError(f"`pip install {what}` failed (exit {res.returncode}):\n{tail}{extra}")
 
 
-def ensure_venv(version: str = OFFICIAL_SDK_VERSION, root: Path = VENV_ROOT) -> Path:
+def ensure_venv(
+    version: str = OFFICIAL_SDK_VERSION, root: Path = VENV_ROOT, *, with_torch: bool = False
+) -> Path:
     """The interpreter of a venv holding the official ``aistore==version``; built on first use.
 
-    Cached at ``root/<version>`` and reused while it imports the right version. A file lock makes
-    concurrent callers (parallel tests, a benchmark) build it once.
+    Cached at ``root/<version>`` (``root/<version>-torch`` with `with_torch`, see the module
+    docstring) and reused while it imports the right version. A file lock makes concurrent
+    callers (parallel tests, a benchmark) build it once.
 
     Raises:
         PyPIUnreachable: pip could not reach the index.
-        VenvError: any other failure (the message carries pip's or venv's output).
+        VenvError: any other failure (the message carries pip's or venv's output), including a
+            torch venv whose ``aistore`` is not the venv's own official one.
     """
     root.mkdir(parents=True, exist_ok=True)
-    venv = root / version
+    name = f"{version}-torch" if with_torch else version
+    venv = root / name
     python = _venv_python(venv)
-    with open(root / f"{version}.lock", "w") as lock:
+    with open(root / f"{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if (venv / _READY_MARKER).exists() and _installed_version(python) == version:
+        if (venv / _READY_MARKER).exists() and (
+            _shadowing_problem(python, venv, version) is None
+            if with_torch
+            else _installed_version(python) == version
+        ):
             return python
         shutil.rmtree(venv, ignore_errors=True)
-        _create_venv(venv, root)
-        pip = _pip_install(python, f"aistore=={version}")
-        if pip.returncode != 0:
-            _raise_pip_failure(f"aistore=={version}", pip)
-        got = _installed_version(python)
-        if got != version:
-            raise VenvError(f"venv {venv} imports aistore {got!r}, expected {version!r}")
+        _create_venv(venv, root, system_site_packages=with_torch)
+        if with_torch:
+            _build_torch_venv(python, venv, version)
+        else:
+            pip = _pip_install(python, f"aistore=={version}")
+            if pip.returncode != 0:
+                _raise_pip_failure(f"aistore=={version}", pip)
+            got = _installed_version(python)
+            if got != version:
+                raise VenvError(f"venv {venv} imports aistore {got!r}, expected {version!r}")
         (venv / _READY_MARKER).write_text(version + "\n")
         return python
+
+
+def _build_torch_venv(python: Path, venv: Path, version: str) -> None:
+    """Install the official SDK and alive-progress into a fresh ``--system-site-packages`` venv
+    and check that it imports them and the system's torch, and that its ``aistore`` wins."""
+    torch_probe = _run([str(python), "-I", "-c", "import torch"], 300)
+    if torch_probe.returncode != 0:
+        raise VenvError(
+            f"torch is not importable from {sys.executable}, whose site-packages the official "
+            f"torch venv shares: install torch there first\n{torch_probe.stderr.strip()[-2000:]}"
+        )
+    what = (f"aistore=={version}", "alive-progress>=3.1.0")
+    pip = _pip_install(python, *what)
+    if pip.returncode != 0:
+        _raise_pip_failure(" ".join(what), pip)
+    problem = _shadowing_problem(python, venv, version)
+    if problem is not None:
+        raise VenvError(problem)
+    deps = _run([str(python), "-I", "-c", "import aistore.pytorch, alive_progress"], 300)
+    if deps.returncode != 0:
+        raise VenvError(f"`import aistore.pytorch` fails in {venv}:\n{deps.stderr[-2000:]}")
 
 
 def run_script(
@@ -183,18 +250,20 @@ def run_script(
     timeout: float = 600,
     env: Mapping[str, str] | None = None,
     version: str = OFFICIAL_SDK_VERSION,
+    with_torch: bool = False,
 ) -> Any:
     """Run Python source `script` in the official SDK's venv; return its last stdout line as JSON.
 
     The script sees ``sys.argv = [<path>, endpoint, *args]`` and ``$AIS_ENDPOINT``; it runs in
     isolated mode (``-I``) from a temporary directory, so only the official ``aistore`` is
-    importable. `env` adds environment variables.
+    importable. `env` adds environment variables. `with_torch` runs it in the torch venv (see
+    `ensure_venv`), where the official ``aistore.pytorch`` works.
 
     Raises:
         ScriptError: the script exited non-zero, timed out, or its last line is not JSON.
         PyPIUnreachable, VenvError: from `ensure_venv`.
     """
-    python = ensure_venv(version)
+    python = ensure_venv(version, with_torch=with_torch)
     with tempfile.TemporaryDirectory(prefix="official-sdk-") as tmp:
         path = Path(tmp) / "script.py"
         path.write_text(script)
