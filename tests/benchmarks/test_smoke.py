@@ -1,0 +1,92 @@
+"""The benchmarks run end to end at tiny sizes and print their tables (benchmarks/*.py are
+scripts: each runs in its own interpreter, importing the same `aistore` as these tests).
+
+Our side must work; the official SDK's side is skipped, after ours is checked, only when PyPI
+is unreachable for its venv (the benchmarks then print "official SDK not run: PyPI
+unreachable"), and must work otherwise.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import aistore
+
+pytest.importorskip("torch")
+
+REPO = Path(__file__).resolve().parents[2]
+# The official benchmark's variables would point a benchmark at another cluster or bucket.
+_FOREIGN_ENV = ("AIS_ENDPOINT", "AIS_BUCKET", "AIS_PREFIX", "AIS_WORKERS", "BATCH_SIZE",
+                "NUM_BATCHES", "PYTHONSAFEPATH")  # fmt: skip
+
+
+def run_benchmark(script: str, *args: str, timeout: float = 240) -> str:
+    env = {k: v for k, v in os.environ.items() if k not in _FOREIGN_ENV}
+    env["PYTHONPATH"] = str(Path(aistore.__file__).resolve().parents[1])
+    res = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / script), *args],
+        capture_output=True, text=True, timeout=timeout, env=env, cwd=REPO, check=False,
+    )  # fmt: skip
+    assert res.returncode == 0, f"{script} failed:\n{res.stdout[-3000:]}\n{res.stderr[-6000:]}"
+    return res.stdout
+
+
+def check_official_ran(out: str) -> None:
+    if "official SDK not run: PyPI unreachable" in out:
+        pytest.skip("official SDK side not run: PyPI unreachable")
+    assert "official SDK not run" not in out, out
+
+
+def row(out: str, data: str, workers: int, label: str) -> str:
+    pattern = rf"^{data}\s+{workers}\s+{re.escape(label)}\s.*$"
+    match = re.search(pattern, out, re.MULTILINE)
+    assert match, f"no row {data} {workers} {label!r} in:\n{out}"
+    return match.group(0)
+
+
+def test_dataloader_benchmark() -> None:
+    out = run_benchmark("dataloader.py", "--samples", "64", "--shards", "2", "--rounds", "1")
+    assert "delivered" not in out, out  # every case read every sample
+    classes = ["AISMapDataset", "AISIterDataset", "AISBatchIterDataset"]
+    small_rows = [
+        "local files, open().read() [ceiling]",
+        *classes,
+        "AISMapDataset max_concurrency=8 (opt-in)",
+        "AISIterDataset prefetch=8 (opt-in)",
+        "AISParallelMapDataset (first 64)",
+    ]
+    for w in (0, 2):
+        for label in small_rows:
+            ours = row(out, "small", w, label).split("│")[0]
+            assert re.search(r"\d+\s+\d+\.\d\d\s+[\d,]+\s*$", ours), ours
+        row(out, "shards", w, "local tar files, tarfile [ceiling]")
+        row(out, "shards", w, "AISShardReader")
+    assert "Goals:" in out
+    check_official_ran(out)
+    for w in (0, 2):
+        for data, label in [*(("small", c) for c in classes), ("shards", "AISShardReader")]:
+            official = row(out, data, w, label).split("│")[1]
+            assert re.search(r"\d+\s+\d+\.\d\d\s+[\d,]+\s*$", official), official
+    assert "n/a" not in row(out, "small", 0, "AISParallelMapDataset (first 64)")
+    assert "n/a [" in row(out, "small", 2, "AISParallelMapDataset (first 64)")
+    assert "daemonic processes are not allowed to have children" in out
+
+
+def test_parallel_download_benchmark() -> None:
+    """--quick: the download tables, then the official DataLoader benchmark's (by
+    parallel_dataloader.py on the same server)."""
+    out = run_benchmark("parallel_download.py", "--quick")
+    assert "ours: /dev/shm 0 entries, 0 mappings" in out, out
+    assert "Config:  batch_size=2  num_batches=2/2  parallel_workers=16" in out
+    for title in ("ours, DataLoader num_workers=0", "ours, DataLoader num_workers=2"):
+        assert f"{title} (median of 1 round)\n" in out, out
+    assert re.search(r"^Time-to-first-batch \(s\)\s+\d+\.\d\d\s+\d+\.\d\d\s+\S+x$", out, re.M)
+    check_official_ran(out)
+    assert "official SDK 2.0.0, num_workers=0 (median of 1 round)\n" in out
+    assert "Ours vs official, DataLoader num_workers=0" in out
