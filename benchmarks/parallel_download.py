@@ -12,21 +12,21 @@ bucket that chunks it at 64 MiB, and monolithic) and measures, per object:
 
 in GB/s and as a fraction of the loopback TCP bandwidth (a socket pump between two processes,
 measured as one more case of every round). Cases take turns within each round and the median of
-the rounds is shown, so a change in the machine's load hits all of them alike. Then the
-DataLoader table of the official benchmark (python/tests/perf/pytorch/parallel_download.py):
-AISMapDataset ("GET") vs AISParallelMapDataset ("Parallel") over a bucket of large chunked
-objects, DataLoader num_workers=0, batch latencies measured around ``next()`` only;
-``--dl-workers N`` adds a column with N DataLoader worker processes (which the official dataset
-cannot use). Finally, what shared memory was left: new /dev/shm entries and our mappings.
+the rounds is shown, so a change in the machine's load hits all of them alike. Then what shared
+memory was left: new /dev/shm entries and our mappings. Finally the DataLoader tables of the
+official benchmark (python/tests/perf/pytorch/parallel_download.py), run by
+benchmarks/parallel_dataloader.py on the same server: AISMapDataset ("GET") vs
+AISParallelMapDataset ("Parallel") over a bucket of large chunked objects, ours with DataLoader
+num_workers=0 and ``--dl-workers`` (2), the official SDK with num_workers=0.
 
 GB/s = 10^9 bytes/s; GiB/s (DataLoader table, as upstream) = 2^30 bytes/s.
 
 Usage:
     python3 benchmarks/parallel_download.py              # full run (~10 min on 2 cores)
     python3 benchmarks/parallel_download.py --quick      # 256 MiB object, W=1/4, one round
-    python3 benchmarks/parallel_download.py --dl-workers 2
-Environment (DataLoader part, as upstream): AIS_WORKERS (range workers, 16), BATCH_SIZE (2),
-NUM_BATCHES (all).
+    python3 benchmarks/parallel_download.py --no-dataloader
+Environment (DataLoader part, as upstream): AIS_BUCKET (bench), AIS_PREFIX (""), AIS_WORKERS
+(range workers, 16), BATCH_SIZE (2), NUM_BATCHES (all).
 """
 
 from __future__ import annotations
@@ -42,21 +42,22 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from aistore._internal import shm
 from aistore.sdk.bucket import Bucket
-from aistore.sdk.client import Client
 from aistore.sdk.obj.content_iterator import ParallelContentIterProvider
 from aistore.sdk.obj.object import Object
 from aistore.server import LocalServer
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.append(str(REPO / "tests" / "compat"))
+sys.path.append(str(REPO / "benchmarks"))  # not on sys.path under PYTHONSAFEPATH
 import official_sdk  # noqa: E402
+import parallel_dataloader  # noqa: E402
 from _loopback import loopback_seconds  # noqa: E402
 
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
@@ -72,14 +73,14 @@ class Config:
     chunk: int = 64 * MiB
     workers: tuple[int, ...] = (1, 2, 4, 8, 16)
     rounds: int = 3
-    dl_objects: int = 16
-    dl_object_size: int = 128 * MiB
-    dl_chunk: int = 64 * MiB
+    loader: parallel_dataloader.Settings = field(default_factory=parallel_dataloader.Settings)
 
     @classmethod
     def quick(cls) -> Config:
-        return cls(size=256 * MiB, chunk=16 * MiB, workers=(1, 4), rounds=1, dl_objects=4,
-                   dl_object_size=64 * MiB, dl_chunk=16 * MiB)  # fmt: skip
+        loader = parallel_dataloader.Settings(
+            objects=4, object_size=64 * MiB, chunk=16 * MiB, rounds=1
+        )
+        return cls(size=256 * MiB, chunk=16 * MiB, workers=(1, 4), rounds=1, loader=loader)
 
 
 # -- measurements --------------------------------------------------------------------------------
@@ -412,141 +413,6 @@ def goals(
     return out
 
 
-# -- the DataLoader table (the official benchmark's) ----------------------------------------------
-
-
-@dataclass
-class LoaderRun:
-    seconds: list[float] = field(default_factory=list)
-    nbytes: list[int] = field(default_factory=list)
-
-    def stats(self, batch: int) -> dict[str, float]:
-        lat = self.seconds
-        total = sum(lat)
-        s = sorted(lat)
-        return {
-            "Throughput (GiB/s)": sum(self.nbytes) / total / GiB,
-            "Samples/sec": len(lat) * batch / total,
-            "Total wall time (s)": total,
-            "Batch latency mean (s)": statistics.mean(lat),
-            "Batch latency med (s)": statistics.median(lat),
-            "Batch latency p95 (s)": s[min(int(0.95 * len(s)), len(s) - 1)],
-            "Time-to-first-batch (s)": lat[0],
-        }
-
-
-def _get_dataset_class() -> Any:
-    """AISMapDataset when this build has it, else the same thing in a few lines."""
-    try:
-        from aistore.pytorch import AISMapDataset  # type: ignore[attr-defined]
-
-        return AISMapDataset
-    except ImportError:
-        from aistore.pytorch import AISBaseMapDataset
-
-        class GetDataset(AISBaseMapDataset):
-            def __len__(self) -> int:
-                return len(self._obj_list)
-
-            def __getitem__(self, index: int) -> tuple[str, bytes]:
-                obj = self._obj_list[index]
-                return obj.name, obj.get_reader().read_all()
-
-        return GetDataset
-
-
-def _identity(batch: list[Any]) -> list[Any]:
-    return batch
-
-
-def run_loader(
-    dataset: Any, batch: int, num_batches: int, dl_workers: int, label: str
-) -> LoaderRun:
-    import torch
-    from torch.utils.data import DataLoader
-
-    kwargs: dict[str, Any] = {}
-    if dl_workers:
-        kwargs = {"num_workers": dl_workers, "prefetch_factor": 1, "timeout": 600}
-    loader = DataLoader(
-        dataset,
-        batch_size=batch,
-        shuffle=True,
-        generator=torch.Generator().manual_seed(42),
-        collate_fn=_identity,
-        **kwargs,
-    )
-    run = LoaderRun()
-    it: Iterator[Any] = iter(loader)
-    print(f"{label}:")
-    for i in range(num_batches):
-        t0 = time.monotonic()
-        items = next(it)
-        dt = time.monotonic() - t0
-        nbytes = sum(len(content) for _, content in items)
-        for _, content in items:
-            if hasattr(content, "close"):
-                content.close()
-        run.seconds.append(dt)
-        run.nbytes.append(nbytes)
-        print(f"  batch {i + 1}/{num_batches}: {dt:.2f}s  {nbytes / dt / MiB:.0f} MiB/s")
-    del it, loader
-    return run
-
-
-def dataloader_table(client: Client, cfg: Config, dl_workers: int) -> str:
-    from aistore.pytorch import AISParallelMapDataset
-
-    workers = int(os.environ.get("AIS_WORKERS", "16"))
-    batch = int(os.environ.get("BATCH_SIZE", "2"))
-    bucket = client.bucket("pd-loader").create(exist_ok=True)
-    value = {"chunks": {"objsize_limit": "1MiB", "chunk_size": f"{cfg.dl_chunk // MiB}MiB"}}
-    bucket.make_request("PATCH", "set-bprops", value=value)
-    block = random.Random(11).randbytes(cfg.dl_object_size)
-    for i in range(cfg.dl_objects):
-        bucket.object(f"sample-{i:04d}").get_writer().put_content(block)
-    entries = bucket.list_all_objects(props="name,size")
-    sizes = [e.size for e in entries]
-    total_batches = len(entries) // batch
-    num_batches = min(int(os.environ.get("NUM_BATCHES", total_batches)), total_batches)
-    lines = [
-        f"Bucket: ais://{bucket.name}  prefix=''",
-        f"Objects: {len(sizes)}  total={sum(sizes) / GiB:.1f} GiB  "
-        f"avg={statistics.mean(sizes) / GiB:.2f} GiB  min={min(sizes) / GiB:.2f} GiB  "
-        f"max={max(sizes) / GiB:.2f} GiB",
-        f"Config:  batch_size={batch}  num_batches={num_batches}/{total_batches}  "
-        f"parallel_workers={workers}",
-    ]
-    print("\n".join(lines))
-    runs = {
-        "GET": run_loader(_get_dataset_class()(bucket), batch, num_batches, 0, "GET"),
-        "Parallel": run_loader(
-            AISParallelMapDataset(bucket, num_workers=workers), batch, num_batches, 0, "Parallel"
-        ),
-    }
-    if dl_workers:
-        runs[f"Par DL={dl_workers}"] = run_loader(
-            AISParallelMapDataset(bucket, num_workers=workers),
-            batch,
-            num_batches,
-            dl_workers,
-            f"Parallel, DataLoader num_workers={dl_workers}",
-        )
-    stats = {name: run.stats(batch) for name, run in runs.items()}
-    names = list(runs)
-    head = f"{'':<22}" + "".join(f"{n:>10}" for n in names) + f"{'Speedup':>8}"
-    table = [head, "─" * max(58, len(head))]
-    for row in stats["GET"]:
-        vals = [stats[n][row] for n in names]
-        get, par = vals[0], vals[1]
-        faster_is_higher = row in ("Throughput (GiB/s)", "Samples/sec")
-        num, den = (par, get) if faster_is_higher else (get, par)
-        speed = f"{num / den:.1f}x" if den else "n/a"
-        table.append(f"{row:<22}" + "".join(f"{v:>10.2f}" for v in vals) + f"{speed:>8}")
-    shm.pool().clear()
-    return "\n".join([*lines, *table])
-
-
 # -- main -------------------------------------------------------------------------------------
 
 
@@ -558,10 +424,16 @@ def our_mappings() -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="small object, few cases")
-    parser.add_argument("--dl-workers", type=int, default=0, help="add a DataLoader column")
+    parser.add_argument(
+        "--dl-workers", type=int, default=2, help="DataLoader workers of our second loader run"
+    )
     parser.add_argument("--no-dataloader", action="store_true", help="skip the DataLoader table")
     args = parser.parse_args()
     cfg = Config.quick() if args.quick else Config()
+    cfg.loader.dl_workers = args.dl_workers
+    cfg.loader.from_env()
+    if not args.no_dataloader:
+        parallel_dataloader.check_memory(cfg.loader)
     shm_before = set(os.listdir("/dev/shm"))
     scratch = Path(tempfile.mkdtemp(prefix="pd-bench-"))
     try:
@@ -580,9 +452,10 @@ def main() -> None:
             download = render_download(results, cfg, loopback_gbps)
             cpu_table = render_cpu(results, cfg)
             goal_lines = goals(results, cfg, loopback_gbps)
-            loader = (
-                "" if args.no_dataloader else dataloader_table(bench.client, cfg, args.dl_workers)
-            )
+            loader = ""
+            if not args.no_dataloader:
+                bucket = parallel_dataloader.load_bucket(bench.client, cfg.loader)
+                loader = parallel_dataloader.measure(srv.endpoint, bucket, cfg.loader)
             notes = bench.notes
             official_left = bench.official_shm_left
     finally:

@@ -10,8 +10,8 @@ official release installed, and ``run_script()`` runs a Python script in it agai
 the interpreter running this module (no second multi-GiB download), and gets the official
 package plus ``alive-progress`` (imported by the official iterable datasets) of its own. Its own
 ``aistore`` comes first on ``sys.path`` and shadows any ``aistore`` installed system-wide (ours);
-that is checked (``aistore.__file__`` inside the venv, the right ``__version__``) every time the
-venv is used, and a venv that fails the check is a ``VenvError``.
+that is checked (``aistore.__file__`` inside the venv, the right ``__version__``) the first time
+a process uses the venv, and a venv that fails the check is rebuilt, then a ``VenvError``.
 
 A script receives the endpoint as ``sys.argv[1]`` (and ``$AIS_ENDPOINT``), followed by any
 extra arguments, and reports back by printing one JSON document as the last line of its stdout;
@@ -55,6 +55,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 VENV_ROOT = REPO_ROOT / "build" / "official-sdk-venv"
 
 _READY_MARKER = ".ready"  # written last: its presence means the venv is complete
+_checked: set[Path] = set()  # venvs found complete and importing the right aistore, this process
 _PIP_TIMEOUT_S = 600  # a whole `pip install`
 
 # pip's messages when it cannot talk to the index at all (as opposed to a missing version,
@@ -198,6 +199,8 @@ def ensure_venv(
     name = f"{version}-torch" if with_torch else version
     venv = root / name
     python = _venv_python(venv)
+    if venv in _checked:
+        return python
     with open(root / f"{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if (venv / _READY_MARKER).exists() and (
@@ -205,6 +208,7 @@ def ensure_venv(
             if with_torch
             else _installed_version(python) == version
         ):
+            _checked.add(venv)
             return python
         shutil.rmtree(venv, ignore_errors=True)
         _create_venv(venv, root, system_site_packages=with_torch)
@@ -218,6 +222,7 @@ def ensure_venv(
             if got != version:
                 raise VenvError(f"venv {venv} imports aistore {got!r}, expected {version!r}")
         (venv / _READY_MARKER).write_text(version + "\n")
+        _checked.add(venv)
         return python
 
 
