@@ -39,6 +39,16 @@ class ArchiveWriter {
     AIS_RETURN_IF_ERROR(Write(data.data(), data.size()));
     return EndEntry();
   }
+
+  // Room a buffer for WriteEntryInPlace keeps before the entry's bytes, and its whole size.
+  static constexpr size_t kInPlaceHead = 512;
+  static size_t InPlaceSize(uint64_t size) { return kInPlaceHead + size + (512 - size % 512) % 512; }
+  // WriteEntry of the `size` bytes at buf[kInPlaceHead, kInPlaceHead + size): writers that can
+  // put their framing around the bytes in the buffer itself and hand the buffer on (plain tar)
+  // do, and copy nothing. REQUIRES: buf.size() == InPlaceSize(size).
+  virtual Status WriteEntryInPlace(std::string_view name, std::string buf, uint64_t size, int64_t mtime_sec) {
+    return WriteEntry(name, std::string_view(buf).substr(kInPlaceHead, size), mtime_sec);
+  }
 };
 
 }  // namespace ais

@@ -11,7 +11,7 @@ namespace ais {
 
 struct BatchAssembler::Prepared {
   enum Kind {
-    kMemory,    // `data` holds the entry
+    kMemory,    // `data` holds the entry (at ArchiveWriter::kInPlaceHead when `in_place`)
     kFiles,     // the entry is `segs` of `obj`
     kDeferred,  // the entry is [start, start+size) of archived file `path` in `shard`, read at write time
     kMissing,   // does not exist: a placeholder (with coer) or the batch's end
@@ -27,6 +27,7 @@ struct BatchAssembler::Prepared {
   std::vector<FileSegment> segs;
   std::shared_ptr<Shard> shard;
   uint64_t start = 0;
+  bool in_place = false;  // kMemory: `data` is laid out for ArchiveWriter::WriteEntryInPlace
 
   size_t memory() const { return data.size(); }
 };
@@ -48,6 +49,14 @@ Prepared Missing(std::string msg, bool shard) {
   p.status = Status::NotFound(std::move(msg));
   p.missing_shard = shard;
   return p;
+}
+
+// Reads [off, off+len) of `obj` into a buffer laid out for ArchiveWriter::WriteEntryInPlace.
+Status ReadInPlace(const ObjectBytes& obj, uint64_t off, uint64_t len, Prepared* p) {
+  p->kind = Prepared::kMemory;
+  p->in_place = true;
+  p->data.resize(ArchiveWriter::InPlaceSize(len));
+  return obj.ReadAt(off, p->data.data() + ArchiveWriter::kInPlaceHead, len);
 }
 
 // The item's range over `size` bytes (getbatch.md §2): [start, start+len).
@@ -124,9 +133,7 @@ Prepared BatchAssembler::PrepareObject(const MossItem& it) {
   bool whole = it.start == 0 && it.length == 0;  // a range, even one covering everything, has no mtime
   p.mtime = whole ? (*obj)->meta().atime_ns / 1000000000 : 0;
   if (len <= opts_.inline_max) {
-    p.kind = Prepared::kMemory;
-    p.data.resize(len);
-    if (Status st = (*obj)->ReadAt(start, p.data.data(), len); !st.ok()) return Error(st);
+    if (Status st = ReadInPlace(**obj, start, len, &p); !st.ok()) return Error(st);
   } else {
     p.kind = Prepared::kFiles;
     p.segs = (*obj)->Slice(start, len);
@@ -162,9 +169,7 @@ Prepared BatchAssembler::PrepareArchived(const MossItem& it) {
   if (m->offset) {  // stored as is: like an object's bytes
     const auto& obj = (*shard)->object();
     if (len <= opts_.inline_max) {
-      p.kind = Prepared::kMemory;
-      p.data.resize(len);
-      if (Status st = obj->ReadAt(*m->offset + start, p.data.data(), len); !st.ok()) return Error(st);
+      if (Status st = ReadInPlace(*obj, *m->offset + start, len, &p); !st.ok()) return Error(st);
     } else {
       p.kind = Prepared::kFiles;
       p.segs = obj->Slice(*m->offset + start, len);
@@ -248,7 +253,11 @@ Status BatchAssembler::RunItems(OutputSink* sink, int64_t* objs, int64_t* bytes)
         continue;
       }
       case Prepared::kMemory:
-        AIS_RETURN_IF_ERROR(w.WriteEntry(EntryName(it, true), p.data, p.mtime));
+        if (p.in_place) {
+          AIS_RETURN_IF_ERROR(w.WriteEntryInPlace(EntryName(it, true), std::move(p.data), p.size, p.mtime));
+        } else {
+          AIS_RETURN_IF_ERROR(w.WriteEntry(EntryName(it, true), p.data, p.mtime));
+        }
         if (opts_.keep_outcomes) outcomes_[i].size = p.size;
         count(p.size);
         continue;

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <string>
 #include <string_view>
 
 #include "store/store.h"
@@ -22,6 +23,8 @@ class OutputSink {
     for (size_t i = 0; i < n; ++i) AIS_RETURN_IF_ERROR(Append(parts[i].data(), parts[i].size()));
     return Status::OK();
   }
+  // Bytes the sink may keep as they are instead of copying them.
+  virtual Status AppendOwned(std::string bytes) { return Append(bytes.data(), bytes.size()); }
   // File bytes that may travel without a copy (sendfile). `owner` keeps `seg.fd` open until the
   // bytes are gone; the sink may hold it past this call.
   virtual Status AppendFile(const FileSegment& seg, std::shared_ptr<const void> owner) = 0;

@@ -38,7 +38,8 @@ Status PieceQueue::AppendParts(const std::string_view* parts, size_t n) {
 
 void PieceQueue::CopyIn(const char* p, size_t len) {
   while (len > 0) {
-    if (pieces_.empty() || pieces_.back().is_file() || pieces_.back().mem.size() >= limits_.block) {
+    if (pieces_.empty() || pieces_.back().is_file() || pieces_.back().sealed ||
+        pieces_.back().mem.size() >= limits_.block) {
       pieces_.emplace_back();
       pieces_.back().mem.reserve(limits_.block);
     }
@@ -50,6 +51,21 @@ void PieceQueue::CopyIn(const char* p, size_t len) {
     memory_ += n;
     pending_ += n;
   }
+}
+
+Status PieceQueue::AppendOwned(std::string bytes) {
+  constexpr size_t kCopyBelow = 4096;  // small pieces are merged: fewer iovecs per write
+  if (bytes.size() < kCopyBelow) return Append(bytes.data(), bytes.size());
+  std::unique_lock lock(mu_);
+  if (!WaitForRoom(lock)) return Gone();
+  memory_ += bytes.size();
+  pending_ += bytes.size();
+  Piece piece;
+  piece.mem = std::move(bytes);
+  piece.sealed = true;
+  pieces_.push_back(std::move(piece));
+  MaybeNotify(lock);
+  return Status::OK();
 }
 
 Status PieceQueue::AppendFile(const FileSegment& seg, std::shared_ptr<const void> owner) {

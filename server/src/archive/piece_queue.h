@@ -34,6 +34,7 @@ class PieceQueue : public OutputSink {
     std::string mem;
     FileSegment file{-1, 0, 0};
     std::shared_ptr<const void> owner;
+    bool sealed = false;  // an AppendOwned buffer: nothing is appended to it
     bool is_file() const { return file.fd >= 0; }
     uint64_t size() const { return is_file() ? file.len : mem.size(); }
   };
@@ -47,6 +48,8 @@ class PieceQueue : public OutputSink {
 
   Status Append(const void* data, size_t len) override;
   Status AppendParts(const std::string_view* parts, size_t n) override;
+  // Kept as its own piece (no copy) unless small.
+  Status AppendOwned(std::string bytes) override;
   Status AppendFile(const FileSegment& seg, std::shared_ptr<const void> owner) override;
   // Ends the stream. `final` non-OK: the archive is incomplete.
   void Close(Status final);

@@ -134,5 +134,19 @@ TEST(PieceQueue, StreamOfManyPiecesArrivesInOrder) {
   EXPECT_EQ(got, want);
 }
 
+TEST(PieceQueue, OwnedBuffersAreKeptAsTheyAreUnlessSmall) {
+  PieceQueue q(PieceQueue::Limits{}, [] {});
+  std::string big(10000, 'b');
+  const char* big_data = big.data();
+  ASSERT_TRUE(q.AppendOwned(std::move(big)).ok());
+  ASSERT_TRUE(q.Append("tail", 4).ok());  // not appended to the owned buffer
+  ASSERT_TRUE(q.AppendOwned(std::string(100, 's')).ok());  // small: merged
+  auto t = q.Take(1);
+  ASSERT_EQ(t.pieces.size(), 2u);
+  EXPECT_EQ(t.pieces[0].mem.data(), big_data);  // no copy
+  EXPECT_EQ(t.pieces[0].mem.size(), 10000u);
+  EXPECT_EQ(t.pieces[1].mem, "tail" + std::string(100, 's'));
+}
+
 }  // namespace
 }  // namespace ais

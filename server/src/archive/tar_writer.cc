@@ -1,5 +1,6 @@
 #include "archive/tar_writer.h"
 
+#include <cstring>
 #include <string>
 
 #include "archive/tar_header.h"
@@ -45,6 +46,18 @@ Status TarWriter::WriteEntry(std::string_view name, std::string_view data, int64
   std::string hdr = EncodeTarHeader(name, data.size(), mtime_sec);
   const std::string_view parts[] = {hdr, data, std::string_view(kZeros, TarPadding(data.size()))};
   return sink_->AppendParts(parts, 3);
+}
+
+Status TarWriter::WriteEntryInPlace(std::string_view name, std::string buf, uint64_t size, int64_t mtime_sec) {
+  static_assert(kInPlaceHead == kTarBlock);
+  std::string hdr = EncodeTarHeader(name, size, mtime_sec);
+  if (hdr.size() != kTarBlock || buf.size() != InPlaceSize(size)) {
+    return WriteEntry(name, std::string_view(buf).substr(kInPlaceHead, size), mtime_sec);
+  }
+  size_ = written_ = size;
+  std::memcpy(buf.data(), hdr.data(), kTarBlock);
+  std::memset(buf.data() + kTarBlock + size, 0, TarPadding(size));
+  return sink_->AppendOwned(std::move(buf));
 }
 
 Status TarWriter::Finish() { return sink_->Append(kZeros, kTarTrailer); }
