@@ -1,4 +1,6 @@
 # Types of the pybind11 extension built from csrc/native.cc.
+from typing import Protocol
+
 from typing_extensions import Buffer
 
 def xxhash64_hex(data: Buffer, seed: int = 0) -> str: ...
@@ -8,3 +10,32 @@ class FillableBytes(Buffer):
     def __init__(self, size: int) -> None: ...
     def __buffer__(self, flags: int, /) -> memoryview: ...
     def take(self) -> bytes: ...
+
+class _ReadInto(Protocol):
+    def readinto(self, buf: memoryview, /) -> int | None: ...
+
+class ArchiveFormatError(ValueError):
+    """The bytes are not a (supported) archive, or the archive is damaged."""
+
+class TruncatedArchiveError(ArchiveFormatError):
+    """The archive ended inside a header or a member, or before its end-of-archive marker."""
+
+class ArchiveMember:
+    """One regular file of an archive."""
+
+    def __init__(self, raw_name: bytes, data: bytes) -> None: ...
+    @property
+    def raw_name(self) -> bytes: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def data(self) -> bytes: ...
+
+class ArchiveReader:
+    """The regular files of a tar or zip stream (plain, gzip, lz4 or zstd), in order."""
+
+    def __init__(
+        self, source: _ReadInto, *, label: str = "archive", buffer_size: int = 262144
+    ) -> None: ...
+    def __iter__(self) -> ArchiveReader: ...
+    def __next__(self) -> ArchiveMember: ...

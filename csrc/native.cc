@@ -1,11 +1,14 @@
 // aistore._native: hot loops of the client that Python does slowly. Every function releases the
-// GIL while it touches bytes, so DataLoader threads and download workers run in parallel.
+// GIL while it touches bytes, so DataLoader threads and download workers run in parallel. The
+// archive reader (libarchive) is its own set of files: py_archive_reader.h.
 #include <pybind11/pybind11.h>
 #include <xxhash.h>
 
 #include <cstdio>
 #include <cstring>
 #include <string>
+
+#include "py_archive_reader.h"
 
 namespace py = pybind11;
 
@@ -151,4 +154,5 @@ PYBIND11_MODULE(_native, m) {
   PyObject* fillable = PyType_FromSpec(&kFillableSpec);
   if (fillable == nullptr) throw py::error_already_set();
   m.add_object("FillableBytes", py::reinterpret_steal<py::object>(fillable));
+  if (!aisnative::AddArchiveReaderTypes(m.ptr())) throw py::error_already_set();
 }
