@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 
-from aistore._internal.archive_stream import ByteSource, ReaderSource, StreamBuffer
+from aistore._internal.byte_stream import ByteSource, ReaderSource, StreamBuffer
 
 __all__ = ["MultipartError", "MultipartStream", "PartReader", "ReaderSource", "boundary_of"]
 

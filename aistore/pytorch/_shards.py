@@ -14,21 +14,12 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from itertools import islice
 from typing import TypeVar
 
-from aistore._internal.archive_stream import (
-    ArchiveFormatError,
-    ByteSource,
-    GzipSource,
-    Lz4Source,
-    ReaderSource,
-    TarStream,
-    ZipStream,
-)
+from aistore._internal.archive_stream import ArchiveFormatError, read_archive
 from aistore.pytorch._sharding import current_consumer, resolve_rank
 from aistore.pytorch.utils import get_basename, get_extension
 from aistore.sdk.const import QPARAM_ETL_NAME
 
 __all__ = [
-    "ARCHIVE_READ_BUFFER",
     "EtlName",
     "SampleAssembler",
     "SampleKey",
@@ -42,13 +33,6 @@ T = TypeVar("T")
 
 SampleKey = Callable[[str], "tuple[str, str] | None"]
 """Maps a member name to `(sample key, field)`, or None for a member that is no sample part."""
-
-ARCHIVE_READ_BUFFER = 1 << 20
-"""Read buffer of one shard stream (bytes); grows only to hold a larger member."""
-
-_GZIP_MAGIC = b"\x1f\x8b"
-_LZ4_MAGIC = b"\x04\x22\x4d\x18"
-_ZIP_MAGIC = b"PK\x03\x04"
 
 
 def basename_key(name: str) -> tuple[str, str] | None:
@@ -123,49 +107,20 @@ class SampleAssembler:
 
 def iter_archive_files(fileobj: io.BufferedIOBase, what: str) -> Iterator[tuple[str, bytes]]:
     """`(member name, bytes)` of every regular file of the archive stream `fileobj`, in archive
-    order. The format comes from the first bytes: tar, gzip-compressed tar, lz4-compressed tar
-    (needs the optional `lz4` package) or zip - the archive formats of AIS. Reads forward once
-    through the package's streaming archive reader (`tarfile`'s stream mode costs several
-    Python calls per 512-byte block: 5-10x slower on small files); memory is one read buffer
-    (`ARCHIVE_READ_BUFFER`, or the largest member if bigger) plus one member.
+    order. The format comes from the first bytes: tar, or zip, plain or compressed with gzip,
+    lz4 or zstd - the archive formats of AIS. Reads forward once through libarchive
+    (`aistore._internal.archive_stream`; `tarfile`'s stream mode costs several Python calls per
+    512-byte block: 5-10x slower on small files); memory is one read buffer plus one member.
 
     Raises:
         tarfile.TarError: not a supported archive, damaged or cut short; the message names
             `what`.
     """
-    head = fileobj.read(len(_LZ4_MAGIC))
-    source: ByteSource = _Prepended(head, ReaderSource(fileobj))
     try:
-        stream: TarStream | ZipStream
-        if head.startswith(_GZIP_MAGIC):
-            stream = TarStream(GzipSource(source), ARCHIVE_READ_BUFFER)
-        elif head.startswith(_LZ4_MAGIC):
-            stream = TarStream(Lz4Source(source), ARCHIVE_READ_BUFFER)
-        elif head.startswith(_ZIP_MAGIC):
-            stream = ZipStream(source, ARCHIVE_READ_BUFFER)
-        else:
-            stream = TarStream(source, ARCHIVE_READ_BUFFER)
-        for member in stream.files(names=True):
-            assert member.name is not None  # names=True decodes every name
+        for member in read_archive(fileobj, what):
             yield member.name, member.data
     except ArchiveFormatError as err:
-        raise tarfile.TarError(f"{what}: not a readable archive ({err})") from err
-
-
-class _Prepended:
-    """A `ByteSource` that gives back `head` (bytes already read) before the rest."""
-
-    def __init__(self, head: bytes, rest: ByteSource) -> None:
-        self._head = head
-        self._rest = rest
-
-    def readinto(self, buf: memoryview) -> int:
-        if not self._head:
-            return self._rest.readinto(buf)
-        n = min(len(buf), len(self._head))
-        buf[:n] = self._head[:n]
-        self._head = self._head[n:]
-        return n
+        raise tarfile.TarError(f"not a readable archive: {err}") from err
 
 
 class EtlName:

@@ -37,8 +37,8 @@ _KEY_STYLES: dict[str, SampleKey] = {"basename": basename_key, "webdataset": web
 class AISShardReader(AISBaseIterDataset):
     """Reads WebDataset-style shards and yields `(key, ZeroDict)` per sample: the files of a
     shard that share a key, as `{extension: bytes}`. Shards are `.tar`, `.tar.gz`/`.tgz`,
-    `.tar.lz4` (with the optional `lz4` package) or `.zip` - AIS's archive formats, recognized
-    by their first bytes (the official class reads plain tar only).
+    `.tar.lz4` or `.zip` - AIS's archive formats - or a zstd-compressed tar, recognized by
+    their first bytes (the official class reads plain tar only).
 
     Each shard is one streamed GET, read forward once (the shard is never held whole). A
     sample is handed out as soon as all its files have arrived, in the order its key first

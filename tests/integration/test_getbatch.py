@@ -202,7 +202,7 @@ def _single_get(d: Dataset, it: Item) -> bytes:
     return data
 
 
-FORMATS = [".tar", ".tgz", ".tar.gz", ".zip"]
+FORMATS = [".tar", ".tgz", ".tar.gz", ".zip", ".tar.lz4"]  # the client reads each (libarchive)
 
 
 @settings(

@@ -39,7 +39,6 @@ from aistore.sdk.batch.types import (
 from aistore.sdk.bucket import Bucket
 from aistore.sdk.const import (
     EXT_TAR,
-    EXT_TARLZ4,
     HEADER_CONTENT_TYPE,
     HTTP_METHOD_GET,
     JSON_CONTENT_TYPE,
@@ -79,8 +78,7 @@ class Batch:
         request_client: sends the request.
         objects: names (need `bucket`), `Object`s, or one of either; more via `add()`.
         bucket: the default bucket of names.
-        output_format: ".tar" (default), ".tgz", ".tar.gz", ".tar.lz4" (reading it needs the
-            optional `lz4` package) or ".zip".
+        output_format: ".tar" (default), ".tgz", ".tar.gz", ".tar.lz4" or ".zip".
         cont_on_err: missing items become empty `__404__/` placeholders instead of failing.
         only_obj_name: archive entry names without the bucket.
         streaming_get: a plain archive stream (True) or a multipart reply with the server's
@@ -114,8 +112,6 @@ class Batch:
                 "Colocation.TARGET_AND_SHARD_AWARE is not yet implemented on the server side."
             )
         self.extractor: ArchiveStreamExtractor = get_extractor(output_format)
-        if output_format.lower() == EXT_TARLZ4:
-            _require_lz4()
         # Field names, not the JSON aliases (populate_by_name); passed as a mapping because
         # type checkers see only the aliases as constructor keywords.
         settings: dict[str, Any] = {
@@ -366,13 +362,3 @@ def _validate_byte_range(start: int | None, length: int | None) -> None:
             f"Invalid byte range: start={start} requires length > 0 or -1 "
             "(use -1 to read to the end)"
         )
-
-
-def _require_lz4() -> None:
-    try:
-        import lz4.frame  # type: ignore[import-not-found,import-untyped,unused-ignore] # noqa: F401
-    except ImportError as err:
-        raise ValueError(
-            "Unsupported output format type .tar.lz4: reading it needs the optional 'lz4' "
-            "package (pip install lz4)"
-        ) from err

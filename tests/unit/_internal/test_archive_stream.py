@@ -1,6 +1,7 @@
-"""Streaming tar/zip readers against archives written by `tarfile`, `zipfile` and by hand:
-every tar dialect, long names, empty and huge members, directories, compression, damage,
-and reads cut at every possible point."""
+"""`read_archive` (libarchive through the native extension) against archives written by
+`tarfile`, `zipfile` and by hand: every tar dialect, long names, empty and huge members,
+directories, compression, damage, reads cut at every possible point, and the sources it takes.
+tests/unit/test_native_archive_reader.py covers the reader itself in more depth."""
 
 from __future__ import annotations
 
@@ -16,11 +17,8 @@ from hypothesis import strategies as st
 
 from aistore._internal.archive_stream import (
     ArchiveFormatError,
-    GzipSource,
-    ReaderSource,
-    TarStream,
     TruncatedArchiveError,
-    ZipStream,
+    read_archive,
 )
 
 FILES = [
@@ -65,9 +63,9 @@ def make_tar(fmt: int, files: list[tuple[str, bytes]] = FILES, dirs: bool = True
 
 def tar_files(
     data: bytes, step: int | None = None, buffer_size: int = 4 << 20
-) -> list[tuple[str | None, bytes]]:
-    src = ReaderSource(Trickle(data, step) if step else io.BytesIO(data))
-    return [(m.name, m.data) for m in TarStream(src, buffer_size).files(names=True)]
+) -> list[tuple[str, bytes]]:
+    src = Trickle(data, step) if step else io.BytesIO(data)
+    return [(m.name, m.data) for m in read_archive(src, buffer_size=buffer_size)]
 
 
 @pytest.mark.parametrize("fmt", [tarfile.USTAR_FORMAT, tarfile.GNU_FORMAT, tarfile.PAX_FORMAT])
@@ -82,22 +80,35 @@ def test_tar_reads_cut_anywhere_and_small_buffers() -> None:
         assert tar_files(data, step=step, buffer_size=1024) == FILES
 
 
-def test_names_only_on_request_except_empty_members() -> None:
-    members = list(TarStream(ReaderSource(io.BytesIO(make_tar(tarfile.GNU_FORMAT)))).files())
-    assert [m.name for m in members] == [None, "empty", None, None, None, None]
+def test_sources_bytes_readinto_and_read_only() -> None:
+    data = make_tar(tarfile.GNU_FORMAT)
+
+    class ReadOnly:
+        def __init__(self) -> None:
+            self._b = io.BytesIO(data)
+
+        def read(self, n: int) -> bytes:
+            return self._b.read(min(n, 999))
+
+    for source in (data, bytearray(data), memoryview(data), io.BytesIO(data), ReadOnly()):
+        assert [(m.name, m.data) for m in read_archive(source)] == FILES
 
 
-def test_tar_gzip_source() -> None:
+def test_names_are_decoded_on_first_use() -> None:
+    members = list(read_archive(make_tar(tarfile.GNU_FORMAT)))
+    assert [m.raw_name for m in members] == [n.encode() for n, _ in FILES]
+    assert members[4].name == FILES[4][0]
+
+
+def test_tar_gzip() -> None:
     data = gzip.compress(make_tar(tarfile.GNU_FORMAT))
-    src = GzipSource(ReaderSource(Trickle(data, 1000)))
-    assert [(m.name, m.data) for m in TarStream(src).files(names=True)] == FILES
+    assert [(m.name, m.data) for m in read_archive(Trickle(data, 1000))] == FILES
 
 
 def test_concatenated_gzip_members() -> None:
     tar = make_tar(tarfile.GNU_FORMAT)
     data = gzip.compress(tar[:10000]) + gzip.compress(tar[10000:])
-    src = GzipSource(ReaderSource(io.BytesIO(data)))
-    assert [m.data for m in TarStream(src).files()] == [d for _, d in FILES]
+    assert [m.data for m in read_archive(data)] == [d for _, d in FILES]
 
 
 def test_truncated_tar_is_an_error() -> None:
@@ -115,8 +126,8 @@ def test_truncated_tar_is_an_error() -> None:
 
 def test_truncated_gzip_is_an_error() -> None:
     data = gzip.compress(make_tar(tarfile.GNU_FORMAT))
-    with pytest.raises(TruncatedArchiveError):
-        list(TarStream(GzipSource(ReaderSource(io.BytesIO(data[:-100])))).files())
+    with pytest.raises(TruncatedArchiveError, match="^shard s.tgz: "):
+        list(read_archive(data[:-100], "shard s.tgz"))
 
 
 def test_not_a_tar() -> None:
@@ -153,14 +164,13 @@ class _Unseekable(io.RawIOBase):
 def test_zip_members(method: int) -> None:
     data = make_zip(method)
     for step in (None, 3, 1000):
-        src = ReaderSource(Trickle(data, step) if step else io.BytesIO(data))
-        assert [(m.name, m.data) for m in ZipStream(src, 4096).files(names=True)] == FILES
+        src = Trickle(data, step) if step else io.BytesIO(data)
+        assert [(m.name, m.data) for m in read_archive(src, buffer_size=4096)] == FILES
 
 
 def test_zip_deflated_with_data_descriptors() -> None:
     data = make_zip(zipfile.ZIP_DEFLATED, stream=True)
-    got = [(m.name, m.data) for m in ZipStream(ReaderSource(io.BytesIO(data))).files(names=True)]
-    assert got == FILES
+    assert [(m.name, m.data) for m in read_archive(data)] == FILES
 
 
 def test_zip_stored_with_sizes_and_descriptor_like_libarchive() -> None:
@@ -193,24 +203,20 @@ def test_zip_stored_with_sizes_and_descriptor_like_libarchive() -> None:
         out.write(struct.pack("<4sIII", b"PK\x07\x08", crc, len(data), len(data)))
         central.append((nb, crc, len(data), off))
     out.write(b"PK\x01\x02" + b"\0" * 42)  # where a reader stops
-    got = [
-        (m.name, m.data)
-        for m in ZipStream(ReaderSource(io.BytesIO(out.getvalue()))).files(names=True)
-    ]
-    assert got == FILES
+    assert [(m.name, m.data) for m in read_archive(out.getvalue())] == FILES
 
 
 def test_zip_crc_mismatch() -> None:
     data = bytearray(make_zip(zipfile.ZIP_STORED, [("a", b"abcdef")]))
     data[data.index(b"abcdef")] ^= 1
     with pytest.raises(ArchiveFormatError, match="CRC"):
-        list(ZipStream(ReaderSource(io.BytesIO(bytes(data)))).files())
+        list(read_archive(bytes(data)))
 
 
 def test_truncated_zip() -> None:
     data = make_zip(zipfile.ZIP_STORED)
     with pytest.raises(TruncatedArchiveError):
-        list(ZipStream(ReaderSource(io.BytesIO(data[:2000]))).files())
+        list(read_archive(data[:2000]))
 
 
 @settings(max_examples=60, deadline=None)
@@ -234,29 +240,3 @@ def test_tar_roundtrip_property(files: list[tuple[str, bytes]], fmt: int, step: 
     assert [d for _, d in got] == [d for _, d in files]
     with tarfile.open(fileobj=io.BytesIO(data)) as t:
         assert [n for n, _ in got] == t.getnames()
-
-
-def test_read_buffers_are_reused_once_a_reader_is_done() -> None:
-    """A finished (or closed) reader hands its buffer to the next one: no new multi-MiB
-    buffer per batch. The bytes already handed out are copies, so they stay intact."""
-    from aistore._internal import archive_stream
-
-    size = 1 << 20
-    archive_stream._POOL.pop(size, None)
-    data = make_tar(tarfile.GNU_FORMAT)
-    first = TarStream(ReaderSource(io.BytesIO(data)), size)
-    buf = first._b.buf
-    got = [(m.name, m.data) for m in first.files(names=True)]
-    assert archive_stream._POOL[size] == [buf]
-    second = TarStream(ReaderSource(io.BytesIO(data)), size)
-    assert second._b.buf is buf
-    assert archive_stream._POOL[size] == []
-    files = second.files(names=True)
-    next(files)
-    files.close()  # abandoned early: the buffer comes back too
-    assert archive_stream._POOL[size] == [buf]
-    zipped = ZipStream(ReaderSource(io.BytesIO(make_zip(zipfile.ZIP_STORED))), size)
-    assert zipped._b.buf is buf
-    assert [m.data for m in zipped.files()] == [d for _, d in FILES]
-    assert got == [(n, d) for n, d in FILES]  # untouched by the later readers
-    assert archive_stream._POOL[size] == [buf]

@@ -8,17 +8,14 @@ Example:
 
 from __future__ import annotations
 
-import io
 import logging
-from abc import ABC, abstractmethod
-from collections.abc import Generator, Iterator
+from collections.abc import Generator
 from typing import Any
 
 from aistore._internal.archive_stream import (
+    DEFAULT_READ_BUFFER,
     ArchiveFormatError,
-    ByteSource,
-    Member,
-    ReaderSource,
+    read_archive,
 )
 from aistore._internal.multipart import MultipartError
 from aistore.sdk.batch.types import MossOut, MossReq, MossResp, decode_opaque, trusted
@@ -32,19 +29,14 @@ logger = logging.getLogger(__name__)
 _FAILED_ENTRY = "Batch entry failed on the server"
 
 
-def as_source(data_stream: Any) -> ByteSource:
-    """A `ByteSource` over bytes, a file-like object, or something that already is one."""
-    if isinstance(data_stream, (bytes, bytearray, memoryview)):
-        return ReaderSource(io.BytesIO(data_stream))
-    return ReaderSource(data_stream)
-
-
-class ArchiveStreamExtractor(ABC):
+class ArchiveStreamExtractor:
     """Reads a GetBatch archive as it streams and yields `(MossOut, bytes)` per item, in order.
 
-    The i-th regular file of the archive belongs to the i-th item. With a multipart reply the
-    `MossOut`s are the server's; with a streaming reply they are built from the request (sizes
-    from the bytes, `err_msg` only for the server's `__404__/` placeholders).
+    The archive is read by libarchive (`aistore._internal.archive_stream`), which recognizes
+    the format and compression by the first bytes. The i-th regular file of the archive belongs
+    to the i-th item. With a multipart reply the `MossOut`s are the server's; with a streaming
+    reply they are built from the request (sizes from the bytes, `err_msg` only for the
+    server's `__404__/` placeholders).
 
     Example:
         >>> from aistore.sdk.batch.extractor.extractor_registry import get_extractor
@@ -55,9 +47,13 @@ class ArchiveStreamExtractor(ABC):
     _supported_fmts: tuple[str, ...] = ()
     _archive_type = ""
 
-    @abstractmethod
-    def _members(self, source: ByteSource, moss_req: MossReq, **options: Any) -> Iterator[Member]:
-        """The archive's regular files, in order."""
+    def _read_buffer(self, **options: Any) -> int:
+        """The read buffer the options ask for (bytes).
+
+        Raises:
+            ValueError: a bad value.
+        """
+        return DEFAULT_READ_BUFFER
 
     def get_supported_formats(self) -> tuple[str, ...]:
         """The output formats (extensions) this extractor reads."""
@@ -81,19 +77,22 @@ class ArchiveStreamExtractor(ABC):
         count = len(items)
         index = 0
         try:
-            source = as_source(data_stream)
-            for member in self._members(source, moss_req, **options):
+            label = f"GetBatch {self._archive_type} reply"
+            for member in read_archive(data_stream, label, self._read_buffer(**options)):
                 if index >= count:
                     raise RuntimeError(
                         f"missing batch metadata for archive member {index} "
                         f"(metadata length={count})"
                     )
+                data = member.data
                 if moss_resp is not None:
                     out = moss_resp.out[index]
                 else:
-                    out = self._streamed_out(moss_req, index, member)
+                    # A name is decoded only where it matters: a placeholder is empty.
+                    name = None if data else member.name
+                    out = self._streamed_out(moss_req, index, name, len(data))
                 index += 1
-                yield out, member.data
+                yield out, data
             if index != count:
                 raise RuntimeError(
                     f"the batch archive holds {index} files for {count} requested items"
@@ -126,20 +125,22 @@ class ArchiveStreamExtractor(ABC):
         if moss_resp is not None:
             out: MossOut = moss_resp.out[index]
             return out
-        return self._streamed_out(moss_req, index, Member(member_name, b"\0" * content_length))
+        return self._streamed_out(moss_req, index, member_name, content_length)
 
     @staticmethod
-    def _streamed_out(moss_req: MossReq, index: int, member: Member) -> MossOut:
+    def _streamed_out(moss_req: MossReq, index: int, name: str | None, size: int) -> MossOut:
+        """The `MossOut` of item `index` of a streaming reply, whose member is `size` bytes
+        named `name` (needed only for an empty member: it may be a missing item's
+        placeholder)."""
         mi = moss_req.moss_in[index]
         err = None
-        if not member.data and member.name is not None:
-            name = mi.obj_name if moss_req.only_obj_name else f"{mi.bck or ''}/{mi.obj_name}"
-            missing = f"{GB_MISSING_FILES_DIR}/{name}"
+        if not size and name is not None:
+            item = mi.obj_name if moss_req.only_obj_name else f"{mi.bck or ''}/{mi.obj_name}"
+            missing = f"{GB_MISSING_FILES_DIR}/{item}"
             arch = mi.archpath
             # A missing shard is named without the archpath, a missing file inside it with.
-            if member.name == missing or (
-                arch
-                and member.name in (f"{missing}/{arch}", missing + arch if arch[0] == "/" else "")
+            if name == missing or (
+                arch and name in (f"{missing}/{arch}", missing + arch if arch[0] == "/" else "")
             ):
                 err = _FAILED_ENTRY
         return trusted(
@@ -151,6 +152,6 @@ class ArchiveStreamExtractor(ABC):
                 "provider": mi.provider or "",
                 "opaque": decode_opaque(mi.opaque) if mi.opaque else None,
                 "err_msg": err,
-                "size": len(member.data),
+                "size": size,
             },
         )

@@ -8,12 +8,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
-
-from aistore._internal.archive_stream import ByteSource, Member, ZipStream
 from aistore.sdk.batch.extractor.archive_stream_extractor import ArchiveStreamExtractor
-from aistore.sdk.batch.types import MossReq
 from aistore.sdk.const import EXT_ZIP
 
 __all__ = ["ZipStreamExtractor"]
@@ -29,6 +24,3 @@ class ZipStreamExtractor(ArchiveStreamExtractor):
 
     _supported_fmts = (EXT_ZIP,)
     _archive_type = "zip"
-
-    def _members(self, source: ByteSource, moss_req: MossReq, **options: Any) -> Iterator[Member]:
-        return ZipStream(source).files()
