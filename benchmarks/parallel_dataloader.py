@@ -34,7 +34,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
 import shutil
 import statistics
 import sys
@@ -114,7 +113,7 @@ def load_bucket(client: Client, s: Settings) -> Bucket:
     bucket = client.bucket(s.bucket).create(exist_ok=True)
     value = {"chunks": {"objsize_limit": "1MiB", "chunk_size": f"{s.chunk // MiB}MiB"}}
     bucket.make_request("PATCH", "set-bprops", value=value)
-    block = random.Random(11).randbytes(s.object_size)
+    block = os.urandom(s.object_size)
     for i in range(s.objects):
         bucket.object(f"{s.prefix}sample-{i:04d}").get_writer().put_content(block)
     return bucket
