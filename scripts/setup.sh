@@ -12,6 +12,7 @@ APT_PACKAGES=(
   python3-dev python3-pip python3-venv
   libboost-dev libssl-dev libxxhash-dev nlohmann-json3-dev libmsgpack-cxx-dev
   libarchive-dev liblz4-dev libzstd-dev libgtest-dev
+  lz4 zstd  # command-line tools: tests check our frames against them
 )
 
 missing=()
