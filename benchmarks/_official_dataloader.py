@@ -13,8 +13,10 @@ the venv's own official one.
 
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 import aistore
 from aistore import Client
@@ -33,8 +35,8 @@ sys.path.insert(0, helper_dir)
 import _loader  # noqa: E402
 
 
-def make(kind: str, bucket_name: str):
-    def build():
+def make(kind: str, bucket_name: str) -> Callable[[], Any]:
+    def build() -> Any:
         client = Client(endpoint)
         bucket = client.bucket(bucket_name)
         if kind == "map":
@@ -58,10 +60,12 @@ if job["mode"] == "epoch":
     )
     print(json.dumps(asdict(epoch)))
 else:
-    runs, lines = {}, []
+    runs: dict[str, Any] = {}
+    lines: list[str] = []
     for name, label in job["runs"]:
         bucket = Client(endpoint).bucket(job["bucket"])
         prefix_map = {bucket: job["prefix"]} if job["prefix"] else {}
+        dataset: Any
         if name == "GET":
             dataset = AISMapDataset(bucket, prefix_map=prefix_map)
         else:
