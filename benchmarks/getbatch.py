@@ -14,7 +14,10 @@ A round fetches max(batch, ~256 MB) worth of items as consecutive batches over a
 objects (≤ 512 MiB per size, so the page cache holds them all; larger rounds repeat names).
 Cases take turns within a round and the median of the rounds is reported, so a change in the
 machine's load hits all clients alike. MB/s are 10^6 bytes/s of object data; "of loopback" is
-GetBatch's MB/s as a fraction of a single loopback TCP stream measured in the same run.
+GetBatch's MB/s as a fraction of a single loopback TCP stream measured in the same run. "cpu
+us/obj" is CPU time per object (user + system, medians) of the client process and of the
+server, for GetBatch with our client and with the official one: unlike objects/s it hardly
+depends on what else runs on the machine. The load average is printed before and after.
 
 Goals (issue #5): GetBatch ≥ 20x the per-object GETs at 10 KiB, and ≥ 3x the official SDK's
 batch throughput.
@@ -72,12 +75,23 @@ class Config:
 
 
 @dataclass
+class Rate:
+    """One round of one client: objects/s and CPU microseconds per object."""
+
+    per_s: float
+    client_us: float
+    server_us: float
+
+
+@dataclass
 class Row:
     size: int
     batch: int
     ours: float | None = None  # objects/s
     per_get: float | None = None
     official: float | None = None
+    ours_cpu: tuple[float, float] | None = None  # (client, server) CPU us per object
+    official_cpu: tuple[float, float] | None = None
     goals: list[str] = field(default_factory=list)
 
 
@@ -126,15 +140,22 @@ class Bench:
             with ThreadPoolExecutor(4) as pool:
                 list(pool.map(put, [names[i::4] for i in range(4)]))
 
+    def server_cpu(self) -> float:
+        """CPU seconds the server process has used (user + system)."""
+        assert self.srv.pid is not None
+        fields = Path(f"/proc/{self.srv.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def items_per_round(self, size: int, batch: int) -> int:
         return max(batch, self.cfg.round_bytes // size // batch * batch)
 
     # one round of each client; each returns objects/s
 
-    def ours(self, size: int, batch: int) -> float:
+    def ours(self, size: int, batch: int) -> Rate:
         total = self.items_per_round(size, batch)
         names = self.names(size, total)
         got = 0
+        s0, c0 = self.server_cpu(), time.process_time()
         t0 = time.perf_counter()
         for start in range(0, total, batch):
             for _, data in self.client.batch(
@@ -144,9 +165,10 @@ class Bench:
                 if len(data) != size:
                     raise RuntimeError(f"GetBatch returned {len(data)} bytes, expected {size}")
         secs = time.perf_counter() - t0
+        c1, s1 = time.process_time(), self.server_cpu()
         if got != total:
             raise RuntimeError(f"GetBatch returned {got} of {total} items")
-        return total / secs
+        return Rate(total / secs, (c1 - c0) / total * 1e6, (s1 - s0) / total * 1e6)
 
     def per_get(self, size: int) -> float:
         names = self.names(size, self.distinct[size])
@@ -160,7 +182,7 @@ class Bench:
             done += 1
         return done / (time.perf_counter() - t0)
 
-    def official(self, size: int, batch: int) -> float | None:
+    def official(self, size: int, batch: int) -> Rate | None:
         if self.official_error is not None:
             return None
         total = self.items_per_round(size, batch)
@@ -171,17 +193,33 @@ class Bench:
             str(batch),
             str(total),
         ]
+        s0 = self.server_cpu()
         try:
             res = official_sdk.run_script(OFFICIAL_SCRIPT, self.srv.endpoint, args, timeout=1800)
         except official_sdk.VenvError as e:  # incl. PyPIUnreachable
             self.official_error = str(e).splitlines()[0]
             self.notes.append(f"official SDK not run: {self.official_error}")
             return None
-        return float(res["items"]) / float(res["seconds"])
+        items = float(res["items"])
+        # The server's CPU includes the official client's warm-up batch: a small bias against it.
+        return Rate(
+            items / float(res["seconds"]),
+            float(res["cpu_seconds"]) / items * 1e6,
+            (self.server_cpu() - s0) / items * 1e6,
+        )
 
 
 def median(values: list[float]) -> float | None:
     return statistics.median(values) if values else None
+
+
+def median_cpu(rates: list[Rate]) -> tuple[float, float] | None:
+    if not rates:
+        return None
+    return (
+        statistics.median(r.client_us for r in rates),
+        statistics.median(r.server_us for r in rates),
+    )
 
 
 def run(cfg: Config, progress: Callable[[str], None]) -> tuple[list[Row], float, list[str]]:
@@ -192,8 +230,8 @@ def run(cfg: Config, progress: Callable[[str], None]) -> tuple[list[Row], float,
             progress("loading objects")
             bench.load()
             loopback = 4 * 256 * MiB / loopback_seconds(4 * 256 * MiB) / 1e6  # MB/s
-            ours: dict[tuple[int, int], list[float]] = {}
-            official: dict[tuple[int, int], list[float]] = {}
+            ours: dict[tuple[int, int], list[Rate]] = {}
+            official: dict[tuple[int, int], list[Rate]] = {}
             gets: dict[int, list[float]] = {}
             for rep in range(cfg.reps):
                 for size in SIZES:
@@ -207,12 +245,15 @@ def run(cfg: Config, progress: Callable[[str], None]) -> tuple[list[Row], float,
             rows = []
             for size in SIZES:
                 for batch in BATCHES:
+                    mine, theirs = ours[(size, batch)], official.get((size, batch), [])
                     row = Row(
                         size,
                         batch,
-                        ours=median(ours[(size, batch)]),
+                        ours=median([r.per_s for r in mine]),
                         per_get=median(gets[size]),
-                        official=median(official.get((size, batch), [])),
+                        official=median([r.per_s for r in theirs]),
+                        ours_cpu=median_cpu(mine),
+                        official_cpu=median_cpu(theirs),
                     )
                     if size == 10 * KiB and row.ours and row.per_get:
                         ok = row.ours >= GOAL_VS_GET * row.per_get
@@ -238,10 +279,15 @@ def _ratio(a: float | None, b: float | None) -> str:
     return f"{a / b:.1f}x".rjust(7) if a and b else "n/a".rjust(7)
 
 
+def _cpu(cpu: tuple[float, float] | None) -> str:
+    return f"{cpu[0]:5.1f} {cpu[1]:5.1f}" if cpu else "  n/a   n/a"
+
+
 def print_table(rows: list[Row], loopback: float, notes: list[str]) -> None:
     head = (
         f"{'objects':>9} {'batch':>6} | {'GetBatch':>9} {'MB/s':>7} | {'GET/obj':>8} {'MB/s':>6}"
-        f" {'vs GET':>7} | {'official':>9} {'MB/s':>7} {'vs off.':>7} | {'of loopback':>11} | goals"
+        f" {'vs GET':>7} | {'official':>9} {'MB/s':>7} {'vs off.':>7} | {'of loopback':>11}"
+        f" | {'cpu us/obj: ours':>16} {'official':>11} | goals"
     )
     print(
         f"GetBatch vs one GET per object vs the official SDK's batch (objects/s, MB/s), "
@@ -259,9 +305,11 @@ def print_table(rows: list[Row], loopback: float, notes: list[str]) -> None:
             f"{_fmt(r.official, 9)} {_fmt(_mbps(r.official, r.size), 7)} "
             + _ratio(r.ours, r.official),
             f"{_fmt(share, 10, '.1f')}%",
+            f"{'':4}{_cpu(r.ours_cpu)} {_cpu(r.official_cpu)}",
             "; ".join(r.goals),
         ]
         print(" | ".join(cells))
+    print(f"{'':20}(cpu us/obj: client, server)")
     for n in notes:
         print(f"note: {n}")
 
@@ -276,9 +324,12 @@ def main() -> None:
     if args.reps:
         cfg.reps = args.reps
     started = time.perf_counter()
+    load_before = os.getloadavg()
     rows, loopback, notes = run(
         cfg, lambda msg: print(f"[{time.perf_counter() - started:6.0f}s] {msg}", file=sys.stderr)
     )
+    before, after = (" ".join(f"{x:.1f}" for x in load) for load in (load_before, os.getloadavg()))
+    notes.append(f"load average (1, 5, 15 min) before: {before}, after: {after}")
     print_table(rows, loopback, notes)
     if args.json:
         args.json.write_text(
