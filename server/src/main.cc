@@ -1,5 +1,6 @@
 // aistore-server: a one-node AIStore-compatible storage server. Flags and wiring only.
 #include <getopt.h>
+#include <malloc.h>
 #include <sys/resource.h>
 
 #include <chrono>
@@ -53,7 +54,16 @@ void RaiseFdLimit() {
 
 }  // namespace
 
+// GetBatch and PUT buffers of 256 KiB-4 MiB come and go per request. With glibc's defaults they
+// are mmapped or trimmed back to the kernel on free, so each reuse page-faults fresh zeroed pages
+// (measured: ~5% of the server's CPU on 10 KiB GetBatch items). Keep freed memory for reuse.
+static void TuneAllocator() {
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 64 << 20);  // a GetBatch window (~32 MiB) and then some
+}
+
 int main(int argc, char** argv) {
+  TuneAllocator();
   ais::StoreOptions store_opts;
   ais::HttpServerOptions http_opts;
   ais::BatchConfig batch_cfg;
