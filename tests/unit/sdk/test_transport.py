@@ -37,6 +37,7 @@ def test_http_follows_proxy_redirects(server: FakeServer, client: Client) -> Non
         assert (put.method, put.body, put.query["pid"]) == ("PUT", PAYLOAD, "proxy1")
         assert put.query["provider"] == "ais"
         assert get.method == get_iter.method == "GET"
+        assert len(server.requests) == 3  # one proxy leg per request, none sent twice
     finally:
         target.close()
 
