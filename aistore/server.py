@@ -116,6 +116,7 @@ class LocalServer:
         self._proc: subprocess.Popen[bytes] | None = None
         self._endpoint: str | None = None
         self._log: list[str] = []
+        self._pump: threading.Thread | None = None
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -166,7 +167,8 @@ class LocalServer:
                 if not found and (m := _LISTEN_RE.search(line)):
                     found.append(m.group(1))
 
-        threading.Thread(target=pump, name="aistore-server-log", daemon=True).start()
+        self._pump = threading.Thread(target=pump, name="aistore-server-log", daemon=True)
+        self._pump.start()
         deadline = time.monotonic() + self._startup_timeout
         while time.monotonic() < deadline:
             if found:
@@ -194,7 +196,12 @@ class LocalServer:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
-        if proc.stdout:
+        # The log thread reads stdout until EOF, which follows the exit; closing the pipe under
+        # a reader that is still in read() makes that read fail with an odd ValueError.
+        pump, self._pump = self._pump, None
+        if pump is not None:
+            pump.join(timeout=5.0)
+        if proc.stdout and (pump is None or not pump.is_alive()):
             proc.stdout.close()
         self._proc = None
 
