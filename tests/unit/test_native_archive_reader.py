@@ -20,6 +20,7 @@ import zlib
 from typing import Any
 
 import pytest
+from _streams import ARCHIVE_FILES, Trickle
 
 from aistore._native import (
     ArchiveFormatError,
@@ -28,25 +29,7 @@ from aistore._native import (
     TruncatedArchiveError,
 )
 
-FILES = [
-    ("a.txt", b"hello"),
-    ("empty", b""),
-    ("dir/" + "n" * 150 + ".bin", bytes(range(256)) * 7),
-    ("x" * 120, b"long name without a slash"),
-    ("\u00e9t\u00e9/\u0444\u0430\u0439\u043b", b"utf-8 name"),
-    ("big", b"\xab" * (600 * 1024)),
-]
-
-
-class Trickle:
-    """A file-like whose reads return at most `step` bytes (cuts headers anywhere)."""
-
-    def __init__(self, data: bytes, step: int) -> None:
-        self._b = io.BytesIO(data)
-        self._step = step
-
-    def readinto(self, buf: memoryview) -> int:
-        return self._b.readinto(buf[: self._step])
+FILES = ARCHIVE_FILES
 
 
 def make_tar(fmt: int, files: list[tuple[str, bytes]] = FILES, others: bool = True) -> bytes:

@@ -12,6 +12,7 @@ import tarfile
 import zipfile
 
 import pytest
+from _streams import ARCHIVE_FILES, Trickle
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -21,25 +22,7 @@ from aistore._internal.archive_stream import (
     read_archive,
 )
 
-FILES = [
-    ("a.txt", b"hello"),
-    ("empty", b""),
-    ("dir/" + "n" * 150 + ".bin", bytes(range(256)) * 7),
-    ("x" * 120, b"long name without a slash"),
-    ("\u00e9t\u00e9/\u0444\u0430\u0439\u043b", b"utf-8 name"),
-    ("big", b"\xab" * (600 * 1024)),
-]
-
-
-class Trickle:
-    """A file-like that returns at most `step` bytes per read (cuts headers anywhere)."""
-
-    def __init__(self, data: bytes, step: int) -> None:
-        self._b = io.BytesIO(data)
-        self._step = step
-
-    def readinto(self, buf: memoryview) -> int:
-        return self._b.readinto(buf[: self._step])
+FILES = ARCHIVE_FILES
 
 
 def make_tar(fmt: int, files: list[tuple[str, bytes]] = FILES, dirs: bool = True) -> bytes:

@@ -5,17 +5,10 @@ from __future__ import annotations
 
 import io
 
+from _streams import Trickle
+
 from aistore._internal import byte_stream
 from aistore._internal.byte_stream import ReaderSource, StreamBuffer
-
-
-class Trickle:
-    def __init__(self, data: bytes, step: int) -> None:
-        self._b = io.BytesIO(data)
-        self._step = step
-
-    def readinto(self, buf: memoryview) -> int:
-        return self._b.readinto(buf[: self._step])
 
 
 def test_ensure_take_skip_across_small_reads() -> None:

@@ -5,19 +5,11 @@ from __future__ import annotations
 import io
 
 import pytest
+from _streams import Trickle
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from aistore._internal.multipart import MultipartError, MultipartStream, ReaderSource, boundary_of
-
-
-class Trickle:
-    def __init__(self, data: bytes, step: int) -> None:
-        self._b = io.BytesIO(data)
-        self._step = step
-
-    def readinto(self, buf: memoryview) -> int:
-        return self._b.readinto(buf[: self._step])
 
 
 def body(
