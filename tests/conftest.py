@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import sys
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -32,3 +34,11 @@ def bucket(client: Client) -> Iterator[Bucket]:
     bck = client.bucket(f"test-{uuid.uuid4().hex[:12]}").create()
     yield bck
     bck.delete(missing_ok=True)
+
+
+@pytest.fixture
+def spawnable_tests(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Lets spawned processes import test modules by name (`tests.unit...`): scripts/test.sh runs
+    pytest with PYTHONSAFEPATH=1, so the repository root is not on sys.path. Appended, not
+    prepended: the source tree's aistore/ must not shadow the installed package."""
+    monkeypatch.setattr(sys, "path", [*sys.path, str(Path(__file__).resolve().parents[1])])

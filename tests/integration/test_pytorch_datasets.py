@@ -305,6 +305,7 @@ def _rank_main(rank: int, endpoint: str, names: list[str], store: str, out: str,
 
 @pytest.mark.timeout(240)
 @pytest.mark.parametrize("context", ["fork", "spawn"])
+@pytest.mark.usefixtures("spawnable_tests")
 def test_iter_two_gloo_ranks(ais_server: Any, data: Any, tmp_path: Any, context: str) -> None:
     from torch.multiprocessing.spawn import spawn
 

@@ -7,7 +7,6 @@ import bz2
 import gzip
 import io
 import pickle
-import sys
 import tarfile
 import zipfile
 from collections.abc import Callable, Iterator
@@ -180,14 +179,10 @@ def _rank_main(rank: int, store: str, out: str, context: str) -> None:
 
 @pytest.mark.timeout(180)
 @pytest.mark.parametrize("context", ["fork", "spawn"])
-def test_share_of_consumers_splits_ranks_and_workers(
-    tmp_path: Path, context: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.mark.usefixtures("spawnable_tests")
+def test_share_of_consumers_splits_ranks_and_workers(tmp_path: Path, context: str) -> None:
     import torch.multiprocessing as mp
 
-    # Spawned ranks import this module by its name under the repository root. Appended, not
-    # prepended: the source tree's aistore/ must not shadow the installed package.
-    monkeypatch.setattr(sys, "path", [*sys.path, str(Path(__file__).resolve().parents[3])])
     out = str(tmp_path / "got")
     mp.spawn(_rank_main, args=(str(tmp_path / "store"), out, context), nprocs=2, join=True)
     shares = [[int(x) for x in Path(f"{out}.{r}").read_text().split(",")] for r in range(2)]
