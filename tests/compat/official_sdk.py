@@ -114,12 +114,18 @@ def _venv_python(venv: Path) -> Path:
     return venv / "bin" / "python"
 
 
-def _installed_version(python: Path) -> str | None:
+def _installed_version(python: Path, why: list[str] | None = None) -> str | None:
+    """The version `python` imports as `aistore`, or None (with the reason appended to `why`)."""
     # -I: isolated mode; neither the cwd nor PYTHONPATH can put our own `aistore` first.
+    # The first import in a new venv compiles the whole SDK: allow for a loaded machine.
     try:
-        res = _run([str(python), "-I", "-c", "import aistore; print(aistore.__version__)"], 60)
-    except (OSError, subprocess.TimeoutExpired):
+        res = _run([str(python), "-I", "-c", "import aistore; print(aistore.__version__)"], 300)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        if why is not None:
+            why.append(repr(e))
         return None
+    if res.returncode != 0 and why is not None:
+        why.append(res.stderr.strip()[-2000:])
     return res.stdout.strip() if res.returncode == 0 else None
 
 
@@ -218,9 +224,12 @@ def ensure_venv(
             pip = _pip_install(python, f"aistore=={version}")
             if pip.returncode != 0:
                 _raise_pip_failure(f"aistore=={version}", pip)
-            got = _installed_version(python)
+            why: list[str] = []
+            got = _installed_version(python, why)
             if got != version:
-                raise VenvError(f"venv {venv} imports aistore {got!r}, expected {version!r}")
+                raise VenvError(
+                    f"venv {venv} imports aistore {got!r}, expected {version!r}\n" + "\n".join(why)
+                )
         (venv / _READY_MARKER).write_text(version + "\n")
         _checked.add(venv)
         return python
