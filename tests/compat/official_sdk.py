@@ -86,18 +86,26 @@ class ScriptError(RuntimeError):
         self.stderr = stderr
 
 
+# Inherited, these point venv tools at another interpreter's packages: with PYTHONPATH on the
+# system site-packages (as the benchmark smoke tests set it), pip sees the official SDK's
+# dependencies as installed and leaves them out of the venv, whose isolated import then fails.
+_FOREIGN_ENV = ("PYTHONPATH", "PYTHONHOME")
+
+
 def _run(
     cmd: Sequence[str],
     timeout: float,
     env: Mapping[str, str] | None = None,
     cwd: str | None = None,
 ) -> subprocess.CompletedProcess[str]:
+    if env is None:
+        env = {k: v for k, v in os.environ.items() if k not in _FOREIGN_ENV}
     return subprocess.run(
         list(cmd),
         capture_output=True,
         text=True,
         timeout=timeout,
-        env=dict(env) if env else None,
+        env=dict(env),
         cwd=cwd,
         stdin=subprocess.DEVNULL,
         check=False,
