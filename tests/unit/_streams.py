@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import tarfile
 
 # Archive members that exercise every tar dialect: an empty file, names past 100 bytes with
 # and without a slash, non-ASCII names, and a member larger than one read.
@@ -25,3 +26,26 @@ class Trickle:
 
     def readinto(self, buf: memoryview) -> int:
         return self._b.readinto(buf[: self._step])
+
+
+def make_tar(
+    fmt: int, files: list[tuple[str, bytes]] = ARCHIVE_FILES, others: bool = True
+) -> bytes:
+    """A tar of `files`; `others` adds a directory, a symlink and a hard link around them."""
+    bio = io.BytesIO()
+    with tarfile.open(fileobj=bio, mode="w", format=fmt) as t:
+        if others:
+            d = tarfile.TarInfo("dir")
+            d.type = tarfile.DIRTYPE
+            t.addfile(d)
+        for name, data in files:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            t.addfile(info, io.BytesIO(data))
+        if others:
+            for kind, name in ((tarfile.SYMTYPE, "sym"), (tarfile.LNKTYPE, "hard")):
+                link = tarfile.TarInfo(name)
+                link.type = kind
+                link.linkname = "a.txt"
+                t.addfile(link)
+    return bio.getvalue()

@@ -20,7 +20,7 @@ import zlib
 from typing import Any
 
 import pytest
-from _streams import ARCHIVE_FILES, Trickle
+from _streams import ARCHIVE_FILES, Trickle, make_tar
 
 from aistore._native import (
     ArchiveFormatError,
@@ -30,27 +30,6 @@ from aistore._native import (
 )
 
 FILES = ARCHIVE_FILES
-
-
-def make_tar(fmt: int, files: list[tuple[str, bytes]] = FILES, others: bool = True) -> bytes:
-    """A tar of `files`; `others` adds a directory, a symlink and a hard link around them."""
-    bio = io.BytesIO()
-    with tarfile.open(fileobj=bio, mode="w", format=fmt) as t:
-        if others:
-            d = tarfile.TarInfo("dir")
-            d.type = tarfile.DIRTYPE
-            t.addfile(d)
-        for name, data in files:
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            t.addfile(info, io.BytesIO(data))
-        if others:
-            for kind, name in ((tarfile.SYMTYPE, "sym"), (tarfile.LNKTYPE, "hard")):
-                link = tarfile.TarInfo(name)
-                link.type = kind
-                link.linkname = "a.txt"
-                t.addfile(link)
-    return bio.getvalue()
 
 
 def read(data: bytes, step: int | None = None, **kw: Any) -> list[tuple[str, bytes]]:

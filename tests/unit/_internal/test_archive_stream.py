@@ -12,7 +12,7 @@ import tarfile
 import zipfile
 
 import pytest
-from _streams import ARCHIVE_FILES, Trickle
+from _streams import ARCHIVE_FILES, Trickle, make_tar
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -23,25 +23,6 @@ from aistore._internal.archive_stream import (
 )
 
 FILES = ARCHIVE_FILES
-
-
-def make_tar(fmt: int, files: list[tuple[str, bytes]] = FILES, dirs: bool = True) -> bytes:
-    bio = io.BytesIO()
-    with tarfile.open(fileobj=bio, mode="w", format=fmt) as t:
-        if dirs:
-            d = tarfile.TarInfo("dir")
-            d.type = tarfile.DIRTYPE
-            t.addfile(d)
-        for name, data in files:
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            t.addfile(info, io.BytesIO(data))
-        if dirs:
-            link = tarfile.TarInfo("link")
-            link.type = tarfile.SYMTYPE
-            link.linkname = "a.txt"
-            t.addfile(link)
-    return bio.getvalue()
 
 
 def tar_files(
@@ -95,7 +76,7 @@ def test_concatenated_gzip_members() -> None:
 
 
 def test_truncated_tar_is_an_error() -> None:
-    data = make_tar(tarfile.GNU_FORMAT, dirs=False)
+    data = make_tar(tarfile.GNU_FORMAT, others=False)
     # Without the end-of-archive blocks (a stream the server cut short).
     end = len(data)
     while data[end - 512 : end] == bytes(512):
@@ -218,7 +199,7 @@ def test_truncated_zip() -> None:
 )
 @example(files=[("\u00e9t\u00e9\n", b"")], fmt=tarfile.PAX_FORMAT, step=1)  # PAX path ends in \\n
 def test_tar_roundtrip_property(files: list[tuple[str, bytes]], fmt: int, step: int) -> None:
-    data = make_tar(fmt, files, dirs=False)
+    data = make_tar(fmt, files, others=False)
     got = tar_files(data, step=step, buffer_size=1024)
     assert [d for _, d in got] == [d for _, d in files]
     with tarfile.open(fileobj=io.BytesIO(data)) as t:
