@@ -39,3 +39,26 @@ class ArchiveReader:
     ) -> None: ...
     def __iter__(self) -> ArchiveReader: ...
     def __next__(self) -> ArchiveMember: ...
+
+class HttpError(OSError):
+    """A GET failed below HTTP: connection, protocol, I/O."""
+
+class ConnectTimeout(HttpError):
+    """No connection within the connect timeout."""
+
+class ReadTimeout(HttpError):
+    """No byte of the reply within the read timeout."""
+
+class HttpClient:
+    """Keep-alive HTTP/1.1 GETs; one per process (not fork-safe)."""
+
+    def __init__(self, max_idle_per_host: int = 32) -> None: ...
+    def get(
+        self,
+        host: str,
+        port: int,
+        target: str,
+        headers: list[tuple[str, str]],
+        connect_timeout: float | None = None,
+        read_timeout: float | None = None,
+    ) -> tuple[int, bytes | None, list[tuple[str, str]] | None]: ...

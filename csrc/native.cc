@@ -1,6 +1,7 @@
 // aistore._native: hot loops of the client that Python does slowly. Every function releases the
 // GIL while it touches bytes, so DataLoader threads and download workers run in parallel. The
-// archive reader (libarchive) is its own set of files: py_archive_reader.h.
+// archive reader (libarchive) and the HTTP client are their own sets of files:
+// py_archive_reader.h, py_http_client.h.
 #include <pybind11/pybind11.h>
 #include <xxhash.h>
 
@@ -9,6 +10,7 @@
 #include <string>
 
 #include "py_archive_reader.h"
+#include "py_http_client.h"
 
 namespace py = pybind11;
 
@@ -155,4 +157,5 @@ PYBIND11_MODULE(_native, m) {
   if (fillable == nullptr) throw py::error_already_set();
   m.add_object("FillableBytes", py::reinterpret_steal<py::object>(fillable));
   if (!aisnative::AddArchiveReaderTypes(m.ptr())) throw py::error_already_set();
+  aisnative::AddHttpClientTypes(m);
 }

@@ -41,6 +41,9 @@ __all__ = ["RequestClient"]
 T = TypeVar("T")
 R = TypeVar("R")
 
+# What `Transport.fetch` can send: everything else goes the regular way.
+_FETCH_KWARGS = frozenset(("params",))
+
 
 def _is_stream_body(data: Any) -> bool:
     """A body that is consumed by sending it (file-like or generator) and must be rewound."""
@@ -188,18 +191,27 @@ class RequestClient:
         path: str,
         headers: Mapping[str, Any] | None = None,
         **kwargs: Any,
-    ) -> tuple[requests.Response, bytes]:
-        """Like `request()`, and read the whole body inside the retried step.
+    ) -> bytes:
+        """Like `request()`, and return the whole body, read inside the retried step.
 
         A connection that breaks mid-body is then retried like one that breaks before the
         reply, which is what a non-streamed `requests` call does. The body lands in one
-        `bytes` object with a single copy.
+        `bytes` object with a single copy; a plain GET is sent by the native client when it
+        can (`Transport.fetch`).
         """
+        if method == HTTP_METHOD_GET and _FETCH_KWARGS.issuperset(kwargs):
+            url = self._url(path, endpoint=None)
+            params = kwargs.get("params")
+            reply = self._with_retry(lambda: self._transport.fetch(url, headers, params), kwargs)
+            if isinstance(reply, bytes):
+                return reply
+            if reply is not None:
+                self._response_handler.handle_response(reply)  # an error status: raises
 
-        def read_all(resp: requests.Response) -> tuple[requests.Response, bytes]:
+        def read_all(resp: requests.Response) -> bytes:
             reader = BodyReader(resp)
             try:
-                return resp, reader.read_all()
+                return reader.read_all()
             finally:
                 reader.close()
 

@@ -140,7 +140,7 @@ class ObjectClient:
         return self._refreshing_target(
             lambda rc: rc.request_body(
                 HTTP_METHOD_GET, self._request_path, params=self._request_params, headers=headers
-            )[1]
+            )
         )
 
     def _open_source(self, offset: int) -> BodyReader:

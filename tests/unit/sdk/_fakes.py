@@ -23,6 +23,7 @@ class Req:
     query: dict[str, str]
     headers: dict[str, str]
     body: bytes
+    peer_port: int = 0  # the client's port: one per connection
 
 
 @dataclass
@@ -36,6 +37,10 @@ class Reply:
     drop: bool = False
     # With `cut_after`: wait this long after the partial body before hanging up.
     stall: float = 0.0
+    # Wait this long before replying at all.
+    delay: float = 0.0
+    # Hang up after the reply without saying so (a keep-alive connection the server closed).
+    close_after: bool = False
 
 
 Route = Callable[[Req], Reply]
@@ -66,14 +71,19 @@ class FakeServer:
                     dict(parse_qsl(parts.query, keep_blank_values=True)),
                     dict(self.headers.items()),
                     body,
+                    self.client_address[1],
                 )
                 outer.requests.append(req)
                 reply = outer.route(req)
+                time.sleep(reply.delay)
                 if reply.drop:
                     self.close_connection = True
                     return
                 self.send_response(reply.status)
-                headers = {"Content-Length": str(len(reply.body)), **reply.headers}
+                # A chunked reply's body comes encoded, and without a length.
+                headers = dict(reply.headers)
+                if "Transfer-Encoding" not in headers:
+                    headers.setdefault("Content-Length", str(len(reply.body)))
                 for name, value in headers.items():
                     self.send_header(name, value)
                 if probe:
@@ -89,6 +99,8 @@ class FakeServer:
                     self.close_connection = True
                     return
                 self.wfile.write(reply.body)
+                if reply.close_after:
+                    self.close_connection = True
 
             do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = do_PATCH = _handle
 

@@ -1,0 +1,155 @@
+#include "http_connection.h"
+
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <boost/asio/error.hpp>
+#include <cerrno>
+#include <chrono>
+#include <string>
+
+namespace aisnative {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Longest single poll(): how late an interrupt (Ctrl-C) is noticed while nothing arrives.
+constexpr int kSliceMs = 100;
+
+error_code Errno(int err) { return error_code(err, boost::system::system_category()); }
+
+struct AddrInfoDeleter {
+  void operator()(addrinfo* ai) const { freeaddrinfo(ai); }
+};
+
+}  // namespace
+
+bool HttpConnection::Wait(int fd, short events, double timeout, const Interrupted* interrupted,
+                          error_code& ec) {
+  const bool bounded = timeout >= 0;
+  const auto deadline =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                         std::chrono::duration<double>(bounded ? timeout : 0));
+  for (;;) {
+    int slice = kSliceMs;
+    if (bounded) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            deadline - Clock::now()).count() + 1;
+      slice = static_cast<int>(std::clamp<int64_t>(left, 0, kSliceMs));
+    }
+    pollfd p{fd, events, 0};
+    const int r = ::poll(&p, 1, slice);
+    if (r > 0) return true;
+    if (r < 0 && errno != EINTR) {
+      ec = Errno(errno);
+      return false;
+    }
+    if (interrupted != nullptr && (*interrupted)()) {
+      ec = boost::asio::error::operation_aborted;
+      return false;
+    }
+    if (bounded && Clock::now() >= deadline) {
+      ec = boost::asio::error::timed_out;
+      return false;
+    }
+  }
+}
+
+std::unique_ptr<HttpConnection> HttpConnection::Connect(const std::string& host, uint16_t port,
+                                                        const HttpTimeouts& timeouts,
+                                                        const Interrupted& interrupted,
+                                                        error_code& ec) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  const std::string service = std::to_string(port);
+  if (const int rc = getaddrinfo(host.c_str(), service.c_str(), &hints, &found); rc != 0) {
+    ec = boost::asio::error::host_not_found;
+    return nullptr;
+  }
+  std::unique_ptr<addrinfo, AddrInfoDeleter> list(found);
+  ec = boost::asio::error::host_not_found;
+  for (const addrinfo* ai = list.get(); ai != nullptr; ai = ai->ai_next) {
+    const int fd = ::socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
+                            ai->ai_protocol);
+    if (fd < 0) {
+      ec = Errno(errno);
+      continue;
+    }
+    std::unique_ptr<HttpConnection> conn(new HttpConnection(fd));
+    if (::connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
+      if (errno != EINPROGRESS) {
+        ec = Errno(errno);
+        continue;
+      }
+      if (!Wait(fd, POLLOUT, timeouts.connect, &interrupted, ec)) {
+        if (ec == boost::asio::error::operation_aborted) return nullptr;
+        continue;
+      }
+      int err = 0;
+      socklen_t len = sizeof(err);
+      getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+      if (err != 0) {
+        ec = Errno(err);
+        continue;
+      }
+    }
+    // Requests are one small write each: send it now rather than wait for an ACK.
+    const int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    ec = {};
+    return conn;
+  }
+  return nullptr;
+}
+
+HttpConnection::~HttpConnection() { ::close(fd_); }
+
+void HttpConnection::Arm(double read_timeout, const Interrupted* interrupted) {
+  read_timeout_ = read_timeout;
+  interrupted_ = interrupted;
+}
+
+size_t HttpConnection::Recv(void* data, size_t size, error_code& ec) {
+  ec = {};
+  for (;;) {
+    const ssize_t n = ::recv(fd_, data, size, 0);
+    if (n > 0) return static_cast<size_t>(n);
+    if (n == 0) {
+      ec = boost::asio::error::eof;
+      return 0;
+    }
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) {
+      ec = Errno(errno);
+      return 0;
+    }
+    if (!Wait(fd_, POLLIN, read_timeout_, interrupted_, ec)) return 0;
+  }
+}
+
+size_t HttpConnection::SendVector(const struct iovec* iov, int count, error_code& ec) {
+  msghdr msg{};
+  msg.msg_iov = const_cast<struct iovec*>(iov);
+  msg.msg_iovlen = static_cast<size_t>(count);
+  for (;;) {
+    const ssize_t n = ::sendmsg(fd_, &msg, MSG_NOSIGNAL);
+    if (n >= 0) return static_cast<size_t>(n);
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) {
+      ec = Errno(errno);
+      return 0;
+    }
+    if (!Wait(fd_, POLLOUT, read_timeout_, interrupted_, ec)) return 0;
+  }
+}
+
+}  // namespace aisnative

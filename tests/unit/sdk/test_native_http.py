@@ -1,0 +1,188 @@
+"""The native GET path (`Transport.fetch` over `_native.HttpClient`): what it sends, what it
+hands back to the regular path, and the transport faults it must survive."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import signal
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+import requests
+from _fakes import FakeServer, Reply, fast_retry_config
+
+from aistore import Client, _native
+from aistore.sdk.errors import AISError, ErrBckNotFound, ErrObjNotFound
+
+PAYLOAD = bytes(range(256)) * 400  # 100 KiB
+
+
+def _native_get(server: FakeServer, target: str = "/o") -> tuple[int, bytes | None, object]:
+    host, port = server.url.removeprefix("http://").split(":")
+    return _native.HttpClient().get(host, int(port), target, [], 2.0, 2.0)
+
+
+def test_body_of_2xx_without_fields(server: FakeServer) -> None:
+    server.route = lambda req: Reply(206, PAYLOAD)
+    assert _native_get(server) == (206, PAYLOAD, None)
+
+
+def test_error_reply_gives_fields_and_small_body(server: FakeServer) -> None:
+    server.route = lambda req: Reply(404, b"gone", {"X-Why": "test"})
+    status, body, fields = _native_get(server)
+    assert (status, body) == (404, b"gone")
+    assert ("X-Why", "test") in fields  # type: ignore[operator]
+
+
+def test_large_error_body_is_dropped(server: FakeServer) -> None:
+    server.route = lambda req: Reply(500, PAYLOAD)
+    status, body, fields = _native_get(server)
+    assert (status, body) == (500, None) and fields
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        Reply(200, b"5\r\nhello\r\n0\r\n\r\n", {"Transfer-Encoding": "chunked"}),
+        Reply(200, gzip.compress(PAYLOAD), {"Content-Encoding": "gzip"}),
+    ],
+    ids=["chunked", "gzip"],
+)
+def test_bodies_it_cannot_take_go_the_regular_way(
+    server: FakeServer, client: Client, reply: Reply
+) -> None:
+    server.route = lambda req: reply
+    status, body, fields = _native_get(server)
+    assert (status, body, fields) == (200, None, None)
+    expected = b"hello" if "Transfer-Encoding" in reply.headers else PAYLOAD
+    server.requests.clear()
+    assert client.bucket("b").object("o").get_reader().read_all() == expected
+    assert len(server.requests) == 2  # the native try, then requests
+
+
+def test_sends_sdk_headers_and_reuses_one_connection(server: FakeServer) -> None:
+    server.route = lambda req: Reply(200, PAYLOAD)
+    client = Client(server.url, token="tok", retry_config=fast_retry_config())
+    obj = client.bucket("b").object("o")
+    assert [obj.get_reader().read_all() for _ in range(3)] == [PAYLOAD] * 3
+    first = server.requests[0]
+    assert first.path == "/v1/objects/b/o" and first.query == {"provider": "ais"}
+    assert first.headers["Authorization"] == "Bearer tok"
+    assert first.headers["User-Agent"].startswith("ais/python/")
+    assert "Accept-Encoding" not in first.headers
+    assert len({req.peer_port for req in server.requests}) == 1
+
+
+def test_connection_closed_by_server_while_idle(server: FakeServer, client: Client) -> None:
+    server.route = lambda req: Reply(200, PAYLOAD, close_after=True)
+    obj = client.bucket("b").object("o")
+    for _ in range(3):
+        assert obj.get_reader().read_all() == PAYLOAD
+    assert len(server.requests) == 3  # a stale connection is replaced, nothing sent twice
+    assert len({req.peer_port for req in server.requests}) == 3
+
+
+def test_body_cut_short_is_sent_again(server: FakeServer, client: Client) -> None:
+    replies = iter([Reply(200, PAYLOAD, cut_after=1000)])
+    server.route = lambda req: next(replies, Reply(200, PAYLOAD))
+    assert client.bucket("b").object("o").get_reader().read_all() == PAYLOAD
+    assert len(server.requests) == 2
+
+
+def test_error_status_maps_to_sdk_error_once(server: FakeServer, client: Client) -> None:
+    server.route = lambda req: Reply(404, b'{"message":"bucket \\"ais://b\\" does not exist"}')
+    with pytest.raises(ErrBckNotFound) as info:
+        client.bucket("b").object("o").get_reader().read_all()
+    assert info.value.status_code == 404
+    assert len(server.requests) == 1
+    server.route = lambda req: Reply(403, b"denied")
+    with pytest.raises(AISError) as err:
+        client.bucket("b").object("o").get_reader().read_all()
+    assert err.value.status_code == 403 and "denied" in str(err.value)
+
+
+def test_redirect_to_target_is_followed(server: FakeServer, client: Client) -> None:
+    target = FakeServer()
+    try:
+        target.route = lambda req: Reply(200, PAYLOAD)
+        server.route = lambda req: Reply(307, b"", {"Location": f"{target.url}{req.path}?x=1"})
+        assert client.bucket("b").object("o").get_reader().read_all() == PAYLOAD
+        assert len(server.requests) == len(target.requests) == 1
+        assert target.requests[0].query == {"x": "1"}
+    finally:
+        target.close()
+
+
+def test_missing_object_after_redirect(server: FakeServer, client: Client) -> None:
+    target = FakeServer()
+    try:
+        target.route = lambda req: Reply(404, b"t[x]: ais://b/o does not exist")
+        server.route = lambda req: Reply(307, b"", {"Location": f"{target.url}{req.path}"})
+        with pytest.raises(ErrObjNotFound):
+            client.bucket("b").object("o").get_reader().read_all()
+        assert len(target.requests) == 1
+    finally:
+        target.close()
+
+
+def test_read_timeout_raises_requests_timeout(server: FakeServer) -> None:
+    server.route = lambda req: Reply(200, PAYLOAD, delay=1.0)
+    client = Client(server.url, retry_config=fast_retry_config(), timeout=(2, 0.2))
+    start = time.monotonic()
+    with pytest.raises(requests.exceptions.ReadTimeout):
+        client.bucket("b").object("o").get_reader().read_all()
+    assert time.monotonic() - start < 2.5  # three attempts of 0.2 s, nothing waited twice
+    assert len(server.requests) == 3
+
+
+def test_ctrl_c_stops_a_wait_without_timeout(server: FakeServer) -> None:
+    server.route = lambda req: Reply(200, PAYLOAD, delay=5.0)
+    client = Client(server.url, retry_config=fast_retry_config(), timeout=0)
+    timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+    start = time.monotonic()
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            client.bucket("b").object("o").get_reader().read_all()
+    finally:
+        timer.cancel()
+    assert time.monotonic() - start < 2.0
+
+
+def test_threads_share_the_client(server: FakeServer, client: Client) -> None:
+    server.route = lambda req: Reply(200, req.path.encode() * 1000)
+    bucket = client.bucket("b")
+
+    def read(i: int) -> bool:
+        expected = f"/v1/objects/b/o{i}".encode() * 1000
+        return bucket.object(f"o{i}").get_reader().read_all() == expected
+
+    with ThreadPoolExecutor(8) as pool:
+        assert all(pool.map(read, range(400)))
+
+
+def test_forked_child_opens_its_own_connection(server: FakeServer, client: Client) -> None:
+    server.route = lambda req: Reply(200, PAYLOAD)
+    obj = client.bucket("b").object("o")
+    assert obj.get_reader().read_all() == PAYLOAD
+    pid = os.fork()
+    if pid == 0:  # the child: exit status tells the parent
+        ok = obj.get_reader().read_all() == PAYLOAD
+        os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert obj.get_reader().read_all() == PAYLOAD
+    parent, child, parent_again = (req.peer_port for req in server.requests)
+    assert parent == parent_again != child
+
+
+def test_malformed_reply_goes_the_regular_way(server: FakeServer, client: Client) -> None:
+    server.route = lambda req: Reply(200, PAYLOAD, {"Content-Length": "many"}, close_after=True)
+    with pytest.raises(_native.HttpError):
+        _native_get(server)
+    server.requests.clear()
+    assert client.bucket("b").object("o").get_reader().read_all() == PAYLOAD  # read to the end
+    assert len(server.requests) == 2
