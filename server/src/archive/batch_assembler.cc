@@ -229,7 +229,7 @@ Status BatchAssembler::RunItems(OutputSink* sink, int64_t* objs, int64_t* bytes)
   if (opts_.keep_outcomes) outcomes_.assign(n, ItemOutcome{});
   OrderedWindow<Prepared>::Options wopts;
   wopts.window = opts_.window;
-  wopts.workers = opts_.fetchers;
+  wopts.workers = std::max<size_t>(1, opts_.fetchers) - 1;  // this thread fetches too
   wopts.memory_budget = opts_.memory_budget;
   OrderedWindow<Prepared> window(n, wopts, [this](size_t i) { return Prepare(i); });
   for (size_t i = 0; i < n; ++i) {

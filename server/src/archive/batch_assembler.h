@@ -1,8 +1,8 @@
 // BatchAssembler: writes one GetBatch output archive (getbatch.md §3): exactly one entry per
 // requested item, strictly in request order. Items (objects, byte ranges, files inside shards)
-// are fetched concurrently by an OrderedWindow of worker threads and written in order, so
-// memory is bounded by the window, never by the batch. Knows the store and the archive formats,
-// not HTTP.
+// are fetched ahead through an OrderedWindow (by Run's thread, joined by worker threads once
+// items prove slow) and written in order, so memory is bounded by the window, never by the
+// batch. Knows the store and the archive formats, not HTTP.
 //
 // Run() blocks: call it on a thread of its own. The request and the store must outlive it.
 #pragma once
@@ -26,7 +26,7 @@ namespace ais {
 struct BatchOptions {
   uint32_t max_soft_errs = 8;     // get_batch.max_soft_errs: placeholders allowed before the batch fails
   size_t window = 64;             // items fetched ahead of the writer
-  size_t fetchers = 2;            // fetching threads
+  size_t fetchers = 2;            // fetching threads, the assembling one included
   size_t inline_max = 64 << 10;   // items up to this size are read into memory by fetchers; larger
                                   // ones go from their files (by sendfile for plain tar)
   size_t extract_max = 8 << 20;   // compressed archived files up to this size are extracted by

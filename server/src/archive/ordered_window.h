@@ -2,14 +2,17 @@
 // items (and about `memory_budget` bytes) ahead of the consumer, and hands them out strictly in
 // order. Memory is bounded by the window, never by n.
 //
-// `prepare(i)` runs on a worker thread, must not throw, and returns a T with `size_t memory()
-// const` (the bytes it holds). Workers claim short runs of consecutive items to keep the lock
-// traffic low. They run on a WorkerPool; if it has no thread to spare, the consumer prepares
-// each item itself. Destruction stops the workers (each finishes the item in hand) and waits
-// for them.
+// `prepare(i)` runs on the consumer's thread or a worker's, must not throw, and returns a T with
+// `size_t memory() const` (the bytes it holds). Items are claimed in short runs of consecutive
+// items to keep the lock traffic low. The consumer prepares items itself: while its item is not
+// ready it claims the next run instead of sleeping. Workers (threads of a WorkerPool; fewer if
+// it has none to spare) join in only once an item proves slow (a cold disk, a big extraction):
+// for small cached items a thread hand-off costs more than the item. Destruction stops the
+// workers (each finishes the item in hand) and waits for them.
 #pragma once
 
 #include <algorithm>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <functional>
@@ -26,27 +29,18 @@ class OrderedWindow {
  public:
   struct Options {
     size_t window = 64;   // items prepared ahead of the consumer, at most
-    size_t workers = 2;
-    size_t run = 8;       // items a worker claims (and hands over) at once
-    size_t memory_budget = 16 << 20;  // workers stop claiming while prepared items hold more
+    size_t workers = 1;   // pool threads besides the consumer
+    size_t run = 8;       // items claimed (and handed over) at once
+    size_t memory_budget = 16 << 20;  // no claiming while prepared items hold more
+    // The workers start once the consumer took longer than this to prepare half the items of
+    // a run; zero: at once.
+    std::chrono::microseconds slow_item{100};
     WorkerPool* pool = nullptr;       // nullptr: WorkerPool::Shared()
   };
 
   OrderedWindow(size_t n, Options opts, std::function<T(size_t)> prepare)
       : n_(n), opts_(Sanitize(opts)), prepare_(std::move(prepare)), slots_(opts_.window) {
-    WorkerPool& pool = opts_.pool ? *opts_.pool : WorkerPool::Shared();
-    size_t workers = std::min(opts_.workers, n_);
-    for (size_t i = 0; i < workers; ++i) {
-      {
-        std::lock_guard lock(mu_);
-        ++workers_;
-      }
-      if (!pool.Run([this] { Work(); })) {
-        std::lock_guard lock(mu_);
-        --workers_;
-        break;
-      }
-    }
+    if (opts_.slow_item.count() == 0) StartWorkers();
   }
 
   ~OrderedWindow() {
@@ -64,13 +58,9 @@ class OrderedWindow {
     std::unique_lock lock(mu_);
     Slot& s = slots_[i % slots_.size()];
     while (!s.value) {
-      if (workers_ == 0 && claimed_ == i) {  // no worker (the pool was full): prepare it here
-        claimed_ = i + 1;
-        lock.unlock();
-        T value = prepare_(i);
-        lock.lock();
-        s.value.emplace(std::move(value));
-        break;
+      if (CanClaim()) {
+        PrepareRun(lock, true);
+        continue;
       }
       consumer_waits_ = true;
       ready_cv_.wait(lock);
@@ -95,9 +85,28 @@ class OrderedWindow {
     size_t memory = 0;
   };
 
+  using Clock = std::chrono::steady_clock;
+
+  // Once, by the constructor or the consumer. REQUIRES: mu_ not held.
+  void StartWorkers() {
+    helped_ = true;
+    WorkerPool& pool = opts_.pool ? *opts_.pool : WorkerPool::Shared();
+    size_t workers = std::min(opts_.workers, n_ / opts_.run);  // more would find no run the consumer leaves
+    for (size_t i = 0; i < workers; ++i) {
+      {
+        std::lock_guard lock(mu_);
+        ++workers_;
+      }
+      if (!pool.Run([this] { Work(); })) {
+        std::lock_guard lock(mu_);
+        --workers_;
+        break;
+      }
+    }
+  }
+
   static Options Sanitize(Options o) {
     o.window = std::max<size_t>(1, o.window);
-    o.workers = std::max<size_t>(1, o.workers);
     o.run = std::clamp<size_t>(o.run, 1, o.window);
     return o;
   }
@@ -111,30 +120,46 @@ class OrderedWindow {
 
   void WorkLocked(std::unique_lock<std::mutex>& lock) {
     for (;;) {
-      while (!stopped_ && !(claimed_ < n_ && claimed_ < taken_ + opts_.window && memory_ < opts_.memory_budget)) {
+      while (!stopped_ && !CanClaim()) {
         if (claimed_ >= n_) return;
         ++idle_workers_;
         work_cv_.wait(lock);
         --idle_workers_;
       }
       if (stopped_) return;
-      size_t begin = claimed_;
-      size_t end = std::min({n_, taken_ + opts_.window, begin + opts_.run});
-      claimed_ = end;
-      for (size_t i = begin; i < end; ++i) {
-        lock.unlock();
-        T value = prepare_(i);
-        size_t mem = value.memory();
-        lock.lock();
-        Slot& s = slots_[i % slots_.size()];
-        s.value.emplace(std::move(value));
-        s.memory = mem;
-        memory_ += mem;
-        if (stopped_) return;
-      }
-      // One wake-up per run, not per item: the consumer then takes the run without sleeping.
-      if (consumer_waits_ && taken_ >= begin && taken_ < end) ready_cv_.notify_one();
+      PrepareRun(lock, false);
     }
+  }
+
+  // REQUIRES: mu_ held.
+  bool CanClaim() const {
+    return claimed_ < n_ && claimed_ < taken_ + opts_.window && memory_ < opts_.memory_budget;
+  }
+
+  // Claims the next run and prepares it (outside the lock), stopping early once stopped_.
+  // REQUIRES: mu_ held, CanClaim().
+  void PrepareRun(std::unique_lock<std::mutex>& lock, bool by_consumer) {
+    size_t begin = claimed_;
+    size_t end = std::min({n_, taken_ + opts_.window, begin + opts_.run});
+    claimed_ = end;
+    size_t slow = 0;  // items of this run the consumer took longer than slow_item to prepare
+    for (size_t i = begin; i < end; ++i) {
+      lock.unlock();
+      const bool timed = by_consumer && !helped_;
+      const Clock::time_point start = timed ? Clock::now() : Clock::time_point();
+      T value = prepare_(i);
+      // Half a run slow: its items wait on something (a disk), not on a preempted consumer.
+      if (timed && Clock::now() - start > opts_.slow_item && ++slow * 2 >= opts_.run) StartWorkers();
+      size_t mem = value.memory();
+      lock.lock();
+      Slot& s = slots_[i % slots_.size()];
+      s.value.emplace(std::move(value));
+      s.memory = mem;
+      memory_ += mem;
+      if (stopped_) return;
+    }
+    // One wake-up per run, not per item: the consumer then takes the run without sleeping.
+    if (consumer_waits_ && taken_ >= begin && taken_ < end) ready_cv_.notify_one();
   }
 
   const size_t n_;
@@ -153,6 +178,7 @@ class OrderedWindow {
   bool consumer_waits_ = false;
   bool stopped_ = false;
   size_t workers_ = 0;  // running Work()
+  bool helped_ = false;  // StartWorkers() ran; the consumer's own (set before any worker exists)
 };
 
 }  // namespace ais

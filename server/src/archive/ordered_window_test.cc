@@ -59,6 +59,7 @@ TEST(OrderedWindow, MemoryBudgetLimitsLookAhead) {
   opts.workers = 2;
   opts.run = 1;
   opts.memory_budget = 10 * 1000;
+  opts.slow_item = 0us;  // the worker starts at once, before anything is taken
   OrderedWindow<Item> w(n, opts, [&](size_t i) {
     ++prepared;
     return Item{i, std::string(1000, 'x')};
@@ -96,6 +97,7 @@ TEST(OrderedWindow, WithoutSpareThreadsTheConsumerPreparesItems) {
   WorkerPool none(0, 10ms);  // every Run() is refused
   OrderedWindow<Item>::Options opts;
   opts.pool = &none;
+  opts.slow_item = 0us;
   const auto consumer = std::this_thread::get_id();
   std::atomic<bool> elsewhere{false};
   OrderedWindow<Item> w(20, opts, [&](size_t i) {
@@ -104,6 +106,24 @@ TEST(OrderedWindow, WithoutSpareThreadsTheConsumerPreparesItems) {
   });
   for (size_t i = 0; i < 20; ++i) EXPECT_EQ(w.Take(i).index, i);
   EXPECT_FALSE(elsewhere.load());
+}
+
+TEST(OrderedWindow, FastItemsStayOnTheConsumerSlowOnesCallInTheWorkers) {
+  const auto consumer = std::this_thread::get_id();
+  std::atomic<size_t> elsewhere{0};
+  OrderedWindow<Item>::Options opts;
+  opts.workers = 2;
+  opts.slow_item = 2ms;
+  // Items 0..103 (13 runs) are fast, every item after them is slow.
+  OrderedWindow<Item> w(400, opts, [&](size_t i) {
+    if (std::this_thread::get_id() != consumer) ++elsewhere;
+    if (i >= 104) std::this_thread::sleep_for(3ms);
+    return Item{i, {}};
+  });
+  for (size_t i = 0; i < 104; ++i) EXPECT_EQ(w.Take(i).index, i);
+  EXPECT_EQ(elsewhere.load(), 0u);
+  for (size_t i = 104; i < 400; ++i) EXPECT_EQ(w.Take(i).index, i);
+  EXPECT_GT(elsewhere.load(), 0u);
 }
 
 }  // namespace

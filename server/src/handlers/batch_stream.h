@@ -20,7 +20,7 @@ namespace ais {
 struct BatchConfig {
   uint32_t max_soft_errs = 8;
   size_t max_active = 64;  // concurrent producer threads; more requests get 429
-  size_t fetchers = 2;     // fetching threads per batch
+  size_t fetchers = 2;     // fetching threads per batch, its assembling thread included
 };
 void SetBatchConfig(const BatchConfig& cfg);
 const BatchConfig& GetBatchConfig();
