@@ -44,6 +44,158 @@ uint32_t GetU32(const char* p) {
 }
 uint64_t AlignUp(uint64_t n) { return (n + kDataAlign - 1) / kDataAlign * kDataAlign; }
 
+// The header map's keys (ToJson).
+enum Field : uint32_t { kOther, kName, kSize, kVersion, kCksumType, kCksumValue, kAtime, kCustom, kUpload, kChunks };
+constexpr uint32_t Bit(Field f) { return 1u << f; }
+
+// Fills an ObjectMeta as nlohmann's msgpack parser walks the header's map, without building a
+// JSON DOM (GetBatch reads a header per item). Accepts exactly what ToJson writes, in any key
+// order; unknown keys are skipped whatever their value.
+class MetaSax {
+ public:
+  explicit MetaSax(ObjectMeta* m) : m_(m) {}
+
+  bool null() { return Scalar(); }
+  bool boolean(bool) { return Scalar(); }
+  bool number_float(double, const std::string&) { return Scalar(); }
+  bool binary(nlohmann::json::binary_t&) { return Scalar(); }
+  bool number_integer(int64_t v) {
+    if (skip_ > 0 || field_ == kOther) return Scalar();
+    if (field_ == kAtime) return Set(kAtime, [&] { m_->atime_ns = v; });
+    return false;
+  }
+  bool number_unsigned(uint64_t v) {
+    if (skip_ > 0 || field_ == kOther) return Scalar();
+    switch (field_) {
+      case kSize: return Set(kSize, [&] { m_->size = v; });
+      case kVersion: return Set(kVersion, [&] { m_->version = v; });
+      case kAtime: return Set(kAtime, [&] { m_->atime_ns = static_cast<int64_t>(v); });
+      case kChunks:
+        if (depth_ != 2) return false;
+        m_->chunk_sizes.push_back(v);
+        return true;
+      default: return false;
+    }
+  }
+  bool string(std::string& v) {
+    if (skip_ > 0 || field_ == kOther) return Scalar();
+    switch (field_) {
+      case kName: return Set(kName, [&] { m_->name = std::move(v); });
+      case kCksumType: return Set(kCksumType, [&] { m_->cksum_type = std::move(v); });
+      case kCksumValue: return Set(kCksumValue, [&] { m_->cksum_value = std::move(v); });
+      case kUpload: return Set(kUpload, [&] { m_->upload_id = std::move(v); });
+      case kCustom:  // [key, value]
+        if (depth_ != 3 || pair_fill_ >= 2) return false;
+        (pair_fill_++ == 0 ? m_->custom.back().first : m_->custom.back().second) = std::move(v);
+        return true;
+      default: return false;
+    }
+  }
+  bool start_object(size_t) {
+    if (depth_ == 0) return ++depth_ == 1;  // the header's map
+    return Nested();
+  }
+  bool end_object() { return EndNested(); }
+  bool key(std::string& k) {
+    if (skip_ > 0) return true;
+    if (depth_ != 1) return false;
+    field_ = FieldOf(k);
+    return true;
+  }
+  bool start_array(size_t) {
+    if (skip_ > 0 || field_ == kOther) return Nested();
+    if (depth_ == 1 && (field_ == kCustom || field_ == kChunks)) {
+      seen_ |= Bit(field_);
+      ++depth_;
+      return true;
+    }
+    if (depth_ == 2 && field_ == kCustom) {
+      m_->custom.emplace_back();
+      pair_fill_ = 0;
+      ++depth_;
+      return true;
+    }
+    return false;
+  }
+  bool end_array() {
+    if (skip_ > 0 || field_ == kOther) return EndNested();
+    if (depth_ == 3 && pair_fill_ != 2) return false;
+    --depth_;
+    return true;
+  }
+  bool parse_error(size_t, const std::string&, const nlohmann::detail::exception& e) {
+    error_ = e.what();
+    return false;
+  }
+
+  // After a successful parse: kOK, or what is missing.
+  Status Check() const {
+    constexpr uint32_t kRequired = Bit(kName) | Bit(kSize) | Bit(kVersion) | Bit(kCksumType) |
+                                   Bit(kCksumValue) | Bit(kAtime) | Bit(kCustom);
+    if ((seen_ & kRequired) != kRequired) return Status::Corruption("object metadata is damaged: a field is missing");
+    if ((seen_ & Bit(kUpload)) && !(seen_ & Bit(kChunks))) {
+      return Status::Corruption("object metadata is damaged: chunked without chunk sizes");
+    }
+    return Status::OK();
+  }
+  const std::string& error() const { return error_; }
+
+ private:
+  static Field FieldOf(std::string_view k) {
+    if (k == "n") return kName;
+    if (k == "s") return kSize;
+    if (k == "v") return kVersion;
+    if (k == "ct") return kCksumType;
+    if (k == "cv") return kCksumValue;
+    if (k == "a") return kAtime;
+    if (k == "md") return kCustom;
+    if (k == "u") return kUpload;
+    if (k == "cs") return kChunks;
+    return kOther;
+  }
+  // A top-level value of field f. REQUIRES: not skipping.
+  template <typename Fn>
+  bool Set(Field f, Fn assign) {
+    if (depth_ != 1) return false;
+    assign();
+    seen_ |= Bit(f);
+    return true;
+  }
+  // A scalar that is no field's value is fine only inside an unknown key's value.
+  bool Scalar() const { return skip_ > 0 || (field_ == kOther && depth_ == 1); }
+  bool Nested() {
+    if (skip_ == 0 && !(field_ == kOther && depth_ == 1)) return false;
+    ++skip_;
+    return true;
+  }
+  bool EndNested() {
+    if (skip_ > 0) {
+      --skip_;
+      return true;
+    }
+    --depth_;
+    return depth_ == 0;  // only the header's map ends here
+  }
+
+  ObjectMeta* m_;
+  int depth_ = 0;           // 1: the header's map; 2: md or cs; 3: an md pair
+  int skip_ = 0;            // nesting inside an unknown key's value
+  Field field_ = kOther;    // the key whose value comes next
+  int pair_fill_ = 0;       // strings in the current md pair
+  uint32_t seen_ = 0;       // Bit(field) of each field given
+  std::string error_;
+};
+
+// Decodes the header's msgpack map.
+Result<ObjectMeta> DecodeMeta(const char* p, size_t len) {
+  ObjectMeta m;
+  MetaSax sax(&m);
+  if (!nlohmann::json::sax_parse(p, p + len, &sax, nlohmann::json::input_format_t::msgpack, true)) {
+    return Status::Corruption("object metadata is damaged" + (sax.error().empty() ? "" : ": " + sax.error()));
+  }
+  AIS_RETURN_IF_ERROR(sax.Check());
+  return m;
+}
 }  // namespace
 
 uint64_t ObjectMeta::max_chunk_size() const {
@@ -80,38 +232,16 @@ Result<ObjectMeta> ReadObjectHeader(int fd, uint64_t* data_offset) {
   }
   uint32_t meta_len = GetU32(buf + 8);
   *data_offset = GetU32(buf + 12);
-  std::string packed;
-  if (kObjHeaderSize + meta_len <= static_cast<size_t>(n)) {
-    packed.assign(buf + kObjHeaderSize, meta_len);
-  } else {
-    // Trust the length only as far as the file goes: a damaged one must not allocate up to 4 GiB.
-    struct stat st {};
-    if (::fstat(fd, &st) != 0) return Status::FromErrno(errno, "fstat");
-    if (kObjHeaderSize + uint64_t{meta_len} > static_cast<uint64_t>(st.st_size)) {
-      return Status::Corruption("object header is truncated");
-    }
-    packed.resize(meta_len);
-    AIS_RETURN_IF_ERROR(PreadAll(fd, packed.data(), meta_len, kObjHeaderSize));
+  if (kObjHeaderSize + meta_len <= static_cast<size_t>(n)) return DecodeMeta(buf + kObjHeaderSize, meta_len);
+  // Trust the length only as far as the file goes: a damaged one must not allocate up to 4 GiB.
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return Status::FromErrno(errno, "fstat");
+  if (kObjHeaderSize + uint64_t{meta_len} > static_cast<uint64_t>(st.st_size)) {
+    return Status::Corruption("object header is truncated");
   }
-  auto j = nlohmann::json::from_msgpack(packed, true, false);
-  if (j.is_discarded() || !j.is_object()) return Status::Corruption("object metadata is damaged");
-  ObjectMeta m;
-  try {
-    m.name = j.at("n").get<std::string>();
-    m.size = j.at("s").get<uint64_t>();
-    m.version = j.at("v").get<uint64_t>();
-    m.cksum_type = j.at("ct").get<std::string>();
-    m.cksum_value = j.at("cv").get<std::string>();
-    m.atime_ns = j.at("a").get<int64_t>();
-    for (auto& kv : j.at("md")) m.custom.emplace_back(kv.at(0).get<std::string>(), kv.at(1).get<std::string>());
-    if (j.contains("u")) {
-      m.upload_id = j["u"].get<std::string>();
-      m.chunk_sizes = j.at("cs").get<std::vector<uint64_t>>();
-    }
-  } catch (const nlohmann::json::exception& e) {
-    return Status::Corruption(std::string("object metadata is damaged: ") + e.what());
-  }
-  return m;
+  std::string packed(meta_len, '\0');
+  AIS_RETURN_IF_ERROR(PreadAll(fd, packed.data(), meta_len, kObjHeaderSize));
+  return DecodeMeta(packed.data(), packed.size());
 }
 
 }  // namespace ais

@@ -226,6 +226,33 @@ TEST_F(ObjectMetaTest, DamagedMetadataIsCorruption) {
   ExpectCorruption(with_meta(msgpack(j)), "chunked without cs");
 }
 
+TEST_F(ObjectMetaTest, UnknownKeysAreSkipped) {
+  // A newer writer may add fields, of any shape; they must not hide the ones we know.
+  nlohmann::json j = {{"n", "x"},   {"s", 5},   {"v", 2},
+                      {"ct", "xxhash"}, {"cv", "ab"}, {"a", -3},
+                      {"md", nlohmann::json::array({nlohmann::json::array({"k", "v"})})},
+                      {"zz", {{"deep", nlohmann::json::array({1, {{"x", nullptr}}, "s", 1.5, true})}}},
+                      {"aa", nlohmann::json::array()}, {"m", -7}};
+  auto packed = nlohmann::json::to_msgpack(j);
+  std::string h = "AISOBJ01";
+  for (uint32_t v : {static_cast<uint32_t>(packed.size()), 4096u}) {
+    for (int i = 0; i < 4; ++i) h.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+  }
+  h.append(packed.begin(), packed.end());
+  uint64_t offset = 0;
+  auto m = ReadBack(h, &offset);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ(m->name, "x");
+  EXPECT_EQ(m->size, 5u);
+  EXPECT_EQ(m->version, 2u);
+  EXPECT_EQ(m->cksum_type, "xxhash");
+  EXPECT_EQ(m->cksum_value, "ab");
+  EXPECT_EQ(m->atime_ns, -3);
+  ASSERT_EQ(m->custom.size(), 1u);
+  EXPECT_EQ(m->custom[0], std::make_pair(std::string("k"), std::string("v")));
+  EXPECT_FALSE(m->chunked());
+}
+
 TEST_F(ObjectMetaTest, ReservedDataOffsetLeavesRoomForLateFields) {
   // The writer sizes the header before the bytes arrive: checksum value, size, version and atime are
   // still zero/empty. Filling them in with their largest values (a 128-hex sha512) must still fit.
