@@ -49,8 +49,18 @@ class ConnectTimeout(HttpError):
 class ReadTimeout(HttpError):
     """No byte of the reply within the read timeout."""
 
+class HttpResponse:
+    """A reply whose body is read as it arrives; close() ends it."""
+
+    @property
+    def status(self) -> int: ...
+    @property
+    def fields(self) -> list[tuple[str, str]]: ...
+    def readinto(self, buffer: Buffer, /) -> int: ...
+    def close(self, drain: int = 0) -> None: ...
+
 class HttpClient:
-    """Keep-alive HTTP/1.1 GETs; one per process (not fork-safe)."""
+    """Keep-alive HTTP/1.1 requests; one per process (not fork-safe)."""
 
     def __init__(self, max_idle_per_host: int = 32) -> None: ...
     def get(
@@ -62,3 +72,14 @@ class HttpClient:
         connect_timeout: float | None = None,
         read_timeout: float | None = None,
     ) -> tuple[int, bytes | None, list[tuple[str, str]] | None]: ...
+    def open(
+        self,
+        host: str,
+        port: int,
+        method: str,
+        target: str,
+        headers: list[tuple[str, str]],
+        body: bytes,
+        connect_timeout: float | None = None,
+        read_timeout: float | None = None,
+    ) -> HttpResponse: ...

@@ -3,14 +3,15 @@
 #include <algorithm>
 #include <array>
 #include <boost/asio/error.hpp>
+#include <boost/beast/core/span.hpp>
 #include <boost/beast/core/string.hpp>
-#include <boost/beast/http/empty_body.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/message.hpp>
-#include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/read.hpp>
+#include <boost/beast/http/span_body.hpp>
 #include <boost/beast/http/write.hpp>
 #include <cstring>
+#include <limits>
 
 namespace aisnative {
 namespace {
@@ -35,57 +36,111 @@ bool StaleConnection(const error_code& ec) {
 
 }  // namespace
 
+HttpExchange::HttpExchange(HttpClient* client, std::string key, Interrupted interrupted)
+    : client_(client), key_(std::move(key)), interrupted_(std::move(interrupted)) {}
+
 HttpExchange::~HttpExchange() {
   if (conn_ != nullptr && finished_ && keep_alive_ && conn_->buffer().size() == 0) {
     client_->GiveBack(key_, std::move(conn_));
   }
 }
 
-error_code HttpExchange::ReadBody(char* dest) {
+size_t HttpExchange::ReadSome(char* dest, size_t size, error_code& ec) {
+  // Fills `dest` as far as bytes have arrived: the first read may wait, the others do not
+  // (a chunked stream arrives in many small chunks; one call per chunk costs a Python call).
+  ec = {};
+  size_t total = 0;
+  while (total < size && !finished_) {
+    conn_->set_nowait(total > 0);
+    const size_t n = ReadOnce(dest + total, size - total, ec);
+    conn_->set_nowait(false);
+    if (ec == boost::asio::error::would_block) {
+      ec = {};
+      break;
+    }
+    if (ec) return 0;
+    total += n;
+  }
+  return total;
+}
+
+size_t HttpExchange::ReadOnce(char* dest, size_t size, error_code& ec) {
   auto& buffer = conn_->buffer();
-  const uint64_t length = head_.length;
-  const size_t buffered = static_cast<size_t>(std::min<uint64_t>(buffer.size(), length));
-  if (buffered > 0) std::memcpy(dest, buffer.data().data(), buffered);
-  buffer.consume(buffered);
-  uint64_t got = buffered;
+  if (head_.has_length) {
+    // Bytes already buffered first, then straight from the socket into `dest`.
+    const size_t want = static_cast<size_t>(std::min<uint64_t>(size, remaining_));
+    size_t n = std::min(buffer.size(), want);
+    if (n > 0) {
+      std::memcpy(dest, buffer.data().data(), n);
+      buffer.consume(n);
+    } else {
+      n = conn_->Recv(dest, want, ec);
+      if (ec == boost::asio::error::eof) ec = http::error::partial_message;
+      if (ec) return 0;
+    }
+    remaining_ -= n;
+    finished_ = remaining_ == 0;
+    return n;
+  }
+  // Chunked, or delimited by the end of the connection: Beast decodes into `dest`.
+  auto& body = parser_->get().body();
+  while (!parser_->is_done()) {
+    body.data = dest;
+    body.size = size;
+    http::read_some(*conn_, buffer, *parser_, ec);
+    if (ec == http::error::need_buffer) ec = {};
+    if (ec) return 0;
+    const size_t n = size - body.size;
+    if (n > 0) {
+      finished_ = parser_->is_done();
+      return n;
+    }
+  }
+  finished_ = true;
+  return 0;
+}
+
+error_code HttpExchange::ReadBody(char* dest) {
   error_code ec;
-  while (got < length) {
-    got += conn_->Recv(dest + got, static_cast<size_t>(length - got), ec);
-    if (ec == boost::asio::error::eof) return http::error::partial_message;
+  uint64_t got = 0;
+  while (got < head_.length) {
+    got += ReadSome(dest + got, static_cast<size_t>(head_.length - got), ec);
     if (ec) return ec;
   }
   finished_ = true;
   return {};
 }
 
-void HttpExchange::Discard() {
-  if (!head_.has_length || head_.length > kMaxDiscard) return;
-  auto& buffer = conn_->buffer();
-  uint64_t left = head_.length;
-  const size_t buffered = static_cast<size_t>(std::min<uint64_t>(buffer.size(), left));
-  buffer.consume(buffered);
-  left -= buffered;
+void HttpExchange::Discard(uint64_t limit) {
+  if (head_.has_length && remaining_ > limit) return;
   std::array<char, 16 << 10> sink;
   error_code ec;
-  while (left > 0) {
-    left -= conn_->Recv(sink.data(), static_cast<size_t>(std::min<uint64_t>(left, sink.size())), ec);
+  uint64_t dropped = 0;
+  while (!finished_ && dropped <= limit) {
+    dropped += ReadSome(sink.data(), sink.size(), ec);
     if (ec) return;
   }
-  finished_ = true;
 }
 
-std::unique_ptr<HttpExchange> HttpClient::Get(const std::string& host, uint16_t port,
-                                              const std::string& target,
-                                              const HttpHeaders& headers,
-                                              const HttpTimeouts& timeouts,
-                                              Interrupted interrupted, HttpFailure& failure) {
-  http::request<http::empty_body> req(http::verb::get, target, 11);
+std::unique_ptr<HttpExchange> HttpClient::Send(const std::string& host, uint16_t port,
+                                               const std::string& method,
+                                               const std::string& target,
+                                               const HttpHeaders& headers, std::string_view body,
+                                               bool keep_fields, const HttpTimeouts& timeouts,
+                                               Interrupted interrupted, HttpFailure& failure) {
+  http::request<http::span_body<const char>> req;
+  req.method_string(method);
+  req.target(target);
+  req.version(11);
   req.set(http::field::host, HostHeader(host, port));
   for (const auto& [name, value] : headers) req.set(name, value);
+  if (!body.empty()) {
+    req.body() = boost::beast::span<const char>(body.data(), body.size());
+    req.prepare_payload();
+  }
 
   std::string key = host + ":" + std::to_string(port);
-  std::unique_ptr<HttpExchange> ex(
-      new HttpExchange(this, key, nullptr, std::move(interrupted)));
+  std::unique_ptr<HttpExchange> ex(new HttpExchange(this, key, std::move(interrupted)));
   for (bool retried = false;; retried = true) {
     ex->conn_ = retried ? nullptr : TakeIdle(key);
     const bool reused = ex->conn_ != nullptr;
@@ -98,8 +153,11 @@ std::unique_ptr<HttpExchange> HttpClient::Get(const std::string& host, uint16_t 
     }
     HttpConnection& conn = *ex->conn_;
     conn.Arm(timeouts.read, &ex->interrupted_);
-    http::response_parser<http::empty_body> parser;
+    ex->parser_ = std::make_unique<HttpExchange::Parser>();
+    HttpExchange::Parser& parser = *ex->parser_;
     parser.header_limit(kHeaderLimit);
+    parser.body_limit(std::numeric_limits<uint64_t>::max());  // bodies stream to the caller
+    parser.skip(method == "HEAD");  // its Content-Length describes a body that is not sent
     error_code ec;
     http::write(conn, req, ec);
     if (!ec) http::read_header(conn, conn.buffer(), parser, ec);
@@ -119,11 +177,13 @@ std::unique_ptr<HttpExchange> HttpClient::Get(const std::string& host, uint16_t 
     head.length = length.value_or(0);
     const auto encoding = msg[http::field::content_encoding];
     head.encoded = !encoding.empty() && !boost::beast::iequals(encoding, "identity");
-    if (head.status < 200 || head.status >= 300) {
+    if (keep_fields || head.status < 200 || head.status >= 300) {
       for (const auto& field : msg) {
         head.fields.emplace_back(std::string(field.name_string()), std::string(field.value()));
       }
     }
+    ex->remaining_ = head.has_length ? head.length : 0;
+    ex->finished_ = parser.is_done() || (head.has_length && head.length == 0);
     ex->keep_alive_ = parser.keep_alive();
     return ex;
   }

@@ -1,8 +1,8 @@
-// HttpClient: keep-alive HTTP/1.1 GETs over a pool of HttpConnections, with the body read
-// straight into a buffer the caller sizes from the reply's Content-Length. Beast parses and
-// serializes the messages; this class owns connections and their reuse.
+// HttpClient: keep-alive HTTP/1.1 requests over a pool of HttpConnections; a reply's body is
+// read straight into the caller's buffers (a whole body into one sized from Content-Length).
+// Beast parses and serializes the messages; this class owns connections and their reuse.
 //
-// Thread-safe: any number of threads may run Get at once, each on its own connection. Not
+// Thread-safe: any number of threads may Send at once, each on its own connection. Not
 // fork-safe: a child process must make its own client (the Python side keeps one per pid).
 #pragma once
 
@@ -11,9 +11,13 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
+
+#include <boost/beast/http/buffer_body.hpp>
+#include <boost/beast/http/parser.hpp>
 
 #include "http_connection.h"
 
@@ -27,10 +31,10 @@ struct HttpReplyHead {
   bool has_length = false;  // Content-Length given, and no Transfer-Encoding
   uint64_t length = 0;
   bool encoded = false;  // a Content-Encoding other than identity: the body is not the content
-  HttpHeaders fields;    // all header fields, kept for replies other than 2xx only
+  HttpHeaders fields;    // all header fields, when asked for (see HttpClient::Send)
 };
 
-// Why a Get returned no exchange.
+// Why a Send returned no exchange.
 struct HttpFailure {
   error_code ec;  // boost::asio::error::timed_out for timeouts, operation_aborted if interrupted
   bool connecting = false;  // the connection was never established
@@ -38,8 +42,9 @@ struct HttpFailure {
 
 class HttpClient;
 
-// One GET whose head has been read. Its connection goes back to the pool on destruction when
-// the reply was read to its end and the server keeps the connection open; else it is closed.
+// One request whose reply head has been read; the body is read through it. Its connection
+// goes back to the pool on destruction when the reply was read to its end and the server keeps
+// the connection open; else it is closed.
 class HttpExchange {
  public:
   ~HttpExchange();
@@ -48,30 +53,39 @@ class HttpExchange {
 
   const HttpReplyHead& head() const { return head_; }
 
-  // Reads the whole body into [dest, dest + head().length).
-  // REQUIRES: head().has_length, and no earlier ReadBody or Discard.
+  // True once the body was read to its end.
+  bool finished() const { return finished_; }
+
+  // Reads up to `size` body bytes into `dest` (a Content-Length body straight from the socket,
+  // a chunked one decoded by Beast): waits for the first byte, then takes what has arrived.
+  // 0 at the end of the body. A body cut short is http::error::partial_message.
+  size_t ReadSome(char* dest, size_t size, error_code& ec);
+
+  // Reads the whole body into [dest, dest + head().length). REQUIRES: head().has_length and
+  // nothing read yet.
   error_code ReadBody(char* dest);
 
-  // Reads and drops a body of at most kMaxDiscard bytes so that the connection can serve the
-  // next request; a longer or unknown-length body closes it instead.
-  void Discard();
-  static constexpr uint64_t kMaxDiscard = 64 << 10;
+  // Reads and drops the rest of the body if it is at most `limit` bytes, so that the connection
+  // can serve the next request; otherwise (or on an error) the connection is closed.
+  void Discard(uint64_t limit);
 
  private:
   friend class HttpClient;
-  HttpExchange(HttpClient* client, std::string key, std::unique_ptr<HttpConnection> conn,
-               Interrupted interrupted)
-      : client_(client), key_(std::move(key)), conn_(std::move(conn)),
-        interrupted_(std::move(interrupted)) {}
+  using Parser = boost::beast::http::response_parser<boost::beast::http::buffer_body>;
+
+  HttpExchange(HttpClient* client, std::string key, Interrupted interrupted);
+  size_t ReadOnce(char* dest, size_t size, error_code& ec);  // one wait at most
 
   HttpClient* const client_;  // not owned; outlives the exchange
   const std::string key_;     // host:port of the pool the connection belongs to
   std::unique_ptr<HttpConnection> conn_;
   // The connection polls it while waiting: it lives here, at a fixed address.
   const Interrupted interrupted_;
+  std::unique_ptr<Parser> parser_;  // reads the head, then a chunked body
   HttpReplyHead head_;
+  uint64_t remaining_ = 0;  // of a Content-Length body
   bool keep_alive_ = false;
-  bool finished_ = false;  // the body was read to its end
+  bool finished_ = false;
 };
 
 class HttpClient {
@@ -79,13 +93,16 @@ class HttpClient {
   // Keeps at most `max_idle_per_host` idle connections per host:port.
   explicit HttpClient(size_t max_idle_per_host) : max_idle_(max_idle_per_host) {}
 
-  // Sends `GET target` with `headers` (Host is added) to host:port and reads the reply's head.
-  // A pooled connection the server has closed meanwhile is replaced by a new one, once.
-  // `interrupted` is polled while waiting. nullptr with `failure` set on a transport error.
-  std::unique_ptr<HttpExchange> Get(const std::string& host, uint16_t port,
-                                    const std::string& target, const HttpHeaders& headers,
-                                    const HttpTimeouts& timeouts, Interrupted interrupted,
-                                    HttpFailure& failure);
+  // Sends `method target` with `headers` (Host and, for a body, Content-Length are added) and
+  // `body` (empty: none) to host:port, and reads the reply's head; its fields are kept when
+  // `keep_fields` or the status is not 2xx. A pooled connection the server has closed
+  // meanwhile is replaced by a new one. `interrupted` is polled while waiting. nullptr with
+  // `failure` set on a transport error. REQUIRES: `body` stays valid during the call.
+  std::unique_ptr<HttpExchange> Send(const std::string& host, uint16_t port,
+                                     const std::string& method, const std::string& target,
+                                     const HttpHeaders& headers, std::string_view body,
+                                     bool keep_fields, const HttpTimeouts& timeouts,
+                                     Interrupted interrupted, HttpFailure& failure);
 
  private:
   friend class HttpExchange;

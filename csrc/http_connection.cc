@@ -132,6 +132,10 @@ size_t HttpConnection::Recv(void* data, size_t size, error_code& ec) {
       ec = Errno(errno);
       return 0;
     }
+    if (nowait_) {
+      ec = boost::asio::error::would_block;
+      return 0;
+    }
     if (!Wait(fd_, POLLIN, read_timeout_, interrupted_, ec)) return 0;
   }
 }

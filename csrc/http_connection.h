@@ -47,7 +47,9 @@ class HttpConnection {
   boost::beast::flat_buffer& buffer() { return buffer_; }
 
   // Receives at least one byte into [data, data + size); 0 with `ec` = eof when the peer closed.
+  // With `nowait`, a Recv that finds nothing received fails with would_block instead of waiting.
   size_t Recv(void* data, size_t size, error_code& ec);
+  void set_nowait(bool nowait) { nowait_ = nowait; }
 
   // Beast's stream concepts: read_some fills the first non-empty buffer, write_some sends up to
   // 16 buffers in one sendmsg.
@@ -79,7 +81,11 @@ class HttpConnection {
   }
 
  private:
-  explicit HttpConnection(int fd) : fd_(fd) {}
+  explicit HttpConnection(int fd) : fd_(fd) {
+    buffer_.reserve(kReadSize);  // Beast reads as much as the buffer has room for
+  }
+
+  static constexpr size_t kReadSize = 64 << 10;
 
   // Waits until the socket is ready for `events` (POLLIN / POLLOUT) within `timeout` seconds.
   static bool Wait(int fd, short events, double timeout, const Interrupted* interrupted,
@@ -90,6 +96,7 @@ class HttpConnection {
   boost::beast::flat_buffer buffer_;
   double read_timeout_ = -1;
   const Interrupted* interrupted_ = nullptr;  // not owned; see Arm
+  bool nowait_ = false;
 };
 
 template <class ConstBufferSequence>

@@ -20,6 +20,9 @@ PyObject* read_timeout = nullptr;     // ReadTimeout(HttpError)
 
 // Run while a wait goes on with the GIL released: lets Python's signal handlers run, so Ctrl-C
 // stops a GET that waits for a silent server. A raised exception stays set for the caller.
+// An error reply's body is read (for its message) up to this size.
+constexpr uint64_t kMaxErrorBody = 64 << 10;
+
 bool SignalRaised() {
   py::gil_scoped_acquire gil;
   return PyErr_CheckSignals() != 0;
@@ -33,9 +36,13 @@ bool SignalRaised() {
   if (failure.ec == boost::asio::error::timed_out) {
     type = failure.connecting ? connect_timeout : read_timeout;
   }
-  const std::string phase = failure.connecting ? "connecting to " : "GET ";
+  const std::string phase = failure.connecting ? "connecting for " : "";
   PyErr_SetString(type, (phase + what + ": " + failure.ec.message()).c_str());
   throw py::error_already_set();
+}
+
+HttpTimeouts Timeouts(std::optional<double> connect, std::optional<double> read) {
+  return HttpTimeouts{connect.value_or(-1), read.value_or(-1)};
 }
 
 // GET `target` from host:port -> (status, body, fields). body: bytes when the reply has a
@@ -45,20 +52,20 @@ bool SignalRaised() {
 py::tuple Get(HttpClient& client, const std::string& host, uint16_t port,
               const std::string& target, const HttpHeaders& headers,
               std::optional<double> connect, std::optional<double> read) {
-  const HttpTimeouts timeouts{connect.value_or(-1), read.value_or(-1)};
-  const std::string what = "http://" + host + ":" + std::to_string(port) + target;
+  const std::string what = "GET http://" + host + ":" + std::to_string(port) + target;
   HttpFailure failure;
   std::unique_ptr<HttpExchange> ex;
   {
     py::gil_scoped_release release;
-    ex = client.Get(host, port, target, headers, timeouts, SignalRaised, failure);
+    ex = client.Send(host, port, "GET", target, headers, {}, false, Timeouts(connect, read),
+                     SignalRaised, failure);
   }
   if (ex == nullptr) Raise(failure, what);
   const HttpReplyHead& head = ex->head();
   const bool success = head.status >= 200 && head.status < 300;
   const bool readable = head.has_length && !head.encoded;
   py::object body = py::none();
-  if (readable && (success || head.length <= HttpExchange::kMaxDiscard)) {
+  if (readable && (success || head.length <= kMaxErrorBody)) {
     PyObject* bytes = PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(head.length));
     if (bytes == nullptr) throw py::error_already_set();
     body = py::reinterpret_steal<py::object>(bytes);
@@ -69,17 +76,98 @@ py::tuple Get(HttpClient& client, const std::string& host, uint16_t port,
       ec = ex->ReadBody(PyBytes_AS_STRING(bytes));
     }
     if (ec) Raise(HttpFailure{ec, false}, what);
-  } else {
-    py::gil_scoped_release release;
-    ex->Discard();
   }
   py::object fields = py::none();
   if (!success) fields = py::cast(head.fields);
   {
-    py::gil_scoped_release release;  // may close a socket
+    py::gil_scoped_release release;  // may read a small body to keep the connection, or close it
+    ex->Discard(kMaxErrorBody);
     ex.reset();
   }
   return py::make_tuple(head.status, body, fields);
+}
+
+// HttpResponse: a reply whose body is read as it arrives (readinto), for streams of unknown
+// length such as GetBatch archives. One thread at a time: a call that finds another one still
+// running (with the GIL released) raises instead of racing it.
+class HttpResponse {
+ public:
+  HttpResponse(std::unique_ptr<HttpExchange> ex, std::string what)
+      : ex_(std::move(ex)), what_(std::move(what)) {}
+
+  unsigned status() const { return ex_ ? ex_->head().status : 0; }
+  py::list fields() const {
+    py::list out;
+    if (ex_) {
+      for (const auto& [name, value] : ex_->head().fields) out.append(py::make_tuple(name, value));
+    }
+    return out;
+  }
+
+  size_t ReadInto(py::buffer buffer) {
+    py::buffer_info info = buffer.request(/*writable=*/true);
+    if (!PyBuffer_IsContiguous(reinterpret_cast<Py_buffer*>(info.view()), 'C')) {
+      throw py::value_error("readinto needs a C-contiguous buffer");
+    }
+    Claim();
+    size_t n = 0;
+    error_code ec;
+    {
+      py::gil_scoped_release release;
+      n = ex_->ReadSome(static_cast<char*>(info.ptr),
+                        static_cast<size_t>(info.size * info.itemsize), ec);
+    }
+    busy_ = false;
+    if (ec) {
+      Close();
+      Raise(HttpFailure{ec, false}, what_);
+    }
+    return n;
+  }
+
+  // Ends the exchange: up to `drain` bytes left of the body are read so that the connection
+  // serves again; more, and it is closed.
+  void Close(uint64_t drain = 0) {
+    if (ex_ == nullptr) return;
+    Claim();
+    {
+      py::gil_scoped_release release;
+      ex_->Discard(drain);
+      ex_.reset();
+    }
+    busy_ = false;
+  }
+
+ private:
+  void Claim() {
+    if (busy_) throw py::value_error("HttpResponse: another thread is reading it");
+    if (ex_ == nullptr) throw py::value_error("HttpResponse: closed");
+    busy_ = true;
+  }
+
+  std::unique_ptr<HttpExchange> ex_;
+  const std::string what_;
+  bool busy_ = false;  // guarded by the GIL
+};
+
+// Sends `method target` with `body` and returns the reply once its head is read.
+std::unique_ptr<HttpResponse> Open(HttpClient& client, const std::string& host, uint16_t port,
+                                   const std::string& method, const std::string& target,
+                                   const HttpHeaders& headers, const py::bytes& body,
+                                   std::optional<double> connect, std::optional<double> read) {
+  const std::string what = method + " http://" + host + ":" + std::to_string(port) + target;
+  const std::string_view payload(PyBytes_AS_STRING(body.ptr()),
+                                 static_cast<size_t>(PyBytes_GET_SIZE(body.ptr())));
+  HttpFailure failure;
+  std::unique_ptr<HttpExchange> ex;
+  {
+    // `body` is immutable and referenced by the caller for the whole call.
+    py::gil_scoped_release release;
+    ex = client.Send(host, port, method, target, headers, payload, true,
+                     Timeouts(connect, read), SignalRaised, failure);
+  }
+  if (ex == nullptr) Raise(failure, what);
+  return std::make_unique<HttpResponse>(std::move(ex), what);
 }
 
 }  // namespace
@@ -101,12 +189,25 @@ void AddHttpClientTypes(py::module_& m) {
   if (read_timeout == nullptr) throw py::error_already_set();
   m.add_object("ReadTimeout", py::reinterpret_borrow<py::object>(read_timeout));
 
+  py::class_<HttpResponse>(m, "HttpResponse",
+                           "A reply whose body is read as it arrives; close() ends it.")
+      .def_property_readonly("status", &HttpResponse::status)
+      .def_property_readonly("fields", &HttpResponse::fields, "Header fields, (name, value).")
+      .def("readinto", &HttpResponse::ReadInto, py::arg("buffer"),
+           "Body bytes into buffer, GIL released; 0 at the end of the body.")
+      .def("close", &HttpResponse::Close, py::arg("drain") = 0,
+           "End the reply; reads up to drain bytes left so the connection is kept.");
+
   py::class_<HttpClient>(m, "HttpClient",
-                         "Keep-alive HTTP/1.1 GETs; one per process (not fork-safe).")
+                         "Keep-alive HTTP/1.1 requests; one per process (not fork-safe).")
       .def(py::init<size_t>(), py::arg("max_idle_per_host") = 32)
       .def("get", &Get, py::arg("host"), py::arg("port"), py::arg("target"), py::arg("headers"),
            py::arg("connect_timeout") = py::none(), py::arg("read_timeout") = py::none(),
-           "GET target from host:port -> (status, body bytes | None, header fields | None).");
+           "GET target from host:port -> (status, body bytes | None, header fields | None).")
+      .def("open", &Open, py::arg("host"), py::arg("port"), py::arg("method"), py::arg("target"),
+           py::arg("headers"), py::arg("body"), py::arg("connect_timeout") = py::none(),
+           py::arg("read_timeout") = py::none(),
+           "Send a request; the HttpResponse streams its body.");
 }
 
 }  // namespace aisnative

@@ -28,6 +28,7 @@ from requests.exceptions import SSLError as RequestsSSLError
 from urllib3.exceptions import DecodeError, ProtocolError, ReadTimeoutError
 from urllib3.exceptions import SSLError as Urllib3SSLError
 
+from aistore import _native
 from aistore.sdk.const import (
     HEADER_CONTENT_ENCODING,
     HEADER_CONTENT_LENGTH,
@@ -162,3 +163,34 @@ class BodyReader:
     def close(self) -> None:
         """Release the response; idempotent."""
         self._resp.close()
+
+
+class NativeBodyReader:
+    """The body of a reply the native client streams (`Transport.open_stream`), as a byte
+    source: `readinto` raises the `requests` exceptions `BodyReader` would.
+
+    OWNS `stream`: `close()` reads up to `drain` bytes left (the end of an archive, a chunked
+    coding's end) so that the connection is kept, and drops it when more are left.
+    """
+
+    def __init__(self, stream: _native.HttpResponse, drain: int = 0) -> None:
+        self._stream = stream
+        self._drain = drain
+
+    def readinto(self, buf: memoryview) -> int:
+        """Body bytes into `buf` (at least one unless the body is over); 0 once it is over.
+
+        Raises:
+            ChunkedEncodingError: the connection failed or closed before the body's end.
+            ReadTimeout: nothing arrived within the read timeout.
+        """
+        try:
+            return self._stream.readinto(buf)
+        except _native.ReadTimeout as err:
+            raise ReadTimeout(err) from err
+        except _native.HttpError as err:
+            raise ChunkedEncodingError(err) from err
+
+    def close(self) -> None:
+        """End the reply; idempotent."""
+        self._stream.close(self._drain)

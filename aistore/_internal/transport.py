@@ -6,9 +6,10 @@ second leg. Over HTTPS a proxy must not see the body (TLS servers close the conn
 before reading it), so a request with a body takes two explicit steps, see
 `Transport.send_https_with_body`.
 
-Whole-body GETs over plain HTTP take a native path (`Transport.fetch`): `requests` spends
-~350 us of CPU on a small GET, the native client (`csrc/http_client.h`) ~8 us. Anything it
-does not cover (errors, HTTPS, a session with proxies or auth...) goes the regular way.
+Whole-body GETs (`Transport.fetch`) and streamed replies such as GetBatch archives
+(`Transport.open_stream`) over plain HTTP take a native path: `requests` spends ~300 us of CPU
+on a request, the native client (`csrc/http_client.h`) ~8 us. What it does not cover (HTTPS,
+statuses urllib3 retries, a session with proxies or auth...) goes the regular way.
 """
 
 from __future__ import annotations
@@ -49,6 +50,9 @@ from aistore.sdk.const import (
 from aistore.version import __version__
 
 logger = logging.getLogger(__name__)
+
+# A reply the native client streams (`Transport.open_stream`).
+NativeStream = _native.HttpResponse
 
 _USER_AGENT = f"{USER_AGENT_BASE}/{__version__}"
 
@@ -179,6 +183,8 @@ class SessionManager:
 # still work, their extra connections are closed after use.
 _NATIVE_IDLE_PER_HOST = 64
 _REDIRECTS = frozenset((301, 302, 303, 307, 308))
+# An error reply's body (its message) is read up to this size (the native client's limit too).
+_MAX_ERROR_BODY = 64 << 10
 # `requests` offers compressed replies; the native client reads bodies as they are sent.
 _NATIVE_DROPPED_HEADERS = frozenset(("accept-encoding",))
 
@@ -223,12 +229,30 @@ def _split_timeout(timeout: TimeoutArg) -> tuple[float | None, float | None]:
     return timeout, timeout
 
 
+def _read_small(stream: _native.HttpResponse) -> bytes | None:
+    """The whole body of an error reply if it is at most `_MAX_ERROR_BODY` bytes, else None."""
+    buf = bytearray(_MAX_ERROR_BODY + 1)
+    view = memoryview(buf)
+    size = 0
+    while size < len(buf):
+        n = stream.readinto(view[size:])
+        if n == 0:
+            return bytes(buf[:size])
+        size += n
+    return None
+
+
 def _error_reply(
-    status: int, headers: CaseInsensitiveDict[str], body: bytes, url: str, sent: dict[str, Any]
+    method: str,
+    status: int,
+    headers: CaseInsensitiveDict[str],
+    body: bytes,
+    url: str,
+    sent: dict[str, Any],
 ) -> requests.Response:
     """The `requests.Response` an adapter would build for an error reply read in full."""
     req = requests.PreparedRequest()
-    req.method = "GET"
+    req.method = method
     req.url = url
     req.headers = CaseInsensitiveDict(sent)
     resp = requests.Response()
@@ -380,6 +404,34 @@ class Transport:
         failures (its network retries and exceptions apply). Timeouts raise the `requests`
         exceptions the regular path would, so a network retry policy sees the same errors.
         """
+        reply = self._send_native("GET", url, headers, params, None)
+        assert not isinstance(reply, _native.HttpResponse)
+        return reply
+
+    def open_stream(
+        self,
+        method: str,
+        url: str,
+        headers: Mapping[str, Any] | None = None,
+        params: Mapping[str, Any] | None = None,
+        data: bytes = b"",
+    ) -> _native.HttpResponse | requests.Response | None:
+        """Like `fetch`, for a reply read as it streams in: a 2xx reply comes back with its
+        head read (the caller reads the body with `readinto` and closes it). `data` is sent as
+        the request body, again after a redirect."""
+        reply = self._send_native(method.upper(), url, headers, params, data)
+        assert not isinstance(reply, bytes)
+        return reply
+
+    def _send_native(
+        self,
+        method: str,
+        url: str,
+        headers: Mapping[str, Any] | None,
+        params: Mapping[str, Any] | None,
+        data: bytes | None,
+    ) -> bytes | _native.HttpResponse | requests.Response | None:
+        """`fetch` (data None: the whole body as bytes) or `open_stream` (an HttpResponse)."""
         session = self.session_manager.session
         if not url.startswith(HTTP) or not _plain(session):
             return None
@@ -400,19 +452,37 @@ class Transport:
             if origin is None:
                 return None
             target = target_url[slash:] if slash >= 0 else "/"
+            host, port = origin
             try:
-                status, body, fields = client.get(
-                    origin[0], origin[1], target, header_list, connect_timeout, read_timeout
-                )
+                if data is None:
+                    status, body, fields = client.get(
+                        host, port, target, header_list, connect_timeout, read_timeout
+                    )
+                    if fields is None:  # 2xx: its body, or None when it has no length
+                        return body
+                else:
+                    stream = client.open(
+                        host,
+                        port,
+                        method,
+                        target,
+                        header_list,
+                        data,
+                        connect_timeout,
+                        read_timeout,
+                    )
+                    status, fields = stream.status, stream.fields
+                    if 200 <= status < 300:
+                        return stream
+                    body = _read_small(stream) if status >= 400 else None
+                    stream.close(_MAX_ERROR_BODY)
             except _native.ConnectTimeout as err:
                 raise requests.exceptions.ConnectTimeout(str(err)) from err
             except _native.ReadTimeout as err:
                 raise requests.exceptions.ReadTimeout(str(err)) from err
             except _native.HttpError as err:
-                logger.debug("native GET failed, sending it again the regular way: %s", err)
+                logger.debug("native %s failed, sending it the regular way: %s", method, err)
                 return None
-            if fields is None:  # 2xx: its body, or None when it has no length
-                return body
             reply_headers = CaseInsensitiveDict(fields)
             location = reply_headers.get(HEADER_LOCATION)
             if status in _REDIRECTS and location:
@@ -425,10 +495,10 @@ class Transport:
             if (
                 status < 400
                 or body is None
-                or (retry is not None and retry.is_retry("GET", status))
+                or (retry is not None and retry.is_retry(method, status))
             ):
                 return None
-            return _error_reply(status, reply_headers, body, target_url, merged)
+            return _error_reply(method, status, reply_headers, body, target_url, merged)
         return None
 
     def send_https_with_body(

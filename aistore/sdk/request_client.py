@@ -20,10 +20,10 @@ import requests
 from requests.exceptions import UnrewindableBodyError
 from tenacity import Retrying
 
-from aistore._internal.body import BodyReader
+from aistore._internal.body import BodyReader, NativeBodyReader
 from aistore._internal.codec import decode_response
 from aistore._internal.config import TimeoutArg
-from aistore._internal.transport import SessionManager, Transport
+from aistore._internal.transport import NativeStream, SessionManager, Transport
 from aistore.sdk.const import (
     HTTP_METHOD_GET,
     HTTPS,
@@ -216,6 +216,32 @@ class RequestClient:
                 reader.close()
 
         return self.request_read(method, path, read_all, headers=headers, **kwargs)
+
+    def request_stream(
+        self,
+        method: str,
+        path: str,
+        data: bytes,
+        headers: Mapping[str, Any] | None = None,
+        params: Mapping[str, Any] | None = None,
+        drain: int = 0,
+    ) -> NativeBodyReader | None:
+        """The body of a successful reply, streamed by the native client (`Transport.open_stream`)
+        with `data` as the request body; None when it cannot send the request: the caller then
+        sends it with `request(..., stream=True)`. Closing the reader reads up to `drain`
+        bytes left, to keep the connection.
+
+        Raises:
+            aistore.sdk.errors.AISError: (or a subclass) for an error status.
+        """
+        url = self._url(path, endpoint=None)
+        reply = self._with_retry(
+            lambda: self._transport.open_stream(method, url, headers, params, data), {}
+        )
+        if reply is None or isinstance(reply, NativeStream):
+            return None if reply is None else NativeBodyReader(reply, drain)
+        self._response_handler.handle_response(reply)  # an error status: raises
+        return None
 
     def request_read(
         self,

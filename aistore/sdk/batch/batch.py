@@ -262,15 +262,21 @@ class Batch:
             params[QPARAM_PROVIDER] = self.bucket.provider.value
         if self.request.colocation:
             params[QPARAM_COLOC] = str(self.request.colocation)
-        response = self.request_client.request(
-            HTTP_METHOD_GET,
-            path,
-            params=params,
-            headers={HEADER_CONTENT_TYPE: JSON_CONTENT_TYPE},
-            stream=True,
-            data=encode_request(self.request),
-        )
+        body = encode_request(self.request)
+        headers = {HEADER_CONTENT_TYPE: JSON_CONTENT_TYPE}
+        native = None
+        if self.request.streaming_get and not raw:
+            # The native client when it can: requests costs ~300 us per request.
+            native = self.request_client.request_stream(
+                HTTP_METHOD_GET, path, body, headers=headers, params=params, drain=_DRAIN_LIMIT
+            )
+        response = None
+        if native is None:
+            response = self.request_client.request(
+                HTTP_METHOD_GET, path, params=params, headers=headers, stream=True, data=body
+            )
         if raw:
+            assert response is not None
             if clear_batch:
                 self.clear()
             raw_response: HTTPResponse = response.raw
@@ -281,6 +287,9 @@ class Batch:
         else:
             snapshot.moss_in = list(self.requests_list)
         options = {} if tar_buffer_size is None else {"buffer_size": tar_buffer_size}
+        if native is not None:
+            return self.extractor.extract(native, native, snapshot, None, **options)
+        assert response is not None
         if snapshot.streaming_get:
             reader = BodyReader(response)
             return self.extractor.extract(

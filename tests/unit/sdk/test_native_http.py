@@ -15,6 +15,7 @@ import requests
 from _fakes import FakeServer, Reply, fast_retry_config
 
 from aistore import Client, _native
+from aistore._internal.body import NativeBodyReader
 from aistore.sdk.errors import AISError, ErrBckNotFound, ErrObjNotFound
 
 PAYLOAD = bytes(range(256)) * 400  # 100 KiB
@@ -186,3 +187,85 @@ def test_malformed_reply_goes_the_regular_way(server: FakeServer, client: Client
     server.requests.clear()
     assert client.bucket("b").object("o").get_reader().read_all() == PAYLOAD  # read to the end
     assert len(server.requests) == 2
+
+
+def _chunked(pieces: list[bytes]) -> bytes:
+    return b"".join(b"%x\r\n%s\r\n" % (len(p), p) for p in pieces) + b"0\r\n\r\n"
+
+
+CHUNKED = {"Transfer-Encoding": "chunked"}
+
+
+def _read_to_end(reader: NativeBodyReader, size: int = 1 << 20) -> list[bytes]:
+    buf = bytearray(size)
+    pieces = []
+    while n := reader.readinto(memoryview(buf)):
+        pieces.append(bytes(buf[:n]))
+    return pieces
+
+
+def test_stream_sends_body_and_decodes_chunks(server: FakeServer, client: Client) -> None:
+    pieces = [bytes([i]) * 100 for i in range(100)]
+    server.route = lambda req: Reply(200, _chunked(pieces), CHUNKED)
+    rc = client._request_client
+    for _ in range(2):
+        reader = rc.request_stream("GET", "ml/moss", b'{"in":[]}', params={"x": "1"}, drain=1024)
+        assert reader is not None
+        got = _read_to_end(reader)
+        reader.close()
+        assert b"".join(got) == b"".join(pieces)
+        assert len(got) < len(pieces)  # what has arrived is taken in one call, not per chunk
+    first, second = server.requests
+    assert (first.method, first.body, first.query) == ("GET", b'{"in":[]}', {"x": "1"})
+    assert first.peer_port == second.peer_port  # read to the end: the connection is kept
+
+
+def test_stream_closed_early_drops_the_connection(server: FakeServer, client: Client) -> None:
+    server.route = lambda req: Reply(200, _chunked([PAYLOAD] * 4), CHUNKED)
+    rc = client._request_client
+    for _ in range(2):
+        reader = rc.request_stream("GET", "ml/moss", b"{}", drain=1024)
+        assert reader is not None
+        assert reader.readinto(memoryview(bytearray(10))) == 10
+        reader.close()
+        reader.close()  # idempotent
+    first, second = server.requests
+    assert first.peer_port != second.peer_port
+
+
+def test_stream_error_status_raises_once(server: FakeServer, client: Client) -> None:
+    server.route = lambda req: Reply(400, b'{"message":"bad batch","status":400}')
+    with pytest.raises(AISError) as info:
+        client._request_client.request_stream("GET", "ml/moss", b"{}")
+    assert info.value.status_code == 400 and "bad batch" in str(info.value)
+    assert len(server.requests) == 1
+
+
+def test_stream_leaves_retried_statuses_to_requests(server: FakeServer, client: Client) -> None:
+    server.route = lambda req: Reply(503, b"busy")
+    assert client._request_client.request_stream("GET", "ml/moss", b"{}") is None
+    assert len(server.requests) == 1
+
+
+def test_stream_body_follows_redirect(server: FakeServer, client: Client) -> None:
+    target = FakeServer()
+    try:
+        target.route = lambda req: Reply(200, _chunked([b"archive"]), CHUNKED)
+        server.route = lambda req: Reply(307, b"", {"Location": f"{target.url}{req.path}"})
+        reader = client._request_client.request_stream("GET", "ml/moss", b'{"a":1}')
+        assert reader is not None
+        assert _read_to_end(reader) == [b"archive"]
+        reader.close()
+        assert target.requests[0].body == b'{"a":1}'
+    finally:
+        target.close()
+
+
+def test_stream_cut_short_raises_chunked_encoding_error(server: FakeServer, client: Client) -> None:
+    body = _chunked([PAYLOAD] * 4)
+    server.route = lambda req: Reply(200, body, CHUNKED, cut_after=len(body) // 2)
+    reader = client._request_client.request_stream("GET", "ml/moss", b"{}")
+    assert reader is not None
+    with pytest.raises(requests.exceptions.ChunkedEncodingError):
+        _read_to_end(reader, 4096)
+    reader.close()
