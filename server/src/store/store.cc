@@ -244,19 +244,52 @@ Result<std::unique_ptr<ObjectWriter>> Store::BeginPut(const std::string& bucket,
 
 Result<ObjectHandle> Store::Open(const std::string& bucket, const std::string& name) {
   if (!buckets_.Get(bucket)) return Status::NotFound(BucketRegistry::NotFoundMessage(bucket));
-  ObjectHandle h;
-  h.mps_ = &mps_;
-  h.bucket_ = bucket;
-  auto fd = OpenFile(mps_.ObjectPath(mps_.PrimaryFor(bucket, name), bucket, name), O_RDONLY);
+  return OpenWith(bucket, name, OpenFile(mps_.ObjectPath(mps_.PrimaryFor(bucket, name), bucket, name), O_RDONLY));
+}
+
+Result<ObjectHandle> Store::Open(const BucketDirs& dirs, const std::string& name) {
+  const std::string& bucket = dirs.bucket_;
+  auto props = buckets_.Get(bucket);
+  if (!props) return Status::NotFound(BucketRegistry::NotFoundMessage(bucket));
+  size_t mp = mps_.PrimaryFor(bucket, name);
+  if (props->bid != dirs.bid_ || props->created_ns != dirs.created_ns_ || !dirs.dirs_[mp].valid()) {
+    return OpenWith(bucket, name, OpenFile(mps_.ObjectPath(mp, bucket, name), O_RDONLY));
+  }
+  int fd = ::openat(dirs.dirs_[mp].get(), ObjectRelPath(name).c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    int err = errno;
+    return OpenWith(bucket, name, Status::FromErrno(err, "open " + mps_.ObjectPath(mp, bucket, name)));
+  }
+  return OpenWith(bucket, name, UniqueFd(fd));
+}
+
+Result<ObjectHandle> Store::OpenWith(const std::string& bucket, const std::string& name, Result<UniqueFd> fd) {
   if (!fd.ok()) {
     if (fd.status().IsNotFound()) return Status::NotFound(ObjNotFoundMessage(bucket, name));
     return fd.status();
   }
+  ObjectHandle h;
+  h.mps_ = &mps_;
+  h.bucket_ = bucket;
   h.primary_ = std::move(*fd);
   auto meta = ReadObjectHeader(h.primary_.get(), &h.data_offset_);
   if (!meta.ok()) return meta.status();
   h.meta_ = std::move(*meta);
   return h;
+}
+
+Result<BucketDirs> Store::OpenBucketDirs(const std::string& bucket) {
+  auto props = buckets_.Get(bucket);
+  if (!props) return Status::NotFound(BucketRegistry::NotFoundMessage(bucket));
+  BucketDirs dirs;
+  dirs.bucket_ = bucket;
+  dirs.bid_ = props->bid;
+  dirs.created_ns_ = props->created_ns;
+  for (size_t mp = 0; mp < mps_.size(); ++mp) {
+    auto fd = OpenFile(mps_.ObjectsDir(mp, bucket), O_RDONLY | O_DIRECTORY);
+    dirs.dirs_.push_back(fd.ok() ? std::move(*fd) : UniqueFd());
+  }
+  return dirs;
 }
 
 Result<ObjectMeta> Store::Head(const std::string& bucket, const std::string& name) {

@@ -125,6 +125,19 @@ class ObjectHandle {
   std::map<uint32_t, UniqueFd> chunks_;
 };
 
+// The objects directories of one bucket, held open for many Opens (GetBatch): an object is then
+// opened relative to its directory, without walking the mountpath and bucket part of its path
+// each time. Bound to the bucket's incarnation: once the bucket is re-created, Open through it
+// takes the full path again (a destroyed bucket is kNotFound either way). Thread-safe (read-only).
+class BucketDirs {
+ private:
+  friend class Store;
+  std::string bucket_;
+  uint64_t bid_ = 0;
+  int64_t created_ns_ = 0;
+  std::vector<UniqueFd> dirs_;  // per mountpath; invalid where the directory did not exist yet
+};
+
 struct ListQuery {
   std::string prefix;
   std::string after;  // exclusive
@@ -147,6 +160,9 @@ class Store {
                                                  PutOptions opts);
   Result<ObjectMeta> Head(const std::string& bucket, const std::string& name);
   Result<ObjectHandle> Open(const std::string& bucket, const std::string& name);
+  // Open() of `name` in the bucket of `dirs`, relative to its directories.
+  Result<ObjectHandle> Open(const BucketDirs& dirs, const std::string& name);
+  Result<BucketDirs> OpenBucketDirs(const std::string& bucket);
   Status Delete(const std::string& bucket, const std::string& name);
   Result<std::vector<ObjectMeta>> List(const std::string& bucket, const ListQuery& q);
 
@@ -187,6 +203,8 @@ class Store {
 
   explicit Store(StoreOptions opts);
   Status Recover();
+  // The rest of Open once `fd` (the object file, if it opened) is known.
+  Result<ObjectHandle> OpenWith(const std::string& bucket, const std::string& name, Result<UniqueFd> fd);
   std::mutex& StripeFor(const std::string& bucket, const std::string& name);
   // The commit point. Under the stripe lock: sets meta->version (previous + 1, or expect's),
   // writes the header into the temp file, renames it over the object file, then drops the

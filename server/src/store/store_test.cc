@@ -245,6 +245,41 @@ TEST_F(StoreTest, MissingBucketIsNotFound) {
   EXPECT_TRUE(store_->GetBucket("nope").status().IsNotFound());
 }
 
+TEST_F(StoreTest, OpenThroughBucketDirsFollowsTheBucket) {
+  ASSERT_TRUE(Put("plain", "a", "first a").ok());
+  auto dirs = store_->OpenBucketDirs("plain");  // some mountpaths have no objects dir yet
+  ASSERT_TRUE(dirs.ok()) << dirs.status().message();
+  EXPECT_TRUE(store_->OpenBucketDirs("nope").status().IsNotFound());
+  auto read = [&](const std::string& name) -> Result<std::string> {
+    auto h = store_->Open(*dirs, name);
+    if (!h.ok()) return h.status();
+    return Read(*h, 0, h->meta().size);
+  };
+  EXPECT_EQ(*read("a"), "first a");
+  for (int i = 0; i < 20; ++i) {  // on every mountpath, in directories made after the dirs opened
+    std::string name = "d" + std::to_string(i) + "/o";
+    ASSERT_TRUE(Put("plain", name, name).ok());
+    EXPECT_EQ(*read(name), name);
+  }
+  auto missing = store_->Open(*dirs, "d0/none");
+  EXPECT_EQ(missing.status().message(), store_->Open("plain", "d0/none").status().message());
+  ASSERT_TRUE(Put("chunky", "big", Bytes(10000, 3)).ok());  // chunks are found by name as before
+  auto chunky = store_->OpenBucketDirs("chunky");
+  ASSERT_TRUE(chunky.ok());
+  auto big = store_->Open(*chunky, "big");
+  ASSERT_TRUE(big.ok());
+  EXPECT_TRUE(SameBytes(*Read(*big, 0, 10000), Bytes(10000, 3)));
+
+  // Destroyed: not found, though the held directories still hold its files for a while.
+  ASSERT_TRUE(store_->DestroyBucket("plain").ok());
+  EXPECT_EQ(read("a").status().message(), "bucket \"ais://plain\" does not exist");
+  // Re-created: the new bucket's objects, never the old ones.
+  ASSERT_TRUE(store_->CreateBucket("plain", nullptr).ok());
+  EXPECT_TRUE(read("a").status().IsNotFound());
+  ASSERT_TRUE(Put("plain", "a", "second a").ok());
+  EXPECT_EQ(*read("a"), "second a");
+}
+
 TEST_F(StoreTest, VersionIncrementsOnOverwrite) {
   for (uint64_t v = 1; v <= 5; ++v) {
     const std::string data = "content #" + std::to_string(v);
