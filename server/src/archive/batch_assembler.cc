@@ -6,6 +6,7 @@
 #include "archive/archive_writer.h"
 #include "archive/object_bytes.h"
 #include "archive/ordered_window.h"
+#include "util/file.h"
 
 namespace ais {
 
@@ -51,12 +52,17 @@ Prepared Missing(std::string msg, bool shard) {
   return p;
 }
 
-// Reads [off, off+len) of `obj` into a buffer laid out for ArchiveWriter::WriteEntryInPlace.
-Status ReadInPlace(const ObjectBytes& obj, uint64_t off, uint64_t len, Prepared* p) {
+// Reads the `len` bytes of `segs` into a buffer laid out for ArchiveWriter::WriteEntryInPlace.
+Status ReadInPlace(const std::vector<FileSegment>& segs, uint64_t len, Prepared* p) {
   p->kind = Prepared::kMemory;
   p->in_place = true;
   p->data.resize(ArchiveWriter::InPlaceSize(len));
-  return obj.ReadAt(off, p->data.data() + ArchiveWriter::kInPlaceHead, len);
+  char* out = p->data.data() + ArchiveWriter::kInPlaceHead;
+  for (const auto& s : segs) {
+    AIS_RETURN_IF_ERROR(PreadAll(s.fd, out, s.len, s.offset));
+    out += s.len;
+  }
+  return Status::OK();
 }
 
 // The item's range over `size` bytes (getbatch.md §2): [start, start+len).
@@ -106,7 +112,9 @@ Result<std::shared_ptr<Shard>> BatchAssembler::GetShard(uint32_t bucket, const s
   // Opening is cheap (an open and at most one 512-byte read): done under the lock so that two
   // fetchers never open the same shard twice.
   Result<std::shared_ptr<Shard>> shard = Status::OK();
-  auto obj = ObjectBytes::Open(store_, req_.buckets[bucket].name, objname);
+  auto reopen = [&] { return OpenObject(bucket, objname); };
+  auto h = reopen();
+  auto obj = h.ok() ? ObjectBytes::Open(std::move(*h), reopen) : h.status();
   if (!obj.ok()) {
     shard = obj.status();
   } else {
@@ -117,28 +125,55 @@ Result<std::shared_ptr<Shard>> BatchAssembler::GetShard(uint32_t bucket, const s
   return shard;
 }
 
+Result<ObjectHandle> BatchAssembler::OpenObject(uint32_t bucket, const std::string& objname) {
+  const std::optional<BucketDirs>& dirs = dirs_[bucket];
+  return dirs ? store_.Open(*dirs, objname) : store_.Open(req_.buckets[bucket].name, objname);
+}
+
 Prepared BatchAssembler::PrepareObject(const MossItem& it) {
-  const MossBucket& bck = req_.bucket(it);
   std::string objname(req_.objname(it));
-  auto obj = ObjectBytes::Open(store_, bck.name, objname);
-  if (!obj.ok()) {
-    if (obj.status().IsNotFound()) return Missing(opts_.node_id + ": " + obj.status().message(), false);
-    return Error(obj.status());
+  auto reopen = [&] { return OpenObject(it.bucket, objname); };
+  auto missing_or_error = [&](const Status& st) {
+    return st.IsNotFound() ? Missing(opts_.node_id + ": " + st.message(), false) : Error(st);
+  };
+  auto h = reopen();
+  if (!h.ok()) return missing_or_error(h.status());
+  // The object's files, for a chunked object (its chunks are opened now) or one sent from its
+  // file. A small monolithic object is read from the handle: no ObjectBytes to build.
+  std::shared_ptr<ObjectBytes> obj;
+  auto hold = [&]() -> Status {
+    auto o = ObjectBytes::Open(std::move(*h), reopen);
+    if (!o.ok()) return o.status();
+    obj = std::move(*o);
+    return Status::OK();
+  };
+  if (h->meta().chunked()) {
+    if (Status st = hold(); !st.ok()) return missing_or_error(st);
   }
-  auto range = ResolveRange(it.start, it.length, (*obj)->size());
+  const ObjectMeta& meta = obj ? obj->meta() : h->meta();
+  auto range = ResolveRange(it.start, it.length, meta.size);
   if (!range.ok()) return Error(range.status());
   auto [start, len] = *range;
   Prepared p;
   p.size = len;
   bool whole = it.start == 0 && it.length == 0;  // a range, even one covering everything, has no mtime
-  p.mtime = whole ? (*obj)->meta().atime_ns / 1000000000 : 0;
+  p.mtime = whole ? meta.atime_ns / 1000000000 : 0;
   if (len <= opts_.inline_max) {
-    if (Status st = ReadInPlace(**obj, start, len, &p); !st.ok()) return Error(st);
-  } else {
-    p.kind = Prepared::kFiles;
-    p.segs = (*obj)->Slice(start, len);
-    p.obj = std::move(*obj);
+    if (obj) {
+      if (Status st = ReadInPlace(obj->Slice(start, len), len, &p); !st.ok()) return Error(st);
+    } else {
+      auto segs = h->Slice(start, len);
+      if (!segs.ok()) return Error(segs.status());
+      if (Status st = ReadInPlace(*segs, len, &p); !st.ok()) return Error(st);
+    }
+    return p;
   }
+  if (!obj) {
+    if (Status st = hold(); !st.ok()) return Error(st);
+  }
+  p.kind = Prepared::kFiles;
+  p.segs = obj->Slice(start, len);
+  p.obj = std::move(obj);
   return p;
 }
 
@@ -169,7 +204,7 @@ Prepared BatchAssembler::PrepareArchived(const MossItem& it) {
   if (m->offset) {  // stored as is: like an object's bytes
     const auto& obj = (*shard)->object();
     if (len <= opts_.inline_max) {
-      if (Status st = ReadInPlace(*obj, *m->offset + start, len, &p); !st.ok()) return Error(st);
+      if (Status st = ReadInPlace(obj->Slice(*m->offset + start, len), len, &p); !st.ok()) return Error(st);
     } else {
       p.kind = Prepared::kFiles;
       p.segs = obj->Slice(*m->offset + start, len);
@@ -224,6 +259,13 @@ Status BatchAssembler::RunItems(OutputSink* sink, int64_t* objs, int64_t* bytes)
   };
   auto writer = ArchiveWriter::Create(format_, sink);
   if (!writer.ok()) return writer.status();
+  for (const MossBucket& b : req_.buckets) {
+    std::optional<BucketDirs> dirs;  // none: its objects are opened by name (and fail as they should)
+    if (b.provider == "ais") {
+      if (auto d = store_.OpenBucketDirs(b.name); d.ok()) dirs = std::move(*d);
+    }
+    dirs_.push_back(std::move(dirs));
+  }
   ArchiveWriter& w = **writer;
   const size_t n = req_.items.size();
   if (opts_.keep_outcomes) outcomes_.assign(n, ItemOutcome{});

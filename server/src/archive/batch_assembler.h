@@ -78,12 +78,15 @@ class BatchAssembler {
   Prepared PrepareObject(const MossItem& it);
   Prepared PrepareArchived(const MossItem& it);
   Result<std::shared_ptr<Shard>> GetShard(uint32_t bucket, const std::string& objname);
+  // Opens objname in req_.buckets[bucket], through its BucketDirs when it has them.
+  Result<ObjectHandle> OpenObject(uint32_t bucket, const std::string& objname);
   std::string EntryName(const MossItem& it, bool with_archpath) const;
 
   Store& store_;
   const MossRequest& req_;
   const ArchiveFormat format_;
   const BatchOptions opts_;
+  std::vector<std::optional<BucketDirs>> dirs_;  // per req_.buckets entry; set before any fetching
   std::vector<ItemOutcome> outcomes_;
   uint32_t soft_errs_ = 0;
   std::atomic<bool> cancelled_{false};

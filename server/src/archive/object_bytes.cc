@@ -13,16 +13,25 @@ constexpr int kOpenRetries = 3;
 
 Result<std::shared_ptr<ObjectBytes>> ObjectBytes::Open(Store& store, const std::string& bucket,
                                                        const std::string& name) {
+  auto reopen = [&] { return store.Open(bucket, name); };
+  auto h = reopen();
+  if (!h.ok()) return h.status();
+  return Open(std::move(*h), reopen);
+}
+
+Result<std::shared_ptr<ObjectBytes>> ObjectBytes::Open(ObjectHandle h,
+                                                       const std::function<Result<ObjectHandle>()>& reopen) {
   for (int attempt = 0;; ++attempt) {
-    auto h = store.Open(bucket, name);
-    if (!h.ok()) return h.status();
-    auto segs = h->Slice(0, h->meta().size);
+    auto segs = h.Slice(0, h.meta().size);
     if (!segs.ok()) {
-      if (segs.status().code() == Status::Code::kConflict && attempt < kOpenRetries) continue;
-      return segs.status();
+      if (segs.status().code() != Status::Code::kConflict || attempt >= kOpenRetries) return segs.status();
+      auto again = reopen();
+      if (!again.ok()) return again.status();
+      h = std::move(*again);
+      continue;
     }
     std::shared_ptr<ObjectBytes> ob(new ObjectBytes());
-    ob->handle_ = std::move(*h);
+    ob->handle_ = std::move(h);
     ob->segments_ = std::move(*segs);
     uint64_t pos = 0;
     for (const auto& s : ob->segments_) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -16,6 +17,8 @@ class ObjectBytes {
  public:
   // Opens bucket/name; a chunked object overwritten mid-open is re-opened a few times.
   static Result<std::shared_ptr<ObjectBytes>> Open(Store& store, const std::string& bucket, const std::string& name);
+  // The same over `h`, which `reopen` opened (and opens again for those re-opens).
+  static Result<std::shared_ptr<ObjectBytes>> Open(ObjectHandle h, const std::function<Result<ObjectHandle>()>& reopen);
 
   const ObjectMeta& meta() const { return handle_.meta(); }
   uint64_t size() const { return handle_.meta().size; }
