@@ -41,7 +41,10 @@ class ArchiveReader:
     def __next__(self) -> ArchiveMember: ...
 
 class HttpError(OSError):
-    """A GET failed below HTTP: connection, protocol, I/O."""
+    """A request failed below HTTP: a reply that cannot be parsed (subclasses: the rest)."""
+
+class ConnectionFailed(HttpError):
+    """The connection could not be made, or broke off before the reply's end."""
 
 class ConnectTimeout(HttpError):
     """No connection within the connect timeout."""

@@ -3,6 +3,7 @@
 #include <pybind11/stl.h>
 
 #include <boost/asio/error.hpp>
+#include <boost/beast/http/error.hpp>
 #include <memory>
 #include <optional>
 #include <string>
@@ -17,6 +18,7 @@ namespace {
 PyObject* http_error = nullptr;       // HttpError(OSError); owned by the module
 PyObject* connect_timeout = nullptr;  // ConnectTimeout(HttpError)
 PyObject* read_timeout = nullptr;     // ReadTimeout(HttpError)
+PyObject* connection_failed = nullptr;  // ConnectionFailed(HttpError)
 
 // Run while a wait goes on with the GIL released: lets Python's signal handlers run, so Ctrl-C
 // stops a GET that waits for a silent server. A raised exception stays set for the caller.
@@ -28,13 +30,22 @@ bool SignalRaised() {
   return PyErr_CheckSignals() != 0;
 }
 
+// A reply Beast could not parse, as opposed to a connection that failed or broke off.
+bool IsProtocolError(const error_code& ec) {
+  namespace http = boost::beast::http;
+  return ec.category() == http::make_error_code(http::error::bad_version).category() &&
+         ec != http::error::partial_message && ec != http::error::end_of_stream;
+}
+
 [[noreturn]] void Raise(const HttpFailure& failure, const std::string& what) {
   if (failure.ec == boost::asio::error::operation_aborted && PyErr_Occurred()) {
     throw py::error_already_set();
   }
-  PyObject* type = http_error;
+  PyObject* type = connection_failed;
   if (failure.ec == boost::asio::error::timed_out) {
     type = failure.connecting ? connect_timeout : read_timeout;
+  } else if (IsProtocolError(failure.ec)) {
+    type = http_error;
   }
   const std::string phase = failure.connecting ? "connecting for " : "";
   PyErr_SetString(type, (phase + what + ": " + failure.ec.message()).c_str());
@@ -174,7 +185,7 @@ std::unique_ptr<HttpResponse> Open(HttpClient& client, const std::string& host, 
 
 void AddHttpClientTypes(py::module_& m) {
   http_error = PyErr_NewExceptionWithDoc("aistore._native.HttpError",
-                                         "A GET failed below HTTP: connection, protocol, I/O.",
+                                         "A request failed below HTTP: a reply that cannot be parsed (subclasses: the rest).",
                                          PyExc_OSError, nullptr);
   if (http_error == nullptr) throw py::error_already_set();
   m.add_object("HttpError", py::reinterpret_borrow<py::object>(http_error));
@@ -188,6 +199,12 @@ void AddHttpClientTypes(py::module_& m) {
                                            http_error, nullptr);
   if (read_timeout == nullptr) throw py::error_already_set();
   m.add_object("ReadTimeout", py::reinterpret_borrow<py::object>(read_timeout));
+  connection_failed = PyErr_NewExceptionWithDoc(
+      "aistore._native.ConnectionFailed",
+      "The connection could not be made, or broke off before the reply's end.", http_error,
+      nullptr);
+  if (connection_failed == nullptr) throw py::error_already_set();
+  m.add_object("ConnectionFailed", py::reinterpret_borrow<py::object>(connection_failed));
 
   py::class_<HttpResponse>(m, "HttpResponse",
                            "A reply whose body is read as it arrives; close() ends it.")

@@ -229,6 +229,15 @@ def _split_timeout(timeout: TimeoutArg) -> tuple[float | None, float | None]:
     return timeout, timeout
 
 
+def _header_dict(fields: list[tuple[str, str]] | None) -> CaseInsensitiveDict[str]:
+    """Header fields as `requests` shows them: a repeated field's values joined by ", "."""
+    headers: CaseInsensitiveDict[str] = CaseInsensitiveDict()
+    for name, value in fields or ():
+        previous = headers.get(name)
+        headers[name] = value if previous is None else f"{previous}, {value}"
+    return headers
+
+
 def _read_small(stream: _native.HttpResponse) -> bytes | None:
     """The whole body of an error reply if it is at most `_MAX_ERROR_BODY` bytes, else None."""
     buf = bytearray(_MAX_ERROR_BODY + 1)
@@ -242,15 +251,15 @@ def _read_small(stream: _native.HttpResponse) -> bytes | None:
     return None
 
 
-def _error_reply(
+def _built_reply(
     method: str,
     status: int,
     headers: CaseInsensitiveDict[str],
     body: bytes,
     url: str,
-    sent: dict[str, Any],
+    sent: Mapping[str, Any],
 ) -> requests.Response:
-    """The `requests.Response` an adapter would build for an error reply read in full."""
+    """The `requests.Response` an adapter would build for a reply read in full."""
     req = requests.PreparedRequest()
     req.method = method
     req.url = url
@@ -400,9 +409,10 @@ class Transport:
         Covered: plain HTTP with a plain session (see `_plain`), one redirect. Left to the
         regular path: HTTPS, statuses the session's urllib3 policy retries (429, 5xx; the
         regular path then applies the whole policy, so such a GET is sent once more than the
-        policy alone would), bodies without a length or with a content coding, and transport
-        failures (its network retries and exceptions apply). Timeouts raise the `requests`
-        exceptions the regular path would, so a network retry policy sees the same errors.
+        policy alone would), bodies without a length or with a content coding, and replies
+        that cannot be parsed. Failed or broken connections and timeouts raise the `requests`
+        exceptions the regular path would (ConnectionError, ConnectTimeout, ReadTimeout), so
+        the network retry policy sees the same errors and sends the request again.
         """
         reply = self._send_native("GET", url, headers, params, None)
         assert not isinstance(reply, _native.HttpResponse)
@@ -422,6 +432,22 @@ class Transport:
         reply = self._send_native(method.upper(), url, headers, params, data)
         assert not isinstance(reply, bytes)
         return reply
+
+    def head(
+        self,
+        url: str,
+        headers: Mapping[str, Any] | None = None,
+        params: Mapping[str, Any] | None = None,
+    ) -> requests.Response | None:
+        """A HEAD through the native client, as the `requests.Response` an adapter would build
+        (any status); None when it must take the regular path (see `fetch`)."""
+        reply = self._send_native("HEAD", url, headers, params, b"")
+        if not isinstance(reply, NativeStream):
+            assert not isinstance(reply, bytes)
+            return reply
+        status, fields = reply.status, reply.fields
+        reply.close()
+        return _built_reply("HEAD", status, _header_dict(fields), b"", url, headers or {})
 
     def _send_native(
         self,
@@ -480,10 +506,12 @@ class Transport:
                 raise requests.exceptions.ConnectTimeout(str(err)) from err
             except _native.ReadTimeout as err:
                 raise requests.exceptions.ReadTimeout(str(err)) from err
+            except _native.ConnectionFailed as err:
+                raise requests.exceptions.ConnectionError(str(err)) from err
             except _native.HttpError as err:
                 logger.debug("native %s failed, sending it the regular way: %s", method, err)
                 return None
-            reply_headers = CaseInsensitiveDict(fields)
+            reply_headers = _header_dict(fields)
             location = reply_headers.get(HEADER_LOCATION)
             if status in _REDIRECTS and location:
                 target_url = urljoin(target_url, location)
@@ -498,7 +526,7 @@ class Transport:
                 or (retry is not None and retry.is_retry(method, status))
             ):
                 return None
-            return _error_reply(method, status, reply_headers, body, target_url, merged)
+            return _built_reply(method, status, reply_headers, body, target_url, merged)
         return None
 
     def send_https_with_body(

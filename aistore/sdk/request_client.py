@@ -26,6 +26,7 @@ from aistore._internal.config import TimeoutArg
 from aistore._internal.transport import NativeStream, SessionManager, Transport
 from aistore.sdk.const import (
     HTTP_METHOD_GET,
+    HTTP_METHOD_HEAD,
     HTTPS,
     QPARAM_WHAT,
     URL_PATH_DAEMON,
@@ -182,6 +183,11 @@ class RequestClient:
             requests.exceptions.UnrewindableBodyError: a retry cannot rewind a stream body.
         """
         url = self._url(path, endpoint)
+        if method == HTTP_METHOD_HEAD and _FETCH_KWARGS.issuperset(kwargs):
+            params = kwargs.get("params")
+            reply = self._with_retry(lambda: self._transport.head(url, headers, params), kwargs)
+            if reply is not None:
+                return self._response_handler.handle_response(reply)
         resp = self._with_retry(lambda: self._send(method, url, headers, kwargs), kwargs)
         return self._response_handler.handle_response(resp)
 

@@ -87,6 +87,7 @@ def test_connection_closed_by_server_while_idle(server: FakeServer, client: Clie
 
 
 def test_body_cut_short_is_sent_again(server: FakeServer, client: Client) -> None:
+    """A broken connection is a network error: the retry policy sends the GET again."""
     replies = iter([Reply(200, PAYLOAD, cut_after=1000)])
     server.route = lambda req: next(replies, Reply(200, PAYLOAD))
     assert client.bucket("b").object("o").get_reader().read_all() == PAYLOAD
@@ -269,3 +270,17 @@ def test_stream_cut_short_raises_chunked_encoding_error(server: FakeServer, clie
     with pytest.raises(requests.exceptions.ChunkedEncodingError):
         _read_to_end(reader, 4096)
     reader.close()
+
+
+def test_head_returns_headers_and_maps_errors_once(server: FakeServer, client: Client) -> None:
+    server.route = lambda req: Reply(
+        200, b"", {"Content-Length": "12345", "ais-custom-md": "a=1", "Ais-Custom-Md": "b=2"}
+    )
+    props = client.bucket("b").object("o").head()
+    assert (props.size, props.custom_metadata) == (12345, {"a": "1", "b": "2"})
+    server.route = lambda req: Reply(404, b"", {"Hdr-Error": "ais://b/o does not exist"})
+    with pytest.raises(AISError) as info:
+        client.bucket("b").object("o").head()
+    assert info.value.status_code == 404 and "does not exist" in str(info.value)
+    assert [req.method for req in server.requests] == ["HEAD", "HEAD"]
+    assert len({req.peer_port for req in server.requests}) == 1
