@@ -15,16 +15,16 @@ namespace py = pybind11;
 namespace aisnative {
 namespace {
 
-PyObject* http_error = nullptr;       // HttpError(OSError); owned by the module
-PyObject* connect_timeout = nullptr;  // ConnectTimeout(HttpError)
-PyObject* read_timeout = nullptr;     // ReadTimeout(HttpError)
+PyObject* http_error = nullptr;         // HttpError(OSError); owned by the module
+PyObject* connect_timeout = nullptr;    // ConnectTimeout(HttpError)
+PyObject* read_timeout = nullptr;       // ReadTimeout(HttpError)
 PyObject* connection_failed = nullptr;  // ConnectionFailed(HttpError)
 
-// Run while a wait goes on with the GIL released: lets Python's signal handlers run, so Ctrl-C
-// stops a GET that waits for a silent server. A raised exception stays set for the caller.
 // An error reply's body is read (for its message) up to this size.
 constexpr uint64_t kMaxErrorBody = 64 << 10;
 
+// Run while a wait goes on with the GIL released: lets Python's signal handlers run, so Ctrl-C
+// stops a request that waits for a silent server. A raised exception stays set for the caller.
 bool SignalRaised() {
   py::gil_scoped_acquire gil;
   return PyErr_CheckSignals() != 0;
@@ -224,7 +224,8 @@ void AddHttpClientTypes(py::module_& m) {
       .def("open", &Open, py::arg("host"), py::arg("port"), py::arg("method"), py::arg("target"),
            py::arg("headers"), py::arg("body"), py::arg("connect_timeout") = py::none(),
            py::arg("read_timeout") = py::none(),
-           "Send a request; the HttpResponse streams its body.");
+           // The response returns its connection to the client's pool: keep the client alive.
+           py::keep_alive<0, 1>(), "Send a request; the HttpResponse streams its body.");
 }
 
 }  // namespace aisnative

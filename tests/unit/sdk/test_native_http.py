@@ -3,11 +3,13 @@ hands back to the regular path, and the transport faults it must survive."""
 
 from __future__ import annotations
 
+import gc
 import gzip
 import os
 import signal
 import threading
 import time
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -284,3 +286,19 @@ def test_head_returns_headers_and_maps_errors_once(server: FakeServer, client: C
     assert info.value.status_code == 404 and "does not exist" in str(info.value)
     assert [req.method for req in server.requests] == ["HEAD", "HEAD"]
     assert len({req.peer_port for req in server.requests}) == 1
+
+
+def test_stream_keeps_its_client_alive(server: FakeServer) -> None:
+    server.route = lambda req: Reply(200, PAYLOAD)
+    host, port = server.url.removeprefix("http://").split(":")
+    http = _native.HttpClient()
+    stream = http.open(host, int(port), "GET", "/o", [], b"")
+    ref = weakref.ref(http)
+    del http
+    gc.collect()
+    assert ref() is not None  # held by the stream
+    assert b"".join(_read_to_end(NativeBodyReader(stream))) == PAYLOAD
+    stream.close()  # gives the connection back to the pool of the client it came from
+    del stream
+    gc.collect()
+    assert ref() is None
