@@ -263,6 +263,8 @@ TEST_F(StoreTest, OpenThroughBucketDirsFollowsTheBucket) {
   }
   auto missing = store_->Open(*dirs, "d0/none");
   EXPECT_EQ(missing.status().message(), store_->Open("plain", "d0/none").status().message());
+  // A name starting with '/' stays inside the bucket (its relative path never starts with one).
+  EXPECT_TRUE(store_->Open(*dirs, "/etc/passwd").status().IsNotFound());
   ASSERT_TRUE(Put("chunky", "big", Bytes(10000, 3)).ok());  // chunks are found by name as before
   auto chunky = store_->OpenBucketDirs("chunky");
   ASSERT_TRUE(chunky.ok());
