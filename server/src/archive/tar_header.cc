@@ -26,9 +26,9 @@ void PutString(char* field, std::string_view s) {
   if (!s.empty()) std::memcpy(field, s.data(), s.size());
 }
 
-std::string UstarBlock(std::string_view name, std::string_view prefix, uint64_t size, int64_t mtime, char type) {
-  std::string b(kTarBlock, '\0');
-  char* h = b.data();
+// Writes one USTAR header block into h[0, kTarBlock).
+void PutUstarBlock(char* h, std::string_view name, std::string_view prefix, uint64_t size, int64_t mtime, char type) {
+  std::memset(h, 0, kTarBlock);
   PutString(h + kOffName, name.substr(0, kNameLen));
   PutOctal(h + kOffMode, 8, 0644);
   PutOctal(h + kOffUid, 8, 0);
@@ -43,9 +43,18 @@ std::string UstarBlock(std::string_view name, std::string_view prefix, uint64_t 
   PutString(h + kOffPrefix, prefix.substr(0, kPrefixLen));
   std::memset(h + kOffChksum, ' ', 8);
   unsigned sum = 0;
-  for (unsigned char c : b) sum += c;
+  for (size_t i = 0; i < kTarBlock; ++i) sum += static_cast<unsigned char>(h[i]);
   PutOctal(h + kOffChksum, 7, sum);  // six digits, NUL, and the space already there
+}
+
+std::string UstarBlock(std::string_view name, std::string_view prefix, uint64_t size, int64_t mtime, char type) {
+  std::string b(kTarBlock, '\0');
+  PutUstarBlock(b.data(), name, prefix, size, mtime, type);
   return b;
+}
+
+uint64_t ClampMtime(int64_t mtime_sec) {
+  return mtime_sec < 0 ? 0 : std::min<uint64_t>(static_cast<uint64_t>(mtime_sec), kMaxOctal11);
 }
 
 // Splits `name` at a '/' into USTAR prefix and name fields; false if no split fits.
@@ -78,8 +87,15 @@ std::string PaxRecord(std::string_view key, std::string_view value) {
 
 }  // namespace
 
+bool EncodeUstarHeader(std::string_view name, uint64_t size, int64_t mtime_sec, char* block) {
+  std::string_view prefix, rest;
+  if (size > kMaxOctal11 || !SplitUstar(name, &prefix, &rest)) return false;
+  PutUstarBlock(block, rest, prefix, size, static_cast<int64_t>(ClampMtime(mtime_sec)), '0');
+  return true;
+}
+
 std::string EncodeTarHeader(std::string_view name, uint64_t size, int64_t mtime_sec) {
-  uint64_t mtime = mtime_sec < 0 ? 0 : std::min<uint64_t>(static_cast<uint64_t>(mtime_sec), kMaxOctal11);
+  uint64_t mtime = ClampMtime(mtime_sec);
   std::string_view prefix, rest;
   bool name_fits = SplitUstar(name, &prefix, &rest);
   bool size_fits = size <= kMaxOctal11;

@@ -17,5 +17,8 @@ inline uint64_t TarPadding(uint64_t size) { return (kTarBlock - size % kTarBlock
 
 // The header block(s) for an entry: a multiple of kTarBlock bytes.
 std::string EncodeTarHeader(std::string_view name, uint64_t size, int64_t mtime_sec);
+// The same written into block[0, kTarBlock) when it is one USTAR block (no PAX header); false,
+// and nothing written, otherwise.
+bool EncodeUstarHeader(std::string_view name, uint64_t size, int64_t mtime_sec, char* block);
 
 }  // namespace ais

@@ -73,6 +73,22 @@ TEST(TarHeader, NamesOfEveryLength) {
   }
 }
 
+TEST(TarHeader, UstarHeaderInPlaceIsTheSameBlock) {
+  std::string split_dir(120, 'd');
+  for (const std::string& name : {std::string("short"), std::string(100, 'n'), split_dir + "/" + std::string(90, 'f')}) {
+    std::string block(kTarBlock, 'x');  // garbage: every byte is written
+    ASSERT_TRUE(EncodeUstarHeader(name, 1234, 1700000000, block.data())) << name;
+    EXPECT_EQ(block, EncodeTarHeader(name, 1234, 1700000000)) << name;
+  }
+  for (const std::string& name : {std::string(300, 'p'), split_dir + "/" + std::string(120, 'f')}) {
+    std::string block(kTarBlock, 'x');
+    EXPECT_FALSE(EncodeUstarHeader(name, 1, 0, block.data()));
+    EXPECT_EQ(block, std::string(kTarBlock, 'x'));  // untouched
+  }
+  std::string block(kTarBlock, 'x');
+  EXPECT_FALSE(EncodeUstarHeader("big", 10ULL << 30, 0, block.data()));
+}
+
 TEST(TarHeader, HugeSizeGoesToPax) {
   const uint64_t size = 10ULL << 30;
   std::string h = EncodeTarHeader("big", size, 0);

@@ -50,12 +50,10 @@ Status TarWriter::WriteEntry(std::string_view name, std::string_view data, int64
 
 Status TarWriter::WriteEntryInPlace(std::string_view name, std::string buf, uint64_t size, int64_t mtime_sec) {
   static_assert(kInPlaceHead == kTarBlock);
-  std::string hdr = EncodeTarHeader(name, size, mtime_sec);
-  if (hdr.size() != kTarBlock || buf.size() != InPlaceSize(size)) {
+  if (buf.size() != InPlaceSize(size) || !EncodeUstarHeader(name, size, mtime_sec, buf.data())) {
     return WriteEntry(name, std::string_view(buf).substr(kInPlaceHead, size), mtime_sec);
   }
   size_ = written_ = size;
-  std::memcpy(buf.data(), hdr.data(), kTarBlock);
   std::memset(buf.data() + kTarBlock + size, 0, TarPadding(size));
   return sink_->AppendOwned(std::move(buf));
 }
