@@ -11,8 +11,9 @@ bucket that chunks it at 64 MiB, and monolithic) and measures, per object:
   memory: the first read of a size); the official SDK allocates fresh /dev/shm every time;
 
 in GB/s and as a fraction of the loopback TCP bandwidth (a socket pump between two processes,
-measured as one more case of every round). Cases take turns within each round and the median of
-the rounds is shown, so a change in the machine's load hits all of them alike. Then what shared
+measured as one more case of every round). Cases take turns within each round, the two
+objects' alternating, and the median of the rounds is shown, so a change in the machine's load
+hits all of them alike. Then what shared
 memory was left: new /dev/shm entries and our mappings. Finally the DataLoader tables of the
 official benchmark (python/tests/perf/pytorch/parallel_download.py), run by
 benchmarks/parallel_dataloader.py on the same server: AISMapDataset ("GET") vs
@@ -248,8 +249,8 @@ class Bench:
 
         return case
 
-    def measure(self, obj: Object) -> dict[tuple[str, str, int], Cell]:
-        """All cases of one object; every round runs each case once, in turn."""
+    def cases(self, obj: Object) -> dict[tuple[str, str, int], Callable[[], Sample | None]]:
+        """Every case of one object, keyed (mode, client, workers)."""
         cases: dict[tuple[str, str, int], Callable[[], Sample | None]] = {
             ("single GET", "ours", 1): self.ours(obj, "single", 1),
             ("single GET", "official", 1): self.official(obj, "single", 1),
@@ -262,22 +263,39 @@ class Bench:
             cases[("read_all", "ours", w)] = self.ours(obj, "read_all", w)
             cases[("read_all", "ours cold", w)] = self.ours(obj, "read_all cold", w)
             cases[("read_all", "official", w)] = self.official(obj, "read_all", w)
-        cases[LOOPBACK] = lambda: loopback_pump(self.cfg.size)
-        cells = {key: Cell() for key in cases}
-        self.ours(obj, "read_all", 2)()  # warm: the pool holds memory of this size from now on
+        return cases
+
+    def measure(
+        self, objs: dict[str, Object]
+    ) -> tuple[dict[str, dict[tuple[str, str, int], Cell]], Cell]:
+        """All cases of all objects, and the loopback pump: every round runs each case once, the
+        objects' cases alternating (measured one object after the other, a rise in the
+        machine's load made one object look 1.7x slower than the other)."""
+        per_obj = {label: self.cases(obj) for label, obj in objs.items()}
+        turns: list[tuple[str, tuple[str, str, int], Callable[[], Sample | None]]] = [
+            (label, key, per_obj[label][key])
+            for key in next(iter(per_obj.values()))
+            for label in per_obj
+        ]
+        turns.append(("", LOOPBACK, lambda: loopback_pump(self.cfg.size)))
+        cells = {label: {key: Cell() for key in cases} for label, cases in per_obj.items()}
+        pump = Cell()
+        for obj in objs.values():
+            self.ours(obj, "read_all", 2)()  # warm: the pool holds memory of this size from now on
         pid = self.srv.pid
         assert pid is not None
         for r in range(self.cfg.rounds):
-            for key, case in cases.items():
+            for label, key, case in turns:
                 s0 = process_cpu_seconds(pid)
                 sample = case()
                 if sample is not None:
-                    cells[key].seconds.append(sample.seconds)
-                    cells[key].cpu.append(sample.cpu)
-                    cells[key].server_cpu.append(process_cpu_seconds(pid) - s0)
+                    cell = cells[label][key] if label else pump
+                    cell.seconds.append(sample.seconds)
+                    cell.cpu.append(sample.cpu)
+                    cell.server_cpu.append(process_cpu_seconds(pid) - s0)
             print(f"  round {r + 1}/{self.cfg.rounds} done", file=sys.stderr, flush=True)
         shm.pool().clear()
-        return cells
+        return cells, pump
 
 
 # -- the download table --------------------------------------------------------------------------
@@ -441,13 +459,10 @@ def main() -> None:
             bench = Bench(srv, cfg)
             print(f"loading {cfg.size / GiB:.2f} GiB objects...", file=sys.stderr, flush=True)
             objs = bench.load(scratch)
-            results = {}
-            for label, obj in objs.items():
-                print(f"measuring {label}...", file=sys.stderr, flush=True)
-                results[label] = bench.measure(obj)
-            pumps = [cells.pop(LOOPBACK) for cells in results.values()]
-            loopback_gbps = cfg.size / statistics.median(s for c in pumps for s in c.seconds) / 1e9
-            pump_cpu = statistics.median(s for c in pumps for s in c.cpu) * GiB / cfg.size
+            print(f"measuring {', '.join(objs)}...", file=sys.stderr, flush=True)
+            results, pump = bench.measure(objs)
+            loopback_gbps = cfg.size / statistics.median(pump.seconds) / 1e9
+            pump_cpu = statistics.median(pump.cpu) * GiB / cfg.size
             load = os.getloadavg()
             download = render_download(results, cfg, loopback_gbps)
             cpu_table = render_cpu(results, cfg)
