@@ -42,7 +42,8 @@ __all__ = ["RequestClient"]
 T = TypeVar("T")
 R = TypeVar("R")
 
-# What `Transport.fetch` can send: everything else goes the regular way.
+# Keyword arguments the native path (`Transport.fetch`, `head`) can send; others go the
+# regular way.
 _FETCH_KWARGS = frozenset(("params",))
 
 
