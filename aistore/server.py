@@ -75,7 +75,7 @@ class LocalServer:
         num_mountpaths: how many temporary mountpaths to create when ``mountpaths`` is not given.
         port: TCP port; 0 (default) lets the OS pick a free one.
         host: address to bind.
-        threads: server I/O threads (default: CPU count).
+        threads: server I/O threads (default: two per CPU, at least 4).
         fsync: sync data and directories before each commit (durability over speed).
         promote_root: the directory tree ``Object.promote`` may read (server default:
             /var/lib/ais/promote, as AIS).

@@ -27,7 +27,7 @@ Options:
   --mountpath DIR   a data directory; repeat for several disks (required, at least one)
   --port N          TCP port to listen on (default 8080; 0 picks a free port)
   --host ADDR       address to bind (default 0.0.0.0)
-  --threads N       I/O threads (default: number of CPUs)
+  --threads N       I/O threads (default: two per CPU, at least 4)
   --getbatch-max-soft-errs N
                     GetBatch: missing items (placeholders) a batch may hold before it
                     fails (default 8, as AIS get_batch.max_soft_errs)

@@ -2,6 +2,7 @@
 
 #include <netinet/tcp.h>
 
+#include <algorithm>
 #include <chrono>
 #include <limits>
 #include <iostream>
@@ -16,11 +17,16 @@ namespace {
 constexpr auto kIdleTimeout = std::chrono::seconds(300);
 constexpr uint64_t kDrainLimit = 64ULL << 30;  // after an early error reply, discard at most this much body
 
+// Connections go round-robin to I/O threads, and a thread in a long sendfile makes the others it
+// serves wait. On 2 CPUs, 4 parallel range readers against 4 threads instead of 2: 1.27 -> 1.87
+// GB/s under load, 2.60 -> 3.12 and 2.75 -> 2.80 GB/s when quiet; small GETs the same or better.
+size_t DefaultThreads() { return std::max(4u, 2 * std::thread::hardware_concurrency()); }
+
 }  // namespace
 
 HttpServer::HttpServer(HttpServerOptions opts, NodeInfo node, Handler handler)
     : opts_(std::move(opts)), node_(std::move(node)), handler_(std::move(handler)) {
-  size_t n = opts_.threads ? opts_.threads : std::max(1u, std::thread::hardware_concurrency());
+  size_t n = opts_.threads ? opts_.threads : DefaultThreads();
   for (size_t i = 0; i < n; ++i) {
     contexts_.push_back(std::make_unique<asio::io_context>(1));
     guards_.push_back(asio::make_work_guard(*contexts_.back()));

@@ -20,7 +20,7 @@ using Handler = std::function<Task<void>(Exchange&)>;
 struct HttpServerOptions {
   std::string host = "0.0.0.0";
   uint16_t port = 8080;  // 0: ephemeral
-  size_t threads = 0;    // 0: hardware concurrency
+  size_t threads = 0;    // 0: two per CPU, at least 4
   size_t header_limit = 64 << 10;
 };
 
