@@ -214,6 +214,11 @@ def _encode_params(params: Mapping[str, Any]) -> str:
     return urlencode(pairs)
 
 
+def _with_query(url: str, params: Mapping[str, Any] | None) -> str:
+    query = _encode_params(params) if params else ""
+    return f"{url}?{query}" if query else url
+
+
 @functools.lru_cache(maxsize=64)
 def _http_origin(url_prefix: str) -> tuple[str, int] | None:
     """(host, port) of an `http://host[:port]` prefix; None if it carries credentials."""
@@ -363,6 +368,14 @@ class Transport:
             kwargs.setdefault("verify", session.verify)
         return session.request(method, url, headers=self.headers(headers), **kwargs)
 
+    def _session_headers(
+        self, session: requests.Session, extra: Mapping[str, Any] | None
+    ) -> dict[str, Any]:
+        """What `Session.request` would send: the session's headers, then ours on top."""
+        merged: dict[str, Any] = dict(session.headers)
+        merged.update(self.headers(extra))
+        return merged
+
     def _send_direct(
         self,
         session: requests.Session,
@@ -380,11 +393,8 @@ class Transport:
         `_plain`), and cost a small GET a third of its client CPU."""
         req = requests.PreparedRequest()
         req.method = method.upper()
-        query = _encode_params(params) if params else ""
-        req.url = f"{url}?{query}" if query else url
-        merged: dict[str, Any] = dict(session.headers)
-        merged.update(self.headers(headers))
-        req.headers = CaseInsensitiveDict(merged)
+        req.url = _with_query(url, params)
+        req.headers = CaseInsensitiveDict(self._session_headers(session, headers))
         req.body = None
         req.hooks = {"response": []}
         verify = True if session.verify is None else session.verify
@@ -462,16 +472,14 @@ class Transport:
         if not url.startswith(HTTP) or not _plain(session):
             return None
         connect_timeout, read_timeout = _split_timeout(self.timeout)
-        merged: dict[str, Any] = dict(session.headers)
-        merged.update(self.headers(headers))
+        merged = self._session_headers(session, headers)
         header_list = [
             (name, str(value))
             for name, value in merged.items()
             if name.lower() not in _NATIVE_DROPPED_HEADERS and value is not None
         ]
         client = self.session_manager.native_client
-        query = _encode_params(params) if params else ""
-        target_url = f"{url}?{query}" if query else url
+        target_url = _with_query(url, params)
         for _hop in range(2):
             slash = target_url.find("/", len(HTTP))
             origin = _http_origin(target_url[:slash] if slash >= 0 else target_url)
