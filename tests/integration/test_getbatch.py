@@ -14,6 +14,7 @@ import hashlib
 import http.client
 import io
 import json
+import os
 import shutil
 import subprocess
 import tarfile
@@ -663,19 +664,26 @@ def test_keep_alive_after_streamed_reply(ds: Dataset, ais_server: LocalServer) -
         conn.close()
 
 
-def _client_ports(server_port: int) -> set[int]:
-    """Client-side ports of every TCP connection to `server_port` the kernel still knows of,
-    closed ones (TIME_WAIT) included: a connection closed and replaced shows up as a new port."""
-    ports = set()
+def _own_connections(server_port: int) -> set[int]:
+    """Socket inodes of this process's TCP connections to `server_port`. Inodes are never reused
+    while the test runs, unlike client ports (loopback reuses TIME_WAIT ports at once)."""
+    ours = set()
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:  # the listing's own descriptor, or one closed meanwhile
+            continue
+        if target.startswith("socket:["):
+            ours.add(int(target[8:-1]))
+    inodes = set()
     for table in ("/proc/net/tcp", "/proc/net/tcp6"):
         with open(table) as f:
             for line in f.readlines()[1:]:
-                local, remote = (int(a.rsplit(":", 1)[1], 16) for a in line.split()[1:3])
-                if remote == server_port:
-                    ports.add(local)
-                elif local == server_port and remote:
-                    ports.add(remote)
-    return ports
+                fields = line.split()
+                remote_port = int(fields[2].rsplit(":", 1)[1], 16)
+                if remote_port == server_port and int(fields[9]) in ours:
+                    inodes.add(int(fields[9]))
+    return inodes
 
 
 @pytest.mark.parametrize(
@@ -684,10 +692,13 @@ def _client_ports(server_port: int) -> set[int]:
 )
 def test_connection_is_reused(ds: Dataset, fmt: str, streaming: bool, as_stream: bool) -> None:
     """A batch read to its end leaves its connection in the pool for the next request (the
-    native client's for streaming replies, urllib3's for multipart ones)."""
+    native client's for streaming replies, urllib3's for multipart ones): every batch of a fresh
+    client runs over the same one connection."""
     base = ds.client._request_client.base_url.rsplit("/v1", 1)[0]
+    port = int(base.rsplit(":", 1)[1])
     client = Client(base)
-    before = _client_ports(int(base.rsplit(":", 1)[1]))
+    before = _own_connections(port)
+    seen: set[int] = set()
     for _ in range(4):
         batch = client.batch(
             ["obj/100", "obj/70000"],
@@ -696,7 +707,8 @@ def test_connection_is_reused(ds: Dataset, fmt: str, streaming: bool, as_stream:
             streaming_get=streaming,
         )
         assert len(list(batch.get(decode_as_stream=as_stream))) == 2
-    assert len(_client_ports(int(base.rsplit(":", 1)[1])) - before) == 1
+        seen |= _own_connections(port) - before
+    assert len(seen) == 1
 
 
 def test_list_objects_arch_dir(ds: Dataset) -> None:
