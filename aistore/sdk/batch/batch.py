@@ -34,6 +34,7 @@ from aistore.sdk.batch.types import (
     MossReq,
     MossResp,
     encode_request,
+    model_defaults,
     trusted,
 )
 from aistore.sdk.bucket import Bucket
@@ -131,21 +132,24 @@ class Batch:
         one loop (a batch may hold 100k of them)."""
         bck = self.bucket.name if self.bucket else None
         provider = self.bucket.provider.value if self.bucket else None
+        # Every item gets a full state of its own, from one template, and all share one
+        # fields set (MossIn is frozen): half the cost of building each from scratch.
+        template = {**model_defaults(MossIn), "bck": bck, "provider": provider}
+        given = {"obj_name", "bck", "provider"}
         items = []
         for obj in objects:
+            state = template.copy()
             if isinstance(obj, str):
                 if bck is None:
                     raise ValueError(_BUCKET_REQUIRED_MSG)
-                fields = {"obj_name": obj, "bck": bck, "provider": provider}
+                state["obj_name"] = obj
             elif isinstance(obj, Object):
-                fields = {
-                    "obj_name": obj.name,
-                    "bck": obj.bucket_name,
-                    "provider": obj.bucket_provider.value,
-                }
+                state["obj_name"] = obj.name
+                state["bck"] = obj.bucket_name
+                state["provider"] = obj.bucket_provider.value
             else:
                 raise ValueError(f"Unsupported object type: {type(obj)}")
-            items.append(trusted(MossIn, fields))
+            items.append(trusted(MossIn, state, given))
         self.request.moss_in.extend(items)
 
     @property

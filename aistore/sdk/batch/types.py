@@ -103,15 +103,26 @@ _set = object.__setattr__
 _DEFAULTS: dict[type[BaseModel], dict[str, Any]] = {}
 
 
-def trusted(model: type[M], values: dict[str, Any]) -> M:
-    """`model.model_construct(**values)` for values known to be valid (built by this package),
-    in one step instead of pydantic's per-field loop: a batch builds one model per item, and
-    this is most of the client's per-item cost for small objects. Fields not given get their
-    default (all of these models default to None or 0). REQUIRES: `values` is not used by
-    the caller afterwards (when it names every field, it becomes the model's state)."""
+def model_defaults(model: type[BaseModel]) -> dict[str, Any]:
+    """Every field of `model` with its default (all of these models default to None or 0).
+    Shared: copy it before changing it."""
     defaults = _DEFAULTS.get(model)
     if defaults is None:
         defaults = _DEFAULTS[model] = {n: f.default for n, f in model.model_fields.items()}
+    return defaults
+
+
+def trusted(model: type[M], values: dict[str, Any], fields_set: set[str] | None = None) -> M:
+    """`model.model_construct(**values)` for values known to be valid (built by this package),
+    in one step instead of pydantic's per-field loop: a batch builds one model per item, and
+    this is most of the client's per-item cost for small objects. Fields not given get their
+    default. REQUIRES: `values` is not used by the caller afterwards (when it names every
+    field, it becomes the model's state).
+
+    `fields_set`: the fields the caller set (default: the keys of `values`), shared by the
+    models of one batch. Only for models pydantic never adds to it: frozen ones, or ones
+    built with every field set (pydantic copies the set before changing a copy)."""
+    defaults = model_defaults(model)
     if len(values) == len(defaults):
         state = values  # every field given: the caller's fresh dict becomes the model's
     else:
@@ -119,7 +130,7 @@ def trusted(model: type[M], values: dict[str, Any]) -> M:
         state.update(values)
     obj: M = _new(model)
     _set(obj, "__dict__", state)
-    _set(obj, "__pydantic_fields_set__", set(values))
+    _set(obj, "__pydantic_fields_set__", set(values) if fields_set is None else fields_set)
     _set(obj, "__pydantic_extra__", None)
     _set(obj, "__pydantic_private__", None)
     return obj
@@ -212,8 +223,10 @@ def _trusted_matches_pydantic() -> bool:
 
 if not _trusted_matches_pydantic():  # pragma: no cover - depends on the installed pydantic
 
-    def trusted(model: type[M], values: dict[str, Any]) -> M:  # noqa: F811
-        return model.model_construct(**values)
+    def trusted(  # noqa: F811
+        model: type[M], values: dict[str, Any], fields_set: set[str] | None = None
+    ) -> M:
+        return model.model_construct(fields_set, **values)
 
 
 class MossResp(BaseModel):

@@ -27,6 +27,9 @@ logger = logging.getLogger(__name__)
 
 # What a streaming reply's MossOut says about a placeholder (the stream has no details).
 _FAILED_ENTRY = "Batch entry failed on the server"
+# The fields set of every MossOut built here: all of them, so pydantic never adds to it and
+# one set serves every item.
+_OUT_FIELDS = set(MossOut.model_fields)
 
 
 class ArchiveStreamExtractor:
@@ -154,4 +157,5 @@ class ArchiveStreamExtractor:
                 "err_msg": err,
                 "size": size,
             },
+            _OUT_FIELDS,
         )

@@ -284,6 +284,25 @@ def test_fast_paths_match_pydantic() -> None:
     assert json.loads(encode_request(req)) == req.dict()
 
 
+def test_models_sharing_a_fields_set_stay_independent(server: FakeServer, client: Client) -> None:
+    """Items of one batch share one fields set (a fast path); each still reads like a model
+    pydantic built, and changing one changes no other."""
+    bucket = client.bucket("b")
+    batch = client.batch(["a", bucket.object("c")], bucket=bucket)
+    ins = batch.requests_list
+    assert ins == [MossIn(obj_name=n, bck="b", provider="ais") for n in ("a", "c")]
+    assert all(i.model_fields_set == {"obj_name", "bck", "provider"} for i in ins)
+    assert ins[0].model_copy(update={"archpath": "x"}).model_fields_set >= {"archpath"}
+    assert "archpath" not in ins[1].model_fields_set
+    server.route = lambda req: Reply(200, tar_of([("b/a", b"1"), ("b/c", b"22")]))
+    outs = [o for o, _ in batch.get(clear_batch=False)]
+    outs[0].err_msg = "changed"
+    assert outs[1].err_msg is None and "size" in outs[1].model_fields_set
+    assert outs[1].model_dump(exclude_unset=True) == MossOut(
+        objname="c", archpath="", bucket="b", provider="ais", size=2, opaque=None, err_msg=None
+    ).model_dump(exclude_unset=True)
+
+
 def test_add_checks_types(client: Client) -> None:
     batch = client.batch(bucket=client.bucket("b"))
     with pytest.raises(ValueError, match="Unsupported object type"):
