@@ -35,15 +35,19 @@ import time
 import traceback
 from collections.abc import Callable, Generator
 from functools import partial
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import requests
 from requests.exceptions import ChunkedEncodingError
 from tenacity import RetryCallState, Retrying
 
 from aistore._internal.body import BodyReader, content_length
+from aistore._internal.shm import default_pool_limit
 from aistore.sdk.const import STATUS_OK, STATUS_PARTIAL_CONTENT
 from aistore.sdk.errors import ObjectChangedError, UnexpectedHTTPStatusCode
+
+if TYPE_CHECKING:
+    from aistore._native import PiecePool
 
 logger = logging.getLogger(__name__)
 
@@ -59,6 +63,11 @@ CANCEL_JOIN_TIMEOUT = 10.0
 # Then how long to wait for the threads themselves to end (only one still waiting for response
 # headers takes longer; it ends when they come or time out).
 EXIT_GRACE = 0.5
+
+# Caps the idle bytes of the stream pieces kept for reuse (see `piece_pool`), as
+# `AIS_PARALLEL_POOL_BYTES` does for shared-memory buffers: default 1/8 of RAM, at most 4 GiB;
+# 0 keeps none.
+STREAM_POOL_ENV = "AIS_STREAM_POOL_BYTES"
 
 _HEADER_CONTENT_RANGE = "Content-Range"
 _HEADER_AIS_VERSION = "ais-version"
@@ -83,6 +92,39 @@ def plan_ranges(start: int, end: int, range_size: int) -> list[Range]:
         ranges.append((pos, nxt))
         pos = nxt
     return ranges
+
+
+_piece_pool: PiecePool | None = None
+_piece_pool_lock = threading.Lock()
+
+
+def piece_pool() -> PiecePool:
+    """This process's pool of `PIECE_SIZE` stream pieces, made on first use.
+
+    Pieces a stream yielded are kept (by reference, oldest let go first beyond the cap) and
+    filled again for the next ranges once only the pool holds them: fresh heap costs a page
+    fault per 4 KiB, and glibc hands freed pieces back to the kernel between streams. Emptied
+    in a forked child.
+    """
+    global _piece_pool
+    with _piece_pool_lock:
+        if _piece_pool is None:
+            from aistore import _native  # the extension, loaded on first use
+
+            _piece_pool = _native.PiecePool(PIECE_SIZE, default_pool_limit(STREAM_POOL_ENV))
+        return _piece_pool
+
+
+def _forget_pieces_after_fork() -> None:
+    # In a forked child: the parent's pieces are of no use here; let go of the copies.
+    global _piece_pool_lock
+    _piece_pool_lock = threading.Lock()
+    if _piece_pool is not None:
+        _piece_pool.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pieces_after_fork)
 
 
 class RangeSource(Protocol):
@@ -228,7 +270,6 @@ class RangeEngine:
         self._version: str | None = None
         self._threads: list[threading.Thread] = []
         self._on_fail: Callable[[], None] = lambda: None
-        self._fills: dict[int, list[Any]] | None = None
 
     @property
     def num_workers(self) -> int:
@@ -274,42 +315,29 @@ class RangeEngine:
         """Yield the object's bytes in order, as `bytes` of at most `PIECE_SIZE` that the
         workers receive into directly (no copy).
 
-        The consumer (the calling thread) makes the fillable pieces of the next `num_workers`
-        ranges itself, so that the allocator recycles the memory of pieces the caller has
-        dropped instead of handing out fresh pages; a worker claims a range once its pieces
-        exist. Memory: about `num_workers + 1` ranges, whatever the object size.
+        The consumer (the calling thread) makes each range's pieces with `fillable(size)`
+        (`PiecePool.fillable` refills pieces the caller has dropped; fresh memory comes from
+        the main thread's heap, which glibc recycles, not from the workers' arenas) as soon as
+        the window lets a worker claim that range: when the range `num_workers` before it is
+        handed to the caller. Memory: about `num_workers + 1` ranges, whatever the object size.
         """
         window = self._num_workers
-        fills: dict[int, list[Any]] = {}
-        finished: set[int] = set()
+        fills: dict[int, list[Any]] = {}  # guarded by _cond
 
-        def make(index: int) -> list[Any]:
+        def make(index: int) -> None:
             start, end = self._ranges[index]
-            return [fillable(min(PIECE_SIZE, end - p)) for p in range(start, end, PIECE_SIZE)]
+            pieces = [fillable(min(PIECE_SIZE, end - p)) for p in range(start, end, PIECE_SIZE)]
+            with self._cond:
+                fills[index] = pieces
 
         def target(index: int) -> Target:
-            return FillTarget(fills[index])
-
-        def done(index: int) -> None:
             with self._cond:
-                finished.add(index)
-                self._cond.notify_all()
-
-        provisioned = 0
-
-        def provision(upto: int) -> None:
-            nonlocal provisioned
-            while provisioned < upto:
-                pieces = make(provisioned)
-                with self._cond:
-                    fills[provisioned] = pieces
-                    self._cond.notify_all()
-                provisioned += 1
+                return FillTarget(fills[index])
 
         if self._num_workers == 1:
             retrying = self._retrying()
             for index, (start, end) in enumerate(self._ranges):
-                fills[index] = make(index)
+                make(index)
                 try:
                     self._fetch(start, end, partial(target, index), retrying)
                 except BaseException as err:
@@ -318,22 +346,30 @@ class RangeEngine:
                 for piece in fills.pop(index):
                     yield piece.take()
             return
-        self._fills = fills
+        finished: set[int] = set()
+
+        def done(index: int) -> None:
+            with self._cond:
+                finished.add(index)
+                self._cond.notify_all()
+
         try:
             # Inside the try: a KeyboardInterrupt while threads start must stop those started.
-            provision(min(window, len(self._ranges)))
+            for index in range(min(window, len(self._ranges))):
+                make(index)
             self._start(target, done=done, window=window)
             for index in range(len(self._ranges)):
-                # Pieces of the next range are made only now, after the caller has had (and
-                # dropped) the previous range's: the allocator hands back that memory.
-                provision(min(index + window, len(self._ranges)))
                 with self._cond:
                     while index not in finished and self._error is None:
                         self._cond.wait()
                     pieces = fills.pop(index, [])
+                self._raise_error()
+                # The window now admits range index + window: its pieces exist before it does.
+                if index + window < len(self._ranges):
+                    make(index + window)
+                with self._cond:
                     self._consumed = index + 1
                     self._cond.notify_all()
-                self._raise_error()
                 for piece in pieces:
                     yield piece.take()
         finally:
@@ -413,10 +449,7 @@ class RangeEngine:
             index = self._next
             self._next += 1
             if window is not None:
-                while (
-                    index - self._consumed >= window
-                    or (self._fills is not None and index not in self._fills)
-                ) and not self._cancel.is_set():
+                while index - self._consumed >= window and not self._cancel.is_set():
                     self._cond.wait()
             if self._cancel.is_set():
                 return None

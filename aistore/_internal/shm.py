@@ -175,7 +175,7 @@ class SegmentPool:
     def limit(self) -> int:
         """Most idle bytes kept."""
         if self._limit is None:
-            self._limit = _default_pool_limit()
+            self._limit = default_pool_limit()
         return self._limit
 
     @property
@@ -344,8 +344,10 @@ def check_capacity(size: int) -> None:
         raise InsufficientSharedMemoryError(size, available, "allocating a shared buffer")
 
 
-def _default_pool_limit() -> int:
-    raw = os.environ.get(_POOL_ENV)
+def default_pool_limit(env: str = _POOL_ENV) -> int:
+    """Idle bytes a pool may keep: the integer in `env` (0 disables pooling), else 1/8 of RAM,
+    at most 4 GiB."""
+    raw = os.environ.get(env)
     if raw is not None:
         try:
             return max(int(raw), 0)

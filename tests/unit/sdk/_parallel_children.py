@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from multiprocessing.connection import Connection
 
-from aistore._internal import shm
+from aistore._internal import parallel, shm
 
 
 def memfd_fds(pid: int | str = "self") -> list[str]:
@@ -24,6 +24,11 @@ def memfd_fds(pid: int | str = "self") -> list[str]:
 def report(conn: Connection) -> None:
     """Send this process's idle pool bytes and shared-memory descriptors."""
     conn.send((shm.pool().idle_bytes, len(memfd_fds())))
+
+
+def report_pieces(conn: Connection) -> None:
+    """Send how many stream pieces this process's pool keeps."""
+    conn.send(parallel.piece_pool().kept)
 
 
 def edit(conn: Connection) -> None:

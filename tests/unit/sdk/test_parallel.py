@@ -22,7 +22,7 @@ from requests.exceptions import ChunkedEncodingError
 
 from aistore import Client
 from aistore._internal import shm
-from aistore._internal.parallel import plan_ranges
+from aistore._internal.parallel import PIECE_SIZE, piece_pool, plan_ranges
 from aistore.sdk.const import DEFAULT_PARALLEL_CHUNK_SIZE, MIB
 from aistore.sdk.errors import (
     ErrObjNotFound,
@@ -461,6 +461,46 @@ def test_streaming_memory_is_bounded(server: FakeServer, client: Client) -> None
         ahead.append(len(obj.ranges) - (i + 1))
         assert len(chunk) == 16 * KIB
     assert max(ahead) <= 3
+
+
+def test_streams_refill_only_pieces_nobody_holds(server: FakeServer, client: Client) -> None:
+    """Pieces a stream yielded are received into again, by later ranges and streams, once the
+    caller has dropped them; the ones the caller keeps are never written again."""
+    pool = piece_pool()
+    pool.clear()
+    allocated = pool.allocated
+    first = _data(6 * PIECE_SIZE, seed=1)
+    server.route = ObjectServer(first, chunk_size=2 * PIECE_SIZE)
+    chunks = list(_reader(client, 2))
+    assert b"".join(chunks) == first
+    assert pool.allocated - allocated == 6 and pool.idle_bytes == 0
+    kept = {0: chunks[0], 3: chunks[3], 5: chunks[5]}
+    del chunks
+    assert pool.idle_bytes == 3 * PIECE_SIZE
+    second = _data(6 * PIECE_SIZE, seed=2)
+    server.route = ObjectServer(second, chunk_size=2 * PIECE_SIZE)
+    reused = pool.reused
+    pos = 0
+    for chunk in _reader(client, 2):
+        assert chunk == second[pos : pos + len(chunk)]
+        pos += len(chunk)
+    assert pos == len(second)
+    assert pool.reused - reused >= 3  # at least the dropped pieces of the first stream
+    for i, piece in kept.items():
+        assert piece == first[i * PIECE_SIZE : (i + 1) * PIECE_SIZE]
+
+
+def test_a_streamed_object_is_exact_when_the_caller_keeps_every_piece(
+    server: FakeServer, client: Client
+) -> None:
+    """Kept pieces fill the pool with held entries: every later piece is a fresh one."""
+    piece_pool().clear()
+    for seed in (1, 2):
+        data = _data(5 * PIECE_SIZE + 7, seed=seed)
+        server.route = ObjectServer(data, chunk_size=PIECE_SIZE)
+        chunks = list(_reader(client, 3))
+        assert b"".join(chunks) == data
+        assert len({id(c) for c in chunks}) == len(chunks)
 
 
 def test_insufficient_memory_fails_before_any_get(

@@ -16,7 +16,7 @@ import _parallel_children as children
 import numpy as np
 import pytest
 
-from aistore._internal import shm
+from aistore._internal import parallel, shm
 from aistore.sdk.errors import InsufficientSharedMemoryError
 from aistore.sdk.obj.content_iterator.buffer import ParallelBuffer, RingBuffer
 
@@ -186,6 +186,28 @@ def test_fork_child_does_not_inherit_the_pool() -> None:
     idle, fds = _recv(parent)
     proc.join()
     assert (idle, fds) == (0, 0)
+
+
+def test_stream_pool_limit_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(parallel, "_piece_pool", None)
+    monkeypatch.setenv(parallel.STREAM_POOL_ENV, str(3 * parallel.PIECE_SIZE + 1))
+    assert parallel.piece_pool().limit == 3 * parallel.PIECE_SIZE
+    monkeypatch.setattr(parallel, "_piece_pool", None)
+    monkeypatch.setenv(parallel.STREAM_POOL_ENV, "0")
+    assert parallel.piece_pool().limit == 0
+
+
+def test_fork_child_does_not_inherit_stream_pieces() -> None:
+    pool = parallel.piece_pool()
+    kept = [pool.fillable(parallel.PIECE_SIZE).take()]
+    assert pool.kept >= 1
+    parent, child = mp.Pipe()
+    proc = mp.get_context("fork").Process(target=children.report_pieces, args=(child,))
+    proc.start()
+    in_child = _recv(parent)
+    proc.join()
+    assert in_child == 0 and pool.kept >= 1
+    del kept
 
 
 @pytest.mark.parametrize("method", ["fork", "spawn", "forkserver"])

@@ -27,7 +27,7 @@ import os
 from collections.abc import Generator
 from typing import Any
 
-from aistore._internal.parallel import RangeEngine, plan_ranges
+from aistore._internal.parallel import RangeEngine, piece_pool, plan_ranges
 from aistore.sdk.const import DEFAULT_PARALLEL_CHUNK_SIZE, MIB, PROPS_CHUNKED
 from aistore.sdk.obj.content_iterator.base import BaseContentIterProvider, StreamBounds
 from aistore.sdk.obj.content_iterator.buffer import ParallelBuffer
@@ -170,6 +170,9 @@ class ParallelContentIterProvider(BaseContentIterProvider):
         Workers read up to `num_workers` ranges ahead of the caller, each straight into the
         `bytes` objects it will be yielded as (no copy); memory stays at about
         `num_workers × chunk_size` whatever the object size. Closing the generator stops them.
+        A yielded `bytes` that nobody holds any more (no reference, view or array of it) is
+        received into again, by a later range or stream (`parallel.piece_pool`, idle bytes
+        capped by `AIS_STREAM_POOL_BYTES`): its pages are already faulted in.
 
         Args:
             offset: first byte wanted.
@@ -180,10 +183,8 @@ class ParallelContentIterProvider(BaseContentIterProvider):
             bounds.expected_end = self._object_size
         if offset >= self._object_size:
             return
-        from aistore import _native  # the extension, loaded on first use
-
         ranges = plan_ranges(offset, self._object_size, self._chunk_size)
-        yield from self._engine(self._chunk_size, ranges).stream(_native.FillableBytes)
+        yield from self._engine(self._chunk_size, ranges).stream(piece_pool().fillable)
 
     def _whole_range_size(self) -> int:
         """Range size for reading the whole object at once."""
