@@ -16,6 +16,7 @@ import io
 import json
 import os
 import shutil
+import socket
 import subprocess
 import tarfile
 import time
@@ -636,6 +637,41 @@ def test_client_hanging_up_mid_stream_costs_nothing(ds: Dataset, ais_server: Loc
     # The server still serves.
     r = _moss(ds, {"in": [{"objname": "obj/100", "bucket": b0}]})
     assert r.status == 200
+
+
+def test_slow_reader_gets_every_byte_in_order(ds: Dataset, ais_server: LocalServer) -> None:
+    """A client reading slowly through a small receive buffer keeps the server's socket full, so
+    its writes go out in parts and wait for room (runs of memory pieces and file segments
+    alike); the archive still arrives whole and in order, over one connection."""
+    b0 = ds.buckets[0].name
+    batches = [
+        [f"obj/{size}" for size in SIZES] * 40,  # ~15 MB: more than the socket buffers hold
+        ["obj/4096"] * 2000,  # ~9 MB of memory pieces only: long gathered writes
+    ]
+    u = urlsplit(ais_server.endpoint)
+    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=30)
+    conn.connect()
+    assert conn.sock is not None
+    conn.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 32 * 1024)
+    try:
+        for names in batches:
+            body = json.dumps({"in": [{"objname": n, "bucket": b0} for n in names], "strm": True})
+            conn.request("GET", "/v1/ml/moss", body=body, headers={"Content-Type": "application/json"})
+            resp = conn.getresponse()
+            assert resp.status == 200
+            parts = []
+            while chunk := resp.read(16 * 1024):
+                parts.append(chunk)
+                time.sleep(0.001)
+            with tarfile.open(fileobj=io.BytesIO(b"".join(parts)), mode="r:") as t:
+                members = t.getmembers()
+                assert [m.name for m in members] == [f"{b0}/{n}" for n in names]
+                for m, n in zip(members, names):
+                    f = t.extractfile(m)
+                    assert f is not None
+                    assert f.read() == ds.objects[(0, n)], n
+    finally:
+        conn.close()
 
 
 def test_keep_alive_after_streamed_reply(ds: Dataset, ais_server: LocalServer) -> None:

@@ -1,10 +1,15 @@
 #include "http/exchange.h"
 
 #include <sys/sendfile.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
 
+#include <algorithm>
 #include <cerrno>
-#include <cstdio>
 #include <chrono>
+#include <climits>
+#include <cstdio>
+#include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "api/headers.h"
@@ -283,33 +288,94 @@ Task<bool> Exchange::EndStream(bool complete) {
 }
 
 Task<bool> Exchange::WritePieces(std::string_view head, const std::vector<BodyPiece>& pieces, std::string_view tail) {
-  std::vector<asio::const_buffer> bufs;
-  auto flush = [&]() -> Task<bool> {
-    if (bufs.empty()) co_return true;
-    beast::error_code ec;
-    stream_.expires_after(kIoTimeout);
-    co_await asio::async_write(stream_, bufs, asio::redirect_error(asio::use_awaitable, ec));
-    bufs.clear();
-    co_return !ec;
+  // Written straight to the non-blocking socket: a run of memory pieces is one sendmsg however
+  // long it is (asio's async_write splits at 64 KiB, and each of its steps re-arms the stream's
+  // timer and polls the reactor: three syscalls per 64 KiB), and the coroutine waits only when
+  // the socket is full.
+  std::vector<iovec> iov;
+  iov.reserve(pieces.size() + 2);
+  auto add = [&iov](const char* p, size_t n) {
+    if (n > 0) iov.push_back(iovec{const_cast<char*>(p), n});
   };
   bool ok = true;
-  if (!head.empty()) bufs.emplace_back(head.data(), head.size());
-  for (const auto& p : pieces) {
+  add(head.data(), head.size());
+  for (size_t i = 0; ok && i < pieces.size(); ++i) {
+    const BodyPiece& p = pieces[i];
     if (p.data) {
-      if (p.len > 0) bufs.emplace_back(p.data, p.len);
+      add(p.data, p.len);
       continue;
     }
-    std::vector<FileSegment> one(1, p.file);
-    ok = co_await flush();
-    if (ok) ok = co_await SendSegments(one);
-    if (!ok) break;
+    if (p.file.len == 0) continue;
+    ok = co_await SendIov(iov, /*more=*/true);  // the header before a file goes out with its bytes
+    iov.clear();
+    if (ok) ok = co_await SendFile(p.file);
   }
   if (ok) {
-    if (!tail.empty()) bufs.emplace_back(tail.data(), tail.size());
-    ok = co_await flush();
+    add(tail.data(), tail.size());
+    ok = co_await SendIov(iov, false);
   }
   if (!ok) reusable_ = false;
   co_return ok;
+}
+
+Task<bool> Exchange::WaitWritable() {
+  auto& sock = stream_.socket();
+  // The wait is not a Beast operation, so a watchdog enforces the deadline.
+  asio::steady_timer watchdog(sock.get_executor());
+  watchdog.expires_after(kIoTimeout);
+  watchdog.async_wait([&sock](beast::error_code ec) {
+    if (!ec) sock.cancel();
+  });
+  beast::error_code ec;
+  co_await sock.async_wait(tcp::socket::wait_write, asio::redirect_error(asio::use_awaitable, ec));
+  watchdog.cancel();
+  co_return !ec;
+}
+
+Task<bool> Exchange::SendIov(std::vector<iovec>& iov, bool more) {
+  auto& sock = stream_.socket();
+  if (!sock.native_non_blocking()) sock.native_non_blocking(true);  // the setter always costs an ioctl
+  size_t first = 0;  // iov[first..] is still to be sent (iov[first] perhaps in part)
+  while (first < iov.size()) {
+    msghdr msg;
+    std::memset(&msg, 0, sizeof(msg));
+    msg.msg_iov = iov.data() + first;
+    msg.msg_iovlen = std::min<size_t>(iov.size() - first, IOV_MAX);
+    const bool last_batch = first + msg.msg_iovlen == iov.size();
+    ssize_t n = ::sendmsg(sock.native_handle(), &msg, MSG_NOSIGNAL | (more || !last_batch ? MSG_MORE : 0));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno != EAGAIN && errno != EWOULDBLOCK) co_return false;  // peer gone
+      if (!co_await WaitWritable()) co_return false;
+      continue;
+    }
+    auto left = static_cast<size_t>(n);
+    while (first < iov.size() && left >= iov[first].iov_len) left -= iov[first++].iov_len;
+    if (left > 0) {
+      iov[first].iov_base = static_cast<char*>(iov[first].iov_base) + left;
+      iov[first].iov_len -= left;
+    }
+  }
+  co_return true;
+}
+
+Task<bool> Exchange::SendFile(const FileSegment& seg) {
+  auto& sock = stream_.socket();
+  if (!sock.native_non_blocking()) sock.native_non_blocking(true);  // the setter always costs an ioctl
+  auto off = static_cast<off_t>(seg.offset);
+  uint64_t left = seg.len;
+  while (left > 0) {
+    ssize_t n = ::sendfile(sock.native_handle(), seg.fd, &off, std::min<uint64_t>(left, 1ULL << 30));
+    if (n > 0) {
+      left -= static_cast<uint64_t>(n);
+      continue;
+    }
+    if (n == 0) co_return false;  // file shorter than its metadata says
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN) co_return false;  // peer gone
+    if (!co_await WaitWritable()) co_return false;
+  }
+  co_return true;
 }
 
 Task<void> Exchange::ReplyError(const Status& st, const HeaderList& extra) {
@@ -355,31 +421,8 @@ Task<void> Exchange::ReplyFile(http::status status, const HeaderList& headers,
 }
 
 Task<bool> Exchange::SendSegments(const std::vector<FileSegment>& segments) {
-  auto& sock = stream_.socket();
-  sock.native_non_blocking(true);
-  // The wait below is not a Beast operation, so a watchdog enforces the deadline.
-  asio::steady_timer watchdog(sock.get_executor());
   for (const auto& seg : segments) {
-    auto off = static_cast<off_t>(seg.offset);
-    uint64_t left = seg.len;
-    while (left > 0) {
-      ssize_t n = ::sendfile(sock.native_handle(), seg.fd, &off, std::min<uint64_t>(left, 1ULL << 30));
-      if (n > 0) {
-        left -= static_cast<uint64_t>(n);
-        continue;
-      }
-      if (n == 0) co_return false;  // file shorter than its metadata says
-      if (errno == EINTR) continue;
-      if (errno != EAGAIN) co_return false;  // peer gone
-      watchdog.expires_after(kIoTimeout);
-      watchdog.async_wait([&sock](beast::error_code ec) {
-        if (!ec) sock.cancel();
-      });
-      beast::error_code ec;
-      co_await sock.async_wait(tcp::socket::wait_write, asio::redirect_error(asio::use_awaitable, ec));
-      watchdog.cancel();
-      if (ec) co_return false;
-    }
+    if (!co_await SendFile(seg)) co_return false;
   }
   co_return true;
 }

@@ -5,6 +5,8 @@
 // object bytes leave through sendfile(2) straight from the object's file segments.
 #pragma once
 
+#include <sys/uio.h>
+
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -94,6 +96,12 @@ class Exchange {
   // Reads and drops `left` body bytes (or gives up on the connection if that is too much).
   Task<void> Discard(uint64_t left, std::vector<char>& buf);
   Task<bool> SendSegments(const std::vector<FileSegment>& segments);
+  // Writes straight to the non-blocking socket, waiting only while it is full (up to the I/O
+  // timeout). False once the peer is gone. SendIov consumes `iov`; `more`: more bytes follow at
+  // once (MSG_MORE, so a small head is not sent as a packet of its own).
+  Task<bool> SendIov(std::vector<iovec>& iov, bool more);
+  Task<bool> SendFile(const FileSegment& seg);
+  Task<bool> WaitWritable();
   // head, the pieces, tail; consecutive memory runs go out in one gathered write.
   Task<bool> WritePieces(std::string_view head, const std::vector<BodyPiece>& pieces, std::string_view tail);
   void FillHeaders(http::fields& f, const HeaderList& headers) const;
