@@ -13,6 +13,7 @@
 #include "archive/archive_format.h"
 #include "archive/output_sink.h"
 #include "store/store.h"
+#include "util/byte_buffer.h"
 #include "util/status.h"
 
 namespace ais {
@@ -46,8 +47,8 @@ class ArchiveWriter {
   // WriteEntry of the `size` bytes at buf[kInPlaceHead, kInPlaceHead + size): writers that can
   // put their framing around the bytes in the buffer itself and hand the buffer on (plain tar)
   // do, and copy nothing. REQUIRES: buf.size() == InPlaceSize(size).
-  virtual Status WriteEntryInPlace(std::string_view name, std::string buf, uint64_t size, int64_t mtime_sec) {
-    return WriteEntry(name, std::string_view(buf).substr(kInPlaceHead, size), mtime_sec);
+  virtual Status WriteEntryInPlace(std::string_view name, ByteBuffer buf, uint64_t size, int64_t mtime_sec) {
+    return WriteEntry(name, std::string_view(buf.data() + kInPlaceHead, size), mtime_sec);
   }
 };
 

@@ -12,7 +12,7 @@ namespace ais {
 
 struct BatchAssembler::Prepared {
   enum Kind {
-    kMemory,    // `data` holds the entry (at ArchiveWriter::kInPlaceHead when `in_place`)
+    kMemory,    // `data` holds the entry, or `buf` at ArchiveWriter::kInPlaceHead when `in_place`
     kFiles,     // the entry is `segs` of `obj`
     kDeferred,  // the entry is [start, start+size) of archived file `path` in `shard`, read at write time
     kMissing,   // does not exist: a placeholder (with coer) or the batch's end
@@ -24,13 +24,14 @@ struct BatchAssembler::Prepared {
   uint64_t size = 0;
   int64_t mtime = 0;
   std::string data;
+  ByteBuffer buf;
   std::shared_ptr<ObjectBytes> obj;
   std::vector<FileSegment> segs;
   std::shared_ptr<Shard> shard;
   uint64_t start = 0;
-  bool in_place = false;  // kMemory: `data` is laid out for ArchiveWriter::WriteEntryInPlace
+  bool in_place = false;  // kMemory: `buf` is laid out for ArchiveWriter::WriteEntryInPlace
 
-  size_t memory() const { return data.size(); }
+  size_t memory() const { return data.size() + buf.capacity(); }
 };
 
 namespace {
@@ -56,8 +57,8 @@ Prepared Missing(std::string msg, bool shard) {
 Status ReadInPlace(const std::vector<FileSegment>& segs, uint64_t len, Prepared* p) {
   p->kind = Prepared::kMemory;
   p->in_place = true;
-  p->data.resize(ArchiveWriter::InPlaceSize(len));
-  char* out = p->data.data() + ArchiveWriter::kInPlaceHead;
+  p->buf = ByteBuffer(ArchiveWriter::InPlaceSize(len));
+  char* out = p->buf.data() + ArchiveWriter::kInPlaceHead;
   for (const auto& s : segs) {
     AIS_RETURN_IF_ERROR(PreadAll(s.fd, out, s.len, s.offset));
     out += s.len;
@@ -112,7 +113,10 @@ Result<std::shared_ptr<Shard>> BatchAssembler::GetShard(uint32_t bucket, const s
   // Opening is cheap (an open and at most one 512-byte read): done under the lock so that two
   // fetchers never open the same shard twice.
   Result<std::shared_ptr<Shard>> shard = Status::OK();
-  auto reopen = [&] { return OpenObject(bucket, objname); };
+  auto reopen = [&] {
+    size_t ignored = 0;
+    return OpenObject(bucket, objname, {}, &ignored);
+  };
   auto h = reopen();
   auto obj = h.ok() ? ObjectBytes::Open(std::move(*h), reopen) : h.status();
   if (!obj.ok()) {
@@ -125,18 +129,34 @@ Result<std::shared_ptr<Shard>> BatchAssembler::GetShard(uint32_t bucket, const s
   return shard;
 }
 
-Result<ObjectHandle> BatchAssembler::OpenObject(uint32_t bucket, const std::string& objname) {
+Result<ObjectHandle> BatchAssembler::OpenObject(uint32_t bucket, const std::string& objname, std::span<char> ahead,
+                                                size_t* got) {
+  *got = 0;
   const std::optional<BucketDirs>& dirs = dirs_[bucket];
-  return dirs ? store_.Open(*dirs, objname) : store_.Open(req_.buckets[bucket].name, objname);
+  return dirs ? store_.Open(*dirs, objname, ahead, got) : store_.Open(req_.buckets[bucket].name, objname);
 }
 
 Prepared BatchAssembler::PrepareObject(const MossItem& it) {
   std::string objname(req_.objname(it));
-  auto reopen = [&] { return OpenObject(it.bucket, objname); };
+  auto reopen = [&] {
+    size_t ignored = 0;
+    return OpenObject(it.bucket, objname, {}, &ignored);
+  };
   auto missing_or_error = [&](const Status& st) {
     return st.IsNotFound() ? Missing(opts_.node_id + ": " + st.message(), false) : Error(st);
   };
-  auto h = reopen();
+  // A whole object no larger than the previous one is read with its header, in one read instead
+  // of two, into a buffer laid out for WriteEntryInPlace (objects of one batch are mostly alike).
+  const bool whole = it.start == 0 && it.length == 0;  // a range, even one covering everything, has no mtime
+  const size_t guess = whole ? size_hint_.load(std::memory_order_relaxed) : 0;
+  ByteBuffer ahead;
+  std::span<char> into;
+  if (guess > 0 && guess <= opts_.inline_max) {
+    ahead = ByteBuffer(ArchiveWriter::InPlaceSize(guess));
+    into = std::span<char>(ahead.data() + ArchiveWriter::kInPlaceHead, guess);
+  }
+  size_t got = 0;
+  auto h = OpenObject(it.bucket, objname, into, &got);
   if (!h.ok()) return missing_or_error(h.status());
   // The object's files, for a chunked object (its chunks are opened now) or one sent from its
   // file. A small monolithic object is read from the handle: no ObjectBytes to build.
@@ -154,11 +174,18 @@ Prepared BatchAssembler::PrepareObject(const MossItem& it) {
   auto range = ResolveRange(it.start, it.length, meta.size);
   if (!range.ok()) return Error(range.status());
   auto [start, len] = *range;
+  if (whole && meta.size != guess) size_hint_.store(meta.size, std::memory_order_relaxed);
   Prepared p;
   p.size = len;
-  bool whole = it.start == 0 && it.length == 0;  // a range, even one covering everything, has no mtime
   p.mtime = whole ? meta.atime_ns / 1000000000 : 0;
   if (len <= opts_.inline_max) {
+    if (!obj && !ahead.empty() && got == len) {  // whole and read already (len <= guess)
+      ahead.Truncate(ArchiveWriter::InPlaceSize(len));
+      p.kind = Prepared::kMemory;
+      p.in_place = true;
+      p.buf = std::move(ahead);
+      return p;
+    }
     if (obj) {
       if (Status st = ReadInPlace(obj->Slice(start, len), len, &p); !st.ok()) return Error(st);
     } else {
@@ -296,7 +323,7 @@ Status BatchAssembler::RunItems(OutputSink* sink, int64_t* objs, int64_t* bytes)
       }
       case Prepared::kMemory:
         if (p.in_place) {
-          AIS_RETURN_IF_ERROR(w.WriteEntryInPlace(EntryName(it, true), std::move(p.data), p.size, p.mtime));
+          AIS_RETURN_IF_ERROR(w.WriteEntryInPlace(EntryName(it, true), std::move(p.buf), p.size, p.mtime));
         } else {
           AIS_RETURN_IF_ERROR(w.WriteEntry(EntryName(it, true), p.data, p.mtime));
         }

@@ -12,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -78,8 +79,9 @@ class BatchAssembler {
   Prepared PrepareObject(const MossItem& it);
   Prepared PrepareArchived(const MossItem& it);
   Result<std::shared_ptr<Shard>> GetShard(uint32_t bucket, const std::string& objname);
-  // Opens objname in req_.buckets[bucket], through its BucketDirs when it has them.
-  Result<ObjectHandle> OpenObject(uint32_t bucket, const std::string& objname);
+  // Opens objname in req_.buckets[bucket], through its BucketDirs when it has them, and then
+  // reads its first bytes into `ahead` with the header when it can (Store::Open): *got of them.
+  Result<ObjectHandle> OpenObject(uint32_t bucket, const std::string& objname, std::span<char> ahead, size_t* got);
   std::string EntryName(const MossItem& it, bool with_archpath) const;
 
   Store& store_;
@@ -89,6 +91,7 @@ class BatchAssembler {
   std::vector<std::optional<BucketDirs>> dirs_;  // per req_.buckets entry; set before any fetching
   std::vector<ItemOutcome> outcomes_;
   uint32_t soft_errs_ = 0;
+  std::atomic<size_t> size_hint_{0};  // the size of the last whole object prepared (PrepareObject)
   std::atomic<bool> cancelled_{false};
   std::atomic<bool> aborted_{false};
 

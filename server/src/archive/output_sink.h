@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "store/store.h"
+#include "util/byte_buffer.h"
 #include "util/status.h"
 
 namespace ais {
@@ -24,7 +25,7 @@ class OutputSink {
     return Status::OK();
   }
   // Bytes the sink may keep as they are instead of copying them.
-  virtual Status AppendOwned(std::string bytes) { return Append(bytes.data(), bytes.size()); }
+  virtual Status AppendOwned(ByteBuffer bytes) { return Append(bytes.data(), bytes.size()); }
   // File bytes that may travel without a copy (sendfile). `owner` keeps `seg.fd` open until the
   // bytes are gone; the sink may hold it past this call.
   virtual Status AppendFile(const FileSegment& seg, std::shared_ptr<const void> owner) = 0;

@@ -53,7 +53,7 @@ void PieceQueue::CopyIn(const char* p, size_t len) {
   }
 }
 
-Status PieceQueue::AppendOwned(std::string bytes) {
+Status PieceQueue::AppendOwned(ByteBuffer bytes) {
   constexpr size_t kCopyBelow = 4096;  // small pieces are merged: fewer iovecs per write
   if (bytes.size() < kCopyBelow) return Append(bytes.data(), bytes.size());
   std::unique_lock lock(mu_);
@@ -61,7 +61,7 @@ Status PieceQueue::AppendOwned(std::string bytes) {
   memory_ += bytes.size();
   pending_ += bytes.size();
   Piece piece;
-  piece.mem = std::move(bytes);
+  piece.owned = std::move(bytes);
   piece.sealed = true;
   pieces_.push_back(std::move(piece));
   MaybeNotify(lock);

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "archive/output_sink.h"
+#include "util/byte_buffer.h"
 
 namespace ais {
 
@@ -31,12 +32,15 @@ class PieceQueue : public OutputSink {
   };
   // One run of output: memory bytes, or a file segment (is_file()).
   struct Piece {
-    std::string mem;
+    std::string mem;    // copied-in bytes
+    ByteBuffer owned;   // or an AppendOwned buffer, as it was handed in (sealed)
     FileSegment file{-1, 0, 0};
     std::shared_ptr<const void> owner;
     bool sealed = false;  // an AppendOwned buffer: nothing is appended to it
     bool is_file() const { return file.fd >= 0; }
-    uint64_t size() const { return is_file() ? file.len : mem.size(); }
+    // The memory bytes. REQUIRES: !is_file().
+    const char* data() const { return sealed ? owned.data() : mem.data(); }
+    uint64_t size() const { return is_file() ? file.len : sealed ? owned.size() : mem.size(); }
   };
   struct Taken {
     std::vector<Piece> pieces;
@@ -49,7 +53,7 @@ class PieceQueue : public OutputSink {
   Status Append(const void* data, size_t len) override;
   Status AppendParts(const std::string_view* parts, size_t n) override;
   // Kept as its own piece (no copy) unless small.
-  Status AppendOwned(std::string bytes) override;
+  Status AppendOwned(ByteBuffer bytes) override;
   Status AppendFile(const FileSegment& seg, std::shared_ptr<const void> owner) override;
   // Ends the stream. `final` non-OK: the archive is incomplete.
   void Close(Status final);

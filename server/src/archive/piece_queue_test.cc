@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <cstring>
 #include <mutex>
 #include <chrono>
 #include <thread>
@@ -18,7 +19,7 @@ std::string Concat(const std::vector<PieceQueue::Piece>& pieces) {
   std::string out;
   for (const auto& p : pieces) {
     EXPECT_FALSE(p.is_file());
-    out += p.mem;
+    out.append(p.data(), p.size());
   }
   return out;
 }
@@ -134,18 +135,25 @@ TEST(PieceQueue, StreamOfManyPiecesArrivesInOrder) {
   EXPECT_EQ(got, want);
 }
 
+ByteBuffer Filled(size_t n, char c) {
+  ByteBuffer b(n);
+  std::memset(b.data(), c, n);
+  return b;
+}
+
 TEST(PieceQueue, OwnedBuffersAreKeptAsTheyAreUnlessSmall) {
   PieceQueue q(PieceQueue::Limits{}, [] {});
-  std::string big(10000, 'b');
+  ByteBuffer big = Filled(10000, 'b');
   const char* big_data = big.data();
   ASSERT_TRUE(q.AppendOwned(std::move(big)).ok());
   ASSERT_TRUE(q.Append("tail", 4).ok());  // not appended to the owned buffer
-  ASSERT_TRUE(q.AppendOwned(std::string(100, 's')).ok());  // small: merged
+  ASSERT_TRUE(q.AppendOwned(Filled(100, 's')).ok());  // small: merged
   auto t = q.Take(1);
   ASSERT_EQ(t.pieces.size(), 2u);
-  EXPECT_EQ(t.pieces[0].mem.data(), big_data);  // no copy
-  EXPECT_EQ(t.pieces[0].mem.size(), 10000u);
-  EXPECT_EQ(t.pieces[1].mem, "tail" + std::string(100, 's'));
+  EXPECT_EQ(t.pieces[0].data(), big_data);  // no copy
+  EXPECT_EQ(t.pieces[0].size(), 10000u);
+  EXPECT_EQ(std::string(t.pieces[1].data(), t.pieces[1].size()), "tail" + std::string(100, 's'));
+  EXPECT_EQ(Concat(t.pieces), std::string(10000, 'b') + "tail" + std::string(100, 's'));
 }
 
 }  // namespace

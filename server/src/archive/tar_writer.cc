@@ -48,10 +48,10 @@ Status TarWriter::WriteEntry(std::string_view name, std::string_view data, int64
   return sink_->AppendParts(parts, 3);
 }
 
-Status TarWriter::WriteEntryInPlace(std::string_view name, std::string buf, uint64_t size, int64_t mtime_sec) {
+Status TarWriter::WriteEntryInPlace(std::string_view name, ByteBuffer buf, uint64_t size, int64_t mtime_sec) {
   static_assert(kInPlaceHead == kTarBlock);
   if (buf.size() != InPlaceSize(size) || !EncodeUstarHeader(name, size, mtime_sec, buf.data())) {
-    return WriteEntry(name, std::string_view(buf).substr(kInPlaceHead, size), mtime_sec);
+    return WriteEntry(name, std::string_view(buf.data() + kInPlaceHead, size), mtime_sec);
   }
   size_ = written_ = size;
   std::memset(buf.data() + kTarBlock + size, 0, TarPadding(size));

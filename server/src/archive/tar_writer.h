@@ -20,7 +20,7 @@ class TarWriter : public ArchiveWriter {
   Status WriteEntry(std::string_view name, std::string_view data, int64_t mtime_sec) override;
   // One header block and zero padding written into `buf` around the bytes, which then goes to
   // the sink as it is (names that need a PAX header take WriteEntry).
-  Status WriteEntryInPlace(std::string_view name, std::string buf, uint64_t size, int64_t mtime_sec) override;
+  Status WriteEntryInPlace(std::string_view name, ByteBuffer buf, uint64_t size, int64_t mtime_sec) override;
 
  private:
   OutputSink* sink_;

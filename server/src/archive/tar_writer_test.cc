@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "archive/archive_test_util.h"
 
 namespace ais {
@@ -12,8 +14,9 @@ std::string Written(std::string_view name, const std::string& data, bool in_plac
   test::StringSink sink;
   TarWriter w(&sink);
   if (in_place) {
-    std::string buf(ArchiveWriter::InPlaceSize(data.size()), 'x');  // head and padding: garbage
-    buf.replace(ArchiveWriter::kInPlaceHead, data.size(), data);
+    ByteBuffer buf(ArchiveWriter::InPlaceSize(data.size()));
+    std::memset(buf.data(), 'x', buf.size());  // head and padding: garbage
+    if (!data.empty()) std::memcpy(buf.data() + ArchiveWriter::kInPlaceHead, data.data(), data.size());
     EXPECT_TRUE(w.WriteEntryInPlace(name, std::move(buf), data.size(), 1700000000).ok());
   } else {
     EXPECT_TRUE(w.WriteEntry(name, data, 1700000000).ok());

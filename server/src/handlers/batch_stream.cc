@@ -127,8 +127,8 @@ std::vector<BodyPiece> ToBody(const std::vector<PieceQueue::Piece>& pieces) {
     if (p.is_file()) {
       bp.file = p.file;
     } else {
-      bp.data = p.mem.data();
-      bp.len = p.mem.size();
+      bp.data = p.data();
+      bp.len = p.size();
     }
     body.push_back(bp);
   }

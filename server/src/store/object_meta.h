@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -43,6 +44,11 @@ struct ObjectMeta {
 std::string EncodeObjectHeader(const ObjectMeta& meta, bool inline_data, uint64_t* data_offset);
 // Reads and decodes the header of an open object file.
 Result<ObjectMeta> ReadObjectHeader(int fd, uint64_t* data_offset);
+// The same, also reading the object's first bytes into `ahead` in the same read (one syscall for
+// a small object instead of two) when they start right after the header's first block: a
+// monolithic object with data_offset == kDataAlign, i.e. all but those with very long metadata.
+// *got: object bytes now in ahead[0, *got); 0 when none were read.
+Result<ObjectMeta> ReadObjectHeader(int fd, uint64_t* data_offset, std::span<char> ahead, size_t* got);
 // Upper bound of the header for a meta whose size/checksum/version are not known yet.
 uint64_t ReservedDataOffset(const ObjectMeta& meta);
 

@@ -6,6 +6,7 @@
 #include <sys/resource.h>
 
 #include <cstdint>
+#include <span>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -49,6 +50,21 @@ class ObjectMetaTest : public ::testing::Test {
  protected:
   // Writes `bytes` to a fresh file and reads its header back.
   Result<ObjectMeta> ReadBack(const std::string& bytes, uint64_t* data_offset) {
+    auto fd = Written(bytes);
+    return ReadObjectHeader(fd.get(), data_offset);
+  }
+  // ReadBack that also reads ahead into `ahead`; *data: the object bytes it got.
+  Result<ObjectMeta> ReadBackAhead(const std::string& bytes, size_t ahead, std::string* data) {
+    auto fd = Written(bytes);
+    std::string buf(ahead, '?');
+    size_t got = 99;
+    uint64_t data_offset = 0;
+    auto m = ReadObjectHeader(fd.get(), &data_offset, std::span<char>(buf.data(), buf.size()), &got);
+    EXPECT_LE(got, ahead);
+    *data = buf.substr(0, got);
+    return m;
+  }
+  UniqueFd Written(const std::string& bytes) {
     std::string path = dir_.Sub("obj" + std::to_string(files_++));
     {
       auto fd = OpenFile(path, O_WRONLY | O_CREAT | O_EXCL);
@@ -57,7 +73,7 @@ class ObjectMetaTest : public ::testing::Test {
     }
     auto fd = OpenFile(path, O_RDONLY);
     EXPECT_TRUE(fd.ok());
-    return ReadObjectHeader(fd->get(), data_offset);
+    return std::move(*fd);
   }
   void ExpectCorruption(const std::string& bytes, const std::string& what) {
     uint64_t off = 0;
@@ -132,6 +148,55 @@ TEST_F(ObjectMetaTest, ChunkedIsHeaderOnly) {
   EXPECT_EQ(read_offset, 0u);
   ExpectSameMeta(*back, meta);
   EXPECT_TRUE(back->chunked());
+}
+
+TEST_F(ObjectMetaTest, ReadAheadGetsTheFirstBytesWithTheHeader) {
+  ObjectMeta meta = SampleMeta();
+  const std::string data = "0123456789abcdefghij";
+  meta.size = data.size();
+  uint64_t offset = 0;
+  const std::string file = EncodeObjectHeader(meta, true, &offset) + data;
+  ASSERT_EQ(offset, kDataAlign);
+  for (size_t ahead : {size_t{1}, size_t{7}, data.size(), data.size() + 1, size_t{100000}}) {
+    std::string got;
+    auto back = ReadBackAhead(file, ahead, &got);
+    ASSERT_TRUE(back.ok()) << back.status().message();
+    ExpectSameMeta(*back, meta);
+    EXPECT_EQ(got, data.substr(0, ahead)) << ahead;
+  }
+  // Bytes past the object's size (a file longer than its metadata says) are not its bytes.
+  std::string got;
+  ASSERT_TRUE(ReadBackAhead(file + "trailing", 100, &got).ok());
+  EXPECT_EQ(got, data);
+}
+
+TEST_F(ObjectMetaTest, NoReadAheadWhereTheDataIsNotAfterTheFirstBlock) {
+  ObjectMeta meta = SampleMeta();
+  meta.size = 5;
+  std::string got;
+  uint64_t offset = 0;
+  std::string reserved = EncodeObjectHeader(meta, true, &(offset = 2 * kDataAlign));  // a reserved, larger header
+  ASSERT_EQ(offset, 2 * kDataAlign);
+  auto back = ReadBackAhead(reserved + "hello", 10000, &got);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(got, "");
+
+  meta.custom.emplace_back("big", std::string(10000, 'v'));  // metadata beyond the first read
+  std::string big = EncodeObjectHeader(meta, true, &(offset = 0));
+  ASSERT_EQ(offset, 3 * kDataAlign);
+  back = ReadBackAhead(big + "hello", 10000, &got);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  ExpectSameMeta(*back, meta);
+  EXPECT_EQ(got, "");
+
+  meta.custom.pop_back();
+  meta.upload_id = "AbCdEf0123456789";  // chunked: a header-only file
+  meta.chunk_sizes = {5};
+  std::string chunked = EncodeObjectHeader(meta, false, &(offset = 0)) + std::string(8192, 'x');
+  back = ReadBackAhead(chunked, 10000, &got);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_TRUE(back->chunked());
+  EXPECT_EQ(got, "");
 }
 
 TEST_F(ObjectMetaTest, EmptyMetaRoundTrips) {

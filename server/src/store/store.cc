@@ -248,22 +248,30 @@ Result<ObjectHandle> Store::Open(const std::string& bucket, const std::string& n
 }
 
 Result<ObjectHandle> Store::Open(const BucketDirs& dirs, const std::string& name) {
+  size_t got = 0;
+  return Open(dirs, name, {}, &got);
+}
+
+Result<ObjectHandle> Store::Open(const BucketDirs& dirs, const std::string& name, std::span<char> ahead,
+                                 size_t* got) {
+  *got = 0;
   const std::string& bucket = dirs.bucket_;
   auto props = buckets_.Get(bucket);
   if (!props) return Status::NotFound(BucketRegistry::NotFoundMessage(bucket));
   size_t mp = mps_.PrimaryFor(bucket, name);
   if (props->bid != dirs.bid_ || props->created_ns != dirs.created_ns_ || !dirs.dirs_[mp].valid()) {
-    return OpenWith(bucket, name, OpenFile(mps_.ObjectPath(mp, bucket, name), O_RDONLY));
+    return OpenWith(bucket, name, OpenFile(mps_.ObjectPath(mp, bucket, name), O_RDONLY), ahead, got);
   }
   int fd = ::openat(dirs.dirs_[mp].get(), ObjectRelPath(name).c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     int err = errno;
     return OpenWith(bucket, name, Status::FromErrno(err, "open " + mps_.ObjectPath(mp, bucket, name)));
   }
-  return OpenWith(bucket, name, UniqueFd(fd));
+  return OpenWith(bucket, name, UniqueFd(fd), ahead, got);
 }
 
-Result<ObjectHandle> Store::OpenWith(const std::string& bucket, const std::string& name, Result<UniqueFd> fd) {
+Result<ObjectHandle> Store::OpenWith(const std::string& bucket, const std::string& name, Result<UniqueFd> fd,
+                                     std::span<char> ahead, size_t* got) {
   if (!fd.ok()) {
     if (fd.status().IsNotFound()) return Status::NotFound(ObjNotFoundMessage(bucket, name));
     return fd.status();
@@ -272,7 +280,8 @@ Result<ObjectHandle> Store::OpenWith(const std::string& bucket, const std::strin
   h.mps_ = &mps_;
   h.bucket_ = bucket;
   h.primary_ = std::move(*fd);
-  auto meta = ReadObjectHeader(h.primary_.get(), &h.data_offset_);
+  size_t ignored = 0;
+  auto meta = ReadObjectHeader(h.primary_.get(), &h.data_offset_, ahead, got ? got : &ignored);
   if (!meta.ok()) return meta.status();
   h.meta_ = std::move(*meta);
   return h;

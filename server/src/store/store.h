@@ -15,6 +15,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -162,6 +163,9 @@ class Store {
   Result<ObjectHandle> Open(const std::string& bucket, const std::string& name);
   // Open() of `name` in the bucket of `dirs`, relative to its directories.
   Result<ObjectHandle> Open(const BucketDirs& dirs, const std::string& name);
+  // The same, also reading the object's first bytes into `ahead` with its header when it can
+  // (ReadObjectHeader): *got bytes of the object, from its start, are then in ahead[0, *got).
+  Result<ObjectHandle> Open(const BucketDirs& dirs, const std::string& name, std::span<char> ahead, size_t* got);
   Result<BucketDirs> OpenBucketDirs(const std::string& bucket);
   Status Delete(const std::string& bucket, const std::string& name);
   Result<std::vector<ObjectMeta>> List(const std::string& bucket, const ListQuery& q);
@@ -204,7 +208,8 @@ class Store {
   explicit Store(StoreOptions opts);
   Status Recover();
   // The rest of Open once `fd` (the object file, if it opened) is known.
-  Result<ObjectHandle> OpenWith(const std::string& bucket, const std::string& name, Result<UniqueFd> fd);
+  Result<ObjectHandle> OpenWith(const std::string& bucket, const std::string& name, Result<UniqueFd> fd,
+                                std::span<char> ahead = {}, size_t* got = nullptr);
   std::mutex& StripeFor(const std::string& bucket, const std::string& name);
   // The commit point. Under the stripe lock: sets meta->version (previous + 1, or expect's),
   // writes the header into the temp file, renames it over the object file, then drops the
