@@ -5,10 +5,13 @@
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 
+#include <algorithm>
+#include <climits>
 #include <cstdint>
 #include <span>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "util/file.h"
 #include "util/test_util.h"
@@ -289,6 +292,83 @@ TEST_F(ObjectMetaTest, DamagedMetadataIsCorruption) {
   j = full;
   j["u"] = "upload";  // chunked without chunk sizes
   ExpectCorruption(with_meta(msgpack(j)), "chunked without cs");
+}
+
+TEST_F(ObjectMetaTest, EveryEncodingWidthRoundTrips) {
+  // msgpack picks the smallest encoding of each value: integers of 0..8 bytes either sign,
+  // strings and arrays of every length class. Each must decode to what was written.
+  const std::vector<uint64_t> sizes = {0, 1, 127, 128, 255, 256, 65535, 65536, 0xffffffffULL, 0x100000000ULL,
+                                       ~uint64_t{0}};
+  const std::vector<int64_t> atimes = {0, 5, -1, -32, -33, -128, -129, -32768, -32769, INT32_MIN, int64_t{INT32_MIN} - 1,
+                                       INT64_MIN, INT64_MAX};
+  const std::vector<size_t> lengths = {0, 1, 31, 32, 255, 256, 65535, 65536};
+  for (size_t i = 0; i < std::max({sizes.size(), atimes.size(), lengths.size()}); ++i) {
+    ObjectMeta meta = SampleMeta();
+    meta.size = sizes[i % sizes.size()];
+    meta.version = sizes[(i + 3) % sizes.size()];
+    meta.atime_ns = atimes[i % atimes.size()];
+    meta.name = std::string(lengths[i % lengths.size()], 'n');
+    meta.cksum_value = std::string(lengths[(i + 1) % lengths.size()], 'c');
+    meta.custom.clear();
+    for (size_t k = 0; k < i * 3; ++k) meta.custom.emplace_back("k" + std::to_string(k), std::to_string(k));
+    if (i % 2) {
+      meta.upload_id = "up" + std::to_string(i);
+      for (size_t k = 0; k < i * 2; ++k) meta.chunk_sizes.push_back(sizes[k % sizes.size()]);
+    }
+    uint64_t offset = 0;
+    const std::string header = EncodeObjectHeader(meta, !meta.chunked(), &offset);
+    uint64_t read_offset = 0;
+    auto back = ReadBack(header, &read_offset);
+    ASSERT_TRUE(back.ok()) << i << ": " << back.status().message();
+    ExpectSameMeta(*back, meta);
+  }
+}
+
+TEST_F(ObjectMetaTest, UnknownValuesOfEveryTypeAreSkipped) {
+  auto with_meta = [](const std::vector<uint8_t>& packed) {
+    std::string h = "AISOBJ01";
+    for (uint32_t v : {static_cast<uint32_t>(packed.size()), 4096u}) {
+      for (int i = 0; i < 4; ++i) h.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+    }
+    return h + std::string(packed.begin(), packed.end());
+  };
+  nlohmann::json many = nlohmann::json::object();  // 16+ keys: a map16
+  for (int i = 0; i < 20; ++i) many["k" + std::to_string(i)] = i;
+  nlohmann::json long_array = nlohmann::json::array();  // an array16
+  for (int i = 0; i < 20; ++i) long_array.push_back(-i * 1000);
+  nlohmann::json odd = {
+      {"nil", nullptr}, {"t", true}, {"f", false}, {"f32", 1.5}, {"f64", 1e300}, {"neg", INT64_MIN},
+      {"bin8", nlohmann::json::binary({1, 2, 3})},
+      {"bin16", nlohmann::json::binary(std::vector<uint8_t>(300, 7))},
+      {"fixext4", nlohmann::json::binary({1, 2, 3, 4}, 5)},
+      {"ext8", nlohmann::json::binary({1, 2, 3}, 9)},
+      {"str8", std::string(200, 's')}, {"map16", many}, {"array16", long_array},
+      {"nested", {{"a", nlohmann::json::array({nlohmann::json::array({1, {{"b", nullptr}}}), "x"})}}},
+  };
+  nlohmann::json full = {{"n", "x"}, {"s", 9}, {"v", 1}, {"ct", ""}, {"cv", ""}, {"a", 0},
+                         {"md", nlohmann::json::array()}};
+  for (auto& [k, v] : odd.items()) {
+    nlohmann::json j = full;
+    j[k] = v;
+    uint64_t offset = 0;
+    auto back = ReadBack(with_meta(nlohmann::json::to_msgpack(j)), &offset);
+    ASSERT_TRUE(back.ok()) << k << ": " << back.status().message();
+    EXPECT_EQ(back->name, "x") << k;
+    EXPECT_EQ(back->size, 9u) << k;
+    // A value cut short anywhere is damage, not a crash or a read past the end.
+    auto packed = nlohmann::json::to_msgpack(j);
+    for (size_t cut = 1; cut < packed.size(); cut += 7) {
+      ExpectCorruption(with_meta(std::vector<uint8_t>(packed.begin(), packed.begin() + static_cast<long>(cut))),
+                       k + " cut at " + std::to_string(cut));
+    }
+  }
+  // Trailing bytes after the map.
+  auto packed = nlohmann::json::to_msgpack(full);
+  packed.push_back(0);
+  ExpectCorruption(with_meta(packed), "trailing byte");
+  // A declared size far beyond the bytes there.
+  ExpectCorruption(with_meta({0x81, 0xa1, 'z', 0xdd, 0xff, 0xff, 0xff, 0xff}), "huge array");
+  ExpectCorruption(with_meta({0x81, 0xa1, 'z', 0xdb, 0xff, 0xff, 0xff, 0xff}), "huge string");
 }
 
 TEST_F(ObjectMetaTest, UnknownKeysAreSkipped) {
