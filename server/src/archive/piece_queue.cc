@@ -104,6 +104,7 @@ PieceQueue::Taken PieceQueue::Take(size_t min_bytes) {
     return out;
   }
   out.pieces.swap(pieces_);
+  pieces_.reserve(out.pieces.size());  // about as many next time: no regrowth, item by item
   out.closed = closed_;  // everything there was is taken
   memory_ = files_ = 0;
   pending_ = 0;

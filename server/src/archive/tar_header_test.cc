@@ -43,6 +43,22 @@ TEST(TarHeader, UstarFields) {
   EXPECT_EQ(h.substr(265, 64), std::string(64, '\0'));  // empty uname and gname
 }
 
+TEST(TarHeader, ChecksumCountsEveryByte) {
+  // The sum of the block's bytes (unsigned), the checksum field counted as eight spaces.
+  std::string split = std::string(120, '\xe4') + "/";  // bytes above 127 in prefix and name
+  while (split.size() < 121 + 90) split += "\xc3\xa9";
+  for (const std::string& name : {std::string("bck/obj"), std::string("dir/\xc3\xa9t\xc3\xa9.txt"), split}) {
+    for (uint64_t size : {uint64_t{0}, uint64_t{1234}, uint64_t{077777777777}}) {
+      std::string h = EncodeTarHeader(name, size, 1700000000);
+      ASSERT_EQ(h.size(), kTarBlock) << name;
+      unsigned sum = 0;
+      for (size_t i = 0; i < kTarBlock; ++i) sum += i >= 148 && i < 156 ? ' ' : static_cast<unsigned char>(h[i]);
+      EXPECT_EQ(std::stoul(h.substr(148, 6), nullptr, 8), sum) << name << " " << size;
+      EXPECT_EQ(h.substr(154, 2), std::string("\0 ", 2));
+    }
+  }
+}
+
 TEST(TarHeader, NamesOfEveryLength) {
   std::vector<test::Entry> entries;
   std::string split_dir(120, 'd');
