@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "archive/archive_test_util.h"
@@ -194,6 +196,47 @@ TEST_F(BatchAssemblerTest, NotAnArchiveIsAHardError) {
   auto got = Run(Request(R"({"coer":true,"in":[{"objname":"o3","archpath":"x"}]})"));
   ASSERT_FALSE(got.ok());
   EXPECT_EQ(got.status().code(), Status::Code::kInvalidArgument);
+}
+
+TEST_F(BatchAssemblerTest, ObjectsReadWithTheirHeaderOrNot) {
+  // Whole objects are read with their header into a buffer sized like the previous one: equal,
+  // smaller and bigger sizes, one whose data starts past the first block (long metadata), a
+  // chunked one and ranges must all come back byte for byte.
+  auto put = [&](const std::string& name, const std::string& data, PutOptions opts) {
+    opts.size = data.size();
+    auto w = store_->BeginPut("b", name, opts);
+    ASSERT_TRUE(w.ok()) << w.status().message();
+    ASSERT_TRUE((*w)->Write(data.data(), data.size()).ok());
+    ObjectMeta meta;
+    ASSERT_TRUE((*w)->Commit(&meta).ok());
+  };
+  std::map<std::string, std::string> objs;
+  for (auto [name, size] : {std::pair<const char*, size_t>{"a", 5000}, {"b", 5000}, {"c", 3000}, {"d", 7000},
+                            {"e", 0}, {"f", 65536}}) {
+    objs[name] = test::Bytes(size, static_cast<uint32_t>(size));
+    put(name, objs[name], {});
+  }
+  PutOptions long_meta;
+  long_meta.custom.emplace_back("big", std::string(6000, 'v'));  // data at 8 KiB or beyond
+  objs["long"] = test::Bytes(4000, 77);
+  put("long", objs["long"], long_meta);
+  PutOptions chunked;
+  chunked.force_chunk_size = 1500;
+  objs["chunked"] = test::Bytes(4500, 78);
+  put("chunked", objs["chunked"], chunked);
+  const std::vector<std::string> order = {"a", "b", "c", "d", "b", "long", "a", "chunked", "a", "e", "a", "f", "d"};
+  std::string json = R"({"in":[)";
+  for (size_t k = 0; k < order.size(); ++k) json += std::string(k ? "," : "") + R"({"objname":")" + order[k] + R"("})";
+  json += R"(,{"objname":"a","start":10,"length":20},{"objname":"chunked","start":1000,"length":1000}]})";
+  auto got = Run(Request(json));
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  ASSERT_EQ(got->size(), order.size() + 2);
+  for (size_t k = 0; k < order.size(); ++k) {
+    EXPECT_EQ((*got)[k].name, "b/" + order[k]) << k;
+    EXPECT_EQ((*got)[k].data, objs[order[k]]) << k << " " << order[k];
+  }
+  EXPECT_EQ((*got)[order.size()].data, objs["a"].substr(10, 20));
+  EXPECT_EQ((*got)[order.size() + 1].data, objs["chunked"].substr(1000, 1000));
 }
 
 TEST_F(BatchAssemblerTest, CancelStopsBeforeTheNextItem) {
