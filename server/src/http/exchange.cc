@@ -306,13 +306,15 @@ Task<bool> Exchange::WritePieces(std::string_view head, const std::vector<BodyPi
       continue;
     }
     if (p.file.len == 0) continue;
-    ok = co_await SendIov(iov, /*more=*/true);  // the header before a file goes out with its bytes
+    // Not held back (MSG_MORE) to go out with the file's bytes: that cost ~10% more server CPU
+    // for batches of 100 KiB objects.
+    ok = co_await SendIov(iov);
     iov.clear();
     if (ok) ok = co_await SendFile(p.file);
   }
   if (ok) {
     add(tail.data(), tail.size());
-    ok = co_await SendIov(iov, false);
+    ok = co_await SendIov(iov);
   }
   if (!ok) reusable_ = false;
   co_return ok;
@@ -332,7 +334,7 @@ Task<bool> Exchange::WaitWritable() {
   co_return !ec;
 }
 
-Task<bool> Exchange::SendIov(std::vector<iovec>& iov, bool more) {
+Task<bool> Exchange::SendIov(std::vector<iovec>& iov) {
   auto& sock = stream_.socket();
   if (!sock.native_non_blocking()) sock.native_non_blocking(true);  // the setter always costs an ioctl
   size_t first = 0;  // iov[first..] is still to be sent (iov[first] perhaps in part)
@@ -342,7 +344,7 @@ Task<bool> Exchange::SendIov(std::vector<iovec>& iov, bool more) {
     msg.msg_iov = iov.data() + first;
     msg.msg_iovlen = std::min<size_t>(iov.size() - first, IOV_MAX);
     const bool last_batch = first + msg.msg_iovlen == iov.size();
-    ssize_t n = ::sendmsg(sock.native_handle(), &msg, MSG_NOSIGNAL | (more || !last_batch ? MSG_MORE : 0));
+    ssize_t n = ::sendmsg(sock.native_handle(), &msg, MSG_NOSIGNAL | (last_batch ? 0 : MSG_MORE));
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno != EAGAIN && errno != EWOULDBLOCK) co_return false;  // peer gone

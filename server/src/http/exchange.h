@@ -96,10 +96,9 @@ class Exchange {
   // Reads and drops `left` body bytes (or gives up on the connection if that is too much).
   Task<void> Discard(uint64_t left, std::vector<char>& buf);
   Task<bool> SendSegments(const std::vector<FileSegment>& segments);
-  // Writes straight to the non-blocking socket, waiting only while it is full (up to the I/O
-  // timeout). False once the peer is gone. SendIov consumes `iov`; `more`: more bytes follow at
-  // once (MSG_MORE, so a small head is not sent as a packet of its own).
-  Task<bool> SendIov(std::vector<iovec>& iov, bool more);
+  // Write straight to the non-blocking socket, waiting only while it is full (up to the I/O
+  // timeout). False once the peer is gone. SendIov consumes `iov`.
+  Task<bool> SendIov(std::vector<iovec>& iov);
   Task<bool> SendFile(const FileSegment& seg);
   Task<bool> WaitWritable();
   // head, the pieces, tail; consecutive memory runs go out in one gathered write.
