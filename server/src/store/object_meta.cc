@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <msgpack.hpp>
 #include <nlohmann/json.hpp>
 
 #include "util/file.h"
@@ -45,230 +46,167 @@ uint32_t GetU32(const char* p) {
 }
 uint64_t AlignUp(uint64_t n) { return (n + kDataAlign - 1) / kDataAlign * kDataAlign; }
 
-// A msgpack reader over one header's bytes: the types ToJson's values take (maps, arrays,
-// strings, integers) and skipping any value of a key it does not know. By hand rather than
-// through nlohmann's SAX parser: GetBatch decodes a header per item, and the parser built a
-// std::string per key and value (a quarter of the header read's user time).
-class Msgpack {
+// The header map's keys (ToJson).
+enum Field : uint32_t { kOther, kName, kSize, kVersion, kCksumType, kCksumValue, kAtime, kCustom, kUpload, kChunks };
+constexpr uint32_t Bit(Field f) { return 1u << f; }
+
+Field FieldOf(std::string_view k) {
+  if (k == "n") return kName;
+  if (k == "s") return kSize;
+  if (k == "v") return kVersion;
+  if (k == "ct") return kCksumType;
+  if (k == "cv") return kCksumValue;
+  if (k == "a") return kAtime;
+  if (k == "md") return kCustom;
+  if (k == "u") return kUpload;
+  if (k == "cs") return kChunks;
+  return kOther;
+}
+
+// Fills an ObjectMeta as msgpack-cxx's parser walks the header's map. Its visitor API hands
+// strings as views into the header, so only the fields kept are allocated (GetBatch decodes a
+// header per item). Accepts exactly what ToJson writes, in any key order; unknown keys are
+// skipped whatever their value. Any callback returning false stops the parse.
+class MetaVisitor : public msgpack::null_visitor {
  public:
-  Msgpack(const char* p, size_t len) : p_(reinterpret_cast<const uint8_t*>(p)), end_(p_ + len) {}
+  explicit MetaVisitor(ObjectMeta* m) : m_(m) {}
 
-  bool done() const { return p_ == end_; }
+  bool visit_nil() { return Scalar(); }
+  bool visit_boolean(bool) { return Scalar(); }
+  bool visit_float32(float) { return Scalar(); }
+  bool visit_float64(double) { return Scalar(); }
+  bool visit_bin(const char*, uint32_t) { return Scalar(); }
+  bool visit_ext(const char*, uint32_t) { return Scalar(); }
+  bool visit_negative_integer(int64_t v) {
+    if (Skipping()) return Scalar();
+    if (field_ == kAtime) return Set(kAtime, [&] { m_->atime_ns = v; });
+    return false;
+  }
+  bool visit_positive_integer(uint64_t v) {
+    if (Skipping()) return Scalar();
+    switch (field_) {
+      case kSize: return Set(kSize, [&] { m_->size = v; });
+      case kVersion: return Set(kVersion, [&] { m_->version = v; });
+      case kAtime: return Set(kAtime, [&] { m_->atime_ns = static_cast<int64_t>(v); });
+      case kChunks:
+        if (depth_ != 2) return false;
+        m_->chunk_sizes.push_back(v);
+        return true;
+      default: return false;
+    }
+  }
+  bool visit_str(const char* p, uint32_t n) {
+    std::string_view v(p, n);
+    if (in_key_) {
+      field_ = FieldOf(v);
+      return true;
+    }
+    if (Skipping()) return Scalar();
+    switch (field_) {
+      case kName: return Set(kName, [&] { m_->name.assign(v); });
+      case kCksumType: return Set(kCksumType, [&] { m_->cksum_type.assign(v); });
+      case kCksumValue: return Set(kCksumValue, [&] { m_->cksum_value.assign(v); });
+      case kUpload: return Set(kUpload, [&] { m_->upload_id.assign(v); });
+      case kCustom:  // [key, value]
+        if (depth_ != 3 || pair_fill_ >= 2) return false;
+        (pair_fill_++ == 0 ? m_->custom.back().first : m_->custom.back().second).assign(v);
+        return true;
+      default: return false;
+    }
+  }
+  bool start_map(uint32_t) {
+    if (depth_ == 0) return ++depth_ == 1;  // the header's map
+    return Nested();
+  }
+  bool start_map_key() {
+    in_key_ = skip_ == 0;  // a key of the header's map: must be a string
+    return true;
+  }
+  bool end_map_key() {
+    if (skip_ == 0) in_key_ = false;
+    return true;
+  }
+  bool end_map() { return EndNested(); }
+  bool start_array(uint32_t) {
+    if (Skipping()) return Nested();
+    if (depth_ == 1 && (field_ == kCustom || field_ == kChunks)) {
+      seen_ |= Bit(field_);
+      ++depth_;
+      return true;
+    }
+    if (depth_ == 2 && field_ == kCustom) {
+      m_->custom.emplace_back();
+      pair_fill_ = 0;
+      ++depth_;
+      return true;
+    }
+    return false;
+  }
+  bool end_array() {
+    if (Skipping()) return EndNested();
+    if (depth_ == 3 && pair_fill_ != 2) return false;
+    --depth_;
+    return true;
+  }
+  void parse_error(size_t, size_t) {}
+  void insufficient_bytes(size_t, size_t) {}
 
-  bool Map(uint64_t* n) {
-    uint8_t t = 0;
-    if (!Byte(&t)) return false;
-    if (t >= 0x80 && t <= 0x8f) {
-      *n = t & 0x0f;
-      return true;
+  // After a complete parse: OK, or what is missing.
+  Status Check() const {
+    constexpr uint32_t kRequired = Bit(kName) | Bit(kSize) | Bit(kVersion) | Bit(kCksumType) |
+                                   Bit(kCksumValue) | Bit(kAtime) | Bit(kCustom);
+    if ((seen_ & kRequired) != kRequired) return Status::Corruption("object metadata is damaged: a field is missing");
+    if ((seen_ & Bit(kUpload)) && !(seen_ & Bit(kChunks))) {
+      return Status::Corruption("object metadata is damaged: chunked without chunk sizes");
     }
-    if (t == 0xde) return Be(2, n);
-    if (t == 0xdf) return Be(4, n);
-    return false;
-  }
-  bool Array(uint64_t* n) {
-    uint8_t t = 0;
-    if (!Byte(&t)) return false;
-    if (t >= 0x90 && t <= 0x9f) {
-      *n = t & 0x0f;
-      return true;
-    }
-    if (t == 0xdc) return Be(2, n);
-    if (t == 0xdd) return Be(4, n);
-    return false;
-  }
-  bool Str(std::string_view* s) {
-    uint8_t t = 0;
-    uint64_t len = 0;
-    if (!Byte(&t)) return false;
-    if (t >= 0xa0 && t <= 0xbf) {
-      len = t & 0x1f;
-    } else if (t >= 0xd9 && t <= 0xdb) {
-      if (!Be(size_t{1} << (t - 0xd9), &len)) return false;
-    } else {
-      return false;
-    }
-    if (len > Left()) return false;
-    *s = std::string_view(reinterpret_cast<const char*>(p_), len);
-    p_ += len;
-    return true;
-  }
-  // A non-negative integer in an unsigned encoding (what nlohmann writes for one).
-  bool Uint(uint64_t* v) {
-    uint8_t t = 0;
-    if (!Byte(&t)) return false;
-    if (t <= 0x7f) {
-      *v = t;
-      return true;
-    }
-    if (t >= 0xcc && t <= 0xcf) return Be(size_t{1} << (t - 0xcc), v);
-    return false;
-  }
-  // Any integer encoding.
-  bool Int(int64_t* v) {
-    if (p_ == end_) return false;
-    const uint8_t t = *p_;
-    if (t >= 0xe0) {  // negative fixint
-      ++p_;
-      *v = static_cast<int8_t>(t);
-      return true;
-    }
-    if (t >= 0xd0 && t <= 0xd3) {
-      ++p_;
-      const size_t n = size_t{1} << (t - 0xd0);
-      uint64_t u = 0;
-      if (!Be(n, &u)) return false;
-      if (n < 8 && (u >> (8 * n - 1)) != 0) u |= ~uint64_t{0} << (8 * n);  // sign-extend
-      *v = static_cast<int64_t>(u);
-      return true;
-    }
-    uint64_t u = 0;
-    if (!Uint(&u)) return false;
-    *v = static_cast<int64_t>(u);
-    return true;
-  }
-  // Skips one value of any type, nested ones included.
-  bool Skip() {
-    uint64_t pending = 1;  // values still to skip
-    while (pending > 0) {
-      --pending;
-      uint8_t t = 0;
-      if (!Byte(&t)) return false;
-      uint64_t n = 0;
-      if (t <= 0x7f || t >= 0xe0 || (t >= 0xc0 && t <= 0xc3 && t != 0xc1)) continue;  // fixint, nil, bool
-      if (t >= 0x80 && t <= 0x8f) {
-        pending += 2 * uint64_t{t & 0x0fu};
-      } else if (t >= 0x90 && t <= 0x9f) {
-        pending += t & 0x0f;
-      } else if (t >= 0xa0 && t <= 0xbf) {
-        if (!Advance(t & 0x1f)) return false;
-      } else if (t == 0xdc || t == 0xdd || t == 0xde || t == 0xdf) {
-        if (!Be(t == 0xdc || t == 0xde ? 2 : 4, &n)) return false;
-        pending += t >= 0xde ? 2 * n : n;
-      } else if (t >= 0xc4 && t <= 0xc6) {  // bin 8/16/32
-        if (!Be(size_t{1} << (t - 0xc4), &n) || !Advance(n)) return false;
-      } else if (t >= 0xd9 && t <= 0xdb) {  // str 8/16/32
-        if (!Be(size_t{1} << (t - 0xd9), &n) || !Advance(n)) return false;
-      } else if (t >= 0xc7 && t <= 0xc9) {  // ext 8/16/32: length, type, data
-        if (!Be(size_t{1} << (t - 0xc7), &n) || !Advance(1 + n)) return false;
-      } else if (t == 0xca || t == 0xcb) {  // float 32/64
-        if (!Advance(t == 0xca ? 4 : 8)) return false;
-      } else if (t >= 0xcc && t <= 0xd3) {  // uint/int 8..64
-        if (!Advance(size_t{1} << ((t - 0xcc) & 3))) return false;
-      } else if (t >= 0xd4 && t <= 0xd8) {  // fixext 1..16: type, data
-        if (!Advance(1 + (size_t{1} << (t - 0xd4)))) return false;
-      } else {
-        return false;  // 0xc1: never used
-      }
-      if (pending > Left()) return false;  // each value takes a byte at least
-    }
-    return true;
+    return Status::OK();
   }
 
  private:
-  uint64_t Left() const { return static_cast<uint64_t>(end_ - p_); }
-  bool Byte(uint8_t* t) {
-    if (p_ == end_) return false;
-    *t = *p_++;
+  // Inside an unknown key's value (or a key position, where only a string may come).
+  bool Skipping() const { return skip_ > 0 || (field_ == kOther && depth_ == 1) || in_key_; }
+  // A top-level value of field f. REQUIRES: not skipping.
+  template <typename Fn>
+  bool Set(Field f, Fn assign) {
+    if (depth_ != 1) return false;
+    assign();
+    seen_ |= Bit(f);
     return true;
   }
-  bool Advance(uint64_t n) {
-    if (n > Left()) return false;
-    p_ += n;
+  // A scalar that is no field's value is fine only inside an unknown key's value.
+  bool Scalar() const { return !in_key_ && (skip_ > 0 || (field_ == kOther && depth_ == 1)); }
+  bool Nested() {
+    if (in_key_ || (skip_ == 0 && !(field_ == kOther && depth_ == 1))) return false;
+    ++skip_;
     return true;
   }
-  // An n-byte big-endian unsigned integer.
-  bool Be(size_t n, uint64_t* v) {
-    if (n > Left()) return false;
-    uint64_t x = 0;
-    for (size_t i = 0; i < n; ++i) x = (x << 8) | p_[i];
-    p_ += n;
-    *v = x;
-    return true;
+  bool EndNested() {
+    if (skip_ > 0) {
+      --skip_;
+      return true;
+    }
+    --depth_;
+    return depth_ == 0;  // only the header's map ends here
   }
 
-  const uint8_t* p_;
-  const uint8_t* const end_;
+  ObjectMeta* m_;
+  int depth_ = 0;         // 1: the header's map; 2: md or cs; 3: an md pair
+  int skip_ = 0;          // nesting inside an unknown key's value
+  bool in_key_ = false;   // a key of the header's map comes next
+  Field field_ = kOther;  // the key whose value comes next
+  int pair_fill_ = 0;     // strings in the current md pair
+  uint32_t seen_ = 0;     // Bit(field) of each field given
 };
 
-// Decodes the header's msgpack map: exactly what ToJson writes, keys in any order; unknown keys
-// are skipped whatever their value.
+// Decodes the header's msgpack map: all of it, nothing after it.
 Result<ObjectMeta> DecodeMeta(const char* p, size_t len) {
-  auto damaged = [](const std::string& what) { return Status::Corruption("object metadata is damaged: " + what); };
-  enum : uint32_t {
-    kName = 1 << 0, kSize = 1 << 1, kVersion = 1 << 2, kCksumType = 1 << 3, kCksumValue = 1 << 4,
-    kAtime = 1 << 5, kCustom = 1 << 6, kUpload = 1 << 7, kChunks = 1 << 8,
-  };
   ObjectMeta m;
-  Msgpack in(p, len);
-  uint32_t seen = 0;
-  auto str = [&](std::string* out, uint32_t bit) {
-    std::string_view v;
-    if (!in.Str(&v)) return false;
-    out->assign(v);
-    seen |= bit;
-    return true;
-  };
-  auto uint = [&](uint64_t* out, uint32_t bit) {
-    if (!in.Uint(out)) return false;
-    seen |= bit;
-    return true;
-  };
-  auto custom = [&] {  // [[key, value], ...]
-    uint64_t n = 0, two = 0;
-    if (!in.Array(&n)) return false;
-    for (uint64_t i = 0; i < n; ++i) {
-      std::string_view k, v;
-      if (!in.Array(&two) || two != 2 || !in.Str(&k) || !in.Str(&v)) return false;
-      m.custom.emplace_back(std::string(k), std::string(v));
-    }
-    seen |= kCustom;
-    return true;
-  };
-  auto chunks = [&] {  // [size, ...]
-    uint64_t n = 0, size = 0;
-    if (!in.Array(&n)) return false;
-    for (uint64_t i = 0; i < n; ++i) {
-      if (!in.Uint(&size)) return false;
-      m.chunk_sizes.push_back(size);
-    }
-    seen |= kChunks;
-    return true;
-  };
-  uint64_t fields = 0;
-  if (!in.Map(&fields)) return damaged("not a map");
-  for (uint64_t f = 0; f < fields; ++f) {
-    std::string_view key;
-    if (!in.Str(&key)) return damaged("a key is not a string");
-    bool ok = false;
-    if (key == "n") {
-      ok = str(&m.name, kName);
-    } else if (key == "s") {
-      ok = uint(&m.size, kSize);
-    } else if (key == "v") {
-      ok = uint(&m.version, kVersion);
-    } else if (key == "ct") {
-      ok = str(&m.cksum_type, kCksumType);
-    } else if (key == "cv") {
-      ok = str(&m.cksum_value, kCksumValue);
-    } else if (key == "a") {
-      ok = in.Int(&m.atime_ns);
-      seen |= kAtime;
-    } else if (key == "md") {
-      ok = custom();
-    } else if (key == "u") {
-      ok = str(&m.upload_id, kUpload);
-    } else if (key == "cs") {
-      ok = chunks();
-    } else {
-      ok = in.Skip();
-    }
-    if (!ok) return damaged("bad value of \"" + std::string(key) + "\"");
+  MetaVisitor visitor(&m);
+  size_t off = 0;
+  if (!msgpack::parse(p, len, off, visitor) || off != len) {
+    return Status::Corruption("object metadata is damaged: not one msgpack map of known fields");
   }
-  if (!in.done()) return damaged("bytes after the map");
-  constexpr uint32_t kRequired = kName | kSize | kVersion | kCksumType | kCksumValue | kAtime | kCustom;
-  if ((seen & kRequired) != kRequired) return damaged("a field is missing");
-  if ((seen & kUpload) && !(seen & kChunks)) return damaged("chunked without chunk sizes");
+  AIS_RETURN_IF_ERROR(visitor.Check());
   return m;
 }
 }  // namespace
