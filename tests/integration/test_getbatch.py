@@ -656,7 +656,8 @@ def test_slow_reader_gets_every_byte_in_order(ds: Dataset, ais_server: LocalServ
     try:
         for names in batches:
             body = json.dumps({"in": [{"objname": n, "bucket": b0} for n in names], "strm": True})
-            conn.request("GET", "/v1/ml/moss", body=body, headers={"Content-Type": "application/json"})
+            headers = {"Content-Type": "application/json"}
+            conn.request("GET", "/v1/ml/moss", body=body, headers=headers)
             resp = conn.getresponse()
             assert resp.status == 200
             parts = []
@@ -666,7 +667,7 @@ def test_slow_reader_gets_every_byte_in_order(ds: Dataset, ais_server: LocalServ
             with tarfile.open(fileobj=io.BytesIO(b"".join(parts)), mode="r:") as t:
                 members = t.getmembers()
                 assert [m.name for m in members] == [f"{b0}/{n}" for n in names]
-                for m, n in zip(members, names):
+                for m, n in zip(members, names, strict=True):
                     f = t.extractfile(m)
                     assert f is not None
                     assert f.read() == ds.objects[(0, n)], n
