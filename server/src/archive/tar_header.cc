@@ -16,45 +16,34 @@ constexpr size_t kOffName = 0, kOffMode = 100, kOffUid = 108, kOffGid = 116, kOf
                  kOffDevMinor = 337, kOffPrefix = 345;
 
 // `width`-1 zero-padded octal digits and a NUL (by hand: snprintf was a tenth of a small
-// entry's cost). Returns the sum of the bytes written. REQUIRES: v fits in width-1 digits.
-unsigned PutOctal(char* field, size_t width, uint64_t v) {
-  unsigned sum = 0;
+// entry's cost). REQUIRES: v fits in width-1 digits.
+void PutOctal(char* field, size_t width, uint64_t v) {
   field[width - 1] = '\0';
-  for (size_t i = width - 1; i > 0; --i, v >>= 3) {
-    field[i - 1] = static_cast<char>('0' + (v & 7));
-    sum += static_cast<unsigned char>(field[i - 1]);
-  }
-  return sum;
+  for (size_t i = width - 1; i > 0; --i, v >>= 3) field[i - 1] = static_cast<char>('0' + (v & 7));
 }
 
-unsigned PutString(char* field, std::string_view s) {
-  unsigned sum = 0;
-  for (size_t i = 0; i < s.size(); ++i) {
-    field[i] = s[i];
-    sum += static_cast<unsigned char>(s[i]);
-  }
-  return sum;
+void PutString(char* field, std::string_view s) {
+  if (!s.empty()) std::memcpy(field, s.data(), s.size());
 }
 
-// Writes one USTAR header block into h[0, kTarBlock). The checksum adds up the fields as they
-// are written: the rest of the block is zeros.
+// Writes one USTAR header block into h[0, kTarBlock).
 void PutUstarBlock(char* h, std::string_view name, std::string_view prefix, uint64_t size, int64_t mtime, char type) {
   std::memset(h, 0, kTarBlock);
-  unsigned sum = 8 * ' ';  // the checksum field itself counts as spaces
-  sum += PutString(h + kOffName, name.substr(0, kNameLen));
-  sum += PutOctal(h + kOffMode, 8, 0644);
-  sum += PutOctal(h + kOffUid, 8, 0);
-  sum += PutOctal(h + kOffGid, 8, 0);
-  sum += PutOctal(h + kOffSize, 12, size);
-  sum += PutOctal(h + kOffMtime, 12, static_cast<uint64_t>(mtime));
+  PutString(h + kOffName, name.substr(0, kNameLen));
+  PutOctal(h + kOffMode, 8, 0644);
+  PutOctal(h + kOffUid, 8, 0);
+  PutOctal(h + kOffGid, 8, 0);
+  PutOctal(h + kOffSize, 12, size);
+  PutOctal(h + kOffMtime, 12, static_cast<uint64_t>(mtime));
   h[kOffType] = type;
-  sum += static_cast<unsigned char>(type);
-  sum += PutString(h + kOffMagic, std::string_view("ustar\0", 6));
-  sum += PutString(h + kOffVersion, "00");
-  sum += PutOctal(h + kOffDevMajor, 8, 0);
-  sum += PutOctal(h + kOffDevMinor, 8, 0);
-  sum += PutString(h + kOffPrefix, prefix.substr(0, kPrefixLen));
+  PutString(h + kOffMagic, std::string_view("ustar\0", 6));
+  PutString(h + kOffVersion, "00");
+  PutOctal(h + kOffDevMajor, 8, 0);
+  PutOctal(h + kOffDevMinor, 8, 0);
+  PutString(h + kOffPrefix, prefix.substr(0, kPrefixLen));
   std::memset(h + kOffChksum, ' ', 8);
+  unsigned sum = 0;
+  for (size_t i = 0; i < kTarBlock; ++i) sum += static_cast<unsigned char>(h[i]);
   PutOctal(h + kOffChksum, 7, sum);  // six digits, NUL, and the space already there
 }
 
