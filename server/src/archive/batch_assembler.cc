@@ -113,10 +113,7 @@ Result<std::shared_ptr<Shard>> BatchAssembler::GetShard(uint32_t bucket, const s
   // Opening is cheap (an open and at most one 512-byte read): done under the lock so that two
   // fetchers never open the same shard twice.
   Result<std::shared_ptr<Shard>> shard = Status::OK();
-  auto reopen = [&] {
-    size_t ignored = 0;
-    return OpenObject(bucket, objname, {}, &ignored);
-  };
+  auto reopen = [&] { return OpenObject(bucket, objname); };
   auto h = reopen();
   auto obj = h.ok() ? ObjectBytes::Open(std::move(*h), reopen) : h.status();
   if (!obj.ok()) {
@@ -131,17 +128,14 @@ Result<std::shared_ptr<Shard>> BatchAssembler::GetShard(uint32_t bucket, const s
 
 Result<ObjectHandle> BatchAssembler::OpenObject(uint32_t bucket, const std::string& objname, std::span<char> ahead,
                                                 size_t* got) {
-  *got = 0;
+  if (got != nullptr) *got = 0;
   const std::optional<BucketDirs>& dirs = dirs_[bucket];
   return dirs ? store_.Open(*dirs, objname, ahead, got) : store_.Open(req_.buckets[bucket].name, objname);
 }
 
 Prepared BatchAssembler::PrepareObject(const MossItem& it) {
   std::string objname(req_.objname(it));
-  auto reopen = [&] {
-    size_t ignored = 0;
-    return OpenObject(it.bucket, objname, {}, &ignored);
-  };
+  auto reopen = [&] { return OpenObject(it.bucket, objname); };
   auto missing_or_error = [&](const Status& st) {
     return st.IsNotFound() ? Missing(opts_.node_id + ": " + st.message(), false) : Error(st);
   };

@@ -81,7 +81,8 @@ class BatchAssembler {
   Result<std::shared_ptr<Shard>> GetShard(uint32_t bucket, const std::string& objname);
   // Opens objname in req_.buckets[bucket], through its BucketDirs when it has them, and then
   // reads its first bytes into `ahead` with the header when it can (Store::Open): *got of them.
-  Result<ObjectHandle> OpenObject(uint32_t bucket, const std::string& objname, std::span<char> ahead, size_t* got);
+  Result<ObjectHandle> OpenObject(uint32_t bucket, const std::string& objname, std::span<char> ahead = {},
+                                  size_t* got = nullptr);
   std::string EntryName(const MossItem& it, bool with_archpath) const;
 
   Store& store_;

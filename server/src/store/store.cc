@@ -248,13 +248,12 @@ Result<ObjectHandle> Store::Open(const std::string& bucket, const std::string& n
 }
 
 Result<ObjectHandle> Store::Open(const BucketDirs& dirs, const std::string& name) {
-  size_t got = 0;
-  return Open(dirs, name, {}, &got);
+  return Open(dirs, name, {}, nullptr);
 }
 
 Result<ObjectHandle> Store::Open(const BucketDirs& dirs, const std::string& name, std::span<char> ahead,
                                  size_t* got) {
-  *got = 0;
+  if (got != nullptr) *got = 0;
   const std::string& bucket = dirs.bucket_;
   auto props = buckets_.Get(bucket);
   if (!props) return Status::NotFound(BucketRegistry::NotFoundMessage(bucket));

@@ -164,7 +164,8 @@ class Store {
   // Open() of `name` in the bucket of `dirs`, relative to its directories.
   Result<ObjectHandle> Open(const BucketDirs& dirs, const std::string& name);
   // The same, also reading the object's first bytes into `ahead` with its header when it can
-  // (ReadObjectHeader): *got bytes of the object, from its start, are then in ahead[0, *got).
+  // (ReadObjectHeader): *got bytes of the object, from its start, are then in ahead[0, *got)
+  // (`got` may be null when `ahead` is empty).
   Result<ObjectHandle> Open(const BucketDirs& dirs, const std::string& name, std::span<char> ahead, size_t* got);
   Result<BucketDirs> OpenBucketDirs(const std::string& bucket);
   Status Delete(const std::string& bucket, const std::string& name);
