@@ -14,6 +14,7 @@ import logging
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
+from aistore.pytorch._fetch import read_ahead
 from aistore.pytorch.base_iter_dataset import AISBaseIterDataset, PrefixMap
 from aistore.sdk.ais_source import AISSource
 from aistore.sdk.client import Client
@@ -31,7 +32,8 @@ class AISBatchIterDataset(AISBaseIterDataset):
     at a time with one GetBatch request each (no default bucket: every item names its own).
 
     Each DataLoader worker batches its own share of the objects; order within a worker is the
-    listing order.
+    listing order. One request runs ahead: the next batch is sent (on a thread) while the
+    items of the current one are handed out, so the server assembles it meanwhile.
 
     Example:
         >>> ds = AISBatchIterDataset([bucket_a, bucket_b], client)  # doctest: +SKIP
@@ -99,17 +101,19 @@ class AISBatchIterDataset(AISBaseIterDataset):
         objects, worker_name = self._get_worker_iter_info()
         if self._show_progress:
             objects = _progress(objects, "AISBatchIterDataset" + worker_name)
-        pending: list[Object] = []
-        for obj in objects:
-            pending.append(obj)
-            if len(pending) == self.max_batch_size:
-                yield from self._fetch(pending)
-                pending = []
-        if pending:
-            yield from self._fetch(pending)
+        # The next request is sent while this one's items are handed out, so the server
+        # assembles it while the consumer works.
+        for result in read_ahead(_chunks(objects, self.max_batch_size), self._send, 1):
+            for info, data in result:
+                if info.err_msg:
+                    if not self.cont_on_err:
+                        raise RuntimeError(f"{info.obj_name}: {info.err_msg}")
+                    logger.warning("Skipping %s: %s", info.obj_name, info.err_msg)
+                    continue
+                yield info.obj_name, data
 
-    def _fetch(self, objects: list[Object]) -> Iterator[tuple[str, bytes]]:
-        """One GetBatch request for `objects`, in order."""
+    def _send(self, objects: list[Object]) -> Any:
+        """Send one GetBatch request for `objects`; its items come in order from the result."""
         batch = self.client.batch(
             objects=objects,
             output_format=self.output_format,
@@ -117,14 +121,18 @@ class AISBatchIterDataset(AISBaseIterDataset):
             colocation=self.colocation,
             cont_on_err=self.cont_on_err,
         )
-        result: Any = batch.get()
-        for info, data in result:
-            if info.err_msg:
-                if not self.cont_on_err:
-                    raise RuntimeError(f"{info.obj_name}: {info.err_msg}")
-                logger.warning("Skipping %s: %s", info.obj_name, info.err_msg)
-                continue
-            yield info.obj_name, data
+        return batch.get()
+
+
+def _chunks(objects: Iterable[Object], size: int) -> Iterator[list[Object]]:
+    pending: list[Object] = []
+    for obj in objects:
+        pending.append(obj)
+        if len(pending) == size:
+            yield pending
+            pending = []
+    if pending:
+        yield pending
 
 
 def _progress(objects: Iterable[Object], title: str) -> Iterable[Object]:

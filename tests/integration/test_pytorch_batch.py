@@ -7,6 +7,8 @@ import os
 import pickle
 import subprocess
 import sys
+import threading
+import time
 import uuid
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -152,6 +154,55 @@ def test_arguments(client: Client, two_buckets: Any) -> None:
     ds = AISBatchIterDataset(b1, client, show_progress=True, max_batch_size=64)
     assert ds.max_batch_size == 64 and ds.output_format == ".tar" and ds.streaming
     assert sum(1 for _ in ds) == 45
+
+
+class Recorded(AISBatchIterDataset):
+    """Records the names of each GetBatch request as it is sent."""
+
+    sent: list[list[str]]
+
+    def _send(self, objects: list[Object]) -> Any:
+        self.sent.append([o.name for o in objects])
+        return super()._send(objects)
+
+
+def _wait_for(condition: Any, timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def test_next_request_is_sent_while_items_are_handed_out(client: Client, two_buckets: Any) -> None:
+    b1, _, data = two_buckets
+    ds = Recorded(b1, client, max_batch_size=5)
+    ds.sent = []
+    items = iter(ds)
+    first = next(items)
+    names = [n for n, _ in _by_bucket(b1, b1, data, b1)]
+    assert first[0] == names[0]
+    # The second request goes out before the first one's items are all taken, and no third.
+    assert _wait_for(lambda: len(ds.sent) == 2)
+    assert ds.sent == [names[:5], names[5:10]]
+    assert [n for n, _ in items] == names[1:]
+    assert len(ds.sent) == 9
+
+
+def test_abandoned_epoch_stops_reading_ahead(client: Client, two_buckets: Any) -> None:
+    b1, _, data = two_buckets
+    ds = Recorded(b1, client, max_batch_size=5)
+    ds.sent = []
+    items = iter(ds)
+    next(items)
+    items.close()  # a consumer that breaks out of its loop
+    assert _wait_for(
+        lambda: not any(t.name.startswith("ais-read-ahead") for t in threading.enumerate())
+    )
+    assert len(ds.sent) <= 2
+    # The connections are usable again: the next epoch reads everything.
+    assert [n for n, _ in ds] == [n for n, _ in _by_bucket(b1, b1, data, b1)]
 
 
 def test_import_aistore_without_torch() -> None:
