@@ -256,8 +256,9 @@ class ListingBuilder:
 
 
 def _make_object(bucket: tuple[RequestClient, BucketDetails], name: str, size: int) -> Object:
-    props = BucketEntry(n=name, s=size).generate_object_props() if size >= 0 else None
-    return Object(bucket[0], bucket[1], name, props)
+    if size < 0:
+        return Object(bucket[0], bucket[1], name)
+    return Object._listed(bucket[0], bucket[1], BucketEntry(n=name, s=size))
 
 
 def _is_plain(source: AISSource, cls: type[AISSource]) -> bool:

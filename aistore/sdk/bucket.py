@@ -596,8 +596,14 @@ class Bucket(AISSource):
     ) -> Iterator[Object]:
         """`Object`s of all matching entries, with the listed properties in `props_cached`."""
         self._verify_start_after(start_after)
-        for entry in self.list_objects_iter(prefix=prefix, props=props, start_after=start_after):
-            yield self.object(entry.name, entry.generate_object_props())
+        entries = self.list_objects_iter(prefix=prefix, props=props, start_after=start_after)
+        if type(self).object is not Bucket.object:  # a subclass makes its own Objects
+            for entry in entries:
+                yield self.object(entry.name, entry.generate_object_props())
+            return
+        details = self._details()
+        for entry in entries:
+            yield Object._listed(self.client, details, entry)
 
     def list_urls(self, prefix: str = "", etl: Any = None) -> Iterator[str]:
         """GET URLs of all matching objects."""

@@ -49,7 +49,7 @@ from aistore.sdk.obj.object_reader import ObjectReader
 from aistore.sdk.obj.object_writer import ObjectWriter
 from aistore.sdk.provider import Provider
 from aistore.sdk.request_client import RequestClient
-from aistore.sdk.types import ActionMsg, BlobMsg, PromoteAPIArgs
+from aistore.sdk.types import ActionMsg, BlobMsg, BucketEntry, PromoteAPIArgs
 
 __all__ = ["BucketDetails", "Object"]
 
@@ -121,7 +121,19 @@ class Object:
         self._bck_details = bck_details
         self._name = name
         self._props = props
+        # Listed fields `props_cached` is built from on first use (see `_listed`).
+        self._entry: BucketEntry | None = None
         self._path: str | None = None  # built on first use: listings create many Objects
+
+    @classmethod
+    def _listed(
+        cls, client: RequestClient, bck_details: BucketDetails, entry: BucketEntry
+    ) -> Object:
+        """The object of a listing entry, its `props_cached` made from the entry on first use:
+        a listing makes an Object per entry, and most are only read."""
+        obj = cls(client, bck_details, entry.n)
+        obj._entry = entry
+        return obj
 
     @property
     def _object_path(self) -> str:
@@ -163,6 +175,8 @@ class Object:
     @property
     def props_cached(self) -> ObjectProps | None:
         """Properties from the last `head()`/`props` (or a listing), without a request."""
+        if self._props is None and self._entry is not None:
+            self._props = self._entry.generate_object_props()
         return self._props
 
     def head(self, props: str = "") -> ObjectProps:
