@@ -307,7 +307,7 @@ class RequestClient:
         retrying = retrying if retrying is not None else self._retrying
         body: Any = kwargs.get("data")
         if not _is_stream_body(body):
-            return retrying(op)
+            return _retried(retrying, op)
         try:
             start: int | None = body.tell()
         except (AttributeError, OSError, ValueError):
@@ -326,4 +326,24 @@ class RequestClient:
             attempted = True
             return op()
 
-        return retrying(rewind_then_op)
+        return _retried(retrying, rewind_then_op)
+
+
+def _retried(retrying: Retrying, op: Callable[[], R]) -> R:
+    """`retrying(op)`, with the first attempt made outside tenacity, which costs ~8 us per
+    call (a tenth of a small GET). A failure of that attempt is handed to the policy as its
+    own first attempt, so what is retried, how often and how long it waits do not change."""
+    try:
+        return op()
+    except Exception as err:  # noqa: BLE001 - the policy decides what to do with it
+        first: Exception | None = err
+
+    def replay_then_op() -> R:
+        nonlocal first
+        if first is not None:
+            err, first = first, None
+            raise err
+        return op()
+
+    return retrying(replay_then_op)
+
