@@ -1,5 +1,5 @@
-"""Fetching object contents for the datasets: the ETL parameter, and an ordered read-ahead over a
-small thread pool.
+"""Fetching object contents for the datasets: the ETL parameter, an ordered read-ahead over a
+small thread pool, and progress bars.
 
 Threads (not processes) read ahead: a GET spends its time waiting on the socket with the GIL
 released, and threads can start inside DataLoader workers, which are daemonic and may not have
@@ -14,14 +14,14 @@ Example:
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TypeVar
 
 from aistore.sdk.const import QPARAM_ETL_NAME
 from aistore.sdk.obj.object import Object
 
-__all__ = ["EtlName", "fetch_bytes", "read_ahead"]
+__all__ = ["EtlName", "fetch_bytes", "progress", "read_ahead"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -75,3 +75,11 @@ def read_ahead(items: Iterator[T], fn: Callable[[T], R], depth: int) -> Iterator
         for future in pending:
             future.cancel()
         pool.shutdown(wait=False, cancel_futures=True)
+
+
+def progress(items: Iterable[T], title: str, unit: str) -> Iterator[T]:
+    """`items` with a tqdm progress bar named `title` counting `unit`s."""
+    from tqdm import tqdm
+
+    bar: Iterable[T] = tqdm(items, desc=title, unit=unit)
+    return iter(bar)

@@ -14,7 +14,7 @@ import logging
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from aistore.pytorch._fetch import read_ahead
+from aistore.pytorch._fetch import progress, read_ahead
 from aistore.pytorch.base_iter_dataset import AISBaseIterDataset, PrefixMap
 from aistore.sdk.ais_source import AISSource
 from aistore.sdk.client import Client
@@ -97,14 +97,16 @@ class AISBatchIterDataset(AISBaseIterDataset):
         self._show_progress = show_progress
 
     def __iter__(self) -> Iterator[tuple[str, bytes]]:
-        self._reset_iterator()
-        objects, worker_name = self._get_worker_iter_info()
+        epoch, objects = self._start_epoch()
         if self._show_progress:
-            objects = _progress(objects, "AISBatchIterDataset" + worker_name)
+            objects = progress(objects, "AISBatchIterDataset" + epoch.consumer.name, "obj")
         # The next request is sent while this one's items are handed out, so the server
-        # assembles it while the consumer works.
+        # assembles it meanwhile.
         for result in read_ahead(_chunks(objects, self.max_batch_size), self._send, 1):
             for info, data in result:
+                # Counted before the yield (and when skipped): a state taken after this item
+                # resumes at the next one, although whole batches were requested ahead.
+                epoch.done += 1
                 if info.err_msg:
                     if not self.cont_on_err:
                         raise RuntimeError(f"{info.obj_name}: {info.err_msg}")
@@ -133,10 +135,3 @@ def _chunks(objects: Iterable[Object], size: int) -> Iterator[list[Object]]:
             pending = []
     if pending:
         yield pending
-
-
-def _progress(objects: Iterable[Object], title: str) -> Iterable[Object]:
-    from tqdm import tqdm
-
-    bar: Iterable[Object] = tqdm(objects, desc=title, unit="obj")
-    return bar

@@ -8,9 +8,9 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
-from aistore.pytorch._fetch import EtlName, fetch_bytes, read_ahead
+from aistore.pytorch._fetch import EtlName, fetch_bytes, progress, read_ahead
 from aistore.pytorch.base_iter_dataset import AISBaseIterDataset, PrefixMap
 from aistore.sdk.ais_source import AISSource
 from aistore.sdk.obj.object import Object
@@ -86,7 +86,7 @@ class AISIterDataset(AISBaseIterDataset):
     def __iter__(self) -> Iterator[tuple[str, bytes]]:
         epoch, objects = self._start_epoch()
         if self._show_progress:
-            objects = _progress(objects, "AISIterDataset" + epoch.consumer.name)
+            objects = progress(objects, "AISIterDataset" + epoch.consumer.name, "obj")
         if self._prefetch >= _DEFAULT_POOL:
             for source in self._ais_source_list:
                 source.client.session_manager.ensure_pool_size(self._prefetch + 1)
@@ -96,10 +96,3 @@ class AISIterDataset(AISBaseIterDataset):
 
     def _fetch(self, obj: Object) -> tuple[str, bytes]:
         return obj.name, fetch_bytes(obj, self._etl)
-
-
-def _progress(objects: Iterator[Object], title: str) -> Iterator[Object]:
-    from tqdm import tqdm
-
-    bar: Iterable[Object] = tqdm(objects, desc=title, unit="obj")
-    return iter(bar)

@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Literal
 
+from aistore.pytorch._fetch import progress
 from aistore.pytorch._shards import (
     EtlName,
     SampleAssembler,
@@ -140,7 +141,7 @@ class AISShardReader(AISBaseIterDataset):
         self._reset_iterator()
         shards, worker_name = self._get_worker_iter_info()
         if self._show_progress:
-            shards = _progress(shards, "AISShardReader" + worker_name)
+            shards = progress(shards, "AISShardReader" + worker_name, "shard")
         for shard in shards:
             for key, sample in self._read_shard(shard):
                 yield key, self.ZeroDict(sample, self._observed_keys)
@@ -193,10 +194,3 @@ class AISShardReader(AISBaseIterDataset):
 
 def _bucket_id(name: str, qparams: Mapping[str, str]) -> tuple[str, tuple[tuple[str, str], ...]]:
     return name, tuple(sorted(qparams.items()))
-
-
-def _progress(shards: Iterable[Object], title: str) -> Iterable[Object]:
-    from tqdm import tqdm
-
-    bar: Iterable[Object] = tqdm(shards, desc=title, unit="shard")
-    return bar

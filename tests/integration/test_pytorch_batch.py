@@ -205,6 +205,51 @@ def test_abandoned_epoch_stops_reading_ahead(client: Client, two_buckets: Any) -
     assert [n for n, _ in ds] == [n for n, _ in _by_bucket(b1, b1, data, b1)]
 
 
+@pytest.mark.parametrize("shuffle", [False, True])
+def test_resume_continues_where_it_stopped(client: Client, two_buckets: Any, shuffle: bool) -> None:
+    b1, b2, _ = two_buckets
+
+    def make() -> AISBatchIterDataset:
+        ds = AISBatchIterDataset([b1, b2], client, max_batch_size=5, shuffle=shuffle, seed=3)
+        ds.set_epoch(1)
+        return ds
+
+    full = list(make())
+    # Mid-batch, at a batch's end, and with the next batch already requested.
+    for k in (0, 1, 4, 5, 12, 57, 58):
+        ds = make()
+        it = iter(ds)
+        head = [next(it) for _ in range(k)]
+        state = ds.state_dict()
+        assert state["done"] == k
+        resumed = make()
+        resumed.load_state_dict(pickle.loads(pickle.dumps(state)))
+        assert head + list(resumed) == full, k
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_resume_with_stateful_dataloader(client: Client, two_buckets: Any, workers: int) -> None:
+    sdl = pytest.importorskip("torchdata.stateful_dataloader")
+    b1, b2, _ = two_buckets
+
+    def loader() -> Any:
+        ds = AISBatchIterDataset([b1, b2], client, max_batch_size=4, shuffle=True, seed=5)
+        return sdl.StatefulDataLoader(ds, batch_size=3, num_workers=workers)
+
+    def names(batches: Any) -> list[str]:
+        return [n for names, _ in batches for n in names]
+
+    full = names(loader())
+    first = loader()
+    it = iter(first)
+    head = names(next(it) for _ in range(5))
+    state = first.state_dict()
+    del it
+    second = loader()
+    second.load_state_dict(state)
+    assert head + names(second) == full
+
+
 def test_import_aistore_without_torch() -> None:
     code = (
         "import sys; sys.modules['torch'] = None\n"
