@@ -47,13 +47,16 @@ _CONSUMER = ("rank", "world_size", "worker_id", "num_workers")
 class _Epoch:
     """Progress of one consumer through one epoch.
 
-    `done` counts the consumer's objects (in its order) that are consumed; `total` and
-    `fingerprint` are known once the listing is complete (`None` while it streams).
+    `done` counts the consumer's objects (in its order) that are consumed; `part` counts the
+    items already handed out of the next object, for readers that make several items of one
+    object (shards); `total` and `fingerprint` are known once the listing is complete (`None`
+    while it streams).
     """
 
     epoch: int
     consumer: Consumer
     done: int = 0
+    part: int = 0
     total: int | None = None
     fingerprint: str | None = None
 
@@ -234,6 +237,7 @@ class AISBaseIterDataset(ABC, IterableDataset[Any]):
             "version": _STATE_VERSION,
             "epoch": live.epoch,
             "done": live.done,
+            "part": live.part,
             "total": live.total,
             "fingerprint": live.fingerprint,
         }
@@ -298,6 +302,7 @@ class AISBaseIterDataset(ABC, IterableDataset[Any]):
                     f"by {dict(zip(_CONSUMER, now, strict=True))}: the split must not change"
                 )
             epoch.done = int(resume["done"])
+            epoch.part = int(resume.get("part", 0))
         self._live = epoch
         key = self._my_sources(consumer)
         need_all = self._shuffle or self._even_split or (resume or {}).get("fingerprint")

@@ -51,8 +51,9 @@ class AISShardReader(AISBaseIterDataset):
 
     The unit of work is the shard: every shard is read once per epoch across all DataLoader
     workers of all torch.distributed ranks, optionally in a seeded per-epoch order, and
-    `state_dict()` resumes at the shard being read (its earlier samples come again); see
-    `AISBaseIterDataset`, whose keyword-only options pass through.
+    `state_dict()` resumes at the next sample (the shard being read is read again from its
+    start, the samples already handed out skipped); see `AISBaseIterDataset`, whose
+    keyword-only options pass through.
 
     Keys (`key_style`):
         - `"basename"` (default, as the official class): the file name up to its first dot,
@@ -138,13 +139,19 @@ class AISShardReader(AISBaseIterDataset):
         self._buckets = {_bucket_id(b.name, b.qparam): b for b in sources if isinstance(b, Bucket)}
 
     def __iter__(self) -> Iterator[tuple[str, AISShardReader.ZeroDict]]:
-        self._reset_iterator()
-        shards, worker_name = self._get_worker_iter_info()
+        epoch, shards = self._start_epoch()
         if self._show_progress:
-            shards = progress(shards, "AISShardReader" + worker_name, "shard")
+            shards = progress(shards, "AISShardReader" + epoch.consumer.name, "shard")
+        skip = epoch.part  # samples of the first shard handed out before the state was saved
         for shard in shards:
             for key, sample in self._read_shard(shard):
+                if skip:
+                    skip -= 1
+                    continue
+                epoch.part += 1  # before the yield: a state taken after it includes it
                 yield key, self.ZeroDict(sample, self._observed_keys)
+            epoch.done += 1
+            epoch.part = skip = 0
 
     def __len__(self) -> int:
         """The number of samples in all shards of the sources (the whole dataset, also under
