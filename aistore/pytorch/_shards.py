@@ -15,7 +15,7 @@ from itertools import islice
 from typing import TypeVar
 
 from aistore._internal.archive_stream import ArchiveFormatError, read_archive
-from aistore.pytorch._sharding import current_consumer, resolve_rank
+from aistore.pytorch._sharding import Consumer, current_consumer, resolve_rank
 from aistore.pytorch.utils import get_basename, get_extension
 from aistore.sdk.const import QPARAM_ETL_NAME
 
@@ -25,6 +25,7 @@ __all__ = [
     "SampleKey",
     "basename_key",
     "iter_archive_files",
+    "reading_consumer",
     "share_of_consumers",
     "webdataset_key",
 ]
@@ -158,11 +159,16 @@ def share_of_consumers(
         >>> list(share_of_consumers(range(3)))  # main process, no process group
         [0, 1, 2]
     """
-    rank, world = _process_group_rank() or rank_world or resolve_rank(None, None)
-    consumer = current_consumer(rank, world)
+    consumer = reading_consumer(rank_world)
     if consumer.count == 1:
         return iter(items)
     return islice(items, consumer.index, None, consumer.count)
+
+
+def reading_consumer(rank_world: tuple[int, int] | None = None) -> Consumer:
+    """The consumer the calling process is, its rank found as `share_of_consumers` finds it."""
+    rank, world = _process_group_rank() or rank_world or resolve_rank(None, None)
+    return current_consumer(rank, world)
 
 
 def _process_group_rank() -> tuple[int, int] | None:

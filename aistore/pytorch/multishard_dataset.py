@@ -11,14 +11,15 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import dataclasses
+from collections.abc import Iterator, Mapping, Sequence
 from itertools import islice
 from typing import Any
 
 from torch.utils.data import IterableDataset
 
 from aistore.pytorch._sharding import resolve_rank
-from aistore.pytorch._shards import EtlName, share_of_consumers
+from aistore.pytorch._shards import EtlName, reading_consumer, share_of_consumers
 from aistore.sdk.archive_config import ArchiveConfig
 from aistore.sdk.dataset.data_shard import DataShard
 from aistore.sdk.list_object_flag import ListObjectFlag
@@ -27,6 +28,8 @@ __all__ = ["AISMultiShardStream"]
 
 Member = tuple[str, str]
 """`(shard object name, path of the file inside it)`."""
+
+_STATE_VERSION = "aistore.AISMultiShardStream/1"
 
 
 class AISMultiShardStream(IterableDataset[tuple[bytes, ...]]):
@@ -37,7 +40,9 @@ class AISMultiShardStream(IterableDataset[tuple[bytes, ...]]):
     Every DataLoader worker of every torch.distributed rank yields its own round-robin share
     of the tuples, so each tuple is yielded exactly once in all (the official class yields the
     whole stream from every worker). Shards are listed lazily on each `__iter__` by every
-    worker.
+    worker. `state_dict()` / `load_state_dict()` resume at the next tuple (the tuples before
+    it are listed again, not fetched); call them in the process that iterates, as with
+    `AISBaseIterDataset`.
 
     Files are fetched server-side out of their shards, `max_batch_size` tuples per GetBatch
     request and source (in request order, so the output is the same as one GET per file).
@@ -64,17 +69,26 @@ class AISMultiShardStream(IterableDataset[tuple[bytes, ...]]):
         self._data_sources = list(data_sources)
         self._max_batch_size = max_batch_size
         self._rank_world: tuple[int, int] | None = None  # the main process's, in workers
+        self._live: dict[str, Any] | None = None  # the running iteration's state
+        self._resume: dict[str, Any] | None = None  # a loaded state, for the next iteration
 
     def __getstate__(self) -> dict[str, Any]:
         # Pickled in the main process for spawned workers, which have no process group.
         state = self.__dict__.copy()
         state["_rank_world"] = resolve_rank(None, None)
+        state["_live"] = None
         return state
 
     def __iter__(self) -> Iterator[tuple[bytes, ...]]:
+        state = self._start()
         # zip stops at the shortest source, as the official class does.
         rows = zip(*(_members(ds) for ds in self._data_sources), strict=False)
-        members = share_of_consumers(rows, self._rank_world)
+        members = islice(share_of_consumers(rows, self._rank_world), state["done"], None)
+        for item in self._contents(members):
+            state["done"] += 1  # before the yield: a state taken after this tuple includes it
+            yield item
+
+    def _contents(self, members: Iterator[tuple[Member, ...]]) -> Iterator[tuple[bytes, ...]]:
         if self._max_batch_size is None:
             for row in members:
                 yield tuple(_get(ds, m) for ds, m in zip(self._data_sources, row, strict=True))
@@ -84,6 +98,44 @@ class AISMultiShardStream(IterableDataset[tuple[bytes, ...]]):
                 _fetch(ds, [row[i] for row in chunk]) for i, ds in enumerate(self._data_sources)
             ]
             yield from zip(*columns, strict=True)
+
+    def state_dict(self) -> dict[str, Any]:
+        """Where this reader is in the stream: the tuples of its share it has handed out."""
+        if self._resume is not None:
+            return dict(self._resume)
+        consumer = reading_consumer(self._rank_world)
+        if self._live is not None and self._live["consumer"] == dataclasses.asdict(consumer):
+            return dict(self._live)
+        return {"version": _STATE_VERSION, "done": 0, "consumer": dataclasses.asdict(consumer)}
+
+    def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
+        """Continue from `state_dict` (from `state_dict()`) at the next iteration.
+
+        Raises:
+            ValueError: the state is not one of ours.
+        """
+        if state_dict.get("version") != _STATE_VERSION:
+            raise ValueError(f"not an AISMultiShardStream state: {dict(state_dict)!r}")
+        self._resume = {**state_dict, "consumer": dict(state_dict["consumer"])}
+
+    def _start(self) -> dict[str, Any]:
+        """This iteration's state (also `self._live`), from a loaded state if any.
+
+        Raises:
+            ValueError: the state was saved by another reader (the split must not change).
+        """
+        consumer = dataclasses.asdict(reading_consumer(self._rank_world))
+        resume, self._resume = self._resume, None
+        state = {"version": _STATE_VERSION, "done": 0, "consumer": consumer}
+        if resume is not None:
+            if resume["consumer"] != consumer:
+                raise ValueError(
+                    f"state saved by reader {resume['consumer']}, resumed by {consumer}: "
+                    "the split must not change"
+                )
+            state["done"] = int(resume["done"])
+        self._live = state
+        return state
 
     def __len__(self) -> int:
         """The number of tuples in the whole stream (not a worker's share): the shortest

@@ -339,6 +339,47 @@ def test_multishard_every_tuple_once(
     assert got == expected
 
 
+@pytest.mark.parametrize("max_batch_size", [4, None])
+def test_multishard_resumes_at_the_next_tuple(
+    two_sources: tuple[list[DataShard], list[tuple[bytes, ...]]], max_batch_size: int | None
+) -> None:
+    sources, expected = two_sources
+    for k in (0, 1, 4, 6, 15):
+        stream = AISMultiShardStream(sources, max_batch_size=max_batch_size)
+        it = iter(stream)
+        head = [next(it) for _ in range(k)]
+        state = stream.state_dict()
+        assert state["done"] == k
+        resumed = AISMultiShardStream(sources, max_batch_size=max_batch_size)
+        resumed.load_state_dict(state)
+        assert resumed.state_dict() == state  # loaded, not yet iterated
+        assert head + list(resumed) == expected, k
+        assert list(resumed) == expected  # the next iteration starts over
+    with pytest.raises(ValueError):
+        AISMultiShardStream(sources).load_state_dict({"done": 3})
+
+
+@pytest.mark.parametrize("num_workers", [0, 2])
+def test_multishard_with_stateful_dataloader(
+    two_sources: tuple[list[DataShard], list[tuple[bytes, ...]]], num_workers: int
+) -> None:
+    sdl = pytest.importorskip("torchdata.stateful_dataloader")
+    sources, expected = two_sources
+
+    def loader() -> Any:
+        stream = AISMultiShardStream(sources, max_batch_size=3)
+        return sdl.StatefulDataLoader(stream, batch_size=None, num_workers=num_workers)
+
+    first = loader()
+    it = iter(first)
+    head = [tuple(next(it)) for _ in range(5)]
+    state = first.state_dict()
+    del it
+    second = loader()
+    second.load_state_dict(state)
+    assert head + [tuple(t) for t in second] == expected
+
+
 def test_multishard_len_and_collate(
     two_sources: tuple[list[DataShard], list[tuple[bytes, ...]]],
 ) -> None:
