@@ -19,7 +19,6 @@ namespace ais {
 namespace {
 
 constexpr size_t kChunkBytes = 256 << 10;                      // a chunk worth sending at once
-constexpr size_t kFirstChunkBytes = 16 << 10;  // the first ones are smaller: the client starts sooner
 constexpr auto kFlushInterval = std::chrono::milliseconds(5);  // after this, send whatever is there
 constexpr auto kDoneCheckInterval = std::chrono::seconds(1);
 
@@ -246,9 +245,8 @@ Task<void> ReplyProduced(Exchange& ex, Producer producer, std::string content_ty
 
   bool started = false;
   bool take_any = false;  // the flush interval passed: send even a small chunk
-  size_t chunk = kFirstChunkBytes;
   for (;;) {
-    PieceQueue::Taken taken = job->queue->Take(take_any ? 1 : chunk);
+    PieceQueue::Taken taken = job->queue->Take(take_any ? 1 : kChunkBytes);
     if (taken.pieces.empty() && !taken.closed) {
       timer->expires_after(kFlushInterval);
       beast::error_code ec;
@@ -257,7 +255,6 @@ Task<void> ReplyProduced(Exchange& ex, Producer producer, std::string content_ty
       continue;
     }
     take_any = false;
-    chunk = std::min(2 * chunk, kChunkBytes);
     if (!started) {
       // Nothing sent yet: an error is still a proper HTTP error reply.
       if (taken.closed && !taken.final.ok()) co_return co_await ex.ReplyError(taken.final);
