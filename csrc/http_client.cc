@@ -40,9 +40,14 @@ HttpExchange::HttpExchange(HttpClient* client, std::string key, Interrupted inte
     : client_(client), key_(std::move(key)), interrupted_(std::move(interrupted)) {}
 
 HttpExchange::~HttpExchange() {
-  if (conn_ != nullptr && finished_ && keep_alive_ && conn_->buffer().size() == 0) {
+  if (conn_ != nullptr && finished_ && keep_alive_ && !aborted_ && conn_->buffer().size() == 0) {
     client_->GiveBack(key_, std::move(conn_));
   }
+}
+
+void HttpExchange::Abort() {
+  aborted_ = true;  // before the shutdown: a reader woken by it must not pool the connection
+  conn_->Shutdown();
 }
 
 size_t HttpExchange::ReadSome(char* dest, size_t size, error_code& ec) {

@@ -6,6 +6,7 @@
 // fork-safe: a child process must make its own client (the Python side keeps one per pid).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -69,6 +70,11 @@ class HttpExchange {
   // can serve the next request; otherwise (or on an error) the connection is closed.
   void Discard(uint64_t limit);
 
+  // Thread-safe, also while another thread reads the body: shuts the connection down, so that
+  // a blocked read fails at once (partial_message), and marks it never to be reused.
+  // REQUIRES: the exchange outlives the call.
+  void Abort();
+
  private:
   friend class HttpClient;
   using Parser = boost::beast::http::response_parser<boost::beast::http::buffer_body>;
@@ -86,6 +92,7 @@ class HttpExchange {
   uint64_t remaining_ = 0;  // of a Content-Length body
   bool keep_alive_ = false;
   bool finished_ = false;
+  std::atomic<bool> aborted_{false};  // set by Abort from any thread
 };
 
 class HttpClient {

@@ -113,6 +113,8 @@ std::unique_ptr<HttpConnection> HttpConnection::Connect(const std::string& host,
 
 HttpConnection::~HttpConnection() { ::close(fd_); }
 
+void HttpConnection::Shutdown() { ::shutdown(fd_, SHUT_RDWR); }
+
 void HttpConnection::Arm(double read_timeout, const Interrupted* interrupted) {
   read_timeout_ = read_timeout;
   interrupted_ = interrupted;

@@ -51,6 +51,10 @@ class HttpConnection {
   size_t Recv(void* data, size_t size, error_code& ec);
   void set_nowait(bool nowait) { nowait_ = nowait; }
 
+  // Thread-safe, also while another thread waits in Recv: shuts both directions down, so that
+  // the wait ends at once with eof. The descriptor stays open until destruction.
+  void Shutdown();
+
   // Beast's stream concepts: read_some fills the first non-empty buffer, write_some sends up to
   // 16 buffers in one sendmsg.
   template <class MutableBufferSequence>

@@ -5,6 +5,7 @@
 #include <boost/asio/error.hpp>
 #include <boost/beast/http/error.hpp>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -99,8 +100,9 @@ py::tuple Get(HttpClient& client, const std::string& host, uint16_t port,
 }
 
 // HttpResponse: a reply whose body is read as it arrives (readinto), for streams of unknown
-// length such as GetBatch archives. One thread at a time: a call that finds another one still
-// running (with the GIL released) raises instead of racing it.
+// length such as GetBatch archives and for range reads. One thread at a time: a call that finds
+// another one still running (with the GIL released) raises instead of racing it. Abort is the
+// exception: any thread may call it, to wake a reader blocked in readinto.
 class HttpResponse {
  public:
   HttpResponse(std::unique_ptr<HttpExchange> ex, std::string what)
@@ -144,9 +146,18 @@ class HttpResponse {
     {
       py::gil_scoped_release release;
       ex_->Discard(drain);
+      std::lock_guard<std::mutex> lock(abort_mu_);
       ex_.reset();
     }
     busy_ = false;
+  }
+
+  // Shuts the connection down: a readinto blocked in another thread fails at once, and the
+  // connection is closed, never pooled. A no-op once closed, so it can never reach a connection
+  // that went back to the pool and serves another request.
+  void Abort() {
+    std::lock_guard<std::mutex> lock(abort_mu_);
+    if (ex_ != nullptr) ex_->Abort();
   }
 
  private:
@@ -156,7 +167,9 @@ class HttpResponse {
     busy_ = true;
   }
 
+  // Reset only under abort_mu_ (Abort runs beside a reader); read freely by the claimant.
   std::unique_ptr<HttpExchange> ex_;
+  std::mutex abort_mu_;
   const std::string what_;
   bool busy_ = false;  // guarded by the GIL
 };
@@ -213,7 +226,9 @@ void AddHttpClientTypes(py::module_& m) {
       .def("readinto", &HttpResponse::ReadInto, py::arg("buffer"),
            "Body bytes into buffer, GIL released; 0 at the end of the body.")
       .def("close", &HttpResponse::Close, py::arg("drain") = 0,
-           "End the reply; reads up to drain bytes left so the connection is kept.");
+           "End the reply; reads up to drain bytes left so the connection is kept.")
+      .def("abort", &HttpResponse::Abort,
+           "From any thread: wake a blocked readinto (it fails); the connection is dropped.");
 
   py::class_<HttpClient>(m, "HttpClient",
                          "Keep-alive HTTP/1.1 requests; one per process (not fork-safe).")

@@ -302,3 +302,50 @@ def test_stream_keeps_its_client_alive(server: FakeServer) -> None:
     del stream
     gc.collect()
     assert ref() is None
+
+
+def _open(http: _native.HttpClient, server: FakeServer) -> _native.HttpResponse:
+    host, port = server.url.removeprefix("http://").split(":")
+    return http.open(host, int(port), "GET", "/o", [], b"", 2.0, 30.0)
+
+
+def test_abort_wakes_a_read_blocked_in_another_thread(server: FakeServer) -> None:
+    server.route = lambda req: Reply(200, PAYLOAD, cut_after=1000, stall=10)
+    stream = _open(_native.HttpClient(), server)
+    reader = NativeBodyReader(stream)
+    errors: list[BaseException] = []
+
+    def read() -> None:
+        try:
+            _read_to_end(reader)
+        except BaseException as err:  # noqa: B036 - the test inspects whatever arrives
+            errors.append(err)
+
+    thread = threading.Thread(target=read)
+    thread.start()
+    time.sleep(0.3)  # the first 1000 bytes are read; it waits for the rest
+    assert thread.is_alive()
+    t0 = time.monotonic()
+    stream.abort()
+    thread.join(5)
+    assert not thread.is_alive() and time.monotonic() - t0 < 1  # not the 10 s stall
+    assert len(errors) == 1 and isinstance(errors[0], requests.exceptions.ChunkedEncodingError)
+    stream.abort()  # closed by the failed read: a no-op
+    reader.close()
+
+
+def test_an_aborted_reply_never_serves_again(server: FakeServer) -> None:
+    server.route = lambda req: Reply(200, PAYLOAD)
+    http = _native.HttpClient()
+    kept, aborted = _open(http, server), _open(http, server)  # two connections
+    for stream in (kept, aborted):
+        assert b"".join(_read_to_end(NativeBodyReader(stream))) == PAYLOAD
+    kept.close()  # back in the pool
+    aborted.abort()  # read to its end, but shut down: closed, not pooled
+    aborted.close()
+    kept.abort()  # closed: a no-op that must not reach the pooled connection
+    last = _open(http, server)
+    assert b"".join(_read_to_end(NativeBodyReader(last))) == PAYLOAD
+    last.close()
+    first, second, third = (req.peer_port for req in server.requests)
+    assert first != second and third == first  # the pool held the kept connection alone
