@@ -8,14 +8,19 @@
 
 Socket, TLS and framing errors are translated here into the `requests` exceptions that the
 retry and resume logic know, in the same way `requests.Response.iter_content` does.
+
+Both readers, of a `requests` reply (`BodyReader`) and of one the native client streams
+(`NativeBodyReader`), are a `StreamedReply`: what the parallel range engine reads.
 """
 
 from __future__ import annotations
 
+import contextlib
 import http.client
-from collections.abc import Iterator
+import socket
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Protocol
 
 import requests
 from requests.exceptions import (
@@ -29,6 +34,7 @@ from urllib3.exceptions import DecodeError, ProtocolError, ReadTimeoutError
 from urllib3.exceptions import SSLError as Urllib3SSLError
 
 from aistore import _native
+from aistore._internal.transport import header_dict
 from aistore.sdk.const import (
     HEADER_CONTENT_ENCODING,
     HEADER_CONTENT_LENGTH,
@@ -59,22 +65,48 @@ def translate_stream_errors() -> Iterator[None]:
         raise RequestsConnectionError(err) from err
 
 
-def _is_encoded(resp: requests.Response) -> bool:
-    encoding = resp.headers.get(HEADER_CONTENT_ENCODING, "identity").strip().lower()
+def _is_encoded(headers: Mapping[str, str]) -> bool:
+    encoding = headers.get(HEADER_CONTENT_ENCODING, "identity").strip().lower()
     return encoding not in ("", "identity")
 
 
-def content_length(resp: requests.Response) -> int | None:
-    """Bytes the body will deliver, when the reply says so and is not content-encoded."""
-    if _is_encoded(resp):
+def content_length(headers: Mapping[str, str]) -> int | None:
+    """Bytes the body will deliver, when the reply's headers say so and it is not
+    content-encoded."""
+    if _is_encoded(headers):
         return None
-    raw = resp.headers.get(HEADER_CONTENT_LENGTH)
+    raw = headers.get(HEADER_CONTENT_LENGTH)
     if raw is None:
         return None
     try:
         return int(raw)
     except ValueError:
         return None
+
+
+class StreamedReply(Protocol):
+    """A successful reply whose body is read as it arrives; its reader OWNS it."""
+
+    @property
+    def status_code(self) -> int: ...
+
+    @property
+    def headers(self) -> Mapping[str, str]:
+        """Header fields, names case-insensitive."""
+        ...
+
+    def readinto(self, buf: memoryview) -> int:
+        """Body bytes into `buf` (at least one unless the body is over); 0 once it is over."""
+        ...
+
+    def abort(self) -> None:
+        """From another thread: make a read blocked on the connection fail at once; the
+        connection is then dropped, not reused."""
+        ...
+
+    def close(self) -> None:
+        """End the reply; idempotent."""
+        ...
 
 
 class BodyReader:
@@ -91,15 +123,38 @@ class BodyReader:
     def __init__(self, resp: requests.Response, offset: int = 0) -> None:
         self._resp = resp
         self.start = offset if resp.status_code == STATUS_PARTIAL_CONTENT else 0
-        length = content_length(resp)
+        length = content_length(resp.headers)
         self.expected_end: int | None = None if length is None else self.start + length
         self._raw: Any = resp.raw
-        self._decode = _is_encoded(resp)
+        self._decode = _is_encoded(resp.headers)
         fp = getattr(self._raw, "_fp", None)
         self._http: http.client.HTTPResponse | None = (
             fp if isinstance(fp, http.client.HTTPResponse) and not self._decode else None
         )
         self._eof = False
+
+    @property
+    def status_code(self) -> int:
+        """Status of the reply."""
+        return self._resp.status_code
+
+    @property
+    def headers(self) -> Mapping[str, str]:
+        """Header fields of the reply."""
+        return self._resp.headers
+
+    def abort(self) -> None:
+        """Shut the socket down, from another thread: a read blocked on it fails at once and
+        the connection is dropped.
+
+        REQUIRES: the body was neither read to its end nor closed (its connection would be
+        back in the pool, serving another request); the caller makes sure of it.
+        """
+        sock = getattr(getattr(self._raw, "_connection", None), "sock", None)
+        if isinstance(sock, socket.socket):
+            # The plain-socket method wakes a blocked recv without touching TLS state.
+            with contextlib.suppress(OSError):
+                socket.socket.shutdown(sock, socket.SHUT_RDWR)
 
     def read(self, size: int) -> bytes:
         """Up to `size` bytes; fewer only at the end of the body; b"" once it is over.
@@ -176,6 +231,24 @@ class NativeBodyReader:
     def __init__(self, stream: _native.HttpResponse, drain: int = 0) -> None:
         self._stream = stream
         self._drain = drain
+        self._headers: Mapping[str, str] | None = None
+
+    @property
+    def status_code(self) -> int:
+        """Status of the reply."""
+        return self._stream.status
+
+    @property
+    def headers(self) -> Mapping[str, str]:
+        """Header fields of the reply, built on first use."""
+        if self._headers is None:
+            self._headers = header_dict(self._stream.fields)
+        return self._headers
+
+    def abort(self) -> None:
+        """Shut the connection down, from any thread: a read blocked on it fails at once, and
+        the connection is never reused; a no-op once closed."""
+        self._stream.abort()
 
     def readinto(self, buf: memoryview) -> int:
         """Body bytes into `buf` (at least one unless the body is over); 0 once it is over.

@@ -6,10 +6,11 @@ second leg. Over HTTPS a proxy must not see the body (TLS servers close the conn
 before reading it), so a request with a body takes two explicit steps, see
 `Transport.send_https_with_body`.
 
-Whole-body GETs (`Transport.fetch`) and streamed replies such as GetBatch archives
-(`Transport.open_stream`) over plain HTTP take a native path: `requests` spends ~300 us of CPU
-on a request, the native client (`csrc/http_client.h`) ~8 us. What it does not cover (HTTPS,
-statuses urllib3 retries, a session with proxies or auth...) goes the regular way.
+Whole-body GETs (`Transport.fetch`) and streamed replies such as GetBatch archives and the
+parallel engine's range GETs (`Transport.open_stream`) over plain HTTP take a native path:
+`requests` spends ~300 us of CPU on a request, the native client (`csrc/http_client.h`) ~8 us.
+What it does not cover (HTTPS, statuses urllib3 retries, a session with proxies or auth...)
+goes the regular way.
 """
 
 from __future__ import annotations
@@ -234,7 +235,7 @@ def _split_timeout(timeout: TimeoutArg) -> tuple[float | None, float | None]:
     return timeout, timeout
 
 
-def _header_dict(fields: list[tuple[str, str]] | None) -> CaseInsensitiveDict[str]:
+def header_dict(fields: list[tuple[str, str]] | None) -> CaseInsensitiveDict[str]:
     """Header fields as `requests` shows them: a repeated field's values joined by ", "."""
     headers: CaseInsensitiveDict[str] = CaseInsensitiveDict()
     for name, value in fields or ():
@@ -457,7 +458,7 @@ class Transport:
             return reply
         status, fields = reply.status, reply.fields
         reply.close()
-        return _built_reply("HEAD", status, _header_dict(fields), b"", url, headers or {})
+        return _built_reply("HEAD", status, header_dict(fields), b"", url, headers or {})
 
     def _send_native(
         self,
@@ -519,7 +520,7 @@ class Transport:
             except _native.HttpError as err:
                 logger.debug("native %s failed, sending it the regular way: %s", method, err)
                 return None
-            reply_headers = _header_dict(fields)
+            reply_headers = header_dict(fields)
             location = reply_headers.get(HEADER_LOCATION)
             if status in _REDIRECTS and location:
                 target_url = urljoin(target_url, location)

@@ -20,7 +20,7 @@ import requests
 from requests.exceptions import UnrewindableBodyError
 from tenacity import Retrying
 
-from aistore._internal.body import BodyReader, NativeBodyReader
+from aistore._internal.body import BodyReader, NativeBodyReader, StreamedReply
 from aistore._internal.codec import decode_response
 from aistore._internal.config import TimeoutArg
 from aistore._internal.transport import NativeStream, SessionManager, Transport
@@ -278,12 +278,47 @@ class RequestClient:
                 return resp, []
             return resp, [read(resp)]
 
-        resp, result = self._with_retry(send_and_read, kwargs, retrying)
-        self._response_handler.handle_response(resp)
-        if not result:
-            resp.close()
-            raise UnexpectedHTTPStatusCode([200], resp.status_code)
-        return result[0]
+        return self._read_result(*self._with_retry(send_and_read, kwargs, retrying))
+
+    def read_get(
+        self,
+        path: str,
+        read: Callable[[StreamedReply], R],
+        headers: Mapping[str, Any] | None = None,
+        params: Mapping[str, Any] | None = None,
+        retrying: Retrying | None = None,
+    ) -> R:
+        """Like `request_read` for a GET, with `read` given the reply as a `StreamedReply`
+        (it reads the body, and closes it): streamed by the native client when it can take the
+        request (`Transport.open_stream`), by `requests` otherwise.
+
+        Raises:
+            aistore.sdk.errors.AISError: (or a subclass) for an error status; never retried.
+        """
+        url = self._url(path, endpoint=None)
+
+        def send_and_read() -> tuple[requests.Response | None, list[R]]:
+            reply = self._transport.open_stream(HTTP_METHOD_GET, url, headers, params)
+            if isinstance(reply, NativeStream):
+                return None, [read(NativeBodyReader(reply))]
+            if reply is None:  # not for the native client: the regular way
+                reply = self._send(
+                    HTTP_METHOD_GET, url, headers, {"params": params, "stream": True}
+                )
+            if not 200 <= reply.status_code < 400:  # also an error reply read natively
+                return reply, []
+            return reply, [read(BodyReader(reply))]
+
+        return self._read_result(*self._with_retry(send_and_read, {}, retrying))
+
+    def _read_result(self, resp: requests.Response | None, result: list[R]) -> R:
+        """What `read` returned; else the error of the reply it was not given."""
+        if result:
+            return result[0]
+        assert resp is not None
+        self._response_handler.handle_response(resp)  # raises for an error status
+        resp.close()
+        raise UnexpectedHTTPStatusCode([200], resp.status_code)
 
     def get_full_url(self, path: str, params: Mapping[str, Any]) -> str:
         """Absolute URL of `path` with `params` as query string."""

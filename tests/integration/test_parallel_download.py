@@ -22,6 +22,7 @@ import pytest
 import requests
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from requests.adapters import HTTPAdapter
 from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_fixed
 from urllib3.util.retry import Retry
 
@@ -160,6 +161,27 @@ def test_monolithic_object(bucket: Bucket, dev_shm: set[str]) -> None:
     obj = bucket.object("mono")
     obj.get_writer().put_content(data)
     assert obj.head("chunked").chunks is None
+    with obj.get_reader(num_workers=4).read_all() as buf:
+        assert buf.tobytes() == data
+    assert b"".join(obj.get_reader(num_workers=4)) == data
+
+
+@pytest.mark.parametrize("chunked", [False, True])
+def test_ranges_skip_requests(
+    bucket: Bucket, dev_shm: set[str], monkeypatch: pytest.MonkeyPatch, chunked: bool
+) -> None:
+    """Over plain HTTP the HEAD and every range GET go through the native client: sending
+    anything through `requests` fails the read."""
+    if chunked:
+        _chunk_bucket(bucket, "1MiB", "1MiB")
+    data = os.urandom(20 * MIB + 5)
+    obj = bucket.object("native")
+    obj.get_writer().put_content(data)
+
+    def send(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a request went through requests")
+
+    monkeypatch.setattr(HTTPAdapter, "send", send)
     with obj.get_reader(num_workers=4).read_all() as buf:
         assert buf.tobytes() == data
     assert b"".join(obj.get_reader(num_workers=4)) == data

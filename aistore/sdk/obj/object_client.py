@@ -13,7 +13,7 @@ from typing import TypeVar
 import requests
 from tenacity import Retrying
 
-from aistore._internal.body import BodyReader
+from aistore._internal.body import BodyReader, StreamedReply
 from aistore.sdk.const import (
     HEADER_RANGE,
     HTTP_METHOD_GET,
@@ -102,22 +102,22 @@ class ObjectClient:
         self,
         start: int,
         end: int,
-        read: Callable[[requests.Response], T],
+        read: Callable[[StreamedReply], T],
         retrying: Retrying | None = None,
     ) -> T:
-        """GET bytes [start, end) and let `read` consume a successful reply; a transport error
-        while sending or inside `read` repeats both under `retrying` (the client's network
-        policy by default). Error statuses raise without retry.
+        """GET bytes [start, end) and let `read` consume a successful reply (through the native
+        client when it can, see `RequestClient.read_get`); a transport error while sending or
+        inside `read` repeats both under `retrying` (the client's network policy by default).
+        Error statuses raise without retry.
         """
         headers = {**self._request_headers, HEADER_RANGE: f"bytes={start}-{end - 1}"}
         return self._refreshing_target(
-            lambda rc: rc.request_read(
-                HTTP_METHOD_GET,
+            lambda rc: rc.read_get(
                 self._request_path,
                 read,
                 headers=headers,
-                retrying=retrying,
                 params=self._request_params,
+                retrying=retrying,
             )
         )
 

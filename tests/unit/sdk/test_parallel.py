@@ -18,6 +18,7 @@ import pytest
 from _fakes import FakeServer, Reply, Req, fast_retry_config
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from requests.adapters import HTTPAdapter
 from requests.exceptions import ChunkedEncodingError
 
 from aistore import Client
@@ -380,9 +381,16 @@ def test_server_error_status_is_retried_by_urllib3(server: FakeServer) -> None:
     assert obj.gets_of(32 * KIB) == 2
 
 
-def test_first_error_stops_stalled_workers_at_once(server: FakeServer, client: Client) -> None:
+@pytest.mark.parametrize("scheme", ["http", "https"])  # native client, requests
+def test_first_error_stops_stalled_workers_at_once(
+    request: pytest.FixtureRequest, tls_cert: tuple[str, str], scheme: str
+) -> None:
     """One range fails while the others hang mid-body: the error arrives without waiting for
-    them (their sockets are shut down), and no worker is left running."""
+    them (their replies are aborted), and no worker is left running."""
+    server: FakeServer = request.getfixturevalue("server" if scheme == "http" else "tls_server")
+    client = Client(
+        server.url, ca_cert=tls_cert[0], retry_config=fast_retry_config(), timeout=(2, 5)
+    )
     data = _data(8 * 64 * KIB)
     stalls = {s: Fault(stall=30) for s, _ in plan_ranges(0, len(data), 64 * KIB)}
     stalls[3 * 64 * KIB] = Fault(status=404)
@@ -392,6 +400,28 @@ def test_first_error_stops_stalled_workers_at_once(server: FakeServer, client: C
         _reader(client, 8).read_all()
     assert time.monotonic() - t0 < 5  # not the 30 s stall
     assert _memfd_maps() == []  # every reader has let go of the buffer
+
+
+def test_closing_a_stream_wakes_a_stalled_read(server: FakeServer) -> None:
+    """A worker blocked mid-body on a silent server (no read timeout) is woken when the consumer
+    closes the stream: closing takes no time, the worker ends."""
+    client = Client(server.url, retry_config=fast_retry_config(), timeout=0)
+    data = _data(8 * 64 * KIB)
+    obj = ObjectServer(data, chunk_size=64 * KIB, always={64 * KIB: Fault(stall=30)})
+    server.route = obj
+    it = iter(_reader(client, 2))
+    assert next(it) == data[: 64 * KIB]
+    deadline = time.monotonic() + 5
+    while obj.gets_of(64 * KIB) == 0 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.3)  # the half body is read; the worker waits for the rest
+    t0 = time.monotonic()
+    it.close()  # type: ignore[attr-defined]
+    assert time.monotonic() - t0 < 2  # not the 30 s stall, nor the 10 s wait for readers
+    deadline = time.monotonic() + 2
+    while _range_threads() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not _range_threads()
 
 
 def test_workers_waiting_for_headers_pin_no_memory(server: FakeServer, client: Client) -> None:
@@ -526,6 +556,59 @@ def test_no_pool_full_warnings_with_many_workers(
             with _reader(client, 16).read_all() as buf:
                 assert buf.tobytes() == data
     assert not [r for r in caplog.records if "pool is full" in r.getMessage()]
+
+
+# -- which client sends the ranges ------------------------------------------------------------
+
+
+def _requests_gets(monkeypatch: pytest.MonkeyPatch, fail: bool = False) -> list[str]:
+    """The Range header of each GET sent through `requests` from now on; with `fail`, such a
+    GET raises instead."""
+    ranges: list[str] = []
+    real = HTTPAdapter.send
+
+    def send(self: HTTPAdapter, req: object, *args: object, **kwargs: object) -> object:
+        ranges.append(req.headers.get("Range", ""))  # type: ignore[attr-defined]
+        if fail:
+            raise AssertionError("a request went through requests")
+        return real(self, req, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(HTTPAdapter, "send", send)
+    return ranges
+
+
+@pytest.mark.parametrize("mode", ["read_all", "stream", "file"])
+def test_plain_http_ranges_go_through_the_native_client(
+    server: FakeServer, client: Client, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, mode: str
+) -> None:
+    data = _data(10 * 32 * KIB + 5)
+    obj = ObjectServer(data, chunk_size=32 * KIB)
+    server.route = obj
+    sent = _requests_gets(monkeypatch, fail=True)
+    reader = _reader(client, 4)
+    if mode == "read_all":
+        with reader.read_all() as buf:
+            assert buf.tobytes() == data
+    elif mode == "stream":
+        assert b"".join(reader) == data
+    else:
+        assert reader.download_to(tmp_path / "f") == len(data)
+        assert (tmp_path / "f").read_bytes() == data
+    assert sent == [] and len(obj.ranges) == 11
+
+
+def test_https_ranges_go_through_requests(
+    tls_server: FakeServer, tls_cert: tuple[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = _data(10 * 32 * KIB + 5)
+    tls_server.route = ObjectServer(data, chunk_size=32 * KIB)
+    client = Client(tls_server.url, ca_cert=tls_cert[0], retry_config=fast_retry_config())
+    sent = _requests_gets(monkeypatch)
+    with _reader(client, 4).read_all() as buf:
+        assert buf.tobytes() == data
+    assert b"".join(_reader(client, 3)) == data
+    ranges = [f"bytes={s}-{e - 1}" for s, e in plan_ranges(0, len(data), 32 * KIB)]
+    assert sorted(r for r in sent if r) == sorted(ranges * 2)
 
 
 # -- ParallelBuffer lifetime -------------------------------------------------------------------
