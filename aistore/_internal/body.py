@@ -101,7 +101,7 @@ class StreamedReply(Protocol):
 
     def abort(self) -> None:
         """From another thread: make a read blocked on the connection fail at once; the
-        connection is then dropped, not reused."""
+        connection is then dropped, not reused. Never raises."""
         ...
 
     def close(self) -> None:

@@ -28,7 +28,6 @@ Example:
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import threading
@@ -472,8 +471,7 @@ class RangeEngine:
             # Under the lock: a reply is aborted only while its reader still holds it, never
             # after its connection went back to the pool for another request.
             for reply in self._replies.values():
-                with contextlib.suppress(OSError):
-                    reply.abort()
+                reply.abort()
         self._on_fail()
 
     def _raise_error(self) -> None:

@@ -562,8 +562,8 @@ def test_no_pool_full_warnings_with_many_workers(
 
 
 def _requests_gets(monkeypatch: pytest.MonkeyPatch, fail: bool = False) -> list[str]:
-    """The Range header of each GET sent through `requests` from now on; with `fail`, such a
-    GET raises instead."""
+    """The Range header ("" for none) of each request sent through `requests` from now on;
+    with `fail`, such a request raises instead."""
     ranges: list[str] = []
     real = HTTPAdapter.send
 
