@@ -8,9 +8,9 @@ Starts our server (``LocalServer``, 4 mountpaths under /tmp) and stores the same
 * WebDataset-style shards: the same samples packed into 100 tar shards, each sample a
   ``<key>.bin`` (the 10 KiB) and a ``<key>.cls`` (a label);
 
-and the same files in a local directory (read once before each local case, so that the page
-cache holds them). Then, with DataLoader ``num_workers`` 0 and 2, batch 32, it reads one epoch
-through:
+and the same files in a local directory. Before each case the files it reads, local and the
+server's, are read once untimed, so every case reads from the page cache. Then, with DataLoader
+``num_workers`` 0 and 2, batch 32, it reads one epoch through:
 
 * our ``AISMapDataset``, ``AISIterDataset``, ``AISBatchIterDataset`` (GetBatch, 32 objects per
   request) and ``AISParallelMapDataset`` over the small samples, ``AISShardReader`` over the
@@ -239,18 +239,6 @@ class Bench:
         def epoch(make: Callable[[], Any], w: int, limit: int | None = None) -> Callable[[], Epoch]:
             return lambda: time_epoch(make, w, cfg.batch, limit)
 
-        def warm_epoch(root: Path, make: Callable[[], Any], w: int) -> Callable[[], Epoch]:
-            """A local epoch after one untimed read of its files: the ceiling is the page
-            cache's even if the kernel evicted the files since they were written (in one full
-            run local reads were 3-5x slower, at 3x the CPU per file, without this)."""
-
-            def run() -> Epoch:
-                for path in root.iterdir():
-                    path.read_bytes()
-                return time_epoch(make, w, cfg.batch)
-
-            return run
-
         def batch_dataset() -> AISBatchIterDataset:
             client = Client(ep)
             return AISBatchIterDataset(client.bucket("dl-small"), client)
@@ -260,8 +248,7 @@ class Bench:
         for w in cfg.workers:
             cases += [
                 Case(SMALL, "local files, open().read()", w, n,
-                     warm_epoch(self.small_dir, lambda: LocalFiles(self.small_dir), w),
-                     local=True),
+                     epoch(lambda: LocalFiles(self.small_dir), w), local=True),
                 Case(SMALL, "AISMapDataset", w, n,
                      epoch(lambda: AISMapDataset(bucket("dl-small")), w), "map"),
                 Case(SMALL, f"AISMapDataset max_concurrency={k}", w, n,
@@ -277,8 +264,7 @@ class Bench:
                      epoch(lambda: AISParallelMapDataset(bucket("dl-small")), w, lim),
                      "parallel", limit=lim),
                 Case(SHARDS, "local tar files, tarfile", w, n,
-                     warm_epoch(self.shard_dir, lambda: LocalShards(self.shard_dir), w),
-                     local=True),
+                     epoch(lambda: LocalShards(self.shard_dir), w), local=True),
                 Case(SHARDS, "AISShardReader", w, n,
                      epoch(lambda: AISShardReader(bucket("dl-shards")), w), "shard"),
             ]  # fmt: skip
@@ -320,7 +306,24 @@ class Bench:
                     self._record(case, official, lambda c=case: self.official(c), "official ")
         return cells
 
+    def warm(self, data: str) -> None:
+        """Read the case's files once, untimed, the local copy and the server's: every case
+        reads from the page cache, even if the kernel evicted files since their last read
+        (in one full run, before this, local reads were 3-5x slower at 3x the CPU per file,
+        and our shard reader a third slower at the same CPU per sample)."""
+        local, bucket = (
+            (self.shard_dir, "dl-shards") if data == SHARDS else (self.small_dir, "dl-small")
+        )
+        roots = [local] + [mp / "ais" / bucket for mp in self.srv.mountpaths]
+        for root in roots:
+            files = [p for p in root.rglob("*") if p.is_file()]
+            if not files:
+                raise RuntimeError(f"no files to warm under {root}")
+            for path in files:
+                path.read_bytes()
+
     def _record(self, case: Case, cell: Cell, run: Callable[[], Epoch | None], who: str) -> None:
+        self.warm(case.data)
         try:
             epoch = run()
         except official_sdk.ScriptError as e:
