@@ -367,7 +367,8 @@ class RequestClient:
 def _retried(retrying: Retrying, op: Callable[[], R]) -> R:
     """`retrying(op)`, with the first attempt made outside tenacity, which costs ~8 us per
     call (a tenth of a small GET). A failure of that attempt is handed to the policy as its
-    own first attempt, so what is retried, how often and how long it waits do not change."""
+    own first attempt, so what is retried, how often and how long it waits do not change (a
+    time limit such as `stop_after_delay` counts from the end of the first attempt)."""
     try:
         return op()
     except Exception as err:  # noqa: BLE001 - the policy decides what to do with it
