@@ -334,9 +334,14 @@ Task<bool> Exchange::WaitWritable() {
   co_return !ec;
 }
 
-Task<bool> Exchange::SendIov(std::vector<iovec>& iov) {
+beast::tcp_stream::socket_type& Exchange::NonBlockingSocket() {
   auto& sock = stream_.socket();
   if (!sock.native_non_blocking()) sock.native_non_blocking(true);  // the setter always costs an ioctl
+  return sock;
+}
+
+Task<bool> Exchange::SendIov(std::vector<iovec>& iov) {
+  auto& sock = NonBlockingSocket();
   size_t first = 0;  // iov[first..] is still to be sent (iov[first] perhaps in part)
   while (first < iov.size()) {
     msghdr msg;
@@ -362,8 +367,7 @@ Task<bool> Exchange::SendIov(std::vector<iovec>& iov) {
 }
 
 Task<bool> Exchange::SendFile(const FileSegment& seg) {
-  auto& sock = stream_.socket();
-  if (!sock.native_non_blocking()) sock.native_non_blocking(true);  // the setter always costs an ioctl
+  auto& sock = NonBlockingSocket();
   auto off = static_cast<off_t>(seg.offset);
   uint64_t left = seg.len;
   while (left > 0) {

@@ -101,6 +101,8 @@ class Exchange {
   Task<bool> SendIov(std::vector<iovec>& iov);
   Task<bool> SendFile(const FileSegment& seg);
   Task<bool> WaitWritable();
+  // The connection's socket, switched to non-blocking mode if it is not yet.
+  beast::tcp_stream::socket_type& NonBlockingSocket();
   // head, the pieces, tail; consecutive memory runs go out in one gathered write.
   Task<bool> WritePieces(std::string_view head, const std::vector<BodyPiece>& pieces, std::string_view tail);
   void FillHeaders(http::fields& f, const HeaderList& headers) const;

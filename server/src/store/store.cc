@@ -247,10 +247,6 @@ Result<ObjectHandle> Store::Open(const std::string& bucket, const std::string& n
   return OpenWith(bucket, name, OpenFile(mps_.ObjectPath(mps_.PrimaryFor(bucket, name), bucket, name), O_RDONLY));
 }
 
-Result<ObjectHandle> Store::Open(const BucketDirs& dirs, const std::string& name) {
-  return Open(dirs, name, {}, nullptr);
-}
-
 Result<ObjectHandle> Store::Open(const BucketDirs& dirs, const std::string& name, std::span<char> ahead,
                                  size_t* got) {
   if (got != nullptr) *got = 0;

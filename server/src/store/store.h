@@ -161,12 +161,12 @@ class Store {
                                                  PutOptions opts);
   Result<ObjectMeta> Head(const std::string& bucket, const std::string& name);
   Result<ObjectHandle> Open(const std::string& bucket, const std::string& name);
-  // Open() of `name` in the bucket of `dirs`, relative to its directories.
-  Result<ObjectHandle> Open(const BucketDirs& dirs, const std::string& name);
-  // The same, also reading the object's first bytes into `ahead` with its header when it can
-  // (ReadObjectHeader): *got bytes of the object, from its start, are then in ahead[0, *got)
-  // (`got` may be null when `ahead` is empty).
-  Result<ObjectHandle> Open(const BucketDirs& dirs, const std::string& name, std::span<char> ahead, size_t* got);
+  // Open() of `name` in the bucket of `dirs`, relative to its directories; also reads the
+  // object's first bytes into `ahead` with its header when it can (ReadObjectHeader): *got bytes
+  // of the object, from its start, are then in ahead[0, *got) (`got` may be null when `ahead` is
+  // empty).
+  Result<ObjectHandle> Open(const BucketDirs& dirs, const std::string& name, std::span<char> ahead = {},
+                            size_t* got = nullptr);
   Result<BucketDirs> OpenBucketDirs(const std::string& bucket);
   Status Delete(const std::string& bucket, const std::string& name);
   Result<std::vector<ObjectMeta>> List(const std::string& bucket, const ListQuery& q);
