@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Iterator, Sequence
+from itertools import islice
 from typing import Any
 
 from aistore.pytorch._fetch import progress, read_ahead
@@ -127,11 +128,6 @@ class AISBatchIterDataset(AISBaseIterDataset):
 
 
 def _chunks(objects: Iterable[Object], size: int) -> Iterator[list[Object]]:
-    pending: list[Object] = []
-    for obj in objects:
-        pending.append(obj)
-        if len(pending) == size:
-            yield pending
-            pending = []
-    if pending:
-        yield pending
+    it = iter(objects)
+    while chunk := list(islice(it, size)):
+        yield chunk

@@ -382,4 +382,3 @@ def _retried(retrying: Retrying, op: Callable[[], R]) -> R:
         return op()
 
     return retrying(replay_then_op)
-
