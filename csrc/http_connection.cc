@@ -12,6 +12,7 @@
 #include <boost/asio/error.hpp>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <string>
 
 namespace aisnative {
@@ -21,6 +22,26 @@ using Clock = std::chrono::steady_clock;
 
 // Longest single poll(): how late an interrupt (Ctrl-C) is noticed while nothing arrives.
 constexpr int kSliceMs = 100;
+
+// How long Recv keeps retrying a drained socket, in the middle of a reply, before it sleeps in
+// poll(). A receiver that sleeps between the segments of a reply must be woken for each one by
+// whoever delivers it (on loopback, the sending process; on a VM an inter-processor interrupt
+// and an exit each time). Measured on 2 vCPUs, one 1 GiB stream from our server: the server's
+// CPU per byte fell by a third and the stream ran 1.4x faster with a 50 us spin. A connection
+// stops spinning while its replies' gaps prove longer (a sender busy producing them), so the
+// spin costs little where it does not pay. AIS_RECV_SPIN_US overrides it (0: never spin).
+Clock::duration RecvSpin() {
+  static const Clock::duration spin = [] {
+    long us = 50;
+    if (const char* env = std::getenv("AIS_RECV_SPIN_US"); env != nullptr && *env != '\0') {
+      char* end = nullptr;
+      const long v = std::strtol(env, &end, 10);
+      if (*end == '\0' && v >= 0) us = v;
+    }
+    return std::chrono::duration_cast<Clock::duration>(std::chrono::microseconds(us));
+  }();
+  return spin;
+}
 
 error_code Errno(int err) { return error_code(err, boost::system::system_category()); }
 
@@ -122,9 +143,15 @@ void HttpConnection::Arm(double read_timeout, const Interrupted* interrupted) {
 
 size_t HttpConnection::Recv(void* data, size_t size, error_code& ec) {
   ec = {};
+  bool drained = false;          // the socket was found empty once: spinning was decided
+  Clock::time_point spin_end{};  // set while spinning
   for (;;) {
     const ssize_t n = ::recv(fd_, data, size, 0);
-    if (n > 0) return static_cast<size_t>(n);
+    if (n > 0) {
+      if (spin_end != Clock::time_point{}) spin_backoff_ = 0;  // the spin paid
+      in_reply_ = true;
+      return static_cast<size_t>(n);
+    }
     if (n == 0) {
       ec = boost::asio::error::eof;
       return 0;
@@ -138,8 +165,28 @@ size_t HttpConnection::Recv(void* data, size_t size, error_code& ec) {
       ec = boost::asio::error::would_block;
       return 0;
     }
+    if (!drained) {
+      drained = true;
+      if (StartSpin()) spin_end = Clock::now() + RecvSpin();
+    }
+    if (spin_end != Clock::time_point{}) {
+      if (Clock::now() < spin_end) continue;
+      spin_end = {};
+      // In vain: skip the spins of this connection's next 1, 2, 4 ... kMaxSpinBackoff waits.
+      spin_backoff_ = std::min(std::max(1, 2 * spin_backoff_), kMaxSpinBackoff);
+      spin_skip_ = spin_backoff_;
+    }
     if (!Wait(fd_, POLLIN, read_timeout_, interrupted_, ec)) return 0;
   }
+}
+
+bool HttpConnection::StartSpin() {
+  if (!in_reply_ || RecvSpin() == Clock::duration::zero()) return false;
+  if (spin_skip_ > 0) {
+    --spin_skip_;
+    return false;
+  }
+  return true;
 }
 
 size_t HttpConnection::SendVector(const struct iovec* iov, int count, error_code& ec) {
@@ -148,7 +195,10 @@ size_t HttpConnection::SendVector(const struct iovec* iov, int count, error_code
   msg.msg_iovlen = static_cast<size_t>(count);
   for (;;) {
     const ssize_t n = ::sendmsg(fd_, &msg, MSG_NOSIGNAL);
-    if (n >= 0) return static_cast<size_t>(n);
+    if (n >= 0) {
+      in_reply_ = false;  // its reply takes the server's time: not worth spinning for
+      return static_cast<size_t>(n);
+    }
     if (errno == EINTR) continue;
     if (errno != EAGAIN && errno != EWOULDBLOCK) {
       ec = Errno(errno);

@@ -95,8 +95,17 @@ class HttpConnection {
   static bool Wait(int fd, short events, double timeout, const Interrupted* interrupted,
                    error_code& ec);
   size_t SendVector(const struct iovec* iov, int count, error_code& ec);
+  // Whether Recv, finding the socket drained, retries for a while before it waits.
+  bool StartSpin();
 
   const int fd_;  // owned, non-blocking
+  // Spinning before a wait (RecvSpin in the .cc): only inside a reply (bytes came since the
+  // last send), and after a spin in vain only before every spin_backoff_-th wait, until one
+  // pays again.
+  static constexpr int kMaxSpinBackoff = 16;
+  bool in_reply_ = false;
+  int spin_backoff_ = 0;
+  int spin_skip_ = 0;
   boost::beast::flat_buffer buffer_;
   double read_timeout_ = -1;
   const Interrupted* interrupted_ = nullptr;  // not owned; see Arm

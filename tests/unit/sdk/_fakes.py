@@ -37,6 +37,8 @@ class Reply:
     drop: bool = False
     # With `cut_after`: wait this long after the partial body before hanging up.
     stall: float = 0.0
+    # With `cut_after`: after the stall, send the rest of the body instead of hanging up.
+    resume: bool = False
     # Wait this long before replying at all.
     delay: float = 0.0
     # Hang up after the reply without saying so (a keep-alive connection the server closed).
@@ -96,7 +98,10 @@ class FakeServer:
                     self.wfile.write(reply.body[: reply.cut_after])
                     self.wfile.flush()
                     time.sleep(reply.stall)
-                    self.close_connection = True
+                    if reply.resume:
+                        self.wfile.write(reply.body[reply.cut_after :])
+                    else:
+                        self.close_connection = True
                     return
                 self.wfile.write(reply.body)
                 if reply.close_after:

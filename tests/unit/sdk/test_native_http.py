@@ -142,6 +142,15 @@ def test_read_timeout_raises_requests_timeout(server: FakeServer) -> None:
     assert len(server.requests) == 3
 
 
+def test_a_pause_mid_body_is_waited_out_asleep(server: FakeServer) -> None:
+    # A reader whose reply stops coming retries for a few microseconds (the next bytes of a
+    # flowing reply are that close), then sleeps: a long pause must cost next to no CPU.
+    server.route = lambda req: Reply(200, PAYLOAD, cut_after=50_000, stall=0.5, resume=True)
+    cpu = time.thread_time()
+    assert _native_get(server) == (200, PAYLOAD, None)
+    assert time.thread_time() - cpu < 0.1
+
+
 def test_ctrl_c_stops_a_wait_without_timeout(server: FakeServer) -> None:
     server.route = lambda req: Reply(200, PAYLOAD, delay=5.0)
     client = Client(server.url, retry_config=fast_retry_config(), timeout=0)
