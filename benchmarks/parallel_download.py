@@ -11,7 +11,8 @@ bucket that chunks it at 64 MiB, and monolithic) and measures, per object:
   memory: the first read of a size); the official SDK allocates fresh /dev/shm every time;
 
 in GB/s and as a fraction of the loopback TCP bandwidth (a socket pump between two processes,
-measured as one more case of every round). Cases take turns within each round, the two
+measured as one more case of every round; a second pump, whose receiver never sleeps, is shown
+too: on a VM it reaches about twice as much). Cases take turns within each round, the two
 objects' alternating, and the median of the rounds is shown, so a change in the machine's load
 hits all of them alike. Then what shared
 memory was left: new /dev/shm entries and our mappings. Finally the DataLoader tables of the
