@@ -103,10 +103,10 @@ class AISMultiShardStream(IterableDataset[tuple[bytes, ...]]):
         """Where this reader is in the stream: the tuples of its share it has handed out."""
         if self._resume is not None:
             return dict(self._resume)
-        consumer = reading_consumer(self._rank_world)
-        if self._live is not None and self._live["consumer"] == dataclasses.asdict(consumer):
+        fresh = self._fresh_state()
+        if self._live is not None and self._live["consumer"] == fresh["consumer"]:
             return dict(self._live)
-        return {"version": _STATE_VERSION, "done": 0, "consumer": dataclasses.asdict(consumer)}
+        return fresh
 
     def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
         """Continue from `state_dict` (from `state_dict()`) at the next iteration.
@@ -124,9 +124,9 @@ class AISMultiShardStream(IterableDataset[tuple[bytes, ...]]):
         Raises:
             ValueError: the state was saved by another reader (the split must not change).
         """
-        consumer = dataclasses.asdict(reading_consumer(self._rank_world))
+        state = self._fresh_state()
+        consumer = state["consumer"]
         resume, self._resume = self._resume, None
-        state = {"version": _STATE_VERSION, "done": 0, "consumer": consumer}
         if resume is not None:
             if resume["consumer"] != consumer:
                 raise ValueError(
@@ -136,6 +136,11 @@ class AISMultiShardStream(IterableDataset[tuple[bytes, ...]]):
             state["done"] = int(resume["done"])
         self._live = state
         return state
+
+    def _fresh_state(self) -> dict[str, Any]:
+        """The state at the start of the stream, for the calling reader."""
+        consumer = dataclasses.asdict(reading_consumer(self._rank_world))
+        return {"version": _STATE_VERSION, "done": 0, "consumer": consumer}
 
     def __len__(self) -> int:
         """The number of tuples in the whole stream (not a worker's share): the shortest
