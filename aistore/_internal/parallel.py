@@ -312,17 +312,24 @@ class RangeEngine:
 
         self._run_to_completion(target)
 
-    def stream(self, fillable: Callable[[int], Any]) -> Generator[bytes, None, None]:
+    def stream(
+        self, fillable: Callable[[int], Any], ahead: int | None = None
+    ) -> Generator[bytes, None, None]:
         """Yield the object's bytes in order, as `bytes` of at most `PIECE_SIZE` that the
         workers receive into directly (no copy).
 
         The consumer (the calling thread) makes each range's pieces with `fillable(size)`
         (`PiecePool.fillable` refills pieces the caller has dropped; fresh memory comes from
         the main thread's heap, which glibc recycles, not from the workers' arenas) as soon as
-        the window lets a worker claim that range: when the range `num_workers` before it is
-        handed to the caller. Memory: about `num_workers + 1` ranges, whatever the object size.
+        the window lets a worker claim that range: when the range `ahead` before it is handed
+        to the caller. Memory: about `ahead + 1` ranges, whatever the object size.
+
+        Args:
+            ahead: ranges the workers may read ahead of the caller (default and at least
+                `num_workers`): a worker that finished its range claims the next one while
+                a slower one is still reading an earlier range, up to this bound.
         """
-        window = self._num_workers
+        window = max(self._num_workers, ahead or 0)
         fills: dict[int, list[Any]] = {}  # guarded by _cond
 
         def make(index: int) -> None:

@@ -32,6 +32,7 @@ from aistore.sdk.errors import (
     UnexpectedHTTPStatusCode,
 )
 from aistore.sdk.obj.content_iterator import ParallelBuffer, ParallelContentIterProvider
+from aistore.sdk.obj.content_iterator import parallel as content_iterator_parallel
 from aistore.sdk.obj.object import parse_byte_range
 
 KIB = 1 << 10
@@ -491,6 +492,58 @@ def test_streaming_memory_is_bounded(server: FakeServer, client: Client) -> None
         ahead.append(len(obj.ranges) - (i + 1))
         assert len(chunk) == 16 * KIB
     assert max(ahead) <= 3
+
+
+@pytest.fixture
+def small_halves(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Streams split chunks of 32 KiB and more into halves (normally 32 MiB and more)."""
+    monkeypatch.setattr(content_iterator_parallel, "_MIN_STREAM_HALF", 16 * KIB)
+
+
+@pytest.mark.usefixtures("small_halves")
+def test_large_chunks_stream_as_half_ranges_within_the_same_memory(
+    server: FakeServer, client: Client
+) -> None:
+    """A slow consumer: every range is half a chunk, the bytes are exact, and the workers never
+    hold more than `num_workers` chunks ahead of it (plus the half being handed out)."""
+    chunk = 64 * KIB
+    data = _data(20 * chunk)
+    obj = ObjectServer(data, chunk_size=chunk)
+    server.route = obj
+    got = bytearray()
+    for piece in _reader(client, 3):
+        time.sleep(0.005)
+        got += piece
+        with obj.lock:
+            requested = sum(end - start for start, end in obj.ranges)
+        assert requested - len(got) <= 3 * chunk
+    assert got == data
+    assert {end - start for start, end in obj.ranges} == {chunk // 2}
+
+
+@pytest.mark.usefixtures("small_halves")
+def test_a_slow_range_does_not_hold_the_others_back(server: FakeServer, client: Client) -> None:
+    """While the first half range waits for its reply, the other worker reads on up to the
+    memory bound (2 workers: 4 halves, two chunks) and no further."""
+    half = 32 * KIB
+    data = _data(16 * half)
+    obj = ObjectServer(data, chunk_size=2 * half, always={0: Fault(header_delay=1.5)})
+    server.route = obj
+    it = iter(_reader(client, 2))
+    first = threading.Thread(target=next, args=(it,))
+    first.start()
+    try:
+        deadline = time.monotonic() + 1.2
+        while len(obj.ranges) < 4 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.1)  # would a fifth range be asked for?
+        with obj.lock:
+            starts = sorted(start for start, _ in obj.ranges)
+    finally:
+        first.join()
+    rest = b"".join(it)  # the stream ends normally either way
+    assert starts == [0, half, 2 * half, 3 * half]
+    assert len(rest) == len(data) - half
 
 
 def test_streams_refill_only_pieces_nobody_holds(server: FakeServer, client: Client) -> None:

@@ -8,7 +8,7 @@ reads of monolithic objects. An object of one range is read by the calling threa
 - `read_all()` → `ParallelBuffer`: every worker receives its ranges straight into one
   shared-memory buffer of the object's size.
 - `create_iter()` → the bytes in order; workers receive each range straight into the `bytes`
-  objects it is yielded as, at most `num_workers` ranges ahead, so memory stays at about
+  objects it is yielded as, at most `num_workers` chunks ahead, so memory stays at about
   `num_workers × chunk_size` whatever the object size.
 - `read_into(buffer)` and `download_to(path)` (beyond the official SDK): into a caller's
   writable buffer (numpy array, pinned tensor, mmap...), or into a file at offsets with
@@ -41,6 +41,12 @@ __all__ = ["ParallelContentIterProvider"]
 _RANGES_PER_WORKER = 4
 _MIN_WHOLE_RANGE = 8 * MIB
 _MAX_WHOLE_RANGE = 64 * MIB
+# Streams read a chunk whose halves are at least this large as two ranges, twice as many of
+# them ahead: the same memory (about `num_workers` chunks), but a worker that finished early
+# runs on while a slower one still reads an earlier range, instead of waiting for the in-order
+# consumer. Measured side by side on 2 cores with 64 MiB chunks: +25-60% at 2 workers in two
+# runs of three, within +-5% at 4-16; halving 8 MiB ranges cost ~10% in requests, hence the floor.
+_MIN_STREAM_HALF = 16 * MIB
 
 
 class ParallelContentIterProvider(BaseContentIterProvider):
@@ -167,9 +173,10 @@ class ParallelContentIterProvider(BaseContentIterProvider):
     ) -> Generator[bytes, None, None]:
         """The object's bytes from `offset`, in order, as `bytes` of at most 4 MiB.
 
-        Workers read up to `num_workers` ranges ahead of the caller, each straight into the
-        `bytes` objects it will be yielded as (no copy); memory stays at about
-        `num_workers × chunk_size` whatever the object size. Closing the generator stops them.
+        Workers read up to `num_workers` chunks ahead of the caller (large chunks as two
+        half ranges), each straight into the `bytes` objects it will be yielded as (no copy);
+        memory stays at about `num_workers × chunk_size` whatever the object size. Closing the
+        generator stops them.
         A yielded `bytes` that nobody holds any more (no reference, view or array of it) is
         received into again, by a later range or stream (`parallel.piece_pool`, idle bytes
         capped by `AIS_STREAM_POOL_BYTES`): its pages are already faulted in.
@@ -183,8 +190,10 @@ class ParallelContentIterProvider(BaseContentIterProvider):
             bounds.expected_end = self._object_size
         if offset >= self._object_size:
             return
-        ranges = plan_ranges(offset, self._object_size, self._chunk_size)
-        yield from self._engine(self._chunk_size, ranges).stream(piece_pool().fillable)
+        range_size, depth = _stream_ranges(self._chunk_size)
+        ranges = plan_ranges(offset, self._object_size, range_size)
+        engine = self._engine(range_size, ranges)
+        yield from engine.stream(piece_pool().fillable, ahead=depth * self._num_workers)
 
     def _whole_range_size(self) -> int:
         """Range size for reading the whole object at once."""
@@ -205,3 +214,18 @@ class ParallelContentIterProvider(BaseContentIterProvider):
             self._num_workers,
             request_client.retry_config.network_retry,
         )
+
+
+def _stream_ranges(chunk_size: int) -> tuple[int, int]:
+    """(range size, ranges per worker read ahead) of a stream of `chunk_size` ranges.
+
+    Halves keep a chunked object's ranges inside one chunk each (its boundaries are multiples
+    of an even chunk size's half).
+
+    Example:
+        >>> _stream_ranges(64 * MIB) == (32 * MIB, 2), _stream_ranges(8 * MIB) == (8 * MIB, 1)
+        (True, True)
+    """
+    if chunk_size % 2 == 0 and chunk_size // 2 >= _MIN_STREAM_HALF:
+        return chunk_size // 2, 2
+    return chunk_size, 1
