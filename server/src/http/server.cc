@@ -122,13 +122,18 @@ Task<void> HttpServer::Session(tcp::socket socket) {
       break;
     }
     Exchange ex(stream, buffer, parser, node_, remote);
-    std::string failure;
+    // Handlers return Status; an exception is a bug that costs its one request, never the process.
+    Status failure = Status::IOError("internal error: no reply");
     try {
       co_await handler_(ex);
     } catch (const std::exception& e) {
-      failure = e.what();  // handlers return Status; this is a bug guard, not a code path
+      failure = Status::IOError(std::string("internal error: ") + e.what());
+    } catch (...) {
+      failure = Status::IOError("internal error: unknown exception");
     }
-    if (!ex.replied()) co_await ex.ReplyError(Status::IOError("internal error: " + (failure.empty() ? "no reply" : failure)));
+    // The reply is built in a named local: GCC 12 destroys a temporary of a conditional
+    // expression twice when it sits in a co_await operand (that double free was a remote crash).
+    if (!ex.replied()) co_await ex.ReplyError(failure);
     if (!ex.reusable()) break;
     if (!ex.body_done()) {
       // Replied before reading the body (an error): drain it so the client, still sending,
