@@ -25,3 +25,12 @@ echo "==> ruff and mypy"
 
 echo "==> Python tests (unit, integration against the real server, official SDK compatibility)"
 "$PYTHON" -m pytest -q -p no:cacheprovider "$@"
+
+echo "==> Python integration tests against the ASan/UBSan server (build/asan)"
+# The same tests with the sanitized server binary, so every handler they reach runs under ASan,
+# LeakSanitizer and UBSan. The server halts on the first report (-fno-sanitize-recover,
+# halt_on_error); tests/conftest.py fails the test whose server printed a report or did not exit
+# 0 on SIGTERM (leaks are checked at that exit), and prints the report.
+AISTORE_SERVER_BIN="$PWD/build/asan/server/aistore-server" \
+  ASAN_OPTIONS=halt_on_error=1:detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+  "$PYTHON" -m pytest -q -p no:cacheprovider tests/integration
