@@ -90,3 +90,26 @@ def test_parallel_download_benchmark() -> None:
     check_official_ran(out)
     assert "official SDK 2.0.0, num_workers=0 (median of 1 round)\n" in out
     assert "Ours vs official, DataLoader num_workers=0" in out
+
+
+def test_soak_benchmark() -> None:
+    """2 processes x 50 keep-alive connections x 5 s, both phases (mixed load, then with RST/FIN
+    cuts mid-body): no error, wrong byte, lost write or partial object, no fd or temp file
+    left, the server alive. A 5 s run has no steady state, so RSS flatness (the full run's
+    figure) is not judged here: --rss-tolerance 4."""
+    out = run_benchmark("soak.py", "--processes", "2", "--connections", "100", "--duration", "5",
+                        "--statics", "200", "--rss-tolerance", "4")  # fmt: skip
+    ops = ["GET", "GET range", "PUT new", "PUT overwrite", "list page", "GetBatch",
+           "GET new conn (probe)"]  # fmt: skip
+    cut_ops = ["GET after cut", "PUT cut mid-body", "GET cut mid-body"]
+    for phase, phase_ops in ((1, ops), (2, ops + cut_ops)):
+        for op in phase_ops:
+            line = re.search(rf"^{phase}\s+{re.escape(op)}\s+[\d,]+\s.*$", out, re.MULTILINE)
+            assert line, f"no row {phase} {op!r} in:\n{out}"
+            cells = re.split(r"\s{2,}", line.group(0))  # count, ..., errors, p50, p99, max
+            assert int(cells[2].replace(",", "")) > 0 and cells[-4] == "0", line.group(0)
+    assert re.search(r"^# lost writes: 0 \(read back [\d,]+ objects", out, re.MULTILINE), out
+    assert "# wrong bytes: 0; partial objects after cut PUTs: 0; temp files left: 0" in out
+    assert re.search(r"^# server open fds: (\d+) before, max \d+ during, \1 after", out, re.M), out
+    assert "# server process alive at the end: yes" in out
+    assert "# PASS:" in out
