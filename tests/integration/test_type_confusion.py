@@ -490,7 +490,13 @@ ENDPOINTS: list[Endpoint] = [
         f"/v1/objects/{P_SCRATCH}/new-obj?uploadId=tc-no-such-upload",
         (
             F("name", K.STR, ("",)),
-            F("value", K.ITEMS, ([{"part-number": 1}],), (F("part-number", K.INT, (1, 2)),)),
+            F(
+                "value",
+                K.ITEMS,
+                ([{"part-number": 1}],),
+                (F("part-number", K.INT, (1, 2)),),
+                required=True,
+            ),
         ),
         "mpt-complete",
         ok=frozenset({404}),
