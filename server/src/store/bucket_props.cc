@@ -125,7 +125,19 @@ nlohmann::json BucketProps::ToStored() const {
           {"created_ns", created_ns},              {"bid", bid}};
 }
 
-BucketProps BucketProps::FromStored(const nlohmann::json& j) {
+Result<BucketProps> BucketProps::FromStored(const nlohmann::json& j) {
+  // Our own file, yet a damaged one must be an error: json::value() throws on a wrong type and
+  // casts an out-of-range float to an integer (UB), so every value is type-checked first.
+  if (!j.is_object()) return Status::Corruption("stored bucket props are not a JSON object");
+  for (const auto& [key, v] : j.items()) {
+    bool ok = true;
+    if (key == "checksum_type") ok = v.is_string();
+    else if (key == "validate_warm_get" || key == "enable_read_range" || key == "versioning") ok = v.is_boolean();
+    else if (key == "created_ns") ok = v.is_number_integer();
+    else if (key == "objsize_limit" || key == "max_monolithic_size" || key == "chunk_size" ||
+             key == "checkpoint_every" || key == "bid") ok = v.is_number_unsigned();
+    if (!ok) return Status::Corruption("stored bucket props: invalid \"" + key + "\": " + v.dump().substr(0, 64));
+  }
   BucketProps p;
   p.checksum_type = j.value("checksum_type", p.checksum_type);
   p.validate_warm_get = j.value("validate_warm_get", false);

@@ -38,9 +38,9 @@ struct BucketProps {
   nlohmann::json ToAisJson(const std::string& bucket) const;
   // Applies a (partial) BpropsToSet document; validates every value it touches.
   Status Apply(const nlohmann::json& patch);
-  // Own persistence (a superset of what Apply accepts).
+  // Own persistence (a superset of what Apply accepts). A damaged document is kCorruption.
   nlohmann::json ToStored() const;
-  static BucketProps FromStored(const nlohmann::json& j);
+  static Result<BucketProps> FromStored(const nlohmann::json& j);
 };
 
 }  // namespace ais

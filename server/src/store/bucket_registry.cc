@@ -18,11 +18,22 @@ Status BucketRegistry::Load() {
     }
     auto j = nlohmann::json::parse(*content, nullptr, false);
     if (j.is_discarded() || !j.is_object()) return Status::Corruption("damaged " + mps_.BmdPath(mp));
-    uint64_t v = j.value("version", uint64_t{0});
+    auto version = j.find("version");
+    auto buckets = j.find("buckets");
+    if (version == j.end() || !version->is_number_unsigned() || buckets == j.end() || !buckets->is_object()) {
+      return Status::Corruption("damaged " + mps_.BmdPath(mp) + ": no version or buckets");
+    }
+    uint64_t v = version->get<uint64_t>();
     if (v <= version_) continue;
     version_ = v;
     buckets_.clear();
-    for (auto& [name, props] : j["buckets"].items()) buckets_[name] = BucketProps::FromStored(props);
+    for (auto& [name, props] : buckets->items()) {
+      auto p = BucketProps::FromStored(props);
+      if (!p.ok()) {
+        return Status::Corruption("damaged " + mps_.BmdPath(mp) + ": bucket \"" + name + "\": " + p.status().message());
+      }
+      buckets_[name] = std::move(*p);
+    }
   }
   return Status::OK();
 }
