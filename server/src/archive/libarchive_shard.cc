@@ -139,7 +139,10 @@ Status LibarchiveShard::Read(std::string_view path, uint64_t start, uint64_t len
   std::vector<char> buf(kReadBlock);
   while (left > 0) {
     la_ssize_t n = archive_read_data(a_, buf.data(), buf.size());
-    if (n < 0) return CheckLa(static_cast<int>(n), "read data");
+    if (n < 0) {  // even ARCHIVE_WARN (a zip member's bad CRC): those bytes are lost
+      const char* err = archive_error_string(a_);
+      return Status::Corruption("archive: member \"" + m->name + "\": " + (err ? err : "damaged data"));
+    }
     if (n == 0) return Status::Corruption("archive: member \"" + m->name + "\" is shorter than its header says");
     size_t got = static_cast<size_t>(n);
     size_t from = static_cast<size_t>(std::min<uint64_t>(skip, got));
