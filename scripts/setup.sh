@@ -13,6 +13,7 @@ APT_PACKAGES=(
   libboost-dev libssl-dev libxxhash-dev nlohmann-json3-dev libmsgpack-cxx-dev
   libarchive-dev liblz4-dev libzstd-dev libgtest-dev
   lz4 zstd  # command-line tools: tests check our frames against them
+  clang libclang-rt-14-dev  # libFuzzer and its sanitizer runtimes (scripts/fuzz.sh)
 )
 
 missing=()

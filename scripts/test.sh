@@ -19,6 +19,9 @@ cmake -S . -B build/asan -G Ninja -DAIS_BUILD_TESTS=ON -DAIS_SANITIZE=ON -DCMAKE
 cmake --build build/asan -j "$jobs" -- --quiet
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 build/asan/server/ais_server_tests --gtest_brief=1
 
+echo "==> fuzz (smoke)"
+scripts/fuzz.sh 10
+
 echo "==> ruff and mypy"
 "$PYTHON" -m ruff check --no-cache aistore tests benchmarks examples scripts  # import sorting depends on other files
 "$PYTHON" -m mypy aistore

@@ -1,0 +1,46 @@
+// The input is the body of a list-objects request: the action message {"action":"list",
+// "value":{LsoMsg}} the SDKs send (or a bare LsoMsg), decoded by ListObjectsMsg::FromJson and its
+// props list by ListProps::Parse (api/object_list.h).
+//
+// Property: a decoded message written back as JSON (as the official SDK writes it) decodes to
+// the same message.
+#include <cstddef>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "api/object_list.h"
+#include "fuzz_check.h"
+
+namespace {
+
+void Check(const nlohmann::json& v) {
+  auto m = ais::ListObjectsMsg::FromJson(v);
+  if (!m.ok()) return;
+  (void)ais::ListProps::Parse(m->props);
+  nlohmann::json again = {{"prefix", m->prefix},         {"props", m->props},
+                          {"pagesize", m->page_size},    {"continuation_token", m->continuation_token},
+                          {"uuid", m->uuid},             {"flags", m->flags},
+                          {"start_after", m->start_after}};
+  auto m2 = ais::ListObjectsMsg::FromJson(again);
+  FUZZ_CHECK(m2.ok());
+  FUZZ_CHECK(m2->prefix == m->prefix);
+  FUZZ_CHECK(m2->props == m->props);
+  FUZZ_CHECK(m2->page_size == m->page_size);
+  FUZZ_CHECK(m2->continuation_token == m->continuation_token);
+  FUZZ_CHECK(m2->uuid == m->uuid);
+  FUZZ_CHECK(m2->flags == m->flags);
+  FUZZ_CHECK(m2->start_after == m->start_after);
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  auto j = nlohmann::json::parse(data, data + size, nullptr, false);
+  if (j.is_discarded()) return 0;
+  Check(j);
+  if (j.is_object()) {
+    if (auto it = j.find("value"); it != j.end()) Check(*it);
+  }
+  return 0;
+}
