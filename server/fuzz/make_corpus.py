@@ -12,6 +12,7 @@ It replaces the corpus directories it writes. Keep what it writes small (< 1 MB 
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import io
 import json
@@ -71,10 +72,8 @@ class RecordingProxy:
             pass
         finally:
             for s in (src, dst):
-                try:
+                with contextlib.suppress(OSError):
                     s.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
 
     def requests(self) -> list[bytes]:
         """The recorded streams cut into requests (header + Content-Length body)."""
@@ -97,7 +96,9 @@ def body_of(request: bytes) -> bytes:
     return request.split(b"\r\n\r\n", 1)[1]
 
 
-def tar_bytes(entries: list[tuple[str, bytes]], fmt: int = tarfile.USTAR_FORMAT, mode: str = "w") -> bytes:
+def tar_bytes(
+    entries: list[tuple[str, bytes]], fmt: int = tarfile.USTAR_FORMAT, mode: str = "w"
+) -> bytes:
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode=mode, format=fmt) as tf:
         for name, data in entries:
@@ -131,7 +132,9 @@ def archives() -> dict[str, bytes]:
         "stored.zip": zip_bytes(small, zipfile.ZIP_STORED),
         "deflated.zip": zip_bytes(long_name, zipfile.ZIP_DEFLATED),
     }
-    lz4 = subprocess.run(["lz4", "-q", "-c"], input=tar_bytes(small), capture_output=True, check=True)
+    lz4 = subprocess.run(
+        ["lz4", "-q", "-c"], input=tar_bytes(small), capture_output=True, check=True
+    )
     out["small.tar.lz4"] = lz4.stdout
     return out
 
@@ -154,7 +157,7 @@ def from_sdk() -> None:
         obj.get_reader().read_all()
         obj.get_reader(byte_range="bytes=2-5").read_all()
         obj.head()
-        obj.get_writer().set_custom_props({"k": "v", "etag": "\"abc\""})
+        obj.get_writer().set_custom_props({"k": "v", "etag": '"abc"'})
         bucket.object("shards/s.tar").get_writer().put_content(archives()["ustar.tar"])
         bucket.list_objects(prefix="dir/", props="name,size,checksum,atime,version")
         bucket.list_all_objects(page_size=2)
@@ -167,7 +170,9 @@ def from_sdk() -> None:
         for _ in batch.get():
             pass
         big = client.bucket("chunked").create()
-        big.make_request("PATCH", "set-bprops", value={"chunks": {"objsize_limit": "1KiB", "chunk_size": "1KiB"}})
+        big.make_request(
+            "PATCH", "set-bprops", value={"chunks": {"objsize_limit": "1KiB", "chunk_size": "1KiB"}}
+        )
         big.object("big.bin").get_writer().put_content(bytes(3000))
         client.job(bucket.create_inventory(name="inv", names_per_chunk=2)).wait(timeout=30)
         obj.get_reader().read_all()
@@ -187,14 +192,20 @@ def from_sdk() -> None:
                     write("list_objects_msg", f"sdk_{lists:02d}", body)
                     lists += 1
                 elif msg.get("action") in ("set-bprops", "create-bck"):
-                    write("bucket_props", f"sdk_{msg['action']}", json.dumps(msg.get("value")).encode())
+                    write(
+                        "bucket_props",
+                        f"sdk_{msg['action']}",
+                        json.dumps(msg.get("value")).encode(),
+                    )
         write("bucket_props", "head_bucket_props", srv_bucket_props(client))
 
-        for name, path in [("monolithic", server_files(srv, "data", "%ob")[0]),
-                           ("chunked", server_files(srv, "chunked", "%ob")[0]),
-                           ("inventory", server_files(srv, ".sys-inventory", "%ob")[0])]:
+        for name, path in [
+            ("monolithic", server_files(srv, "data", "%ob")[0]),
+            ("chunked", server_files(srv, "chunked", "%ob")[0]),
+            ("inventory", server_files(srv, ".sys-inventory", "%ob")[0]),
+        ]:
             data = path.read_bytes()
-            write("object_meta", name, data[:4096 + 64])  # the header block and the data's start
+            write("object_meta", name, data[: 4096 + 64])  # the header block and the data's start
         parts = server_files(srv, ".sys-inventory", "%ch")
         write("inventory_index", "index", parts[0].read_bytes())
         for k, p in enumerate(parts[1:]):
@@ -203,7 +214,7 @@ def from_sdk() -> None:
 
 
 def srv_bucket_props(client: Client) -> bytes:
-    """What HEAD bucket returns in Ais-Bucket-Props, sent back as a patch by tools that copy props."""
+    """HEAD bucket's Ais-Bucket-Props: tools that copy props send it back as a patch."""
     return client.bucket("chunked").head()["Ais-Bucket-Props"].encode()
 
 
@@ -212,9 +223,22 @@ def main() -> None:
         shutil.rmtree(d)
     from_sdk()
 
-    for header in ["bytes=0-0", "bytes=2-5", "bytes=0-", "bytes=-1", "bytes=-10", "bytes=9-18446744073709551615",
-                   "bytes= 3-7 ", "bytes=0-1,4-5", "bytes=5-4"]:
-        write("byte_range", header.replace("=", "_").replace(",", "_").replace(" ", "_"), header.encode())
+    for header in [
+        "bytes=0-0",
+        "bytes=2-5",
+        "bytes=0-",
+        "bytes=-1",
+        "bytes=-10",
+        "bytes=9-18446744073709551615",
+        "bytes= 3-7 ",
+        "bytes=0-1,4-5",
+        "bytes=5-4",
+    ]:
+        write(
+            "byte_range",
+            header.replace("=", "_").replace(",", "_").replace(" ", "_"),
+            header.encode(),
+        )
     for name, value in {
         "objnames": {"objnames": ["a.txt", "dir/b.bin"]},
         "bash": {"template": "shard-{0000..0099..2}-{a..b}.tar"},
@@ -223,9 +247,18 @@ def main() -> None:
         "prefix": {"template": "train/"},
     }.items():
         write("object_selection", name, json.dumps(value).encode())
-    stored = {"checksum_type": "xxhash", "validate_warm_get": False, "enable_read_range": False, "versioning": True,
-              "objsize_limit": 0, "max_monolithic_size": 0, "chunk_size": 0, "checkpoint_every": 0,
-              "created_ns": 1700000000000000000, "bid": 3141592653}
+    stored = {
+        "checksum_type": "xxhash",
+        "validate_warm_get": False,
+        "enable_read_range": False,
+        "versioning": True,
+        "objsize_limit": 0,
+        "max_monolithic_size": 0,
+        "chunk_size": 0,
+        "checkpoint_every": 0,
+        "created_ns": 1700000000000000000,
+        "bid": 3141592653,
+    }
     write("bucket_props", "stored", json.dumps(stored).encode())
     for name, data in archives().items():
         if name.endswith(".tar"):
