@@ -81,6 +81,9 @@ class LocalServer:
             /var/lib/ais/promote, as AIS).
         startup_timeout: seconds to wait for the server to listen.
         binary: path of the executable (default: ``find_server_binary()``).
+        args: more command-line flags for the server, e.g. its limits
+            (``["--max-connections", "2000", "--getbatch-max-items", "1000000"]``; see
+            ``aistore-server --help``).
 
     Example:
         >>> with LocalServer(num_mountpaths=4) as srv:
@@ -99,6 +102,7 @@ class LocalServer:
         promote_root: str | os.PathLike[str] | None = None,
         startup_timeout: float = 15.0,
         binary: str | os.PathLike[str] | None = None,
+        args: Sequence[str] = (),
     ) -> None:
         if mountpaths is None and num_mountpaths < 1:
             raise ValueError("num_mountpaths must be at least 1")
@@ -111,6 +115,7 @@ class LocalServer:
         self._promote_root = Path(promote_root).resolve() if promote_root is not None else None
         self._startup_timeout = startup_timeout
         self._binary = Path(binary) if binary else None
+        self._args = [str(a) for a in args]
         self._tmpdir: Path | None = None
         self._mountpaths: list[Path] = []
         self._proc: subprocess.Popen[bytes] | None = None
@@ -142,6 +147,7 @@ class LocalServer:
             cmd.append("--fsync")
         if self._promote_root is not None:
             cmd += ["--promote-root", str(self._promote_root)]
+        cmd += self._args
         self._log = []
         self._proc = subprocess.Popen(
             cmd,

@@ -8,12 +8,14 @@
 #include <cstdio>
 #include <iostream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "handlers/batch_stream.h"
 #include "handlers/context.h"
 #include "http/server.h"
 #include "store/store.h"
+#include "util/json_fields.h"
 #include "util/log_ring.h"
 #include "util/strings.h"
 
@@ -37,6 +39,19 @@ Options:
   --fsync           durability: fdatasync object data and directories before every commit
                     (default off: a crash of the process loses nothing committed, a power
                     loss may lose the last writes)
+
+Limits (a request over one gets a 4xx, or 503 + Retry-After, never unbounded memory):
+  --max-connections N      open connections (default 8192); more get 503 + Retry-After
+  --idle-timeout SECONDS   a kept-alive connection may wait this long for its next request
+                           (default 300)
+  --header-timeout SECONDS a request's header must arrive within this long of its first
+                           byte (default 30)
+  --max-header-size SIZE   request header section, e.g. 64KiB (default); larger gets 431
+  --max-json-body SIZE     JSON request body, e.g. 4MiB (default); larger gets 400
+  --max-json-depth N       nesting of a JSON request body (default 32)
+  --getbatch-max-items N   items in one GetBatch request (default 100000)
+  --list-max-page-size N   entries in one list-objects page (default 10000, as AIS); larger
+                           asks are clamped
   --help            show this help and exit
   --version         print the version and exit
 
@@ -68,6 +83,19 @@ int main(int argc, char** argv) {
   ais::HttpServerOptions http_opts;
   ais::BatchConfig batch_cfg;
   std::string promote_root = "/var/lib/ais/promote";
+  ais::JsonLimits& json_limits = ais::DefaultJsonLimits();
+  uint64_t max_page_size = 10000;
+  // A numeric flag in [lo, hi] (sizes may be IEC: "64KiB"); false after printing why not.
+  auto number = [](const char* flag, uint64_t lo, uint64_t hi, bool iec, auto* out) {
+    auto n = iec ? ais::ParseIecSize(optarg) : ais::ParseUint(optarg);
+    if (!n || *n < lo || *n > hi) {
+      std::cerr << "aistore-server: invalid --" << flag << " " << optarg << " (expecting " << lo << ".." << hi
+                << ")\n";
+      return false;
+    }
+    *out = static_cast<std::remove_pointer_t<decltype(out)>>(*n);
+    return true;
+  };
   static option long_opts[] = {{"mountpath", required_argument, nullptr, 'm'},
                                {"port", required_argument, nullptr, 'p'},
                                {"host", required_argument, nullptr, 'H'},
@@ -75,6 +103,14 @@ int main(int argc, char** argv) {
                                {"fsync", no_argument, nullptr, 'f'},
                                {"getbatch-max-soft-errs", required_argument, nullptr, 's'},
                                {"promote-root", required_argument, nullptr, 'P'},
+                               {"max-connections", required_argument, nullptr, 1000},
+                               {"idle-timeout", required_argument, nullptr, 1001},
+                               {"header-timeout", required_argument, nullptr, 1002},
+                               {"max-header-size", required_argument, nullptr, 1003},
+                               {"max-json-body", required_argument, nullptr, 1004},
+                               {"max-json-depth", required_argument, nullptr, 1005},
+                               {"getbatch-max-items", required_argument, nullptr, 1006},
+                               {"list-max-page-size", required_argument, nullptr, 1007},
                                {"help", no_argument, nullptr, 'h'},
                                {"version", no_argument, nullptr, 'v'},
                                {nullptr, 0, nullptr, 0}};
@@ -119,6 +155,36 @@ int main(int argc, char** argv) {
           return 2;
         }
         break;
+      case 1000:
+        if (!number("max-connections", 1, 1 << 24, false, &http_opts.max_connections)) return 2;
+        break;
+      case 1001: {
+        uint64_t secs = 0;
+        if (!number("idle-timeout", 1, 86400, false, &secs)) return 2;
+        http_opts.idle_timeout = std::chrono::seconds(secs);
+        break;
+      }
+      case 1002: {
+        uint64_t secs = 0;
+        if (!number("header-timeout", 1, 3600, false, &secs)) return 2;
+        http_opts.header_timeout = std::chrono::seconds(secs);
+        break;
+      }
+      case 1003:
+        if (!number("max-header-size", 1024, 1 << 30, true, &http_opts.header_limit)) return 2;
+        break;
+      case 1004:
+        if (!number("max-json-body", 1024, 1ULL << 32, true, &json_limits.max_body)) return 2;
+        break;
+      case 1005:
+        if (!number("max-json-depth", 2, 10000, false, &json_limits.max_depth)) return 2;
+        break;
+      case 1006:
+        if (!number("getbatch-max-items", 1, 1ULL << 32, false, &batch_cfg.max_items)) return 2;
+        break;
+      case 1007:
+        if (!number("list-max-page-size", 1, 1 << 24, false, &max_page_size)) return 2;
+        break;
       case 'h': std::cout << kUsage; return 0;
       case 'v': std::cout << "aistore-server 0.1.0 (AIS API v1)\n"; return 0;
       default: std::cerr << kUsage; return 2;
@@ -158,6 +224,7 @@ int main(int argc, char** argv) {
                                          std::chrono::system_clock::now().time_since_epoch())
                                          .count()};
   ctx.promote_root = promote_root;
+  ctx.max_page_size = max_page_size;
   ais::HttpServer server(http_opts, ctx.node, [&ctx](ais::Exchange& ex) { return ais::Dispatch(ctx, ex); });
   auto port = server.Bind();
   if (!port.ok()) {

@@ -368,8 +368,9 @@ def test_bad_bucket_props_change_nothing(env: Env, value: object) -> None:
         ({"flags": "512"}, "not-cached"),
         ({"flags": "abc"}, "flags"),
         ({"props": "bogus"}, "invalid property"),
-        ({"continuation_token": 5}, "list-objects"),
-        ("not-an-object", "list-objects"),
+        ({"continuation_token": 5}, '"value.continuation_token": expecting a string'),
+        ({"uuid": None, "no_such_field": 1}, 'unknown field "value.no_such_field"'),
+        ("not-an-object", '"value" must be a JSON object'),
     ],
 )
 def test_bad_list_request(env: Env, value: object, needle: str) -> None:

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "store/names.h"
+#include "util/json_fields.h"
 #include "util/strings.h"
 
 namespace ais {
@@ -101,10 +102,12 @@ std::string EncodeBase64(std::string_view in) {
 }
 
 // SAX handler: fills a MossRequest without building a JSON document. Keys match
-// case-insensitively (as Go's decoder does); unknown keys and their values are skipped.
+// case-insensitively (as Go's decoder does); an unknown key, a value of the wrong type or more
+// items than the limit stop the parse with an error naming it.
 class MossParser : public nlohmann::json_sax<nlohmann::json> {
  public:
-  MossParser(MossRequest& req, const std::optional<MossBucket>& def) : req_(req), default_(def) {}
+  MossParser(MossRequest& req, const std::optional<MossBucket>& def, size_t max_items)
+      : req_(req), default_(def), max_items_(max_items) {}
 
   Status status() const { return status_; }
   bool saw_root() const { return saw_root_; }
@@ -121,7 +124,6 @@ class MossParser : public nlohmann::json_sax<nlohmann::json> {
   bool binary(binary_t&) override { return Fail("unexpected binary value"); }
 
   bool start_object(std::size_t) override {
-    if (skip_ > 0) return ++skip_, true;
     if (state_ == kStart) return state_ = kRoot, saw_root_ = true, true;
     if (state_ == kInArray) {
       state_ = kItem;
@@ -131,7 +133,6 @@ class MossParser : public nlohmann::json_sax<nlohmann::json> {
     return Skip();
   }
   bool end_object() override {
-    if (skip_ > 0) return --skip_, true;
     if (state_ == kItem) {
       state_ = kInArray;
       return FinishItem();
@@ -140,18 +141,16 @@ class MossParser : public nlohmann::json_sax<nlohmann::json> {
     return Fail("unexpected end of object");
   }
   bool start_array(std::size_t) override {
-    if (skip_ > 0) return ++skip_, true;
     if (state_ == kRoot && key_ == "in") return state_ = kInArray, saw_in_ = true, true;
     if (state_ == kStart) return Fail("request body must be a JSON object");
     return Skip();
   }
   bool end_array() override {
-    if (skip_ > 0) return --skip_, true;
     if (state_ == kInArray) return state_ = kRoot, true;
     return Fail("unexpected end of array");
   }
   bool key(string_t& k) override {
-    if (skip_ == 0) key_ = Lower(k);
+    key_ = Lower(k);
     return true;
   }
   bool parse_error(std::size_t pos, const std::string&, const nlohmann::detail::exception&) override {
@@ -173,11 +172,8 @@ class MossParser : public nlohmann::json_sax<nlohmann::json> {
   };
   enum State { kStart, kRoot, kInArray, kItem, kDone };
 
-  // A nested object or array we do not know: swallow it whole.
-  bool Skip() {
-    skip_ = 1;
-    return true;
-  }
+  // An object or array where none belongs: a wrong type or an unknown field.
+  bool Skip() { return Fail("\"" + key_.substr(0, 64) + "\": unexpected object or array"); }
   bool Fail(std::string why) {
     if (status_.ok()) status_ = Status::InvalidArgument("invalid GetBatch request: " + why);
     return false;
@@ -187,7 +183,6 @@ class MossParser : public nlohmann::json_sax<nlohmann::json> {
   }
 
   bool Scalar(const Value& v) {
-    if (skip_ > 0) return true;
     if (state_ == kStart) return Fail("request body must be a JSON object");
     if (state_ == kInArray) return Fail("\"in\" entries must be objects");
     if (state_ == kRoot) return RootField(v);
@@ -216,14 +211,18 @@ class MossParser : public nlohmann::json_sax<nlohmann::json> {
       if (v.kind != Value::kInt || v.i < 0 || v.i > 255) return WrongType("coloc", "an integer 0..255");
       return true;  // a routing hint; one node has nothing to route
     }
-    if (key_ == "in" && v.kind != Value::kNull) return WrongType("in", "an array");
-    return true;
+    if (key_ == "in") return v.kind == Value::kNull || WrongType("in", "an array");
+    return Fail("unknown field \"" + key_.substr(0, 64) + "\"");
   }
 
   bool ItemField(const Value& v) {
     auto str = [&](std::string& out, const char* name) {
       if (v.kind == Value::kNull) return true;
       if (v.kind != Value::kString) return WrongType(name, "a string");
+      if (v.s->size() > DefaultJsonLimits().max_string) {
+        return Fail(std::string("\"") + name + "\" is over the limit of " +
+                    std::to_string(DefaultJsonLimits().max_string) + " bytes");
+      }
       out = *v.s;
       return true;
     };
@@ -244,7 +243,7 @@ class MossParser : public nlohmann::json_sax<nlohmann::json> {
     if (key_ == "opaque") return str(cur_.opaque, "opaque");
     if (key_ == "start") return num(cur_.start, "start");
     if (key_ == "length") return num(cur_.length, "length");
-    return true;
+    return Fail("unknown field \"in[]." + key_.substr(0, 64) + "\"");
   }
 
   Result<uint32_t> BucketIndex(MossBucket b) {
@@ -307,6 +306,9 @@ class MossParser : public nlohmann::json_sax<nlohmann::json> {
     if (req_.arena_.size() + p.objname.size() + p.archpath.size() + opaque.size() > UINT32_MAX) {
       return Fail("request too large");
     }
+    if (req_.items.size() >= max_items_) {
+      return Fail("more than " + std::to_string(max_items_) + " items in one request (the server's limit)");
+    }
     MossItem item;
     item.bucket = *idx;
     item.objname = req_.Put(p.objname);
@@ -325,8 +327,8 @@ class MossParser : public nlohmann::json_sax<nlohmann::json> {
 
   MossRequest& req_;
   const std::optional<MossBucket>& default_;
+  const size_t max_items_;
   State state_ = kStart;
-  int skip_ = 0;
   std::string key_;
   Pending cur_;
   Status status_;
@@ -348,9 +350,10 @@ void MossRequest::AddItem(uint32_t bucket, std::string_view objname, std::string
   items.push_back(item);
 }
 
-Result<MossRequest> ParseMossRequest(std::string_view body, const std::optional<MossBucket>& default_bucket) {
+Result<MossRequest> ParseMossRequest(std::string_view body, const std::optional<MossBucket>& default_bucket,
+                                     size_t max_items) {
   MossRequest req;
-  MossParser parser(req, default_bucket);
+  MossParser parser(req, default_bucket, max_items);
   bool ok = nlohmann::json::sax_parse(body.begin(), body.end(), &parser);
   if (!parser.status().ok()) return parser.status();
   if (!ok || !parser.saw_root()) return Status::InvalidArgument("invalid JSON in request body");

@@ -64,8 +64,10 @@ class MossRequest {
 
 // Parses the body. `default_bucket` comes from the URL path (`/v1/ml/moss/<bucket>`) with the
 // provider of the query, or is nullopt. Errors are kInvalidArgument with AIS's wording
-// (`moss: empty input`, `missing bucket specification for object "x"`, range errors, names).
-Result<MossRequest> ParseMossRequest(std::string_view body, const std::optional<MossBucket>& default_bucket);
+// (`moss: empty input`, `missing bucket specification for object "x"`, range errors, names);
+// more than `max_items` items is an error too.
+Result<MossRequest> ParseMossRequest(std::string_view body, const std::optional<MossBucket>& default_bucket,
+                                     size_t max_items = SIZE_MAX);
 
 // "" -> "ais"; s3 -> aws, gs -> gcp, az -> azure, oc -> oci; unknown -> kInvalidArgument.
 Result<std::string> NormalizeProvider(std::string_view provider);

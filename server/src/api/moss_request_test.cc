@@ -46,14 +46,39 @@ TEST(MossRequest, SdkBody) {
   EXPECT_EQ(req.items[1].length, -1);
 }
 
-TEST(MossRequest, DefaultsAndUnknownKeys) {
-  auto req = Parse(R"({"in":[{"objname":"o","x":{"deep":[1,2,{"z":null}]}}],"future":[{"a":1}],"coloc":2})",
-                   MossBucket{"ais", "dflt"});
+TEST(MossRequest, Defaults) {
+  auto req = Parse(R"({"in":[{"objname":"o"}],"coloc":2})", MossBucket{"ais", "dflt"});
   EXPECT_EQ(req.mime, "");
   EXPECT_FALSE(req.coer);
   EXPECT_FALSE(req.strm);
   ASSERT_EQ(req.items.size(), 1u);
   EXPECT_EQ(req.bucket(req.items[0]).name, "dflt");
+}
+
+// A key AIS does not define, or a container where a scalar belongs, is an error naming it.
+TEST(MossRequest, UnknownKeysAndMisplacedContainersAreErrors) {
+  const std::pair<const char*, const char*> cases[] = {
+      {R"({"in":[{"objname":"o"}],"future":1})", "unknown field \"future\""},
+      {R"({"in":[{"objname":"o"}],"future":[{"a":1}]})", "\"future\": unexpected object or array"},
+      {R"({"in":[{"objname":"o","x":{"deep":[1]}}]})", "\"x\": unexpected object or array"},
+      {R"({"in":[{"objname":"o","size":1}]})", "unknown field \"in[].size\""},
+      {R"({"in":{"objname":"o"}})", "\"in\": unexpected object or array"},
+      {R"({"in":[{"objname":["o"]}]})", "\"objname\": unexpected object or array"},
+  };
+  for (const auto& [body, needle] : cases) {
+    auto req = ParseMossRequest(body, MossBucket{"ais", "b"});
+    ASSERT_FALSE(req.ok()) << body;
+    EXPECT_EQ(req.status().code(), Status::Code::kInvalidArgument) << body;
+    EXPECT_NE(req.status().message().find(needle), std::string::npos) << body << " -> " << req.status().message();
+  }
+}
+
+TEST(MossRequest, ItemLimit) {
+  std::string body = R"({"in":[{"objname":"a"},{"objname":"b"},{"objname":"c"}]})";
+  EXPECT_TRUE(ParseMossRequest(body, MossBucket{"ais", "b"}, 3).ok());
+  auto over = ParseMossRequest(body, MossBucket{"ais", "b"}, 2);
+  ASSERT_FALSE(over.ok());
+  EXPECT_NE(over.status().message().find("more than 2 items"), std::string::npos) << over.status().message();
 }
 
 TEST(MossRequest, KeysAreCaseInsensitive) {

@@ -4,6 +4,7 @@
 #include <msgpack.hpp>
 
 #include "util/strings.h"
+#include "util/json_text.h"
 
 namespace ais {
 namespace {
@@ -54,38 +55,29 @@ Result<ListProps> ListProps::Parse(const std::string& props) {
   return p;
 }
 
+void ListObjectsMsg::Read(JsonFields& f) {
+  f.Str("prefix", &prefix).Str("props", &props).Str("continuation_token", &continuation_token);
+  f.Str("uuid", &uuid).Str("start_after", &start_after).Uint("pagesize", &page_size);
+  // "flags" is a decimal string in Go (`json:",string"`); a number is accepted too.
+  const nlohmann::json* fl = nullptr;
+  f.Raw("flags", &fl);
+  if (fl != nullptr && f.ok()) {
+    std::optional<uint64_t> n;
+    if (fl->is_number_unsigned()) n = fl->get<uint64_t>();
+    else if (fl->is_string()) n = ParseUint(fl->get_ref<const std::string&>());
+    if (!n) f.Fail("flags", "expecting a decimal string of flag bits, got " + fl->dump().substr(0, 64));
+    else flags = *n;
+  }
+  // Pinning to a target, atime layout and backend headers mean nothing on one node.
+  f.Unused(JsonFields::Kind::kString, {"target", "time_format"}).Unused(JsonFields::Kind::kObject, {"hdr"});
+  while (prefix.ends_with('*')) prefix.pop_back();
+}
+
 Result<ListObjectsMsg> ListObjectsMsg::FromJson(const nlohmann::json& v) {
   ListObjectsMsg m;
-  if (v.is_null()) return m;
-  if (!v.is_object()) return Status::InvalidArgument("list-objects value must be a JSON object");
-  try {
-    m.prefix = v.value("prefix", "");
-    m.props = v.value("props", "");
-    m.continuation_token = v.value("continuation_token", "");
-    m.uuid = v.value("uuid", "");
-    m.start_after = v.value("start_after", "");
-    if (v.contains("pagesize") && !v["pagesize"].is_null()) {
-      auto& ps = v["pagesize"];
-      if (ps.is_number_unsigned()) m.page_size = ps.get<uint64_t>();
-      else if (ps.is_number_integer() && ps.get<int64_t>() >= 0) m.page_size = static_cast<uint64_t>(ps.get<int64_t>());
-      else return Status::InvalidArgument("invalid pagesize " + ps.dump());
-    }
-    if (v.contains("flags") && !v["flags"].is_null()) {
-      auto& f = v["flags"];
-      if (f.is_number_unsigned()) {
-        m.flags = f.get<uint64_t>();
-      } else if (f.is_string()) {
-        auto n = ParseUint(f.get<std::string>());
-        if (!n) return Status::InvalidArgument("invalid flags " + f.dump());
-        m.flags = *n;
-      } else {
-        return Status::InvalidArgument("invalid flags " + f.dump());
-      }
-    }
-  } catch (const nlohmann::json::exception& e) {
-    return Status::InvalidArgument(std::string("invalid list-objects message: ") + e.what());
-  }
-  while (m.prefix.ends_with('*')) m.prefix.pop_back();
+  JsonFields f(v, "value");
+  m.Read(f);
+  AIS_RETURN_IF_ERROR(f.Finish());
   return m;
 }
 
@@ -171,7 +163,7 @@ std::string EncodeRawPageJson(const std::string& uuid, const std::string& token,
     out.push_back(std::move(j));
   }
   nlohmann::json page = {{"uuid", uuid}, {"continuation_token", token}, {"entries", std::move(out)}, {"flags", 0}};
-  return page.dump();
+  return JsonText(page);
 }
 
 std::string EncodeListPageMsgpack(const ListPage& page, const ListProps& props, const std::string& location) {
@@ -204,7 +196,7 @@ std::string EncodeListPageJson(const ListPage& page, const ListProps& props, con
                       {"continuation_token", page.continuation_token},
                       {"entries", std::move(entries)},
                       {"flags", 0}};
-  return j.dump();
+  return JsonText(j);
 }
 
 std::string FormatRfc822(int64_t unix_ns) { return FormatTime(unix_ns, "%d %b %y %H:%M UTC"); }

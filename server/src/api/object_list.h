@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "store/object_meta.h"
+#include "util/json_fields.h"
 #include "util/status.h"
 
 namespace ais {
@@ -31,6 +32,8 @@ struct ListObjectsMsg {
   uint64_t flags = 0;
   std::string start_after;
 
+  // Reads the LsoMsg fields of `f` (create-inventory embeds them in its own message).
+  void Read(JsonFields& f);
   static Result<ListObjectsMsg> FromJson(const nlohmann::json& value);
 };
 

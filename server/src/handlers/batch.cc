@@ -15,9 +15,7 @@ constexpr size_t kMaxMossBody = 256 << 20;  // ~2-3M items; the SDK has no bound
 Result<std::optional<MossBucket>> PathBucket(const Exchange& ex, const Route& route) {
   auto provider = NormalizeProvider(ex.query("provider").value_or(""));
   if (!provider.ok()) return provider.status();
-  if (auto ns = ex.query("namespace"); ns && !ns->empty() && *ns != "@#") {
-    return Status::NotSupported("bucket namespaces are not supported by this server");
-  }
+  AIS_RETURN_IF_ERROR(CheckNamespace(ex));
   if (route.object.empty()) return std::optional<MossBucket>();
   AIS_RETURN_IF_ERROR(ValidateBucketName(route.object));
   return std::optional<MossBucket>(MossBucket{.provider = *provider, .name = route.object});
@@ -54,7 +52,7 @@ Task<void> HandleMl(ServerContext& ctx, Exchange& ex, const Route& route) {
   if (Status st = CheckColoc(ex); !st.ok()) co_return co_await ex.ReplyError(st);
   auto body = co_await ex.ReadBody(kMaxMossBody);
   if (!body.ok()) co_return co_await ex.ReplyError(body.status());
-  auto req = ParseMossRequest(*body, *def);
+  auto req = ParseMossRequest(*body, *def, GetBatchConfig().max_items);
   body->clear();
   body->shrink_to_fit();
   if (!req.ok()) co_return co_await ex.ReplyError(req.status());

@@ -14,6 +14,7 @@
 #include "archive/worker_pool.h"
 #include "jobs/get_batch_jobs.h"
 #include "util/strings.h"
+#include "util/json_text.h"
 
 namespace ais {
 namespace {
@@ -203,7 +204,7 @@ void MultipartFraming(const MossRequest& r, const std::vector<ItemOutcome>& outc
   nlohmann::json resp = nlohmann::json::object();
   resp["uuid"] = uuid;
   resp["out"] = std::move(out);
-  *head = "--" + boundary + "\r\nContent-Disposition: form-data; name=\"metadata\"\r\n\r\n" + resp.dump() +
+  *head = "--" + boundary + "\r\nContent-Disposition: form-data; name=\"metadata\"\r\n\r\n" + JsonText(resp) +
           "\n\r\n--" + boundary + "\r\nContent-Disposition: form-data; name=\"archive\"; filename=\"get-batch[" +
           uuid + "]\"\r\nContent-Type: application/octet-stream\r\n\r\n";
   *tail = "\r\n--" + boundary + "--\r\n";

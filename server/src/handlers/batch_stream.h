@@ -19,6 +19,7 @@ namespace ais {
 // Server-wide GetBatch settings (AIS config section `get_batch`, plus our own bounds).
 struct BatchConfig {
   uint32_t max_soft_errs = 8;
+  size_t max_items = 100000;  // items in one request; more get a 400 naming the limit
   size_t max_active = 64;  // concurrent producer threads; more requests get 429
   size_t fetchers = 2;     // fetching threads per batch, its assembling thread included
 };

@@ -12,6 +12,7 @@
 #include "store/names.h"
 #include "util/log_ring.h"
 #include "util/strings.h"
+#include "util/json_text.h"
 
 namespace ais {
 namespace {
@@ -39,46 +40,24 @@ Result<std::string> ParseBucketUname(const std::string& uname) {
   return name;
 }
 
-// {"name","provider","namespace"} (a BucketModel) -> name.
-Result<std::string> ParseBucketModel(const nlohmann::json& v) {
-  if (!v.is_object() || !v.contains("name") || !v["name"].is_string()) {
-    return Status::InvalidArgument("invalid destination bucket: " + v.dump());
-  }
-  std::string provider = v.value("provider", "ais");
-  if (provider != "ais" && !provider.empty()) {
-    return Status::NotSupported("destination provider \"" + provider + "\" is not served by this server");
-  }
-  std::string name = v["name"].get<std::string>();
-  AIS_RETURN_IF_ERROR(ValidateBucketName(name));
-  return name;
-}
-
-bool BoolField(const nlohmann::json& v, const char* key) {
-  if (!v.is_object()) return false;
-  auto it = v.find(key);
-  return it != v.end() && it->is_boolean() && it->get<bool>();
-}
-
-std::string StringField(const nlohmann::json& v, const char* key) {
-  if (!v.is_object()) return "";
-  auto it = v.find(key);
-  return it != v.end() && it->is_string() ? it->get<std::string>() : "";
-}
-
-Result<CopyNaming> ParseNaming(const nlohmann::json& v) {
+// A copy's naming rules: prepend, then extension renames ("from" -> "to", dots dropped).
+CopyNaming Naming(const CopyMsg& m) {
   CopyNaming n;
-  n.prepend = StringField(v, "prepend");
-  if (v.is_object() && v.contains("ext") && !v["ext"].is_null()) {
-    if (!v["ext"].is_object()) return Status::InvalidArgument("invalid \"ext\": expecting {\"from\": \"to\"}");
-    for (auto& [from, to] : v["ext"].items()) {
-      if (!to.is_string()) return Status::InvalidArgument("invalid \"ext\": expecting {\"from\": \"to\"}");
-      std::string f = from, t = to.get<std::string>();
-      if (f.starts_with('.')) f.erase(0, 1);
-      if (t.starts_with('.')) t.erase(0, 1);
-      n.ext[f] = t;
-    }
+  n.prepend = m.prepend;
+  for (auto [from, to] : m.ext) {
+    if (from.starts_with('.')) from.erase(0, 1);
+    if (to.starts_with('.')) to.erase(0, 1);
+    n.ext[from] = to;
   }
   return n;
+}
+
+// The destination of a copy or archive: "tobck", or the source bucket when not given.
+Result<std::string> Destination(const BucketRef& to, const std::string& src) {
+  AIS_RETURN_IF_ERROR(to.CheckServed("destination"));
+  if (to.name.empty()) return src;
+  AIS_RETURN_IF_ERROR(ValidateBucketName(to.name));
+  return to.name;
 }
 
 JobOptions Opts(std::string dst_bucket, std::string ctlmsg, std::string id = "") {
@@ -199,6 +178,7 @@ Task<void> StartCopyOrMoveBucket(ServerContext& ctx, Exchange& ex, const std::st
   if (!props.ok()) co_return co_await ex.ReplyError(props.status());
   Store& store = ctx.store;
   if (move) {
+    if (Status st = msg.CheckNoValue(); !st.ok()) co_return co_await ex.ReplyError(st);
     if (ctx.store.GetBucket(dst).ok()) {
       co_return co_await ex.ReplyError(Status::InvalidArgument("bucket \"" + Cname(dst) + "\" already exists"));
     }
@@ -209,14 +189,14 @@ Task<void> StartCopyOrMoveBucket(ServerContext& ctx, Exchange& ex, const std::st
         Opts(dst, Cname(bucket) + " => " + Cname(dst)));
     co_return co_await ReplyJob(ex, id);
   }
-  auto naming = ParseNaming(msg.value);
-  if (!naming.ok()) co_return co_await ex.ReplyError(naming.status());
+  auto copy = CopyMsg::Decode(msg.value);
+  if (!copy.ok()) co_return co_await ex.ReplyError(copy.status());
   CopyBucketArgs args;
   args.src = bucket;
   args.dst = dst;
-  args.prefix = StringField(msg.value, "prefix");
-  args.naming = std::move(*naming);
-  args.dry_run = BoolField(msg.value, "dry_run");
+  args.prefix = copy->prefix;
+  args.naming = Naming(*copy);
+  args.dry_run = copy->dry_run;
   if (Status st = ValidatePrefix(args.prefix); !st.ok()) co_return co_await ex.ReplyError(st);
   if (!args.dry_run && !ctx.store.GetBucket(dst).ok()) {
     Status st = ctx.store.CreateBucket(dst, props->ToAisJson(dst));
@@ -231,7 +211,9 @@ Task<void> StartCopyOrMoveBucket(ServerContext& ctx, Exchange& ex, const std::st
 }
 
 Task<void> StartListRange(ServerContext& ctx, Exchange& ex, const std::string& bucket, const ActionMsg& msg) {
-  auto sel = ObjectSelection::FromJson(msg.value);
+  auto m = MultiObjMsg::Decode(msg.action, msg.value);
+  if (!m.ok()) co_return co_await ex.ReplyError(m.status());
+  auto sel = ObjectSelection::From(m->tmpl, m->objnames);
   if (!sel.ok()) co_return co_await ex.ReplyError(sel.status());
   auto props = ctx.store.GetBucket(bucket);
   if (!props.ok()) co_return co_await ex.ReplyError(props.status());
@@ -250,19 +232,16 @@ Task<void> StartListRange(ServerContext& ctx, Exchange& ex, const std::string& b
         Opts("", ctlmsg));
     co_return co_await ReplyJob(ex, id);
   }
-  const nlohmann::json& v = msg.value;
-  auto dst = v.is_object() && v.contains("tobck") ? ParseBucketModel(v["tobck"]) : Result<std::string>(bucket);
+  auto dst = Destination(m->to_bck, bucket);
   if (!dst.ok()) co_return co_await ex.ReplyError(dst.status());
   if (kind == "copy-listrange") {
-    auto naming = ParseNaming(v);
-    if (!naming.ok()) co_return co_await ex.ReplyError(naming.status());
     CopyObjectsArgs args;
     args.src = bucket;
     args.dst = *dst;
     args.sel = *sel;
-    args.naming = std::move(*naming);
-    args.dry_run = BoolField(v, "dry_run");
-    args.continue_on_err = BoolField(v, "coer");
+    args.naming = Naming(m->copy);
+    args.dry_run = m->copy.dry_run;
+    args.continue_on_err = m->continue_on_err;
     if (args.dst == bucket && args.naming.prepend.empty() && args.naming.ext.empty() && !args.dry_run) {
       co_return co_await ex.ReplyError(
           Status::InvalidArgument("cannot copy objects of \"" + Cname(bucket) + "\" onto themselves"));
@@ -280,16 +259,16 @@ Task<void> StartListRange(ServerContext& ctx, Exchange& ex, const std::string& b
   ArchiveArgs args;
   args.src = bucket;
   args.dst = *dst;
-  args.archname = StringField(v, "archname");
+  args.archname = m->archname;
   args.sel = *sel;
-  args.include_src_bucket = BoolField(v, "isbn");
-  args.append = BoolField(v, "aate");
-  args.continue_on_err = BoolField(v, "coer");
+  args.include_src_bucket = m->include_src_bucket;
+  args.append = m->append;
+  args.continue_on_err = m->continue_on_err;
   if (Status st = ValidateObjectName(args.archname); !st.ok()) {
     co_return co_await ex.ReplyError(Status::InvalidArgument("archive: invalid archname \"" + args.archname +
                                                              "\": " + st.message()));
   }
-  std::string mime = StringField(v, "mime");
+  const std::string& mime = m->mime;
   if (!mime.empty()) {
     auto f = ParseArchiveMime(mime);
     if (!f.ok()) co_return co_await ex.ReplyError(f.status());
@@ -310,8 +289,10 @@ Task<void> StartListRange(ServerContext& ctx, Exchange& ex, const std::string& b
 }
 
 Task<void> GetBucketSummary(ServerContext& ctx, Exchange& ex, const std::string& bucket, const ActionMsg& msg) {
-  std::string uuid = StringField(msg.value, "uuid");
-  std::string prefix = StringField(msg.value, "prefix");
+  auto summ = SummaryMsg::Decode(msg.value);
+  if (!summ.ok()) co_return co_await ex.ReplyError(summ.status());
+  const std::string& uuid = summ->uuid;
+  const std::string& prefix = summ->prefix;
   if (Status st = ValidatePrefix(prefix); !st.ok()) co_return co_await ex.ReplyError(st);
   if (uuid.empty()) {
     std::vector<std::string> buckets;
@@ -340,7 +321,7 @@ Task<void> GetBucketSummary(ServerContext& ctx, Exchange& ex, const std::string&
   if (auto r = Summaries().Get(uuid)) {
     for (auto& [b, s] : *r) out.push_back(SummaryJson(b, s));
   }
-  co_return co_await ex.Reply(http::status::ok, {}, out.dump(), "application/json");
+  co_return co_await ex.Reply(http::status::ok, {}, JsonText(out), "application/json");
 }
 
 Task<void> HeadBucket(ServerContext& ctx, Exchange& ex, const std::string& bucket, const std::string& prefix) {
@@ -359,7 +340,7 @@ Task<void> HeadBucket(ServerContext& ctx, Exchange& ex, const std::string& bucke
   if (Status st = ValidatePrefix(prefix); !st.ok()) co_return co_await ex.ReplyError(st);
   auto props = ctx.store.GetBucket(bucket);
   if (!props.ok()) co_return co_await ex.ReplyError(props.status());
-  HeaderList headers = {{hdr::kBucketProps, props->ToAisJson(bucket).dump()}};
+  HeaderList headers = {{hdr::kBucketProps, JsonText(props->ToAisJson(bucket))}};
   if (!binfo) co_return co_await ex.ReplyHeaders(http::status::ok, headers, std::nullopt);
   std::string uuid = ex.query("uuid").value_or("");
   if (uuid.empty()) {
@@ -378,7 +359,7 @@ Task<void> HeadBucket(ServerContext& ctx, Exchange& ex, const std::string& bucke
     case SummaryState::kDone: break;
   }
   if (auto r = Summaries().Get(uuid); r && !r->empty()) {
-    headers.emplace_back(kHdrBucketSumm, SummaryJson(r->front().first, r->front().second).dump());
+    headers.emplace_back(kHdrBucketSumm, JsonText(SummaryJson(r->front().first, r->front().second)));
   }
   co_return co_await ex.ReplyHeaders(http::status::ok, headers, std::nullopt);
 }
@@ -395,10 +376,10 @@ Task<void> ResetBucketProps(ServerContext& ctx, Exchange& ex, const std::string&
 }
 
 Task<void> Promote(ServerContext& ctx, Exchange& ex, const std::string& bucket, const ActionMsg& msg) {
-  const nlohmann::json& v = msg.value;
-  if (!v.is_null() && !v.is_object()) co_return co_await ex.ReplyError(Status::InvalidArgument("missing promote args"));
+  auto pm = PromoteMsg::Decode(msg.value);
+  if (!pm.ok()) co_return co_await ex.ReplyError(pm.status());
   std::string src = msg.name;
-  std::string vsrc = StringField(v, "src");
+  const std::string& vsrc = pm->src;
   if (!vsrc.empty()) {
     if (!src.empty() && src != vsrc) {
       co_return co_await ex.ReplyError(
@@ -426,10 +407,10 @@ Task<void> Promote(ServerContext& ctx, Exchange& ex, const std::string& bucket, 
   PromoteArgs args;
   args.src = src;
   args.bucket = bucket;
-  args.obj = StringField(v, "obj");
-  args.recursive = BoolField(v, "rcr");
-  args.overwrite = BoolField(v, "ovw");
-  args.delete_src = BoolField(v, "dls");
+  args.obj = pm->obj;
+  args.recursive = pm->recursive;
+  args.overwrite = pm->overwrite;
+  args.delete_src = pm->delete_src;
   if (!args.obj.empty()) {
     if (Status st = ValidatePrefix(args.obj); !st.ok()) co_return co_await ex.ReplyError(st);
   }

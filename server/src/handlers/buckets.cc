@@ -7,6 +7,7 @@
 #include "store/names.h"
 #include "util/log_ring.h"
 #include "util/strings.h"
+#include "util/json_text.h"
 
 namespace ais {
 namespace {
@@ -22,6 +23,7 @@ Task<void> ListBuckets(ServerContext& ctx, Exchange& ex) {
   auto msg = co_await ReadActionMsg(ex);  // {"action":"list"}; nothing in it narrows the answer
   if (!msg.ok()) co_return co_await ex.ReplyError(msg.status());
   if (msg->action == "summary-bck") co_return co_await GetBucketSummary(ctx, ex, "", *msg);
+  if (Status st = msg->CheckNoValue(); !st.ok()) co_return co_await ex.ReplyError(st);
   nlohmann::json out = nlohmann::json::array();
   std::string provider = ex.query("provider").value_or("");
   if (provider.empty() || provider == "ais") {
@@ -30,7 +32,7 @@ Task<void> ListBuckets(ServerContext& ctx, Exchange& ex) {
       out.push_back({{"name", name}, {"provider", "ais"}, {"namespace", {{"uuid", ""}, {"name", ""}}}});
     }
   }
-  co_return co_await ex.Reply(http::status::ok, {}, out.dump(), "application/json");
+  co_return co_await ex.Reply(http::status::ok, {}, JsonText(out), "application/json");
 }
 
 // Bits a listing via inventory rejects: missing, deleted, arch-dir, not-cached, only-remote-props, diff.
@@ -56,32 +58,24 @@ Task<void> ListFromInventory(ServerContext& ctx, Exchange& ex, const std::string
 }
 
 Task<void> CreateInventory(ServerContext& ctx, Exchange& ex, const std::string& bucket, const ActionMsg& msg) {
+  // apc.CreateNBIMsg: name, names_per_chunk, force and the LsoMsg fields, flattened.
+  ListObjectsMsg lso;
   CreateInventoryOptions opts;
-  const nlohmann::json& v = msg.value;
-  if (!v.is_null() && !v.is_object()) {
-    co_return co_await ex.ReplyError(Status::InvalidArgument("create-inventory: value must be a JSON object"));
+  JsonFields f(msg.value, "value");
+  lso.Read(f);
+  f.Str("name", &opts.name).Bool("force", &opts.force);
+  f.Uint("names_per_chunk", &opts.names_per_chunk).Unused(JsonFields::Kind::kInt, {"pages_per_chunk", "max_entries_per_chunk"});
+  if (Status st = f.Finish(); !st.ok()) co_return co_await ex.ReplyError(st);
+  if (!lso.continuation_token.empty()) {
+    co_return co_await ex.ReplyError(Status::InvalidArgument("create-inventory: continuation_token must be empty"));
   }
-  if (v.is_object()) {
-    auto lso = ListObjectsMsg::FromJson(v);
-    if (!lso.ok()) co_return co_await ex.ReplyError(lso.status());
-    if (!lso->continuation_token.empty()) {
-      co_return co_await ex.ReplyError(Status::InvalidArgument("create-inventory: continuation_token must be empty"));
-    }
-    if (!lso->start_after.empty()) {
-      co_return co_await ex.ReplyError(Status::InvalidArgument("create-inventory: start_after is not supported"));
-    }
-    if (Status st = ValidatePrefix(lso->prefix); !st.ok()) co_return co_await ex.ReplyError(st);
-    opts.prefix = lso->prefix;
-    opts.props = lso->props;
-    opts.flags = lso->flags;
-    opts.name = v.value("name", "");
-    opts.force = v.value("force", false);
-    if (auto it = v.find("names_per_chunk"); it != v.end() && !it->is_null()) {
-      if (!it->is_number_integer()) co_return co_await ex.ReplyError(Status::InvalidArgument("invalid names_per_chunk"));
-      if (it->get<int64_t>() < 0) co_return co_await ex.ReplyError(Status::InvalidArgument("negative names_per_chunk"));
-      opts.names_per_chunk = it->get<uint64_t>();
-    }
+  if (!lso.start_after.empty()) {
+    co_return co_await ex.ReplyError(Status::InvalidArgument("create-inventory: start_after is not supported"));
   }
+  if (Status st = ValidatePrefix(lso.prefix); !st.ok()) co_return co_await ex.ReplyError(st);
+  opts.prefix = lso.prefix;
+  opts.props = lso.props;
+  opts.flags = lso.flags;
   if (opts.name.empty()) opts.name = msg.name;
   auto id = ctx.inventory.StartCreate(bucket, std::move(opts));
   if (!id.ok()) co_return co_await ex.ReplyError(id.status());
@@ -106,7 +100,7 @@ Task<void> ListObjects(ServerContext& ctx, Exchange& ex, const std::string& buck
   if (msg->flags & kLsNotCached) {
     co_return co_await ex.ReplyError(Status::InvalidArgument("flag \"not-cached\" is not supported for ais:// buckets"));
   }
-  uint64_t page = msg->page_size == 0 ? kMaxPageSize : std::min(msg->page_size, kMaxPageSize);
+  uint64_t page = msg->page_size == 0 ? ctx.max_page_size : std::min(msg->page_size, ctx.max_page_size);
   if (msg->flags & kLsNbi) co_return co_await ListFromInventory(ctx, ex, bucket, *msg, page);
   ListQuery q{.prefix = msg->prefix,
               .after = msg->continuation_token.empty() ? msg->start_after : msg->continuation_token,
@@ -150,32 +144,20 @@ Status RunRechunk(Store& store, JobControl& jc, const std::string& bucket, const
   }
 }
 
-Result<uint64_t> SizeArg(const nlohmann::json& v, const char* key, uint64_t dflt) {
-  if (!v.is_object() || !v.contains(key) || v[key].is_null()) return dflt;
-  const auto& x = v[key];
-  if (x.is_number_unsigned()) return x.get<uint64_t>();
-  if (x.is_number_integer()) return x.get<int64_t>() <= 0 ? 0 : static_cast<uint64_t>(x.get<int64_t>());
-  if (x.is_string()) {
-    if (auto n = ParseIecSize(x.get<std::string>())) return *n;
-  }
-  return Status::InvalidArgument(std::string("invalid ") + key + ": " + x.dump());
-}
-
 Task<void> StartRechunk(ServerContext& ctx, Exchange& ex, const std::string& bucket, const nlohmann::json& v) {
   auto props = ctx.store.GetBucket(bucket);
   if (!props.ok()) co_return co_await ex.ReplyError(props.status());
-  auto limit = SizeArg(v, "objsize-limit", props->objsize_limit);
-  auto chunk = SizeArg(v, "chunk-size", props->chunk_size);
-  if (!limit.ok()) co_return co_await ex.ReplyError(limit.status());
-  if (!chunk.ok()) co_return co_await ex.ReplyError(chunk.status());
-  if (*chunk == 0 && *limit > 0) co_return co_await ex.ReplyError(Status::InvalidArgument("chunk size is not set"));
-  if (*chunk != 0 && (*chunk < kMinChunkSize || *chunk > kMaxChunkSize)) {
+  auto msg = RechunkMsg::Decode(v);
+  if (!msg.ok()) co_return co_await ex.ReplyError(msg.status());
+  uint64_t l = msg->objsize_limit.value_or(props->objsize_limit);
+  uint64_t c = msg->chunk_size.value_or(props->chunk_size);
+  if (c == 0 && l > 0) co_return co_await ex.ReplyError(Status::InvalidArgument("chunk size is not set"));
+  if (c != 0 && (c < kMinChunkSize || c > kMaxChunkSize)) {
     co_return co_await ex.ReplyError(Status::InvalidArgument("chunk-size must be in [1KiB, 5GiB]"));
   }
-  std::string prefix = v.is_object() ? v.value("prefix", "") : "";
+  const std::string prefix = msg->prefix;
   if (Status st = ValidatePrefix(prefix); !st.ok()) co_return co_await ex.ReplyError(st);
   Store& store = ctx.store;
-  uint64_t l = *limit, c = *chunk;
   std::string id = ctx.jobs.Start("rechunk", bucket, [&store, bucket, prefix, l, c](JobControl& jc) {
     return RunRechunk(store, jc, bucket, prefix, l, c);
   });
@@ -204,6 +186,7 @@ Task<void> HandleBuckets(ServerContext& ctx, Exchange& ex, const Route& route) {
       if (msg->action.empty() || msg->action == "list") co_return co_await ListObjects(ctx, ex, bucket, msg->value);
       if (msg->action == "summary-bck") co_return co_await GetBucketSummary(ctx, ex, bucket, *msg);
       if (msg->action == "show-inventory") {
+        if (Status st = msg->CheckNoValue(); !st.ok()) co_return co_await ex.ReplyError(st);
         auto info = ctx.inventory.Show(bucket, msg->name);
         if (!info.ok()) co_return co_await ex.ReplyError(info.status());
         co_return co_await ex.Reply(http::status::ok, {}, info->dump(), "application/json");
@@ -233,6 +216,7 @@ Task<void> HandleBuckets(ServerContext& ctx, Exchange& ex, const Route& route) {
       auto msg = co_await ReadActionMsg(ex);
       if (!msg.ok()) co_return co_await ex.ReplyError(msg.status());
       if (msg->action == "destroy-inventory") {
+        if (Status st = msg->CheckNoValue(); !st.ok()) co_return co_await ex.ReplyError(st);
         if (!msg->name.empty()) {
           if (Status st = InventoryCatalog::ValidateName(msg->name); !st.ok()) co_return co_await ex.ReplyError(st);
         }
@@ -244,6 +228,7 @@ Task<void> HandleBuckets(ServerContext& ctx, Exchange& ex, const Route& route) {
         co_return co_await StartListRange(ctx, ex, bucket, *msg);
       }
       if (msg->action.empty() || msg->action == "destroy-bck") {
+        if (Status st = msg->CheckNoValue(); !st.ok()) co_return co_await ex.ReplyError(st);
         Status st = ctx.inventory.Destroy(bucket, "");  // a bucket's inventories go with it
         if (st.ok()) st = ctx.store.DestroyBucket(bucket);
         if (!st.ok()) co_return co_await ex.ReplyError(st);
@@ -255,13 +240,16 @@ Task<void> HandleBuckets(ServerContext& ctx, Exchange& ex, const Route& route) {
     case http::verb::patch: {
       auto msg = co_await ReadActionMsg(ex);
       if (!msg.ok()) co_return co_await ex.ReplyError(msg.status());
-      if (msg->action == "reset-bprops") co_return co_await ResetBucketProps(ctx, ex, bucket);
+      if (msg->action == "reset-bprops") {
+        if (Status st = msg->CheckNoValue(); !st.ok()) co_return co_await ex.ReplyError(st);
+        co_return co_await ResetBucketProps(ctx, ex, bucket);
+      }
       if (msg->action != "set-bprops") {
         co_return co_await ex.ReplyError(Status::InvalidArgument("invalid action \"" + msg->action + "\""));
       }
       Status st = ctx.store.buckets().Update(bucket, msg->value);
       if (!st.ok()) co_return co_await ex.ReplyError(st);
-      LogInfo("set-bprops ais://" + bucket + ": " + msg->value.dump());
+      LogInfo("set-bprops ais://" + bucket + ": " + JsonText(msg->value));
       co_return co_await ex.Reply(http::status::ok);
     }
     case http::verb::put: {

@@ -8,6 +8,7 @@
 #include "handlers/node_actions.h"
 #include "jobs/job_kinds.h"
 #include "util/strings.h"
+#include "util/json_text.h"
 
 namespace ais {
 namespace {
@@ -90,21 +91,12 @@ nlohmann::json SnapJson(const JobSnapshot& j) {
   return snap;
 }
 
-// QueryMsg/ArgsMsg keys arrive as "id" (Go) or "ID" (Python SDK): match case-insensitively.
-std::string Field(const nlohmann::json& j, std::string_view key) {
-  if (!j.is_object()) return "";
-  for (auto& [k, v] : j.items()) {
-    if (IEquals(k, key) && v.is_string()) return v.get<std::string>();
-  }
-  return "";
-}
-
-std::string BucketField(const nlohmann::json& j) {
-  if (!j.is_object()) return "";
-  for (auto& [k, v] : j.items()) {
-    if (IEquals(k, "bck") && v.is_object()) return Field(v, "name");
-  }
-  return "";
+// The one bucket a job query names: "bck", else the only one of "buckets" ("" = any).
+Result<std::string> QueryBucket(const XactMsg& q) {
+  AIS_RETURN_IF_ERROR(q.bck.CheckServed("bck"));
+  for (const auto& b : q.buckets) AIS_RETURN_IF_ERROR(b.CheckServed("buckets"));
+  if (!q.bck.name.empty()) return q.bck.name;
+  return q.buckets.size() == 1 ? q.buckets.front().name : std::string();
 }
 
 }  // namespace
@@ -136,30 +128,32 @@ Task<void> HandleCluster(ServerContext& ctx, Exchange& ex, const Route& route) {
                              {"uuid", ctx.cluster_uuid},
                              {"creation_time", "2026-01-01 00:00:00"},
                              {"version", "1"}};
-      co_return co_await ex.Reply(http::status::ok, {}, smap.dump(), "application/json");
+      co_return co_await ex.Reply(http::status::ok, {}, JsonText(smap), "application/json");
     }
     if (what == "status" || what == "status_all" || what == "qryxstats" || what == "running_all") {
-      auto body = co_await ex.ReadBody(kMaxJsonBody);
+      auto body = co_await ReadJsonBody(ex);
       if (!body.ok()) co_return co_await ex.ReplyError(body.status());
-      nlohmann::json q = body->empty() ? nlohmann::json::object() : nlohmann::json::parse(*body, nullptr, false);
-      if (q.is_discarded()) co_return co_await ex.ReplyError(Status::InvalidArgument("invalid JSON in request body"));
-      std::string id = Field(q, "id"), kind = NormalizeJobKind(Field(q, "kind")), bucket = BucketField(q);
+      auto q = XactMsg::Decode(*body, "");
+      if (!q.ok()) co_return co_await ex.ReplyError(q.status());
+      auto bucket = QueryBucket(*q);
+      if (!bucket.ok()) co_return co_await ex.ReplyError(bucket.status());
+      std::string id = q->id, kind = NormalizeJobKind(q->kind);
       if (what == "status") {
         if (id.empty() && kind.empty()) {
           co_return co_await ex.ReplyError(Status::InvalidArgument("job status query requires a job ID or kind"));
         }
-        auto jobs = ctx.jobs.Query(id, "", bucket, false);
+        auto jobs = ctx.jobs.Query(id, "", *bucket, false);
         if (jobs.empty()) co_return co_await ex.ReplyError(Status::NotFound("job \"" + id + "\" not found"));
         if (!kind.empty() && jobs.front().kind != kind) {
           co_return co_await ex.ReplyError(Status::InvalidArgument("kind mismatch: " + kind + " vs " + jobs.front().kind));
         }
-        co_return co_await ex.Reply(http::status::ok, {}, StatusJson(jobs.front()).dump(), "application/json");
+        co_return co_await ex.Reply(http::status::ok, {}, JsonText(StatusJson(jobs.front())), "application/json");
       }
-      bool running = what == "running_all" || (q.is_object() && q.value("show_active", false));
-      auto jobs = ctx.jobs.Query(id, kind, bucket, running);
+      bool running = what == "running_all" || q->show_active.value_or(false);
+      auto jobs = ctx.jobs.Query(id, kind, *bucket, running);
       nlohmann::json out = nlohmann::json::array();
       if (what == "qryxstats") {
-        if (jobs.empty()) co_return co_await ex.ReplyError(Status::NotFound("\"" + q.dump() + "\" not found"));
+        if (jobs.empty()) co_return co_await ex.ReplyError(Status::NotFound("\"" + JsonText(*body).substr(0, 512) + "\" not found"));
         for (auto& j : jobs) out.push_back(SnapJson(j));
         out = nlohmann::json{{ctx.node.daemon_id, out}};
       } else if (what == "running_all") {
@@ -167,7 +161,7 @@ Task<void> HandleCluster(ServerContext& ctx, Exchange& ex, const Route& route) {
       } else {
         for (auto& j : jobs) out.push_back(StatusJson(j));
       }
-      co_return co_await ex.Reply(http::status::ok, {}, out.dump(), "application/json");
+      co_return co_await ex.Reply(http::status::ok, {}, JsonText(out), "application/json");
     }
     if (what == "node_status") co_return co_await NodeStatus(ctx, ex);
     if (what == "log") co_return co_await NodeLog(ctx, ex);
@@ -178,9 +172,11 @@ Task<void> HandleCluster(ServerContext& ctx, Exchange& ex, const Route& route) {
     if (!msg.ok()) co_return co_await ex.ReplyError(msg.status());
     if (msg->action == "start") co_return co_await StartJobByKind(ctx, ex, *msg);
     if (msg->action == "stop") {
-      std::string id = Field(msg->value, "id");
-      std::string kind = NormalizeJobKind(Field(msg->value, "kind"));
-      auto jobs = ctx.jobs.Query(id, kind, BucketField(msg->value), true);
+      auto args = XactMsg::Decode(msg->value, "value");
+      if (!args.ok()) co_return co_await ex.ReplyError(args.status());
+      auto bucket = QueryBucket(*args);
+      if (!bucket.ok()) co_return co_await ex.ReplyError(bucket.status());
+      auto jobs = ctx.jobs.Query(args->id, NormalizeJobKind(args->kind), *bucket, true);
       for (auto& j : jobs) ctx.jobs.Abort(j.id);
       co_return co_await ex.Reply(http::status::ok);
     }

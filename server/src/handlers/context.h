@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "api/ais_messages.h"
 #include "http/exchange.h"
 #include "inventory/inventory_catalog.h"
 #include "jobs/job_registry.h"
@@ -20,6 +21,7 @@ struct ServerContext {
   std::string cluster_uuid;
   int64_t start_ns = 0;
   std::string promote_root = "/var/lib/ais/promote";  // the only tree promote may read ("" = none)
+  uint64_t max_page_size = 10000;  // list-objects entries per page (AIS MaxPageSizeAIS); larger asks are clamped
 };
 
 // The request target split as AIS does (cmn/http.go ParseURL): /v1/<area>/<bucket>/<object...>.
@@ -30,19 +32,14 @@ struct Route {
   bool has_extra = false;  // segments after the bucket in a buckets/ path
 };
 
-// AIS action message {"action","name","value"}.
-struct ActionMsg {
-  std::string action;
-  std::string name;
-  nlohmann::json value;
-};
-
-inline constexpr size_t kMaxJsonBody = 4 << 20;
-
-// Reads and parses a (bounded) JSON ActionMsg body; an empty body is an empty action.
+// Reads a JSON body within the limits (DefaultJsonLimits: size, depth); an empty body is {}.
+Task<Result<nlohmann::json>> ReadJsonBody(Exchange& ex);
+// Reads and decodes an ActionMsg body; an empty body is an empty action.
 Task<Result<ActionMsg>> ReadActionMsg(Exchange& ex);
-// Validates the provider/namespace query: only the global-namespace `ais` provider is served here.
+// Validates the provider/namespace query: only the global-namespace `ais` provider is served here
+// (a malformed one is a 400; a valid one this server does not serve, a 501).
 Status CheckProvider(const Exchange& ex);
+Status CheckNamespace(const Exchange& ex);
 
 Task<void> HandleHealth(ServerContext& ctx, Exchange& ex);
 Task<void> HandleCluster(ServerContext& ctx, Exchange& ex, const Route& route);

@@ -17,6 +17,7 @@
 #include "util/log_ring.h"
 #include "util/node_stats.h"
 #include "util/strings.h"
+#include "util/json_text.h"
 
 namespace ais {
 namespace {
@@ -28,41 +29,17 @@ int64_t NowNs() {
       .count();
 }
 
-// Case-insensitive string field (Go matches JSON keys so; the SDK sends "Kind", Go "kind").
-std::string Field(const nlohmann::json& j, std::string_view key) {
-  if (!j.is_object()) return "";
-  for (auto& [k, v] : j.items()) {
-    if (IEquals(k, key) && v.is_string()) return v.get<std::string>();
-  }
-  return "";
-}
-
-const nlohmann::json* FieldJson(const nlohmann::json& j, std::string_view key) {
-  if (!j.is_object()) return nullptr;
-  for (auto& [k, v] : j.items()) {
-    if (IEquals(k, key) && !v.is_null()) return &v;
-  }
-  return nullptr;
-}
-
-// Bucket names of "bck" / "buckets" ({"name","provider"} objects); only ais:// is served.
-Result<std::vector<std::string>> JobBuckets(Store& store, const nlohmann::json& v) {
-  std::vector<const nlohmann::json*> models;
-  if (auto* b = FieldJson(v, "bck")) models.push_back(b);
-  if (auto* bs = FieldJson(v, "buckets"); bs && bs->is_array()) {
-    for (auto& b : *bs) models.push_back(&b);
-  }
+// The buckets a job names ("Bck" and "Buckets"); each must be an existing ais:// bucket.
+Result<std::vector<std::string>> JobBuckets(Store& store, const XactMsg& args) {
+  std::vector<const BucketRef*> refs = {&args.bck};
+  for (const auto& b : args.buckets) refs.push_back(&b);
   std::vector<std::string> out;
-  for (auto* m : models) {
-    std::string name = Field(*m, "name");
-    if (name.empty()) continue;
-    std::string provider = Field(*m, "provider");
-    if (!provider.empty() && provider != "ais") {
-      return Status::NotSupported("provider \"" + provider + "\" is not served by this single-node server");
-    }
-    AIS_RETURN_IF_ERROR(ValidateBucketName(name));
-    AIS_RETURN_IF_ERROR(store.GetBucket(name).status());
-    out.push_back(std::move(name));
+  for (const BucketRef* ref : refs) {
+    AIS_RETURN_IF_ERROR(ref->CheckServed("job bucket"));
+    if (ref->name.empty()) continue;
+    AIS_RETURN_IF_ERROR(ValidateBucketName(ref->name));
+    AIS_RETURN_IF_ERROR(store.GetBucket(ref->name).status());
+    out.push_back(ref->name);
   }
   return out;
 }
@@ -110,7 +87,9 @@ nlohmann::json Capacity(const Store& store) {
 }  // namespace
 
 Task<void> StartJobByKind(ServerContext& ctx, Exchange& ex, const ActionMsg& msg) {
-  std::string given = Field(msg.value, "kind");
+  auto args = XactMsg::Decode(msg.value, "value");
+  if (!args.ok()) co_return co_await ex.ReplyError(args.status());
+  const std::string& given = args->kind;
   if (given.empty()) co_return co_await ex.ReplyError(Status::InvalidArgument("start: missing job kind"));
   const JobKind* jk = FindJobKind(given);
   if (!jk) co_return co_await ex.ReplyError(Status::InvalidArgument("not found xaction \"" + given + "\""));
@@ -118,7 +97,7 @@ Task<void> StartJobByKind(ServerContext& ctx, Exchange& ex, const ActionMsg& msg
     co_return co_await ex.ReplyError(Status::InvalidArgument(
         "xaction \"" + given + "\" cannot be started this way (use the API call that creates it)"));
   }
-  auto buckets = JobBuckets(ctx.store, msg.value);
+  auto buckets = JobBuckets(ctx.store, *args);
   if (!buckets.ok()) co_return co_await ex.ReplyError(buckets.status());
   Store& store = ctx.store;
   std::string kind(jk->kind);
@@ -179,7 +158,7 @@ Task<void> NodeStatus(ServerContext& ctx, Exchange& ex) {
        {{"cpus", ncpu > 0 ? ncpu : 1},
         {"load_avg", {{"one", load[0]}, {"five", load[1]}, {"fifteen", load[2]}}}}},
   };
-  co_return co_await ex.Reply(http::status::ok, {}, status.dump(), "application/json");
+  co_return co_await ex.Reply(http::status::ok, {}, JsonText(status), "application/json");
 }
 
 Task<void> NodeLog(ServerContext& ctx, Exchange& ex) {

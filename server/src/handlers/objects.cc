@@ -325,7 +325,7 @@ Task<void> AppendObject(ServerContext& ctx, Exchange& ex, const std::string& buc
   }
   if (type == "flush") {
     if (handle.empty()) co_return co_await ex.ReplyError(Status::InvalidArgument("flush requires append_handle"));
-    (void)co_await ex.ReadBody(kMaxJsonBody);
+    (void)co_await ex.ReadBody(DefaultJsonLimits().max_body);
     ObjectMeta meta;
     Status st = ctx.store.AppendFlush(bucket, name, handle, &meta);
     if (!st.ok()) co_return co_await ex.ReplyError(st);
@@ -364,23 +364,28 @@ Task<void> PutObject(ServerContext& ctx, Exchange& ex, const std::string& bucket
   co_return co_await ex.Reply(http::status::ok, GetHeaders(meta));
 }
 
-Result<std::vector<uint32_t>> PartNumbers(const nlohmann::json& value) {
-  if (!value.is_array()) return Status::InvalidArgument("mpt-complete: value must be a list of parts");
-  std::vector<uint32_t> out;
-  for (auto& p : value) {
-    auto it = p.is_object() ? p.find("part-number") : p.end();
-    if (it == p.end() || !it->is_number_integer() || it->get<int64_t>() < 1 || it->get<int64_t>() > kMaxChunks) {
-      return Status::InvalidArgument("mpt-complete: invalid part " + p.dump());
-    }
-    out.push_back(static_cast<uint32_t>(it->get<int64_t>()));
+// rename-obj: the object under a new name in the same bucket, the old name gone. A copy then a
+// delete: a crash between them leaves both names, never neither.
+Task<void> RenameObject(ServerContext& ctx, Exchange& ex, const std::string& bucket, const std::string& name,
+                        const std::string& to) {
+  if (Status st = ValidateObjectName(to); !st.ok()) co_return co_await ex.ReplyError(st);
+  if (to == name) {
+    co_return co_await ex.ReplyError(Status::InvalidArgument("cannot rename object \"" + name + "\" onto itself"));
   }
-  return out;
+  Status st = ctx.store.Copy(bucket, name, bucket, to);
+  if (st.ok()) st = ctx.store.Delete(bucket, name);
+  if (!st.ok()) co_return co_await ex.ReplyError(st);
+  co_return co_await ex.Reply(http::status::ok);
 }
 
 Task<void> PostObject(ServerContext& ctx, Exchange& ex, const std::string& bucket, const std::string& name) {
   auto msg = co_await ReadActionMsg(ex);
   if (!msg.ok()) co_return co_await ex.ReplyError(msg.status());
   std::string upload_id = ex.query("uploadId").value_or("");
+  if (msg->action != "mpt-complete") {
+    if (Status st = msg->CheckNoValue(); !st.ok()) co_return co_await ex.ReplyError(st);
+  }
+  if (msg->action == "rename-obj") co_return co_await RenameObject(ctx, ex, bucket, name, msg->name);
   if (msg->action == "mpt-upload") {
     auto id = ctx.store.MpuCreate(bucket, name, ParseCustomHeaders(ex));
     if (!id.ok()) co_return co_await ex.ReplyError(id.status());
@@ -392,7 +397,7 @@ Task<void> PostObject(ServerContext& ctx, Exchange& ex, const std::string& bucke
     if (msg->action == "mpt-abort") {
       st = ctx.store.MpuAbort(bucket, name, upload_id);
     } else {
-      auto parts = PartNumbers(msg->value);
+      auto parts = DecodeMptParts(msg->value, kMaxChunks);
       st = parts.ok() ? ctx.store.MpuComplete(bucket, name, upload_id, std::move(*parts)) : parts.status();
     }
     if (!st.ok()) co_return co_await ex.ReplyError(st);
@@ -406,16 +411,10 @@ Task<void> PostObject(ServerContext& ctx, Exchange& ex, const std::string& bucke
 Task<void> PatchObject(ServerContext& ctx, Exchange& ex, const std::string& bucket, const std::string& name) {
   auto msg = co_await ReadActionMsg(ex);
   if (!msg.ok()) co_return co_await ex.ReplyError(msg.status());
-  if (!msg->value.is_object()) {
-    co_return co_await ex.ReplyError(Status::InvalidArgument("custom metadata must be a JSON object of strings"));
-  }
-  std::vector<std::pair<std::string, std::string>> md;
+  auto md = DecodeCustomMd(msg->value);
+  if (!md.ok()) co_return co_await ex.ReplyError(md.status());
   size_t total = 0;
-  for (auto& [k, v] : msg->value.items()) {
-    if (k.empty() || !v.is_string()) {
-      co_return co_await ex.ReplyError(Status::InvalidArgument("custom metadata: keys must be non-empty, values strings"));
-    }
-    std::string val = v.get<std::string>();
+  for (const auto& [k, val] : *md) {
     total += k.size() + val.size();
     auto reserved = [](std::string_view x) {
       return x.find('\x01') != std::string_view::npos || x.find("\xe3\xbd") != std::string_view::npos;
@@ -423,18 +422,19 @@ Task<void> PatchObject(ServerContext& ctx, Exchange& ex, const std::string& buck
     if (reserved(k) || reserved(val)) {
       co_return co_await ex.ReplyError(Status::InvalidArgument("custom metadata contains a reserved byte sequence"));
     }
-    md.emplace_back(k, std::move(val));
   }
-  if (total > 2048) co_return co_await ex.ReplyError(Status::InvalidArgument("custom metadata exceeds 2 KiB"));
+  if (total > 2048) {
+    co_return co_await ex.ReplyError(Status::InvalidArgument("invalid \"value\": custom metadata exceeds 2 KiB"));
+  }
   bool replace = IEquals(ex.query("set-new-custom").value_or(""), "true");
-  Status st = ctx.store.SetCustom(bucket, name, std::move(md), replace);
+  Status st = ctx.store.SetCustom(bucket, name, std::move(*md), replace);
   if (!st.ok()) co_return co_await ex.ReplyError(st);
   co_return co_await ex.Reply(http::status::ok);
 }
 
 Task<void> DeleteObject(ServerContext& ctx, Exchange& ex, const std::string& bucket, const std::string& name) {
   if (auto up = ex.query("uploadId"); up && !up->empty()) {
-    (void)co_await ex.ReadBody(kMaxJsonBody);  // {"action":"mpt-abort"}
+    (void)co_await ex.ReadBody(DefaultJsonLimits().max_body);  // {"action":"mpt-abort"}
     Status st = ctx.store.MpuAbort(bucket, name, *up);
     if (!st.ok()) co_return co_await ex.ReplyError(st);
     co_return co_await ex.Reply(http::status::ok);
@@ -450,6 +450,7 @@ Task<void> PostBucketObjects(ServerContext& ctx, Exchange& ex, const std::string
   if (!msg.ok()) co_return co_await ex.ReplyError(msg.status());
   if (msg->action == "promote") co_return co_await Promote(ctx, ex, bucket, *msg);
   if (msg->action == "blob-download") {
+    if (auto blob = BlobMsg::Decode(msg->value); !blob.ok()) co_return co_await ex.ReplyError(blob.status());
     co_return co_await ex.ReplyError(Status::InvalidArgument(
         "blob-download: bucket \"ais://" + bucket + "\" is not remote (blob downloads fetch from remote backends)"));
   }

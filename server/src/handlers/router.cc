@@ -1,3 +1,7 @@
+#include <algorithm>
+#include <cctype>
+
+#include "api/moss_request.h"
 #include "handlers/context.h"
 #include "handlers/node_actions.h"
 #include "util/node_stats.h"
@@ -5,33 +9,41 @@
 
 namespace ais {
 
-Task<Result<ActionMsg>> ReadActionMsg(Exchange& ex) {
-  auto body = co_await ex.ReadBody(kMaxJsonBody);
+Task<Result<nlohmann::json>> ReadJsonBody(Exchange& ex) {
+  auto body = co_await ex.ReadBody(DefaultJsonLimits().max_body);
   if (!body.ok()) co_return body.status();
-  ActionMsg msg;
-  if (body->empty()) co_return msg;
-  auto j = nlohmann::json::parse(*body, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) co_return Status::InvalidArgument("invalid JSON in request body");
-  auto str = [&](const char* key) -> std::string {
-    auto it = j.find(key);
-    return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-  };
-  msg.action = str("action");
-  msg.name = str("name");
-  if (auto it = j.find("value"); it != j.end()) msg.value = *it;
-  co_return msg;
+  co_return ParseJson(*body);
+}
+
+Task<Result<ActionMsg>> ReadActionMsg(Exchange& ex) {
+  auto body = co_await ReadJsonBody(ex);
+  if (!body.ok()) co_return body.status();
+  co_return ActionMsg::Decode(*body);
+}
+
+Status CheckNamespace(const Exchange& ex) {
+  auto ns = ex.query("namespace");
+  if (!ns || ns->empty() || *ns == "@#") return Status::OK();
+  // AIS syntax: "#name" (a namespace of this cluster) or "@uuid#name" (of a remote cluster).
+  auto sep = ns->find('#');
+  auto ok_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.'; };
+  bool valid = (ns->front() == '@' || ns->front() == '#') && sep != std::string::npos &&
+               std::all_of(ns->begin() + 1, ns->end(), [&](char c) { return c == '#' || ok_char(c); }) &&
+               ns->find('#', sep + 1) == std::string::npos;
+  if (!valid) {
+    return Status::InvalidArgument("invalid namespace \"" + ns->substr(0, 64) + "\" (expecting @uuid#name or #name)");
+  }
+  return Status::NotSupported("bucket namespaces are not supported by this server");
 }
 
 Status CheckProvider(const Exchange& ex) {
-  auto provider = ex.query("provider").value_or("ais");
-  if (provider != "ais" && !provider.empty()) {
-    return Status::NotSupported("provider \"" + provider +
+  auto provider = NormalizeProvider(ex.query("provider").value_or(""));
+  if (!provider.ok()) return provider.status();
+  if (*provider != "ais") {
+    return Status::NotSupported("provider \"" + *provider +
                                 "\" is not served by this single-node server (only \"ais\")");
   }
-  if (auto ns = ex.query("namespace"); ns && !ns->empty() && *ns != "@#") {
-    return Status::NotSupported("bucket namespaces are not supported by this server");
-  }
-  return Status::OK();
+  return CheckNamespace(ex);
 }
 
 Task<void> Dispatch(ServerContext& ctx, Exchange& ex) {

@@ -15,6 +15,7 @@
 #include "api/headers.h"
 #include "util/file.h"
 #include "util/strings.h"
+#include "util/json_text.h"
 
 namespace ais {
 namespace {
@@ -394,7 +395,7 @@ Task<void> Exchange::ReplyError(const Status& st, const HeaderList& extra) {
                       {"node", node_.node_id},
                       {"status", static_cast<int>(code)}};
   if (st.code() == Status::Code::kNotFound && st.message().starts_with("bucket \"")) j["tcode"] = "ErrBckNotFound";
-  std::string text = j.dump();
+  std::string text = JsonText(j);
   HeaderList headers = extra;
   headers.emplace_back("X-Content-Type-Options", "nosniff");
   if (st.code() == Status::Code::kMethodNotAllowed) headers.emplace_back("Allow", "GET, HEAD, PUT, POST, DELETE, PATCH");

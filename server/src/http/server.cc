@@ -14,7 +14,6 @@
 namespace ais {
 namespace {
 
-constexpr auto kIdleTimeout = std::chrono::seconds(300);
 constexpr uint64_t kDrainLimit = 64ULL << 30;  // after an early error reply, discard at most this much body
 
 // Connections go round-robin to I/O threads, and a thread in a long sendfile makes the others it
@@ -40,7 +39,7 @@ Result<uint16_t> HttpServer::Bind() {
   auto addr = asio::ip::make_address(opts_.host, ec);
   if (ec) return Status::InvalidArgument("bad listen address " + opts_.host + ": " + ec.message());
   tcp::endpoint ep{addr, opts_.port};
-  acceptor_ = std::make_unique<tcp::acceptor>(*contexts_[0]);
+  acceptor_ = std::make_unique<tcp::acceptor>(accept_ctx_);
   acceptor_->open(ep.protocol(), ec);
   if (!ec) acceptor_->set_option(asio::socket_base::reuse_address(true), ec);
   if (!ec) acceptor_->bind(ep, ec);
@@ -52,21 +51,22 @@ Result<uint16_t> HttpServer::Bind() {
 void HttpServer::Run(bool handle_signals) {
   std::unique_ptr<asio::signal_set> signals;
   if (handle_signals) {
-    signals = std::make_unique<asio::signal_set>(*contexts_[0], SIGINT, SIGTERM);
+    signals = std::make_unique<asio::signal_set>(accept_ctx_, SIGINT, SIGTERM);
     signals->async_wait([this](beast::error_code ec, int) {
       if (!ec) Stop();
     });
   }
-  asio::co_spawn(*contexts_[0], AcceptLoop(), asio::detached);
+  asio::co_spawn(accept_ctx_, AcceptLoop(), asio::detached);
   std::vector<std::thread> threads;
-  for (size_t i = 1; i < contexts_.size(); ++i) threads.emplace_back([this, i] { contexts_[i]->run(); });
-  contexts_[0]->run();
+  for (size_t i = 0; i < contexts_.size(); ++i) threads.emplace_back([this, i] { contexts_[i]->run(); });
+  accept_ctx_.run();
   for (auto& t : threads) t.join();
 }
 
 void HttpServer::Stop() {
   for (auto& g : guards_) g.reset();
   for (auto& c : contexts_) c->stop();
+  accept_ctx_.stop();
 }
 
 Task<void> HttpServer::AcceptLoop() {
@@ -77,14 +77,41 @@ Task<void> HttpServer::AcceptLoop() {
     co_await acceptor_->async_accept(socket, asio::redirect_error(asio::use_awaitable, ec));
     if (ec) {
       if (ec == asio::error::operation_aborted) co_return;
-      continue;  // e.g. EMFILE: keep serving the connections we have
+      // E.g. EMFILE: keep serving the connections we have, and do not spin while it lasts.
+      asio::steady_timer pause(accept_ctx_, std::chrono::milliseconds(50));
+      co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+      continue;
     }
     socket.set_option(tcp::no_delay(true), ec);
+    if (connections_.load(std::memory_order_relaxed) >= opts_.max_connections) {
+      asio::co_spawn(ctx, Refuse(std::move(socket)), asio::detached);
+      continue;
+    }
+    connections_.fetch_add(1, std::memory_order_relaxed);
     asio::co_spawn(ctx, Session(std::move(socket)), asio::detached);
   }
 }
 
+Task<void> HttpServer::Refuse(tcp::socket socket) {
+  beast::tcp_stream stream(std::move(socket));
+  http::response<http::string_body> res{http::status::service_unavailable, 11};
+  res.set(http::field::content_type, "application/json");
+  res.set(http::field::retry_after, "1");
+  res.body() = R"({"message":"too many connections: the server is at its limit, retry later","status":503})";
+  res.keep_alive(false);
+  res.prepare_payload();
+  beast::error_code ec;
+  stream.expires_after(std::chrono::seconds(5));
+  co_await http::async_write(stream, res, asio::redirect_error(asio::use_awaitable, ec));
+  stream.socket().shutdown(tcp::socket::shutdown_send, ec);
+}
+
 Task<void> HttpServer::Session(tcp::socket socket) {
+  // Counted by AcceptLoop before the spawn; uncounted here however the session ends.
+  struct Uncount {
+    std::atomic<size_t>& n;
+    ~Uncount() { n.fetch_sub(1, std::memory_order_relaxed); }
+  } uncount{connections_};
   std::string remote;
   {
     beast::error_code ec;
@@ -98,7 +125,15 @@ Task<void> HttpServer::Session(tcp::socket socket) {
     parser.header_limit(static_cast<std::uint32_t>(opts_.header_limit));
     parser.body_limit(std::numeric_limits<std::uint64_t>::max());  // PUT bodies are streamed
     beast::error_code ec;
-    stream.expires_after(kIdleTimeout);
+    if (buffer.size() == 0) {
+      // Idle between requests: wait for the next one's first bytes (a pipelined one may be buffered).
+      stream.expires_after(opts_.idle_timeout);
+      size_t n = co_await stream.async_read_some(buffer.prepare(4096), asio::redirect_error(asio::use_awaitable, ec));
+      buffer.commit(n);
+      if (ec) break;  // closed, reset or idle too long: nothing to answer
+    }
+    // A request has begun: its whole header must follow promptly (a slow client holds no slot for long).
+    stream.expires_after(opts_.header_timeout);
     co_await http::async_read_header(stream, buffer, parser, asio::redirect_error(asio::use_awaitable, ec));
     if (ec) {
       if (ec == http::error::header_limit) {

@@ -1,9 +1,11 @@
 // HttpServer: the accept loop and one coroutine per connection (read -> handle -> reply -> read).
 // Each worker thread runs its own io_context; connections are dealt round-robin and never move,
-// so a connection's state needs no locking.
+// so a connection's state needs no locking. The accept loop has a thread of its own, so a burst
+// of new connections is taken at once even while every worker is busy.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -21,7 +23,10 @@ struct HttpServerOptions {
   std::string host = "0.0.0.0";
   uint16_t port = 8080;  // 0: ephemeral
   size_t threads = 0;    // 0: two per CPU, at least 4
-  size_t header_limit = 64 << 10;
+  size_t header_limit = 64 << 10;                  // bytes of a request's header section (431 above)
+  std::chrono::seconds idle_timeout{300};          // a kept-alive connection may wait this long for a request
+  std::chrono::seconds header_timeout{30};         // from a request's first byte to its last header byte
+  size_t max_connections = 8192;                   // more are answered 503 + Retry-After and closed
 };
 
 class HttpServer {
@@ -38,12 +43,18 @@ class HttpServer {
  private:
   Task<void> AcceptLoop();
   Task<void> Session(tcp::socket socket);
+  // Tells a connection over max_connections to come back later, then closes it.
+  static Task<void> Refuse(tcp::socket socket);
 
   const HttpServerOptions opts_;
   const NodeInfo node_;
   const Handler handler_;
+  // Before contexts_: destroying a context destroys its sessions, which uncount themselves.
+  std::atomic<size_t> connections_{0};  // open sessions
   std::vector<std::unique_ptr<asio::io_context>> contexts_;
   std::vector<asio::executor_work_guard<asio::io_context::executor_type>> guards_;
+  // Declared after contexts_ (destroyed before them: the loop's pending socket belongs to one).
+  asio::io_context accept_ctx_{1};
   std::unique_ptr<tcp::acceptor> acceptor_;
   std::atomic<size_t> next_{0};
 };

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include "util/json_text.h"
 
 namespace ais {
 namespace {
@@ -42,7 +43,7 @@ std::string InventoryIndex::ToJson() const {
   nlohmann::json j = {{"prefix", prefix},   {"props", props},     {"started", started},
                       {"finished", finished}, {"ntotal", ntotal}, {"names_per_chunk", names_per_chunk},
                       {"chunks", std::move(cs)}};
-  return j.dump();
+  return JsonText(j);
 }
 
 Result<InventoryIndex> InventoryIndex::FromJson(std::string_view text) {

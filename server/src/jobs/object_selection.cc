@@ -4,6 +4,7 @@
 
 #include "store/names.h"
 #include "store/object_scanner.h"
+#include "util/json_fields.h"
 
 namespace ais {
 namespace {
@@ -146,33 +147,16 @@ void NameTemplate::Expand(const std::function<bool(const std::string&)>& fn) con
   }
 }
 
-Result<ObjectSelection> ObjectSelection::FromJson(const nlohmann::json& value) {
+Result<ObjectSelection> ObjectSelection::From(std::string tmpl, std::vector<std::string> names) {
   ObjectSelection sel;
-  if (!value.is_null() && !value.is_object()) {
-    return Status::InvalidArgument("invalid list-range message: expecting {\"objnames\": [...]} or {\"template\": ...}");
-  }
-  const nlohmann::json empty = nlohmann::json::object();
-  const nlohmann::json& v = value.is_object() ? value : empty;
-  auto names = v.find("objnames");
-  bool has_names = names != v.end() && !names->is_null() && !(names->is_array() && names->empty());
-  std::string tmpl;
-  if (auto t = v.find("template"); t != v.end() && !t->is_null()) {
-    if (!t->is_string()) return Status::InvalidArgument("invalid list-range message: template must be a string");
-    tmpl = t->get<std::string>();
-  }
-  if (has_names) {
+  if (!names.empty()) {
     if (!tmpl.empty()) return Status::InvalidArgument("invalid list-range message: both objnames and template given");
-    if (!names->is_array()) return Status::InvalidArgument("invalid list-range message: objnames must be a list");
-    if (names->size() > kMaxListNames) {
-      return Status::InvalidArgument("too many object names (" + std::to_string(names->size()) + ", max " +
+    if (names.size() > kMaxListNames) {
+      return Status::InvalidArgument("too many object names (" + std::to_string(names.size()) + ", max " +
                                      std::to_string(kMaxListNames) + ")");
     }
-    for (const auto& n : *names) {
-      if (!n.is_string()) return Status::InvalidArgument("invalid list-range message: object names must be strings");
-      std::string name = n.get<std::string>();
-      AIS_RETURN_IF_ERROR(ValidateObjectName(name));
-      sel.names_.push_back(std::move(name));
-    }
+    for (const auto& n : names) AIS_RETURN_IF_ERROR(ValidateObjectName(n));
+    sel.names_ = std::move(names);
     sel.kind_ = Kind::kList;
     return sel;
   }
@@ -183,6 +167,15 @@ Result<ObjectSelection> ObjectSelection::FromJson(const nlohmann::json& value) {
   AIS_RETURN_IF_ERROR(ValidatePrefix(sel.tmpl_.prefix));
   sel.kind_ = sel.tmpl_.ranges.empty() ? Kind::kPrefix : Kind::kRange;
   return sel;
+}
+
+Result<ObjectSelection> ObjectSelection::FromJson(const nlohmann::json& value) {
+  std::string tmpl;
+  std::vector<std::string> names;
+  JsonFields f(value, "value");
+  f.Str("template", &tmpl).StrList("objnames", &names);
+  AIS_RETURN_IF_ERROR(f.Finish());
+  return From(std::move(tmpl), std::move(names));
 }
 
 std::string ObjectSelection::Describe() const {

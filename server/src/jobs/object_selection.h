@@ -40,8 +40,9 @@ class ObjectSelection {
  public:
   enum class Kind { kList, kRange, kPrefix };
 
-  // From a value holding "objnames" (non-empty list) or "template" (absent/"" / "*" = whole
-  // bucket). kInvalidArgument on anything else.
+  // A non-empty list of names, or else a template ("" or "*" = the whole bucket); not both.
+  static Result<ObjectSelection> From(std::string tmpl, std::vector<std::string> names);
+  // From a ListRange value {"objnames": [...]} or {"template": "..."}; nothing else.
   static Result<ObjectSelection> FromJson(const nlohmann::json& value);
 
   Kind kind() const { return kind_; }

@@ -1,38 +1,10 @@
 #include "store/bucket_props.h"
 
 #include "util/checksum.h"
+#include "util/json_fields.h"
 #include "util/strings.h"
 
 namespace ais {
-namespace {
-
-// Accepts an IEC string ("64MiB") or a number, as the AIS CLI and SDKs send both.
-Status ReadSize(const nlohmann::json& v, const char* what, uint64_t* out) {
-  if (v.is_number_unsigned()) {
-    *out = v.get<uint64_t>();
-    return Status::OK();
-  }
-  if (v.is_number_integer() && v.get<int64_t>() >= 0) {
-    *out = static_cast<uint64_t>(v.get<int64_t>());
-    return Status::OK();
-  }
-  if (v.is_string()) {
-    if (auto n = ParseIecSize(v.get<std::string>())) {
-      *out = *n;
-      return Status::OK();
-    }
-  }
-  return Status::InvalidArgument(std::string("invalid ") + what + ": " + v.dump());
-}
-
-Status ReadBool(const nlohmann::json& v, const char* what, bool* out) {
-  if (!v.is_boolean()) return Status::InvalidArgument(std::string("invalid ") + what + ": " + v.dump());
-  *out = v.get<bool>();
-  return Status::OK();
-}
-
-}  // namespace
-
 bool BucketProps::ShouldChunk(uint64_t size) const {
   if (size > effective_max_monolithic()) return true;
   return objsize_limit > 0 && size >= objsize_limit;
@@ -67,41 +39,31 @@ nlohmann::json BucketProps::ToAisJson(const std::string& bucket) const {
 }
 
 Status BucketProps::Apply(const nlohmann::json& patch) {
-  if (patch.is_null()) return Status::OK();
-  if (!patch.is_object()) return Status::InvalidArgument("bucket properties must be a JSON object");
   BucketProps next = *this;
-  for (auto& [section, val] : patch.items()) {
-    if (section == "checksum" && val.is_object()) {
-      for (auto& [k, v] : val.items()) {
-        if (k == "type") {
-          if (!v.is_string() || !Checksummer::IsSupportedType(v.get<std::string>())) {
-            return Status::InvalidArgument("invalid checksum type: " + v.dump());
-          }
-          next.checksum_type = v.get<std::string>();
-        } else if (k == "validate_warm_get") {
-          AIS_RETURN_IF_ERROR(ReadBool(v, "checksum.validate_warm_get", &next.validate_warm_get));
-        } else if (k == "enable_read_range") {
-          AIS_RETURN_IF_ERROR(ReadBool(v, "checksum.enable_read_range", &next.enable_read_range));
-        }
-      }
-    } else if (section == "versioning" && val.is_object()) {
-      if (val.contains("enabled")) AIS_RETURN_IF_ERROR(ReadBool(val["enabled"], "versioning.enabled", &next.versioning));
-    } else if (section == "chunks" && val.is_object()) {
-      for (auto& [k, v] : val.items()) {
-        if (k == "objsize_limit") {
-          AIS_RETURN_IF_ERROR(ReadSize(v, "chunks.objsize_limit", &next.objsize_limit));
-        } else if (k == "max_monolithic_size") {
-          AIS_RETURN_IF_ERROR(ReadSize(v, "chunks.max_monolithic_size", &next.max_monolithic_size));
-        } else if (k == "chunk_size") {
-          AIS_RETURN_IF_ERROR(ReadSize(v, "chunks.chunk_size", &next.chunk_size));
-        } else if (k == "checkpoint_every") {
-          uint64_t n = 0;
-          AIS_RETURN_IF_ERROR(ReadSize(v, "chunks.checkpoint_every", &n));
-          if (n > 1024) return Status::InvalidArgument("chunks.checkpoint_every must be in [0, 1024]");
-          next.checkpoint_every = static_cast<uint32_t>(n);
-        }
-      }
-    }
+  // AIS BpropsToSet: the sections and keys this server keeps are typed; the rest of AIS's
+  // sections (no mirroring, EC, LRU, ... on one node) are accepted and ignored.
+  JsonFields f(patch, "value");
+  f.Object("checksum", [&](JsonFields& c) {
+    c.Str("type", &next.checksum_type).Bool("validate_warm_get", &next.validate_warm_get);
+    c.Bool("enable_read_range", &next.enable_read_range).Unused(JsonFields::Kind::kBool, {"validate_cold_get", "validate_obj_move"});
+  });
+  f.Object("versioning", [&](JsonFields& v) {
+    v.Bool("enabled", &next.versioning).Unused(JsonFields::Kind::kBool, {"validate_warm_get", "synchronize"});
+  });
+  f.Object("chunks", [&](JsonFields& c) {
+    uint64_t every = next.checkpoint_every;
+    c.Size("objsize_limit", &next.objsize_limit).Size("max_monolithic_size", &next.max_monolithic_size);
+    c.Size("chunk_size", &next.chunk_size).Uint("checkpoint_every", &every, 1024).Unused(JsonFields::Kind::kInt, {"flags"});
+    next.checkpoint_every = static_cast<uint32_t>(every);
+  });
+  f.Unused(JsonFields::Kind::kString, {"provider", "renamed"});
+  f.Unused(JsonFields::Kind::kObject, {"backend_bck", "mirror", "ec", "lru", "write_policy", "extra", "rate_limit"});
+  // Go ",string" numbers: AIS sends strings, a client may send numbers.
+  f.Unused(JsonFields::Kind::kAny, {"access", "features", "bid", "created"});
+  AIS_RETURN_IF_ERROR(f.Finish());
+  if (!Checksummer::IsSupportedType(next.checksum_type)) {
+    return Status::InvalidArgument("invalid \"value.checksum.type\": unsupported checksum type \"" +
+                                   next.checksum_type.substr(0, 64) + "\"");
   }
   if (next.chunk_size != 0 && (next.chunk_size < kMinChunkSize || next.chunk_size > kMaxChunkSize)) {
     return Status::InvalidArgument("chunks.chunk_size must be in [1KiB, 5GiB]");

@@ -5,6 +5,7 @@
 #include <random>
 
 #include "util/file.h"
+#include "util/json_text.h"
 
 namespace ais {
 
@@ -43,7 +44,7 @@ Status BucketRegistry::PersistLocked() {
   doc["version"] = ++version_;
   auto& b = doc["buckets"] = nlohmann::json::object();
   for (auto& [name, props] : buckets_) b[name] = props.ToStored();
-  std::string text = doc.dump();
+  std::string text = JsonText(doc);
   for (size_t mp = 0; mp < mps_.size(); ++mp) {
     AIS_RETURN_IF_ERROR(AtomicWriteFile(mps_.BmdPath(mp), text, sync_));
   }

@@ -16,6 +16,7 @@
 #include "store/names.h"
 #include "store/sorted_walker.h"
 #include "util/strings.h"
+#include "util/json_text.h"
 
 namespace ais {
 
@@ -127,7 +128,7 @@ std::string Store::TempPath(size_t mp) { return mps_.WorkDir(mp) + "/" + RandomI
 Status Store::WriteChunkMarker(size_t mp, const std::string& bucket, const std::string& name,
                                const std::string& upload_id) {
   nlohmann::json j = {{"bucket", bucket}, {"name", name}};
-  return AtomicWriteFile(mps_.WorkDir(mp) + "/" + kChunkMarkerPrefix + upload_id, j.dump(), opts_.fsync);
+  return AtomicWriteFile(mps_.WorkDir(mp) + "/" + kChunkMarkerPrefix + upload_id, JsonText(j), opts_.fsync);
 }
 
 void Store::DropChunks(size_t mp, const std::string& bucket, const std::string& upload_id) {
