@@ -12,7 +12,7 @@ secs=${1:-10}
 shift $(($# > 0 ? 1 : 0))
 targets=("$@")
 if ((${#targets[@]} == 0)); then
-  targets=(http_request byte_range list_objects_msg moss_request bucket_props object_selection
+  targets=(http_request byte_range list_objects_msg moss_request bucket_props object_selection ais_messages
            object_meta inventory_index inventory_chunk tar_scanner shard)
 fi
 

@@ -8,11 +8,13 @@
 // gives the same effective settings.
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 #include <nlohmann/json.hpp>
 
 #include "fuzz_check.h"
 #include "store/bucket_props.h"
 #include "util/checksum.h"
+#include "util/json_fields.h"
 
 namespace {
 
@@ -28,8 +30,9 @@ bool SameEffective(const ais::BucketProps& a, const ais::BucketProps& b) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  auto j = nlohmann::json::parse(data, data + size, nullptr, false);
-  if (j.is_discarded()) return 0;
+  auto parsed = ais::ParseJson(std::string_view(reinterpret_cast<const char*>(data), size));
+  if (!parsed.ok()) return 0;
+  const nlohmann::json& j = *parsed;
 
   ais::BucketProps p;
   ais::BucketProps before = p;

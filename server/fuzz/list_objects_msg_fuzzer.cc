@@ -6,11 +6,13 @@
 // the same message.
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "api/object_list.h"
 #include "fuzz_check.h"
+#include "util/json_fields.h"
 
 namespace {
 
@@ -36,8 +38,9 @@ void Check(const nlohmann::json& v) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  auto j = nlohmann::json::parse(data, data + size, nullptr, false);
-  if (j.is_discarded()) return 0;
+  auto parsed = ais::ParseJson(std::string_view(reinterpret_cast<const char*>(data), size));
+  if (!parsed.ok()) return 0;
+  const nlohmann::json& j = *parsed;
   Check(j);
   if (j.is_object()) {
     if (auto it = j.find("value"); it != j.end()) Check(*it);

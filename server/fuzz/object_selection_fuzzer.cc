@@ -7,12 +7,14 @@
 // valid prefix.
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "fuzz_check.h"
 #include "jobs/object_selection.h"
 #include "store/names.h"
+#include "util/json_fields.h"
 
 namespace {
 
@@ -21,8 +23,9 @@ constexpr uint64_t kExpandMax = 2000;
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  auto j = nlohmann::json::parse(data, data + size, nullptr, false);
-  if (j.is_discarded()) return 0;
+  auto parsed = ais::ParseJson(std::string_view(reinterpret_cast<const char*>(data), size));
+  if (!parsed.ok()) return 0;
+  const nlohmann::json& j = *parsed;
   auto sel = ais::ObjectSelection::FromJson(j);
   if (!sel.ok()) return 0;
   (void)sel->Describe();
