@@ -238,7 +238,9 @@ def _listrange_ok(body: dict[str, Any]) -> bool:
 
 def _copy_listrange_ok(body: dict[str, Any]) -> bool:
     v = _v(body)
-    return _listrange_ok(body) and bool(v.get("tobck") or v.get("prepend") or v.get("dry_run"))
+    tobck = v.get("tobck")
+    dst = tobck.get("name") if isinstance(tobck, dict) else None  # none: onto the source
+    return _listrange_ok(body) and bool(dst or v.get("prepend") or v.get("dry_run"))
 
 
 def _archive_ok(body: dict[str, Any]) -> bool:
@@ -494,7 +496,7 @@ ENDPOINTS: list[Endpoint] = [
                 "value",
                 K.ITEMS,
                 ([{"part-number": 1}],),
-                (F("part-number", K.INT, (1, 2)),),
+                (F("part-number", K.INT, (1, 2), required=True),),
                 required=True,
             ),
         ),
