@@ -1,11 +1,11 @@
 // Raw bytes as one HTTP request, read the way a Session reads it (http/server.cc): Beast's
 // request parser with the server's header limit, fed in two pieces; then what the router does
 // with it: the Exchange's path, query, header and Content-Length lookups (http/exchange.cc),
-// the /v1/<area>/<bucket>/<object> split with percent-decoding (Dispatch, handlers/router.cc)
+// the /v1/<area>/<bucket>/<object> split with percent-decoding (ParseRoute, as Dispatch calls it)
 // and the name checks and on-disk path of the store (store/names.h).
 //
 // Dispatch itself is not called: it needs a ServerContext over a live Store and replies on a
-// connected socket. Its split is repeated below line for line (keep them in step).
+// connected socket.
 //
 // Properties: a query key present in the target is found by Exchange::query; every decoded path
 // part and query value survives percent-encoding and a second parse unchanged (a new request
@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "api/headers.h"
+#include "api/route.h"
 #include "fuzz_check.h"
 #include "http/exchange.h"
 #include "store/names.h"
@@ -79,35 +80,6 @@ std::string Escape(std::string_view s) {
   return out;
 }
 
-struct Route {
-  bool ok = false;
-  std::string area, bucket, object;
-  bool has_extra = false;
-};
-
-// handlers/router.cc Dispatch, up to the area switch.
-Route SplitRoute(std::string_view path) {
-  Route route;
-  if (!path.starts_with("/v1/") && path != "/v1") return route;
-  std::string_view rest = path.size() > 4 ? path.substr(4) : std::string_view{};
-  auto slash = rest.find('/');
-  route.area = std::string(rest.substr(0, slash));
-  if (slash != std::string_view::npos) {
-    std::string_view after = rest.substr(slash + 1);
-    auto s2 = after.find('/');
-    auto bucket = PercentDecode(after.substr(0, s2), false);
-    std::optional<std::string> object = std::string();
-    if (s2 != std::string_view::npos) {
-      object = PercentDecode(after.substr(s2 + 1), false);
-      route.has_extra = !after.substr(s2 + 1).empty();
-    }
-    if (!bucket || !object) return route;
-    route.bucket = std::move(*bucket);
-    route.object = std::move(*object);
-  }
-  route.ok = true;
-  return route;
-}
 
 void CheckObjectName(const std::string& name) {
   if (!ValidateObjectName(name, true).ok()) return;
@@ -175,15 +147,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
   }
 
-  Route route = SplitRoute(path);
-  if (route.ok) {
+  auto parsed = ParseRoute(path);
+  const bool routed = parsed.ok();
+  const Route route = routed ? *parsed : Route{};
+  if (routed) {
     (void)ValidateBucketName(route.bucket);
     CheckObjectName(route.object);
   }
 
   // Round trip: a request built from the decoded parts parses back to the same parts.
   std::string target2 = "/v1/" + route.area;  // the area is matched undecoded
-  if (route.ok && (!route.bucket.empty() || !route.object.empty())) {
+  if (routed && (!route.bucket.empty() || !route.object.empty())) {
     target2 += "/" + Escape(route.bucket);
     if (!route.object.empty()) target2 += "/" + Escape(route.object);
   }
@@ -199,12 +173,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FUZZ_CHECK(p2.ok);
   Exchange ex2 = MakeExchange(p2);
   for (auto& [k, v] : found) FUZZ_CHECK(ex2.query(k) == v);
-  Route route2 = SplitRoute(ex2.raw_path());
-  FUZZ_CHECK(route2.ok);
-  FUZZ_CHECK(route2.area == route.area || !route.ok);
-  if (route.ok) {
-    FUZZ_CHECK(route2.bucket == route.bucket);
-    FUZZ_CHECK(route2.object == route.object);
+  auto route2 = ParseRoute(ex2.raw_path());
+  FUZZ_CHECK(route2.ok());
+  if (routed) {
+    FUZZ_CHECK(route2->area == route.area);
+    FUZZ_CHECK(route2->bucket == route.bucket);
+    FUZZ_CHECK(route2->object == route.object);
   }
   return 0;
 }

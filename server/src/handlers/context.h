@@ -6,6 +6,7 @@
 #include <string>
 
 #include "api/ais_messages.h"
+#include "api/route.h"
 #include "http/exchange.h"
 #include "inventory/inventory_catalog.h"
 #include "jobs/job_registry.h"
@@ -22,14 +23,6 @@ struct ServerContext {
   int64_t start_ns = 0;
   std::string promote_root = "/var/lib/ais/promote";  // the only tree promote may read ("" = none)
   uint64_t max_page_size = 10000;  // list-objects entries per page (AIS MaxPageSizeAIS); larger asks are clamped
-};
-
-// The request target split as AIS does (cmn/http.go ParseURL): /v1/<area>/<bucket>/<object...>.
-struct Route {
-  std::string area;    // "objects", "buckets", "health", "daemon", "cluster"
-  std::string bucket;  // decoded; may be empty
-  std::string object;  // decoded rest (may contain '/'); may be empty
-  bool has_extra = false;  // segments after the bucket in a buckets/ path
 };
 
 // Reads a JSON body within the limits (DefaultJsonLimits: size, depth); an empty body is {}.

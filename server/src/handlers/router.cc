@@ -47,27 +47,9 @@ Status CheckProvider(const Exchange& ex) {
 }
 
 Task<void> Dispatch(ServerContext& ctx, Exchange& ex) {
-  std::string_view path = ex.raw_path();
-  if (!path.starts_with("/v1/") && path != "/v1") {
-    co_return co_await ex.ReplyError(Status::NotFound("invalid URL path \"" + std::string(path) + "\""));
-  }
-  std::string_view rest = path.size() > 4 ? path.substr(4) : std::string_view{};
-  Route route;
-  auto slash = rest.find('/');
-  route.area = std::string(rest.substr(0, slash));
-  if (slash != std::string_view::npos) {
-    std::string_view after = rest.substr(slash + 1);
-    auto s2 = after.find('/');
-    auto bucket = PercentDecode(after.substr(0, s2), false);
-    std::optional<std::string> object = std::string();
-    if (s2 != std::string_view::npos) {
-      object = PercentDecode(after.substr(s2 + 1), false);
-      route.has_extra = !after.substr(s2 + 1).empty();
-    }
-    if (!bucket || !object) co_return co_await ex.ReplyError(Status::InvalidArgument("malformed percent-encoding in URL path"));
-    route.bucket = std::move(*bucket);
-    route.object = std::move(*object);
-  }
+  auto parsed = ParseRoute(ex.raw_path());
+  if (!parsed.ok()) co_return co_await ex.ReplyError(parsed.status());
+  const Route& route = *parsed;
   if (route.area == "health") co_return co_await HandleHealth(ctx, ex);
   if (route.area == "daemon" || route.area == "cluster") co_return co_await HandleCluster(ctx, ex, route);
   if (route.area == "buckets") co_return co_await HandleBuckets(ctx, ex, route);
@@ -90,7 +72,7 @@ Task<void> Dispatch(ServerContext& ctx, Exchange& ex) {
   }
   if (route.area == "ml") co_return co_await HandleMl(ctx, ex, route);
   if (route.area == "reverse") co_return co_await HandleReverse(ctx, ex, route);
-  co_return co_await ex.ReplyError(Status::NotFound("invalid URL path \"" + std::string(path) + "\""));
+  co_return co_await ex.ReplyError(Status::NotFound("invalid URL path \"" + std::string(ex.raw_path()) + "\""));
 }
 
 }  // namespace ais
