@@ -152,6 +152,9 @@ Prepared BatchAssembler::PrepareObject(const MossItem& it) {
   size_t got = 0;
   auto h = OpenObject(it.bucket, objname, into, &got);
   if (!h.ok()) return missing_or_error(h.status());
+  if (whole && verify_[it.bucket]) {  // checksum.validate_warm_get, as a GET of the object
+    if (Status st = h->VerifyChecksum(); !st.ok()) return Error(st);
+  }
   // The object's files, for a chunked object (its chunks are opened now) or one sent from its
   // file. A small monolithic object is read from the handle: no ObjectBytes to build.
   std::shared_ptr<ObjectBytes> obj;
@@ -286,6 +289,8 @@ Status BatchAssembler::RunItems(OutputSink* sink, int64_t* objs, int64_t* bytes)
       if (auto d = store_.OpenBucketDirs(b.name); d.ok()) dirs = std::move(*d);
     }
     dirs_.push_back(std::move(dirs));
+    auto props = b.provider == "ais" ? store_.GetBucket(b.name) : Result<BucketProps>(Status::NotFound(""));
+    verify_.push_back(props.ok() && props->validate_warm_get);
   }
   ArchiveWriter& w = **writer;
   const size_t n = req_.items.size();

@@ -90,6 +90,7 @@ class BatchAssembler {
   const ArchiveFormat format_;
   const BatchOptions opts_;
   std::vector<std::optional<BucketDirs>> dirs_;  // per req_.buckets entry; set before any fetching
+  std::vector<bool> verify_;  // per req_.buckets entry: checksum.validate_warm_get; set with dirs_
   std::vector<ItemOutcome> outcomes_;
   uint32_t soft_errs_ = 0;
   std::atomic<size_t> size_hint_{0};  // the size of the last whole object prepared (PrepareObject)

@@ -107,6 +107,8 @@ Task<void> StartJobByKind(ServerContext& ctx, Exchange& ex, const ActionMsg& msg
     fn = [&store, b = *buckets](JobControl& jc) { return RunLru(store, jc, b); };
   } else if (kind == "cleanup") {
     fn = [&store](JobControl& jc) { return RunCleanup(store, jc); };
+  } else if (kind == "scrub") {
+    fn = [&store, b = *buckets](JobControl& jc) { return RunScrub(store, jc, b); };
   } else if (kind == "load-lom-cache") {
     fn = [&store, b = *buckets](JobControl& jc) { return RunWarmup(store, jc, b); };
   } else if (kind == "rebalance" || kind == "resilver") {

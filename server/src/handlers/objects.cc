@@ -71,27 +71,6 @@ std::vector<std::pair<std::string, std::string>> ParseCustomHeaders(const Exchan
   return out;
 }
 
-// Bucket prop checksum.validate_warm_get: re-hash the stored bytes before serving them.
-Status VerifyChecksum(const std::string& bucket, const ObjectMeta& m, const std::vector<FileSegment>& segs) {
-  auto ck = Checksummer::Create(m.cksum_type);
-  if (!ck.ok() || !*ck) return ck.status();
-  std::vector<char> buf(1 << 20);
-  for (auto& s : segs) {
-    for (uint64_t off = 0; off < s.len;) {
-      size_t n = static_cast<size_t>(std::min<uint64_t>(buf.size(), s.len - off));
-      AIS_RETURN_IF_ERROR(PreadAll(s.fd, buf.data(), n, s.offset + off));
-      (*ck)->Update(buf.data(), n);
-      off += n;
-    }
-  }
-  std::string got = (*ck)->FinishHex();
-  if (got != m.cksum_value) {
-    return Status::Corruption("BAD DATA CHECKSUM: ais://" + bucket + "/" + m.name + ": " + m.cksum_type + "(" + got +
-                              ") != " + m.cksum_type + "(" + m.cksum_value + ")");
-  }
-  return Status::OK();
-}
-
 // GET ?archpath= (one file inside a shard) or ?archregx=&archmode= (a tar of the matching files),
 // getbatch.md §7. Small files are extracted here; large ones, and every multi-file read, are
 // produced on a thread of their own and streamed.
@@ -184,7 +163,7 @@ Task<void> GetObject(ServerContext& ctx, Exchange& ex, const std::string& bucket
     if (!ranged && !m.cksum_value.empty()) {
       auto props = ctx.store.GetBucket(bucket);
       if (props.ok() && props->validate_warm_get) {
-        if (Status st = VerifyChecksum(bucket, m, *segs); !st.ok()) co_return co_await ex.ReplyError(st);
+        if (Status st = h->VerifyChecksum(); !st.ok()) co_return co_await ex.ReplyError(st);
       }
     }
     HeaderList headers = GetHeaders(m);

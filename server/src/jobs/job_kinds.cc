@@ -32,6 +32,8 @@ constexpr std::array kKinds = {
     JobKind{"get-batch", "", false, true},
     JobKind{"load-lom-cache", "warm-up-metadata", true, false},
     JobKind{"create-inventory", "", false, false},
+    // Ours, no AIS kind: verifies every object, quarantines the damaged (docs/storage-format.md).
+    JobKind{"scrub", "", true, false},
 };
 
 }  // namespace

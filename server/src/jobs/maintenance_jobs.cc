@@ -7,6 +7,8 @@
 #include <filesystem>
 
 #include "store/object_scanner.h"
+#include "store/sorted_walker.h"
+#include "util/log_ring.h"
 
 namespace ais {
 namespace {
@@ -70,6 +72,36 @@ Status RunWarmup(Store& store, JobControl& jc, const std::vector<std::string>& b
   return ForEachObject(store, jc, buckets, [&](const std::string&, const ObjectMeta& m) {
     jc.Add(1, static_cast<int64_t>(m.size));
   });
+}
+
+Status RunScrub(Store& store, JobControl& jc, const std::vector<std::string>& buckets) {
+  const Mountpaths& mps = store.mountpaths();
+  for (const auto& b : Targets(store, buckets)) {
+    if (!store.GetBucket(b).ok()) continue;
+    for (size_t mp = 0; mp < mps.size(); ++mp) {
+      SortedWalker walk(mps.ObjectsDir(mp, b), "", "");
+      std::string name, path, damage;
+      for (;;) {
+        if (jc.aborted()) return Status::OK();
+        auto more = walk.Next(&name, &path);
+        if (!more.ok()) return more.status();
+        if (!*more) break;
+        uint64_t bytes = 0;
+        Status st = store.ScrubObject(b, mp, name, path, &damage, &bytes);
+        if (!st.ok()) {
+          jc.AddError("ais://" + b + "/" + name + ": " + st.message());
+          LogError("scrub: ais://" + b + "/" + name + ": " + st.message());
+          continue;
+        }
+        jc.Add(1, static_cast<int64_t>(bytes));
+        if (!damage.empty()) {
+          jc.AddError("quarantined ais://" + b + "/" + name + ": " + damage);
+          LogWarning("scrub: quarantined ais://" + b + "/" + name + ": " + damage);
+        }
+      }
+    }
+  }
+  return Status::OK();
 }
 
 }  // namespace ais

@@ -20,5 +20,10 @@ Status RunLru(Store& store, JobControl& jc, const std::vector<std::string>& buck
 Status RunCleanup(Store& store, JobControl& jc);
 // Reads the metadata of every object of the buckets (all when empty); counts them.
 Status RunWarmup(Store& store, JobControl& jc, const std::vector<std::string>& buckets);
+// Scrub: checks every object of the buckets (all when empty) on every mountpath: header,
+// layout, chunk files and content checksum (Store::ScrubObject). Counts objects and bytes
+// checked; each damaged object is quarantined, logged (warning, with the reason) and counted as
+// one of the job's errors.
+Status RunScrub(Store& store, JobControl& jc, const std::vector<std::string>& buckets);
 
 }  // namespace ais

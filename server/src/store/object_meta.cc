@@ -234,6 +234,37 @@ std::string EncodeObjectHeader(const ObjectMeta& meta, bool inline_data, uint64_
   return out;
 }
 
+Status CheckObjectLayout(const ObjectMeta& meta, uint64_t data_offset, uint64_t file_size) {
+  auto damaged = [&](const std::string& what) {
+    return Status::Corruption("object " + meta.name + " is damaged: " + what);
+  };
+  if (!meta.chunked()) {
+    if (data_offset < kDataAlign || data_offset % kDataAlign != 0) {
+      return damaged("data offset " + std::to_string(data_offset) + " is not a 4 KiB boundary after the header");
+    }
+    if (file_size < data_offset || file_size - data_offset != meta.size) {
+      return damaged("its file holds " + std::to_string(file_size < data_offset ? 0 : file_size - data_offset) +
+                     " bytes of data, its header says " + std::to_string(meta.size));
+    }
+    return Status::OK();
+  }
+  if (data_offset != 0) return damaged("a chunked object with inline data");
+  if (meta.upload_id.size() > 64 || !std::all_of(meta.upload_id.begin(), meta.upload_id.end(), [](char c) {
+        return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+      })) {
+    return damaged("upload id is not a plain name");
+  }
+  uint64_t sum = 0;
+  for (uint64_t s : meta.chunk_sizes) {
+    if (s > meta.size - sum) return damaged("chunk sizes add up to more than its size");
+    sum += s;
+  }
+  if (sum != meta.size) {
+    return damaged("chunk sizes add up to " + std::to_string(sum) + ", its size is " + std::to_string(meta.size));
+  }
+  return Status::OK();
+}
+
 Result<ObjectMeta> ReadObjectHeader(int fd, uint64_t* data_offset) {
   size_t got = 0;
   return ReadObjectHeader(fd, data_offset, {}, &got);

@@ -49,6 +49,12 @@ Result<ObjectMeta> ReadObjectHeader(int fd, uint64_t* data_offset);
 // monolithic object with data_offset == kDataAlign, i.e. all but those with very long metadata.
 // *got: object bytes now in ahead[0, *got); 0 when none were read.
 Result<ObjectMeta> ReadObjectHeader(int fd, uint64_t* data_offset, std::span<char> ahead, size_t* got);
+// The layout every committed object keeps, checked on each open without I/O: a monolithic
+// object's data starts 4 KiB aligned after its header and ends where its file ends
+// (file_size: st_size of the object file); a chunked object has no inline data, a plain upload
+// id (a file name, never a path) and chunk sizes that add up to its size. kCorruption says
+// what is off. Chunk files themselves are checked as they are opened (ObjectHandle::Slice).
+Status CheckObjectLayout(const ObjectMeta& meta, uint64_t data_offset, uint64_t file_size);
 // Upper bound of the header for a meta whose size/checksum/version are not known yet.
 uint64_t ReservedDataOffset(const ObjectMeta& meta);
 

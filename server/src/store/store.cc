@@ -96,6 +96,7 @@ Status Store::Recover() {
     ::closedir(d);
     for (auto& n : names) {
       std::string path = work + "/" + n;
+      if (n == kQuarantineDir) continue;  // damaged objects the scrub set aside: kept
       if (!n.starts_with(kChunkMarkerPrefix)) {  // temp files and trash of destroyed buckets
         AIS_RETURN_IF_ERROR(RemoveTree(path));
         continue;
@@ -279,6 +280,13 @@ Result<ObjectHandle> Store::OpenWith(const std::string& bucket, const std::strin
   size_t ignored = 0;
   auto meta = ReadObjectHeader(h.primary_.get(), &h.data_offset_, ahead, got ? got : &ignored);
   if (!meta.ok()) return meta.status();
+  struct stat st {};
+  if (::fstat(h.primary_.get(), &st) != 0) return Status::FromErrno(errno, "fstat");
+  if (meta->name != name) {  // a damaged header (a flipped byte in the name field)
+    return Status::Corruption("ais://" + bucket + "/" + name + ": object header is damaged: it names \"" +
+                              meta->name + "\"");
+  }
+  AIS_RETURN_IF_ERROR(CheckObjectLayout(*meta, h.data_offset_, static_cast<uint64_t>(st.st_size)));
   h.meta_ = std::move(*meta);
   return h;
 }
@@ -507,6 +515,8 @@ Status Store::Rechunk(const std::string& bucket, const std::string& name, uint64
 }
 
 Status Store::CopyInto(ObjectHandle& src, ObjectWriter& w, ObjectMeta* out) {
+  // The writer re-hashes what it copies and compares it with the source's stored checksum
+  // (BeginPut options): damaged source bytes never become a new object with a fresh checksum.
   auto segs = src.Slice(0, src.meta().size);
   if (!segs.ok()) return segs.status();
   std::vector<char> buf(kCopyBuf);
@@ -518,13 +528,19 @@ Status Store::CopyInto(ObjectHandle& src, ObjectWriter& w, ObjectMeta* out) {
       off += n;
     }
   }
-  return w.Commit(out);
+  Status st = w.Commit(out);
+  if (st.code() == Status::Code::kInvalidArgument && st.message().starts_with("BAD DATA CHECKSUM")) {
+    return Status::Corruption(st.message());  // the stored bytes are bad, not the request
+  }
+  return st;
 }
 
 Status Store::Rewrite(const std::string& bucket, const std::string& name, ObjectHandle& h, PutOptions opts) {
   const ObjectMeta& meta = h.meta();
   opts.size = meta.size;
   if (!opts.force_chunk_size) opts.force_chunk_size = meta.chunked() ? meta.max_chunk_size() : 0;
+  opts.client_cksum_type = meta.cksum_type;
+  opts.client_cksum_value = meta.cksum_value;
   opts.expect = meta;
   auto w = BeginPut(bucket, name, std::move(opts));
   if (!w.ok()) return w.status();
@@ -556,6 +572,8 @@ Status Store::Copy(const std::string& src_bucket, const std::string& src_name, c
   PutOptions opts;
   opts.size = h->meta().size;
   opts.custom = h->meta().custom;
+  opts.client_cksum_type = h->meta().cksum_type;
+  opts.client_cksum_value = h->meta().cksum_value;
   auto w = BeginPut(dst_bucket, dst_name, std::move(opts));
   if (!w.ok()) return w.status();
   ObjectMeta out;
@@ -816,9 +834,20 @@ Result<std::vector<FileSegment>> ObjectHandle::Slice(uint64_t start, uint64_t le
       if (it == chunks_.end()) {
         auto fd = OpenFile(mps_->ChunkPath(mps_->ForChunk(meta_.upload_id, num), bucket_, meta_.upload_id, num),
                            O_RDONLY);
+        const std::string what = "ais://" + bucket_ + "/" + meta_.name + ": chunk " + std::to_string(num);
+        struct stat st {};
         if (!fd.ok()) {
-          if (fd.status().IsNotFound()) return Status::Conflict("object was overwritten during the read");
-          return fd.status();
+          if (!fd.status().IsNotFound()) return fd.status();
+          // Gone with its object (overwritten or deleted: the object file we hold is unlinked), or lost.
+          if (::fstat(primary_.get(), &st) == 0 && st.st_nlink == 0) {
+            return Status::Conflict("object was overwritten during the read");
+          }
+          return Status::Corruption(what + " is missing");
+        }
+        if (::fstat(fd->get(), &st) != 0) return Status::FromErrno(errno, "fstat " + what);
+        if (static_cast<uint64_t>(st.st_size) != meta_.chunk_sizes[i]) {
+          return Status::Corruption(what + " is " + std::to_string(st.st_size) + " bytes, its manifest says " +
+                                    std::to_string(meta_.chunk_sizes[i]));
         }
         it = chunks_.emplace(num, std::move(*fd)).first;
       }

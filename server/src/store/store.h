@@ -114,7 +114,13 @@ class ObjectHandle {
   const ObjectMeta& meta() const { return meta_; }
   // Segments covering object bytes [start, start+len). Opens the chunk files it needs; a chunk
   // that vanished (concurrent overwrite) is kConflict: re-open and retry.
+  // Slice checks each chunk file's length against the manifest as it opens it (kCorruption,
+  // also for a chunk that is missing while the object is not overwritten).
   Result<std::vector<FileSegment>> Slice(uint64_t start, uint64_t len);
+  // Re-hashes all of the object's bytes and compares them with its stored checksum (OK when it
+  // has none): kCorruption "BAD DATA CHECKSUM: ..." on a mismatch. Reads the whole object: the
+  // caller decides when (bucket prop checksum.validate_warm_get, the scrub job).
+  Status VerifyChecksum();
 
  private:
   friend class Store;
@@ -198,6 +204,16 @@ class Store {
   Status AppendFlush(const std::string& bucket, const std::string& name, const std::string& handle,
                      ObjectMeta* meta);
 
+  // Scrub (store_scrub.cc): checks the object file at `path` on mountpath `mp` (as a walk of
+  // bucket's objects found it): header, layout, chunk files and content checksum. A damaged
+  // object is quarantined and *damage says what was wrong; *damage stays empty for a sound
+  // object or one that went away meanwhile. *bytes: the bytes read.
+  Status ScrubObject(const std::string& bucket, size_t mp, const std::string& name, const std::string& path,
+                     std::string* damage, uint64_t* bytes);
+
+  // The work dir entry that holds quarantined objects (<mp>/.ais.work/quarantine/<id>/).
+  static constexpr const char* kQuarantineDir = "quarantine";
+
   static std::string ObjNotFoundMessage(const std::string& bucket, const std::string& name) {
     return "ais://" + bucket + "/" + name + " does not exist";
   }
@@ -208,6 +224,11 @@ class Store {
 
   explicit Store(StoreOptions opts);
   Status Recover();
+  // Moves a damaged object out of the namespace into <mp>/.ais.work/quarantine/<id>/ (its
+  // chunk directories into the same <id> on their mountpaths), if the object file at `path`
+  // still is file (dev, ino); kConflict if it was replaced meanwhile. Nothing is deleted.
+  Status Quarantine(const std::string& bucket, size_t mp, const std::string& name, const std::string& path,
+                    uint64_t dev, uint64_t ino, const std::string& upload_id, const std::string& reason);
   // The rest of Open once `fd` (the object file, if it opened) is known.
   Result<ObjectHandle> OpenWith(const std::string& bucket, const std::string& name, Result<UniqueFd> fd,
                                 std::span<char> ahead = {}, size_t* got = nullptr);
