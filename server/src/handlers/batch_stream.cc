@@ -13,8 +13,8 @@
 #include "archive/piece_queue.h"
 #include "archive/worker_pool.h"
 #include "jobs/get_batch_jobs.h"
-#include "util/strings.h"
 #include "util/json_text.h"
+#include "util/strings.h"
 
 namespace ais {
 namespace {
@@ -291,7 +291,10 @@ Task<void> ReplyArchiveMultipart(ServerContext& ctx, Exchange& ex, MossRequest r
   BatchWork bw = StartBatchWork(ctx, std::move(req), format, std::move(opts));
   auto job = std::make_shared<Job>();
   job->producer = AssemblerProducer(bw);
-  auto spool = FileSpool::Create(ctx.store.mountpaths().WorkDir(0));
+  const Mountpaths& mps = ctx.store.mountpaths();
+  size_t spool_mp = 0;
+  while (spool_mp + 1 < mps.size() && !mps.enabled(spool_mp)) ++spool_mp;
+  auto spool = FileSpool::Create(mps.WorkDir(spool_mp));
   if (!spool.ok()) co_return co_await ex.ReplyError(spool.status());
   job->spool = std::move(*spool);
   job->wake = Waker(exec, timer);

@@ -7,8 +7,8 @@
 #include "handlers/context.h"
 #include "handlers/node_actions.h"
 #include "jobs/job_kinds.h"
-#include "util/strings.h"
 #include "util/json_text.h"
+#include "util/strings.h"
 
 namespace ais {
 namespace {
@@ -99,6 +99,38 @@ Result<std::string> QueryBucket(const XactMsg& q) {
   return q.buckets.size() == 1 ? q.buckets.front().name : std::string();
 }
 
+nlohmann::json MountpathList(const Store& store) {
+  MountpathState st = store.GetMountpaths();
+  return {{"available", st.available}, {"waiting_dd", nlohmann::json::array()}, {"disabled", st.disabled}};
+}
+
+// /v1/daemon/mountpaths (AIS api.EnableMountpath & co.): body {"action": "enable-mp", "value": "<path>"}.
+// AIS sends enable/disable as POST, attach as PUT and detach as DELETE; any of them is accepted here.
+Task<void> MountpathAction(ServerContext& ctx, Exchange& ex) {
+  if (ex.method() != http::verb::put && ex.method() != http::verb::post && ex.method() != http::verb::delete_) {
+    co_return co_await ex.ReplyError(Status::MethodNotAllowed("invalid method " + std::string(ex.method_string())));
+  }
+  auto msg = co_await ReadActionMsg(ex);
+  if (!msg.ok()) co_return co_await ex.ReplyError(msg.status());
+  if (!msg->value.is_string() || msg->value.get<std::string>().empty()) {
+    co_return co_await ex.ReplyError(Status::InvalidArgument("invalid mountpath value in request: " +
+                                                             JsonText(msg->value).substr(0, 256)));
+  }
+  const std::string path = msg->value.get<std::string>();
+  Status st;
+  if (msg->action == "enable-mp") {
+    st = ctx.store.EnableMountpath(path);
+  } else if (msg->action == "disable-mp") {
+    st = ctx.store.DisableMountpath(path, "disabled by request");
+  } else if (msg->action == "attach-mp" || msg->action == "detach-mp") {
+    st = Status::NotSupported(msg->action + ": mountpaths are fixed at startup (--mountpath); use enable-mp/disable-mp");
+  } else {
+    st = Status::InvalidArgument("invalid action \"" + msg->action + "\"");
+  }
+  if (!st.ok()) co_return co_await ex.ReplyError(st);
+  co_return co_await ex.Reply(http::status::ok);
+}
+
 }  // namespace
 
 Task<void> HandleHealth(ServerContext& ctx, Exchange& ex) {
@@ -113,8 +145,14 @@ Task<void> HandleHealth(ServerContext& ctx, Exchange& ex) {
 
 Task<void> HandleCluster(ServerContext& ctx, Exchange& ex, const Route& route) {
   (void)route;
+  if (route.area == "daemon" && route.bucket == "mountpaths") co_return co_await MountpathAction(ctx, ex);
   std::string what = ex.query("what").value_or("");
   if (ex.method() == http::verb::get) {
+    if (what == "mountpaths") {
+      nlohmann::json out = MountpathList(ctx.store);
+      if (route.area == "cluster") out = {{"targets", {{ctx.node.daemon_id, out}}}};
+      co_return co_await ex.Reply(http::status::ok, {}, JsonText(out), "application/json");
+    }
     if (what == "smap") {
       std::string host_port(ex.header("Host"));
       std::string host = host_port.substr(0, host_port.rfind(':'));
@@ -153,7 +191,9 @@ Task<void> HandleCluster(ServerContext& ctx, Exchange& ex, const Route& route) {
       auto jobs = ctx.jobs.Query(id, kind, *bucket, running);
       nlohmann::json out = nlohmann::json::array();
       if (what == "qryxstats") {
-        if (jobs.empty()) co_return co_await ex.ReplyError(Status::NotFound("\"" + JsonText(*body).substr(0, 512) + "\" not found"));
+        if (jobs.empty()) {
+          co_return co_await ex.ReplyError(Status::NotFound("\"" + JsonText(*body).substr(0, 512) + "\" not found"));
+        }
         for (auto& j : jobs) out.push_back(SnapJson(j));
         out = nlohmann::json{{ctx.node.daemon_id, out}};
       } else if (what == "running_all") {

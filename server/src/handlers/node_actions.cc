@@ -14,10 +14,10 @@
 #include "jobs/maintenance_jobs.h"
 #include "store/names.h"
 #include "util/file.h"
+#include "util/json_text.h"
 #include "util/log_ring.h"
 #include "util/node_stats.h"
 #include "util/strings.h"
-#include "util/json_text.h"
 
 namespace ais {
 namespace {
@@ -199,6 +199,7 @@ Task<void> HandleReverse(ServerContext& ctx, Exchange& ex, const Route& route) {
   }
   Route daemon;
   daemon.area = "daemon";
+  daemon.bucket = route.object;  // /v1/reverse/daemon/mountpaths
   co_return co_await HandleCluster(ctx, ex, daemon);
 }
 

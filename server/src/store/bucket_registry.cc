@@ -12,6 +12,7 @@ namespace ais {
 Status BucketRegistry::Load() {
   std::unique_lock lock(mu_);
   for (size_t mp = 0; mp < mps_.size(); ++mp) {
+    if (!mps_.enabled(mp)) continue;
     auto content = ReadFile(mps_.BmdPath(mp));
     if (!content.ok()) {
       if (content.status().IsNotFound()) continue;
@@ -46,9 +47,14 @@ Status BucketRegistry::PersistLocked() {
   for (auto& [name, props] : buckets_) b[name] = props.ToStored();
   std::string text = JsonText(doc);
   for (size_t mp = 0; mp < mps_.size(); ++mp) {
-    AIS_RETURN_IF_ERROR(AtomicWriteFile(mps_.BmdPath(mp), text, sync_));
+    if (mps_.enabled(mp)) AIS_RETURN_IF_ERROR(AtomicWriteFile(mps_.BmdPath(mp), text, sync_));
   }
   return Status::OK();
+}
+
+Status BucketRegistry::Persist() {
+  std::unique_lock lock(mu_);
+  return PersistLocked();
 }
 
 Status BucketRegistry::Create(const std::string& name, const nlohmann::json& props) {
@@ -60,7 +66,9 @@ Status BucketRegistry::Create(const std::string& name, const nlohmann::json& pro
   p.bid = std::random_device{}();
   std::unique_lock lock(mu_);
   if (buckets_.count(name)) return Status::AlreadyExists("bucket \"ais://" + name + "\" already exists");
-  for (size_t mp = 0; mp < mps_.size(); ++mp) AIS_RETURN_IF_ERROR(MkdirAll(mps_.ObjectsDir(mp, name)));
+  for (size_t mp = 0; mp < mps_.size(); ++mp) {
+    if (mps_.enabled(mp)) AIS_RETURN_IF_ERROR(MkdirAll(mps_.ObjectsDir(mp, name)));
+  }
   buckets_[name] = p;
   Status st = PersistLocked();
   if (!st.ok()) buckets_.erase(name);

@@ -22,6 +22,8 @@ class BucketRegistry {
   // Creates the bucket with default props patched by `props` (null: defaults).
   Status Create(const std::string& name, const nlohmann::json& props);
   Status Remove(const std::string& name);
+  // Writes the BMD again (a new version) to every enabled mountpath: one just enabled.
+  Status Persist();
   std::optional<BucketProps> Get(const std::string& name) const;
   Status Update(const std::string& name, const nlohmann::json& patch);
   std::vector<std::string> Names() const;

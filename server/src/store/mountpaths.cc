@@ -15,10 +15,61 @@ Mountpaths::Mountpaths(std::vector<std::string> paths) : paths_(std::move(paths)
   }
   std::sort(paths_.begin(), paths_.end());
   for (auto& p : paths_) seeds_.push_back(XXH64(p.data(), p.size(), 0));
+  disabled_ = std::make_unique<std::atomic<bool>[]>(paths_.size());
+  for (size_t i = 0; i < paths_.size(); ++i) disabled_[i].store(false);
+}
+
+Mountpaths::Mountpaths(const Mountpaths& o)
+    : paths_(o.paths_), seeds_(o.seeds_), disabled_(std::make_unique<std::atomic<bool>[]>(o.paths_.size())) {
+  for (size_t i = 0; i < paths_.size(); ++i) disabled_[i].store(!o.enabled(i));
+  num_disabled_.store(o.num_disabled());
+}
+
+std::optional<size_t> Mountpaths::Find(std::string_view path) const {
+  while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
+  for (size_t i = 0; i < paths_.size(); ++i) {
+    if (paths_[i] == path) return i;
+  }
+  return std::nullopt;
+}
+
+bool Mountpaths::SetEnabled(size_t mp, bool on) const {
+  bool was_disabled = disabled_[mp].exchange(!on, std::memory_order_acq_rel);
+  if (was_disabled == !on) return false;
+  if (on) {
+    num_disabled_.fetch_sub(1, std::memory_order_acq_rel);
+  } else {
+    num_disabled_.fetch_add(1, std::memory_order_acq_rel);
+  }
+  return true;
+}
+
+std::vector<size_t> Mountpaths::Ranked(std::string_view bucket, std::string_view object) const {
+  std::string key;
+  key.reserve(bucket.size() + object.size() + 1);
+  key.append(bucket).push_back('/');
+  key.append(object);
+  std::vector<std::pair<uint64_t, size_t>> scored;
+  scored.reserve(paths_.size());
+  for (size_t i = 0; i < paths_.size(); ++i) scored.emplace_back(XXH64(key.data(), key.size(), seeds_[i]), i);
+  // Same order as the single best choice below: higher score first, lower index on a tie.
+  std::sort(scored.begin(), scored.end(),
+            [](const auto& a, const auto& b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
+  std::vector<size_t> out;
+  out.reserve(scored.size());
+  for (auto& [score, i] : scored) out.push_back(i);
+  return out;
 }
 
 size_t Mountpaths::PrimaryFor(std::string_view bucket, std::string_view object) const {
   if (paths_.size() == 1) return 0;
+  if (num_disabled() > 0) {
+    auto ranked = Ranked(bucket, object);
+    for (size_t mp : ranked) {
+      if (enabled(mp)) return mp;
+    }
+    return ranked[0];
+  }
   std::string key;
   key.reserve(bucket.size() + object.size() + 1);
   key.append(bucket).push_back('/');
@@ -37,7 +88,9 @@ size_t Mountpaths::PrimaryFor(std::string_view bucket, std::string_view object) 
 
 size_t Mountpaths::ForChunk(std::string_view upload_id, uint32_t chunk_num) const {
   uint64_t start = XXH64(upload_id.data(), upload_id.size(), 0);
-  return static_cast<size_t>((start + chunk_num) % paths_.size());
+  auto mp = static_cast<size_t>((start + chunk_num) % paths_.size());
+  for (size_t k = 0; k < paths_.size() && !enabled(mp); ++k) mp = (mp + 1) % paths_.size();
+  return mp;
 }
 
 std::string Mountpaths::BucketDir(size_t mp, std::string_view bucket) const {

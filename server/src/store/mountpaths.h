@@ -7,7 +7,10 @@
 //   <mp>/.ais.work/                            temp files and chunk markers; swept at startup
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,13 +21,28 @@ class Mountpaths {
  public:
   // REQUIRES: paths non-empty, absolute, distinct. Sorted so indexes are stable across runs.
   explicit Mountpaths(std::vector<std::string> paths);
+  // A snapshot: the copy's enabled flags start as the original's and then live on their own.
+  Mountpaths(const Mountpaths& o);
+  Mountpaths& operator=(const Mountpaths&) = delete;
 
   size_t size() const { return paths_.size(); }
   const std::vector<std::string>& paths() const { return paths_; }
+  std::optional<size_t> Find(std::string_view path) const;
 
-  // Highest-random-weight choice: adding a mountpath moves only ~1/N objects.
+  // Enabled state (AIS: available vs disabled). A disabled mountpath gets no new objects or
+  // chunks and is not read. Thread-safe; the flags are the only mutable state.
+  bool enabled(size_t mp) const { return !disabled_[mp].load(std::memory_order_acquire); }
+  size_t num_disabled() const { return num_disabled_.load(std::memory_order_acquire); }
+  // Returns false if the state was already `on`.
+  bool SetEnabled(size_t mp, bool on) const;
+
+  // All mountpaths by highest-random-weight score for bucket/object, best first.
+  std::vector<size_t> Ranked(std::string_view bucket, std::string_view object) const;
+  // Where a new object goes: the best-ranked enabled mountpath (the HRW choice when all are
+  // enabled, so adding a mountpath moves only ~1/N objects). Ranked()[0] when none is enabled.
   size_t PrimaryFor(std::string_view bucket, std::string_view object) const;
-  // Chunks of one upload go round-robin from a per-upload start, so every mountpath gets its share.
+  // Chunks of one upload go round-robin from a per-upload start, so every mountpath gets its
+  // share; a disabled position passes to the next enabled one in the rotation.
   size_t ForChunk(std::string_view upload_id, uint32_t chunk_num) const;
 
   std::string BucketDir(size_t mp, std::string_view bucket) const;
@@ -38,6 +56,8 @@ class Mountpaths {
  private:
   std::vector<std::string> paths_;
   std::vector<uint64_t> seeds_;  // per-mountpath hash seed for HRW
+  std::unique_ptr<std::atomic<bool>[]> disabled_;
+  mutable std::atomic<size_t> num_disabled_{0};
 };
 
 }  // namespace ais

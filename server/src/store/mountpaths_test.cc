@@ -138,5 +138,29 @@ TEST(Mountpaths, PathSpelling) {
   EXPECT_EQ(mps.BmdPath(1), "/m/b/.ais.bmd.json");
 }
 
+TEST(Mountpaths, DisabledMountpathsGetNothingNew) {
+  Mountpaths mps(kFour);
+  for (int i = 0; i < 200; ++i) {
+    std::string name = "obj-" + std::to_string(i);
+    auto ranked = mps.Ranked("b", name);
+    ASSERT_EQ(ranked.size(), 4u);
+    EXPECT_EQ(ranked[0], mps.PrimaryFor("b", name));  // the HRW choice is the ranking's head
+  }
+  ASSERT_TRUE(mps.SetEnabled(1, false));
+  EXPECT_FALSE(mps.SetEnabled(1, false));
+  EXPECT_EQ(mps.num_disabled(), 1u);
+  for (int i = 0; i < 200; ++i) {
+    std::string name = "obj-" + std::to_string(i);
+    auto ranked = mps.Ranked("b", name);
+    size_t want = ranked[0] == 1 ? ranked[1] : ranked[0];  // the next in the ranking, others stay
+    EXPECT_EQ(mps.PrimaryFor("b", name), want);
+    for (uint32_t k = 1; k <= 8; ++k) EXPECT_NE(mps.ForChunk(name, k), 1u);
+  }
+  ASSERT_TRUE(mps.SetEnabled(1, true));
+  EXPECT_EQ(mps.num_disabled(), 0u);
+  EXPECT_EQ(mps.Find("/data/mp3/"), std::optional<size_t>(2));
+  EXPECT_EQ(mps.Find("/data/mp9"), std::nullopt);
+}
+
 }  // namespace
 }  // namespace ais

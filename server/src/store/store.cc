@@ -15,8 +15,9 @@
 
 #include "store/names.h"
 #include "store/sorted_walker.h"
-#include "util/strings.h"
 #include "util/json_text.h"
+#include "util/log_ring.h"
+#include "util/strings.h"
 
 namespace ais {
 
@@ -59,6 +60,29 @@ Result<ObjectMeta> ReadMetaAt(const std::string& path) {
 
 bool IsMissing(const Status& s) { return s.IsNotFound(); }
 
+constexpr const char* kMountpathStateFile = "/.ais.vmd.json";
+
+// Chunk `num` of an upload: where ForChunk puts it now, else on another enabled mountpath (it was
+// written while the mountpaths' enabled set differed). Upload ids are unique, so any copy found
+// is the chunk. kNotFound if it is nowhere and every mountpath is enabled; kIOError if it may be
+// on a disabled one.
+Result<UniqueFd> OpenChunk(const Mountpaths& mps, const std::string& bucket, const std::string& upload_id,
+                           uint32_t num) {
+  size_t at = mps.ForChunk(upload_id, num);
+  auto fd = OpenFile(mps.ChunkPath(at, bucket, upload_id, num), O_RDONLY);
+  if (fd.ok() || !fd.status().IsNotFound() || mps.size() == 1) return fd;
+  for (size_t m = 0; m < mps.size(); ++m) {
+    if (m == at || !mps.enabled(m)) continue;
+    auto other = OpenFile(mps.ChunkPath(m, bucket, upload_id, num), O_RDONLY);
+    if (other.ok() || !other.status().IsNotFound()) return other;
+  }
+  if (mps.num_disabled() > 0) {
+    return Status::IOError("ais://" + bucket + ": chunk " + std::to_string(num) + " of upload " + upload_id +
+                           " is unavailable (mountpath disabled)");
+  }
+  return fd;
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -66,17 +90,235 @@ bool IsMissing(const Status& s) { return s.IsNotFound(); }
 
 Store::Store(StoreOptions opts) : opts_(std::move(opts)), mps_(opts_.mountpaths), buckets_(mps_, opts_.fsync) {}
 
+Store::~Store() {
+  if (fshc_.joinable()) {
+    {
+      std::lock_guard lock(fshc_mu_);
+      fshc_stop_ = true;
+    }
+    fshc_cv_.notify_all();
+    fshc_.join();
+  }
+}
+
 Result<std::unique_ptr<Store>> Store::Open(StoreOptions opts) {
   if (opts.mountpaths.empty()) return Status::InvalidArgument("at least one mountpath is required");
   std::unique_ptr<Store> store(new Store(std::move(opts)));
-  for (size_t mp = 0; mp < store->mps_.size(); ++mp) AIS_RETURN_IF_ERROR(MkdirAll(store->mps_.WorkDir(mp)));
+  AIS_RETURN_IF_ERROR(store->LoadMountpathState());
+  store->roots_.resize(store->mps_.size());
+  for (size_t mp = 0; mp < store->mps_.size(); ++mp) {
+    if (!store->mps_.enabled(mp)) continue;
+    AIS_RETURN_IF_ERROR(MkdirAll(store->mps_.WorkDir(mp)));
+    struct stat st{};
+    if (::stat(store->mps_.paths()[mp].c_str(), &st) != 0) return Status::FromErrno(errno, "stat mountpath");
+    store->roots_[mp] = {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)};
+  }
   AIS_RETURN_IF_ERROR(store->buckets_.Load());
   AIS_RETURN_IF_ERROR(store->Recover());
+  if (store->opts_.fshc_interval_ms > 0) store->fshc_ = std::thread([s = store.get()] { s->FshcLoop(); });
   return store;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Mountpath health and state
+
+Status Store::LoadMountpathState() {
+  uint64_t best = 0;
+  std::vector<std::string> disabled;
+  for (size_t mp = 0; mp < mps_.size(); ++mp) {
+    auto content = ReadFile(mps_.paths()[mp] + kMountpathStateFile);
+    if (!content.ok()) continue;  // absent, or on a broken disk: the other copies decide
+    auto j = nlohmann::json::parse(*content, nullptr, false);
+    if (!j.is_object() || !j.contains("version") || !j["version"].is_number_unsigned() ||
+        !j.contains("disabled") || !j["disabled"].is_array()) {
+      continue;
+    }
+    uint64_t v = j["version"].get<uint64_t>();
+    if (v <= best) continue;
+    best = v;
+    disabled.clear();
+    for (auto& p : j["disabled"]) {
+      if (p.is_string()) disabled.push_back(p.get<std::string>());
+    }
+  }
+  std::lock_guard lock(mp_state_mu_);
+  mp_state_version_ = best;
+  for (auto& p : disabled) {
+    if (auto mp = mps_.Find(p)) mps_.SetEnabled(*mp, false);
+  }
+  if (mps_.num_disabled() == mps_.size()) {
+    for (size_t mp = 0; mp < mps_.size(); ++mp) mps_.SetEnabled(mp, true);  // never start with none
+  }
+  return Status::OK();
+}
+
+// REQUIRES: mp_state_mu_ held.
+Status Store::SaveMountpathState() {
+  nlohmann::json doc;
+  doc["version"] = ++mp_state_version_;
+  doc["disabled"] = nlohmann::json::array();
+  for (size_t mp = 0; mp < mps_.size(); ++mp) {
+    if (!mps_.enabled(mp)) doc["disabled"].push_back(mps_.paths()[mp]);
+  }
+  std::string text = JsonText(doc);
+  Status first;
+  for (size_t mp = 0; mp < mps_.size(); ++mp) {
+    if (!mps_.enabled(mp)) continue;
+    Status st = AtomicWriteFile(mps_.paths()[mp] + kMountpathStateFile, text, opts_.fsync);
+    if (!st.ok() && first.ok()) first = st;
+  }
+  return first;
+}
+
+MountpathState Store::GetMountpaths() const {
+  MountpathState out;
+  for (size_t mp = 0; mp < mps_.size(); ++mp) {
+    (mps_.enabled(mp) ? out.available : out.disabled).push_back(mps_.paths()[mp]);
+  }
+  return out;
+}
+
+Status Store::DisableMountpath(const std::string& path, const std::string& reason) {
+  auto mp = mps_.Find(path);
+  if (!mp) return Status::NotFound("mountpath \"" + path + "\" does not exist");
+  std::lock_guard lock(mp_state_mu_);
+  if (!mps_.SetEnabled(*mp, false)) return Status::OK();
+  LogError("mountpath " + mps_.paths()[*mp] + " disabled: " + reason);
+  Status st = SaveMountpathState();
+  if (!st.ok()) LogWarning("mountpath state not saved: " + st.message());
+  return Status::OK();
+}
+
+Status Store::EnableMountpath(const std::string& path) {
+  auto mp = mps_.Find(path);
+  if (!mp) return Status::NotFound("mountpath \"" + path + "\" does not exist");
+  std::lock_guard lock(mp_state_mu_);
+  if (mps_.enabled(*mp)) return Status::OK();
+  const std::string& root = mps_.paths()[*mp];
+  struct stat st{};
+  if (::stat(root.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return Status::IOError("cannot enable mountpath " + root + ": " + (errno ? std::strerror(errno) : "not a directory"));
+  }
+  AIS_RETURN_IF_ERROR(MkdirAll(mps_.WorkDir(*mp)));
+  {
+    std::lock_guard fl(fshc_mu_);
+    roots_[*mp] = {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)};
+  }
+  AIS_RETURN_IF_ERROR(Reconcile(*mp));
+  mps_.SetEnabled(*mp, true);
+  LogInfo("mountpath " + root + " enabled");
+  Status saved = SaveMountpathState();
+  if (!saved.ok()) LogWarning("mountpath state not saved: " + saved.message());
+  return buckets_.Persist();  // the BMD copy on it may be stale
+}
+
+Status Store::Reconcile(size_t mp) {
+  for (const std::string& bucket : buckets_.Names()) {
+    SortedWalker walker(mps_.ObjectsDir(mp, bucket), "", "");
+    std::string name, path;
+    for (;;) {
+      auto more = walker.Next(&name, &path);
+      if (!more.ok()) {
+        if (more.status().IsNotFound()) break;  // no objects dir for this bucket there
+        return more.status();
+      }
+      if (!*more) break;
+      for (size_t m = 0; m < mps_.size(); ++m) {
+        if (m == mp || !mps_.enabled(m)) continue;
+        const std::string other = mps_.ObjectPath(m, bucket, name);
+        if (::access(other.c_str(), F_OK) != 0) continue;
+        std::lock_guard lock(StripeFor(bucket, name));
+        auto here = ReadMetaAt(path);
+        auto there = ReadMetaAt(other);
+        if (!there.ok()) break;  // the copy in service stays; this one is shadowed below
+        bool keep_here = here.ok() && (here->version > there->version ||
+                                       (here->version == there->version && here->atime_ns > there->atime_ns));
+        const std::string& loser = keep_here ? other : path;
+        const Result<ObjectMeta>& lm = keep_here ? there : here;
+        ::unlink(loser.c_str());
+        if (lm.ok() && lm.value().chunked()) DropChunks(keep_here ? m : mp, bucket, lm.value().upload_id);
+        break;
+      }
+    }
+  }
+  return Status::OK();
+}
+
+bool Store::CheckMountpath(size_t mp, bool write_probe) {
+  if (!mps_.enabled(mp)) return false;
+  const std::string& root = mps_.paths()[mp];
+  RootId want;
+  {
+    std::lock_guard lock(fshc_mu_);
+    want = roots_[mp];
+  }
+  std::string reason;
+  struct stat st{};
+  if (::stat(root.c_str(), &st) != 0) {
+    reason = std::string("stat: ") + std::strerror(errno);
+  } else if (static_cast<uint64_t>(st.st_dev) != want.dev || static_cast<uint64_t>(st.st_ino) != want.ino) {
+    reason = "the directory was replaced or its filesystem unmounted";
+  } else if (::stat(mps_.WorkDir(mp).c_str(), &st) != 0) {
+    reason = "stat " + mps_.WorkDir(mp) + ": " + std::strerror(errno);
+  } else if (write_probe) {
+    std::string probe = mps_.WorkDir(mp) + "/fshc-" + RandomId(8) + ".tmp";
+    int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    int err = fd < 0 ? errno : 0;
+    if (fd >= 0) {
+      char b = 0;
+      if (::write(fd, &b, 1) != 1 || ::fsync(fd) != 0) err = errno;
+      ::close(fd);
+      ::unlink(probe.c_str());
+    }
+    if (err != 0 && err != ENOSPC && err != EDQUOT) reason = std::string("write probe: ") + std::strerror(err);
+  }
+  if (reason.empty()) return true;
+  (void)DisableMountpath(root, reason);
+  return false;
+}
+
+void Store::FshcLoop() {
+  std::unique_lock lock(fshc_mu_);
+  while (!fshc_cv_.wait_for(lock, std::chrono::milliseconds(opts_.fshc_interval_ms), [this] { return fshc_stop_; })) {
+    lock.unlock();
+    for (size_t mp = 0; mp < mps_.size(); ++mp) {
+      if (mps_.enabled(mp)) (void)CheckMountpath(mp, false);
+    }
+    lock.lock();
+  }
+}
+
+Result<UniqueFd> Store::OpenObjectFile(const std::string& bucket, const std::string& name, size_t* mp) {
+  size_t primary = mps_.PrimaryFor(bucket, name);
+  *mp = primary;
+  auto fd = OpenFile(mps_.ObjectPath(primary, bucket, name), O_RDONLY);
+  if (fd.ok() || !fd.status().IsNotFound() || mps_.size() == 1) return fd;
+  // Written while a better-ranked mountpath was disabled: on a later one in the ranking.
+  for (size_t m : mps_.Ranked(bucket, name)) {
+    if (m == primary || !mps_.enabled(m)) continue;
+    auto other = OpenFile(mps_.ObjectPath(m, bucket, name), O_RDONLY);
+    if (other.ok()) {
+      *mp = m;
+      return other;
+    }
+  }
+  return fd;
+}
+
+std::optional<size_t> Store::LocateObject(const std::string& bucket, const std::string& name) {
+  size_t primary = mps_.PrimaryFor(bucket, name);
+  if (::access(mps_.ObjectPath(primary, bucket, name).c_str(), F_OK) == 0) return primary;
+  if (mps_.size() == 1) return std::nullopt;
+  for (size_t m : mps_.Ranked(bucket, name)) {
+    if (m == primary || !mps_.enabled(m)) continue;
+    if (::access(mps_.ObjectPath(m, bucket, name).c_str(), F_OK) == 0) return m;
+  }
+  return std::nullopt;
 }
 
 Status Store::Recover() {
   for (size_t mp = 0; mp < mps_.size(); ++mp) {
+    if (!mps_.enabled(mp)) continue;
     // Interrupted BMD writes sit next to the BMD.
     if (DIR* d = ::opendir(mps_.paths()[mp].c_str())) {
       while (dirent* de = ::readdir(d)) {
@@ -109,9 +351,12 @@ Status Store::Recover() {
         continue;
       }
       std::string bucket = j["bucket"], name = j["name"];
-      auto meta = ReadMetaAt(mps_.ObjectPath(mps_.PrimaryFor(bucket, name), bucket, name));
+      auto at = LocateObject(bucket, name);
+      auto meta = at ? ReadMetaAt(mps_.ObjectPath(*at, bucket, name)) : Result<ObjectMeta>(Status::NotFound(name));
       if (!(meta.ok() && meta->upload_id == upload_id)) {
-        for (size_t m = 0; m < mps_.size(); ++m) AIS_RETURN_IF_ERROR(RemoveTree(mps_.ChunkDir(m, bucket, upload_id)));
+        for (size_t m = 0; m < mps_.size(); ++m) {
+          if (mps_.enabled(m)) AIS_RETURN_IF_ERROR(RemoveTree(mps_.ChunkDir(m, bucket, upload_id)));
+        }
       }
       ::unlink(path.c_str());
     }
@@ -133,7 +378,9 @@ Status Store::WriteChunkMarker(size_t mp, const std::string& bucket, const std::
 }
 
 void Store::DropChunks(size_t mp, const std::string& bucket, const std::string& upload_id) {
-  for (size_t m = 0; m < mps_.size(); ++m) (void)RemoveTree(mps_.ChunkDir(m, bucket, upload_id));
+  for (size_t m = 0; m < mps_.size(); ++m) {
+    if (mps_.enabled(m)) (void)RemoveTree(mps_.ChunkDir(m, bucket, upload_id));
+  }
   ::unlink((mps_.WorkDir(mp) + "/" + kChunkMarkerPrefix + upload_id).c_str());
 }
 
@@ -158,6 +405,7 @@ Status Store::CommitFile(const std::string& bucket, size_t mp, const std::string
                          const std::optional<ObjectMeta>& expect) {
   const std::string path = mps_.ObjectPath(mp, bucket, meta->name);
   std::optional<ObjectMeta> old;
+  std::optional<size_t> old_mp;  // the current object lives on another mountpath (see Reconcile)
   {
     std::lock_guard lock(StripeFor(bucket, meta->name));
     auto cur = ReadMetaAt(path);
@@ -165,6 +413,15 @@ Status Store::CommitFile(const std::string& bucket, size_t mp, const std::string
       old = std::move(*cur);
     } else if (!IsMissing(cur.status()) && cur.status().code() != Status::Code::kCorruption) {
       if (::access(path.c_str(), F_OK) == 0) return cur.status();
+    } else if (IsMissing(cur.status()) && mps_.size() > 1) {
+      auto at = LocateObject(bucket, meta->name);
+      if (at && *at != mp) {
+        auto o = ReadMetaAt(mps_.ObjectPath(*at, bucket, meta->name));
+        if (o.ok()) {
+          old = std::move(*o);
+          old_mp = at;
+        }
+      }
     }
     if (expect) {
       if (!old || old->version != expect->version || old->upload_id != expect->upload_id) {
@@ -194,6 +451,7 @@ Status Store::CommitFile(const std::string& bucket, size_t mp, const std::string
       }
       return Status::FromErrno(errno, "rename " + temp_path);
     }
+    if (old_mp) ::unlink(mps_.ObjectPath(*old_mp, bucket, meta->name).c_str());
     if (opts_.fsync) AIS_RETURN_IF_ERROR(FsyncDir(DirName(path)));
   }
   if (old && old->chunked()) DropChunks(mp, bucket, old->upload_id);
@@ -246,7 +504,8 @@ Result<std::unique_ptr<ObjectWriter>> Store::BeginPut(const std::string& bucket,
 
 Result<ObjectHandle> Store::Open(const std::string& bucket, const std::string& name) {
   if (!buckets_.Get(bucket)) return Status::NotFound(BucketRegistry::NotFoundMessage(bucket));
-  return OpenWith(bucket, name, OpenFile(mps_.ObjectPath(mps_.PrimaryFor(bucket, name), bucket, name), O_RDONLY));
+  size_t mp = 0;
+  return OpenWith(bucket, name, OpenObjectFile(bucket, name, &mp));
 }
 
 Result<ObjectHandle> Store::Open(const BucketDirs& dirs, const std::string& name, std::span<char> ahead,
@@ -262,6 +521,7 @@ Result<ObjectHandle> Store::Open(const BucketDirs& dirs, const std::string& name
   int fd = ::openat(dirs.dirs_[mp].get(), ObjectRelPath(name).c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     int err = errno;
+    if (err == ENOENT && mps_.size() > 1) return OpenWith(bucket, name, OpenObjectFile(bucket, name, &mp), ahead, got);
     return OpenWith(bucket, name, Status::FromErrno(err, "open " + mps_.ObjectPath(mp, bucket, name)));
   }
   return OpenWith(bucket, name, UniqueFd(fd), ahead, got);
@@ -313,11 +573,15 @@ Result<ObjectMeta> Store::Head(const std::string& bucket, const std::string& nam
 
 Status Store::Delete(const std::string& bucket, const std::string& name) {
   if (!buckets_.Get(bucket)) return Status::NotFound(BucketRegistry::NotFoundMessage(bucket));
-  size_t mp = mps_.PrimaryFor(bucket, name);
-  std::string path = mps_.ObjectPath(mp, bucket, name);
   ObjectMeta meta;
+  size_t mp = 0;
+  std::string path;
   {
     std::lock_guard lock(StripeFor(bucket, name));
+    auto at = LocateObject(bucket, name);
+    if (!at) return Status::NotFound(ObjNotFoundMessage(bucket, name));
+    mp = *at;
+    path = mps_.ObjectPath(mp, bucket, name);
     auto cur = ReadMetaAt(path);
     if (!cur.ok()) {
       if (::access(path.c_str(), F_OK) != 0) return Status::NotFound(ObjNotFoundMessage(bucket, name));
@@ -345,7 +609,9 @@ Result<std::vector<ObjectMeta>> Store::List(const std::string& bucket, const Lis
     bool operator>(const Head& o) const { return name > o.name; }
   };
   std::vector<SortedWalker> walkers;
-  for (size_t mp = 0; mp < mps_.size(); ++mp) walkers.emplace_back(mps_.ObjectsDir(mp, bucket), q.prefix, q.after);
+  for (size_t mp = 0; mp < mps_.size(); ++mp) {
+    if (mps_.enabled(mp)) walkers.emplace_back(mps_.ObjectsDir(mp, bucket), q.prefix, q.after);
+  }
   std::priority_queue<Head, std::vector<Head>, std::greater<>> heap;
   auto advance = [&](size_t i) -> Status {
     Head h{.name = {}, .path = {}, .walker = i};
@@ -459,7 +725,7 @@ Status Store::MpuComplete(const std::string& bucket, const std::string& name, co
     meta.size += size;
     if (!*cksum) continue;
     // Parts may arrive in any order, so the whole-object checksum is computed here, in order.
-    auto fd = OpenFile(mps_.ChunkPath(mps_.ForChunk(upload_id, num), bucket, upload_id, num), O_RDONLY);
+    auto fd = OpenChunk(mps_, bucket, upload_id, num);
     if (!fd.ok()) return fd.status();
     for (uint64_t off = 0; off < size;) {
       size_t n = static_cast<size_t>(std::min<uint64_t>(buf.size(), size - off));
@@ -625,7 +891,13 @@ Result<std::string> Store::Append(const std::string& bucket, const std::string& 
   }
   std::lock_guard lock(st->mu);
   if (!st->writer) return Status::NotFound("append handle \"" + id + "\" was already flushed");
-  AIS_RETURN_IF_ERROR(write_body(*st->writer));
+  Status body = write_body(*st->writer);
+  if (!body.ok()) {  // e.g. a full disk: drop the partial append now rather than at expiry
+    st->writer.reset();
+    std::lock_guard al(appends_mu_);
+    appends_.erase(id);
+    return body;
+  }
   return id;
 }
 
@@ -685,14 +957,28 @@ Status ObjectWriter::Init() {
   if (chunk_size_ > 0 && opts_.size) {
     chunk_size_ = std::max(chunk_size_, (*opts_.size + kMaxChunks - 1) / kMaxChunks);  // at most 9999 chunks
   }
-  if (chunk_size_ > 0) {
-    meta_.upload_id = RandomId(16);
-    return store_->WriteChunkMarker(primary_mp_, bucket_, name_, meta_.upload_id);
+  if (chunk_size_ > 0) meta_.upload_id = RandomId(16);
+  // A failure that the health check blames on the mountpath disables it: try the next one once.
+  for (int attempt = 0;; ++attempt) {
+    if (!mps.enabled(primary_mp_)) return Status::IOError("no mountpaths available (all disabled)");
+    Status st = chunk_size_ > 0 ? store_->WriteChunkMarker(primary_mp_, bucket_, name_, meta_.upload_id)
+                                : OpenTemp();
+    if (st.ok() || attempt > 0 || st.code() == Status::Code::kNoSpace || store_->CheckMountpath(primary_mp_)) {
+      return st;
+    }
+    primary_mp_ = mps.PrimaryFor(bucket_, name_);
   }
+}
+
+Status ObjectWriter::OpenTemp() {
   temp_path_ = store_->TempPath(primary_mp_);
   auto fd = OpenFile(temp_path_, O_WRONLY | O_CREAT | O_EXCL);
-  if (!fd.ok()) return fd.status();
+  if (!fd.ok()) {
+    temp_path_.clear();
+    return fd.status();
+  }
   fd_ = std::move(*fd);
+  fd_mp_ = primary_mp_;
   data_offset_ = ReservedDataOffset(meta_);
   if (::lseek(fd_.get(), static_cast<off_t>(data_offset_), SEEK_SET) < 0) return Status::FromErrno(errno, "lseek");
   return Status::OK();
@@ -704,10 +990,22 @@ Status ObjectWriter::OpenNextChunk() {
   auto num = static_cast<uint32_t>(meta_.chunk_sizes.size() + 1);
   if (num > kMaxChunks) return Status::InvalidArgument("object exceeds 9999 chunks");
   size_t mp = mps.ForChunk(meta_.upload_id, num);
-  AIS_RETURN_IF_ERROR(store_->MakeChunkDir(mp, bucket_, meta_.upload_id));
-  auto fd = OpenFile(mps.ChunkPath(mp, bucket_, meta_.upload_id, num), O_WRONLY | O_CREAT | O_TRUNC);
-  if (!fd.ok()) return fd.status();
+  Result<UniqueFd> fd = Status::OK();
+  for (int attempt = 0;; ++attempt) {
+    Status st = store_->MakeChunkDir(mp, bucket_, meta_.upload_id);
+    if (st.ok()) {
+      fd = OpenFile(mps.ChunkPath(mp, bucket_, meta_.upload_id, num), O_WRONLY | O_CREAT | O_TRUNC);
+      st = fd.status();
+    }
+    if (st.ok()) break;
+    if (attempt > 0 || st.code() == Status::Code::kNoSpace || !store_->buckets_.Get(bucket_) ||
+        store_->CheckMountpath(mp)) {
+      return st;
+    }
+    mp = mps.ForChunk(meta_.upload_id, num);  // the health check disabled it: the next one
+  }
   fd_ = std::move(*fd);
+  fd_mp_ = mp;
   meta_.chunk_sizes.push_back(0);
   chunk_fill_ = 0;
   return Status::OK();
@@ -719,15 +1017,23 @@ Status ObjectWriter::Write(const void* data, size_t len) {
   if (cksum_) cksum_->Update(data, len);
   if (client_cksum_) client_cksum_->Update(data, len);
   if (chunk_size_ == 0) {
-    AIS_RETURN_IF_ERROR(WriteAll(fd_.get(), data, len));
+    Status st = WriteAll(fd_.get(), data, len);
+    if (!st.ok()) return CheckedWriteError(st);
     written_ += len;
     return Status::OK();
   }
   auto* p = static_cast<const char*>(data);
   while (len > 0) {
-    if (!fd_.valid() || chunk_fill_ == chunk_size_) AIS_RETURN_IF_ERROR(OpenNextChunk());
+    if (!fd_.valid() || chunk_fill_ == chunk_size_) {
+      Status st = OpenNextChunk();
+      if (!st.ok()) {
+        (void)Abort();
+        return st;
+      }
+    }
     size_t n = static_cast<size_t>(std::min<uint64_t>(len, chunk_size_ - chunk_fill_));
-    AIS_RETURN_IF_ERROR(WriteAll(fd_.get(), p, n));
+    Status st = WriteAll(fd_.get(), p, n);
+    if (!st.ok()) return CheckedWriteError(st);
     chunk_fill_ += n;
     meta_.chunk_sizes.back() += n;
     written_ += n;
@@ -735,6 +1041,12 @@ Status ObjectWriter::Write(const void* data, size_t len) {
     len -= n;
   }
   return Status::OK();
+}
+
+Status ObjectWriter::CheckedWriteError(Status st) {
+  if (st.code() == Status::Code::kIOError) (void)store_->CheckMountpath(fd_mp_);
+  (void)Abort();  // nothing partial stays behind, even before the writer is destroyed
+  return st;
 }
 
 Status ObjectWriter::Commit(ObjectMeta* meta) {
@@ -832,8 +1144,7 @@ Result<std::vector<FileSegment>> ObjectHandle::Slice(uint64_t start, uint64_t le
       auto num = static_cast<uint32_t>(i + 1);
       auto it = chunks_.find(num);
       if (it == chunks_.end()) {
-        auto fd = OpenFile(mps_->ChunkPath(mps_->ForChunk(meta_.upload_id, num), bucket_, meta_.upload_id, num),
-                           O_RDONLY);
+        auto fd = OpenChunk(*mps_, bucket_, meta_.upload_id, num);
         const std::string what = "ais://" + bucket_ + "/" + meta_.name + ": chunk " + std::to_string(num);
         struct stat st {};
         if (!fd.ok()) {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <array>
+#include <condition_variable>
 #include <functional>
 #include <atomic>
 #include <cstdint>
@@ -17,6 +18,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -32,6 +34,14 @@ namespace ais {
 struct StoreOptions {
   std::vector<std::string> mountpaths;
   bool fsync = false;  // durability: fdatasync data and directories before each commit
+  // Filesystem health checker period (0: check only after I/O errors).
+  int fshc_interval_ms = 1000;
+};
+
+// What GET /v1/daemon?what=mountpaths reports.
+struct MountpathState {
+  std::vector<std::string> available;
+  std::vector<std::string> disabled;
 };
 
 struct PutOptions {
@@ -60,7 +70,11 @@ class ObjectWriter {
   friend class Store;
   ObjectWriter(Store* store, std::string bucket, std::string name, BucketProps props, PutOptions opts);
   Status Init();
+  Status OpenTemp();
   Status OpenNextChunk();
+  // A failed write aborts the writer (its files are removed at once); an I/O error that is not a
+  // full disk also runs the health check on that mountpath.
+  Status CheckedWriteError(Status st);
   Status Abort();
 
   Store* store_;
@@ -74,6 +88,7 @@ class ObjectWriter {
   std::unique_ptr<Checksummer> cksum_;
   std::unique_ptr<Checksummer> client_cksum_;  // only when the client's type differs from the bucket's
   UniqueFd fd_;              // temp file (monolithic) or the current chunk file
+  size_t fd_mp_ = 0;         // the mountpath fd_ is on
   std::string temp_path_;
   uint64_t data_offset_ = 0;
   uint64_t written_ = 0;     // object bytes so far
@@ -155,6 +170,7 @@ class Store {
  public:
   // Creates missing directories, loads the BMD and runs crash recovery.
   static Result<std::unique_ptr<Store>> Open(StoreOptions opts);
+  ~Store();
 
   const Mountpaths& mountpaths() const { return mps_; }
   BucketRegistry& buckets() { return buckets_; }
@@ -204,6 +220,20 @@ class Store {
   Status AppendFlush(const std::string& bucket, const std::string& name, const std::string& handle,
                      ObjectMeta* meta);
 
+  // Mountpath health (AIS FSHC) and the enable/disable API. A disabled mountpath is neither read
+  // nor written; its objects are unavailable (404) and new objects go to the next enabled
+  // mountpath in their HRW ranking. The disabled set persists across restarts (.ais.vmd.json).
+  MountpathState GetMountpaths() const;
+  // kNotFound for a path that is not a mountpath; OK if already disabled.
+  Status DisableMountpath(const std::string& path, const std::string& reason);
+  // Checks the mountpath is healthy, removes duplicates of objects written elsewhere while it was
+  // disabled (the copy with the higher version wins), then enables it. OK if already enabled.
+  Status EnableMountpath(const std::string& path);
+  // The health check: disables `mp` (logged) if its root is gone or replaced (unmounted), or if
+  // a probe file cannot be written for any reason but a full disk. Returns true if it is healthy.
+  // The periodic check passes write_probe = false (stat only).
+  bool CheckMountpath(size_t mp, bool write_probe = true);
+
   // Scrub (store_scrub.cc): checks the object file at `path` on mountpath `mp` (as a walk of
   // bucket's objects found it): header, layout, chunk files and content checksum. A damaged
   // object is quarantined and *damage says what was wrong; *damage stays empty for a sound
@@ -229,6 +259,16 @@ class Store {
   // still is file (dev, ino); kConflict if it was replaced meanwhile. Nothing is deleted.
   Status Quarantine(const std::string& bucket, size_t mp, const std::string& name, const std::string& path,
                     uint64_t dev, uint64_t ino, const std::string& upload_id, const std::string& reason);
+  // The object file of bucket/name on the first enabled mountpath (in HRW order) that has it.
+  // *mp is set to where it was found (or the primary if nowhere).
+  Result<UniqueFd> OpenObjectFile(const std::string& bucket, const std::string& name, size_t* mp);
+  // Like OpenObjectFile but without opening: the mountpath holding the object file, if any.
+  std::optional<size_t> LocateObject(const std::string& bucket, const std::string& name);
+  Status SaveMountpathState();
+  Status LoadMountpathState();
+  // Drops the copies on other enabled mountpaths that an object file on `mp` duplicates.
+  Status Reconcile(size_t mp);
+  void FshcLoop();
   // The rest of Open once `fd` (the object file, if it opened) is known.
   Result<ObjectHandle> OpenWith(const std::string& bucket, const std::string& name, Result<UniqueFd> fd,
                                 std::span<char> ahead = {}, size_t* got = nullptr);
@@ -267,6 +307,17 @@ class Store {
   struct AppendState;
   std::mutex appends_mu_;
   std::map<std::string, std::shared_ptr<AppendState>> appends_;  // guarded by appends_mu_
+  struct RootId {
+    uint64_t dev = 0;
+    uint64_t ino = 0;
+  };
+  std::vector<RootId> roots_;  // per mountpath, as opened; constant after Open
+  std::mutex mp_state_mu_;     // serializes enable/disable and the state file
+  uint64_t mp_state_version_ = 0;  // guarded by mp_state_mu_
+  std::mutex fshc_mu_;
+  std::condition_variable fshc_cv_;
+  bool fshc_stop_ = false;  // guarded by fshc_mu_
+  std::thread fshc_;
 };
 
 }  // namespace ais
