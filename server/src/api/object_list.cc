@@ -3,8 +3,8 @@
 #include <ctime>
 #include <msgpack.hpp>
 
-#include "util/strings.h"
 #include "util/json_text.h"
+#include "util/strings.h"
 
 namespace ais {
 namespace {

@@ -10,9 +10,9 @@
 #include "jobs/bucket_jobs.h"
 #include "jobs/object_selection.h"
 #include "store/names.h"
+#include "util/json_text.h"
 #include "util/log_ring.h"
 #include "util/strings.h"
-#include "util/json_text.h"
 
 namespace ais {
 namespace {

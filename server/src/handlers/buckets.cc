@@ -5,9 +5,9 @@
 #include "handlers/bucket_actions.h"
 #include "handlers/context.h"
 #include "store/names.h"
+#include "util/json_text.h"
 #include "util/log_ring.h"
 #include "util/strings.h"
-#include "util/json_text.h"
 
 namespace ais {
 namespace {

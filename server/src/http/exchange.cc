@@ -14,8 +14,8 @@
 
 #include "api/headers.h"
 #include "util/file.h"
-#include "util/strings.h"
 #include "util/json_text.h"
+#include "util/strings.h"
 
 namespace ais {
 namespace {

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstring>
+
 #include "util/json_text.h"
 
 namespace ais {

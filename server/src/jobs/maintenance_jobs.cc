@@ -79,6 +79,7 @@ Status RunScrub(Store& store, JobControl& jc, const std::vector<std::string>& bu
   for (const auto& b : Targets(store, buckets)) {
     if (!store.GetBucket(b).ok()) continue;
     for (size_t mp = 0; mp < mps.size(); ++mp) {
+      if (!mps.enabled(mp)) continue;  // its objects are unavailable, not damaged
       SortedWalker walk(mps.ObjectsDir(mp, b), "", "");
       std::string name, path, damage;
       for (;;) {

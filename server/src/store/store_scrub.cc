@@ -72,6 +72,10 @@ Status Store::ScrubObject(const std::string& bucket, size_t mp, const std::strin
   }
   if (found.ok() || found.code() == Status::Code::kConflict) return Status::OK();  // sound, or overwritten
   if (found.code() != Status::Code::kCorruption) return found;  // an I/O error is not proof of damage
+  // A chunk on a disabled mountpath looks missing: while one is down, report and move nothing.
+  if (mps_.num_disabled() > 0) {
+    return Status::Corruption(found.message() + " (not quarantined while a mountpath is disabled)");
+  }
   Status q = Quarantine(bucket, mp, name, path, st.st_dev, st.st_ino, upload_id, found.message());
   if (q.code() == Status::Code::kConflict) return Status::OK();  // replaced meanwhile: the new one is not ours
   if (q.ok()) *damage = found.message();

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <random>
 #include <set>
 #include <string>
@@ -280,6 +281,39 @@ TEST_F(StoreScrubTest, ScrubQuarantinesExactlyTheDamaged) {
   EXPECT_EQ(infos, 4u);
   EXPECT_EQ(chunks, 5u + 4u);  // bad/chunk's 5, bad/gone's remaining 4
   EXPECT_TRUE(Scrub().empty());
+}
+
+}  // namespace
+}  // namespace ais
+
+namespace ais {
+namespace {
+
+// A chunk on a disabled mountpath looks missing; the scrub must not take that for damage.
+TEST_F(StoreScrubTest, NothingIsQuarantinedWhileAMountpathIsDisabled) {
+  const std::string data = Bytes(5000, 9);
+  ObjectMeta chunked = Put("c", "sound/chunked", data);
+  std::optional<size_t> other;  // a mountpath holding a chunk but not the object file
+  for (uint32_t k = 0; k < 5; ++k) {
+    std::string chunk = ChunkPath(chunked, k);
+    for (size_t mp = 0; mp < paths_.size(); ++mp) {
+      if (chunk.starts_with(paths_[mp] + "/") && !ObjPath("c", "sound/chunked").starts_with(paths_[mp] + "/")) {
+        other = mp;
+      }
+    }
+  }
+  ASSERT_TRUE(other.has_value()) << "the chunks of a 5-chunk object span more than one mountpath";
+  ASSERT_TRUE(store_->DisableMountpath(paths_[*other], "test").ok());
+  std::string damage;
+  uint64_t bytes = 0;
+  Status st = store_->ScrubObject("c", store_->mountpaths().PrimaryFor("c", "sound/chunked"), "sound/chunked",
+                                  ObjPath("c", "sound/chunked"), &damage, &bytes);
+  EXPECT_FALSE(st.ok());  // reported, as unavailable
+  EXPECT_TRUE(damage.empty()) << damage;
+  ASSERT_TRUE(store_->EnableMountpath(paths_[*other]).ok());
+  auto back = Get("c", "sound/chunked", true);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(*back, data);
 }
 
 }  // namespace
