@@ -159,6 +159,10 @@ class MetaVisitor : public msgpack::null_visitor {
     if ((seen_ & Bit(kUpload)) && !(seen_ & Bit(kChunks))) {
       return Status::Corruption("object metadata is damaged: chunked without chunk sizes");
     }
+    // Chunk sizes belong to an upload: without one they name files nobody can find.
+    if ((seen_ & Bit(kChunks)) && (!(seen_ & Bit(kUpload)) || m_->upload_id.empty())) {
+      return Status::Corruption("object metadata is damaged: chunk sizes without an upload id");
+    }
     return Status::OK();
   }
 

@@ -225,6 +225,20 @@ TEST_F(ObjectMetaTest, DamagedMagicIsCorruption) {
   ExpectCorruption(std::string(4096, '\0'), "zeros");
 }
 
+// Found by the object_meta fuzz target: chunk sizes whose upload id key was damaged decoded as a
+// monolithic object that kept the sizes (and re-encoded without them).
+TEST_F(ObjectMetaTest, ChunkSizesWithoutUploadIdIsCorruption) {
+  uint64_t offset = 0;
+  ObjectMeta meta = SampleMeta();
+  meta.upload_id = "AbCdEf0123456789";
+  meta.chunk_sizes = {1024, 17};
+  std::string header = EncodeObjectHeader(meta, false, &offset);
+  auto at = header.find(std::string("\xa1u\xb0") + meta.upload_id);  // fixstr "u", then the id
+  ASSERT_NE(at, std::string::npos);
+  header[at + 1] = 'x';  // an unknown key now: skipped by the decoder
+  ExpectCorruption(header, "cs without u");
+}
+
 TEST_F(ObjectMetaTest, TruncatedHeaderIsCorruption) {
   uint64_t offset = 0;
   ObjectMeta meta = SampleMeta();
