@@ -1,9 +1,11 @@
 """Crash safety and process behaviour of the real server.
 
-SIGKILL in the middle of many concurrent PUTs (monolithic, chunked, multipart), overwrites and
-deletes, then a restart on the same mountpaths: every listed object is complete and verifies
-byte for byte, every acknowledged write survives (an interrupted overwrite keeps the previous
-version), and recovery leaves no temp files, chunk markers or unreferenced chunk directories.
+SIGKILL in the middle of many concurrent PUTs (monolithic, chunked, multipart), appends,
+renames, overwrites and deletes, beside running rechunk, copy-bucket and create-inventory jobs,
+then a restart on the same mountpaths: every listed object is complete and verifies byte for
+byte, every acknowledged write and job survives (an interrupted overwrite keeps the previous
+version, an interrupted job leaves whole objects or none), and recovery leaves no temp files,
+chunk markers or unreferenced chunk directories.
 SIGTERM/SIGINT stop the server cleanly (exit code 0) even with connections open, and `--help`
 documents every flag.
 """
@@ -17,9 +19,11 @@ import socket
 import subprocess
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
@@ -44,7 +48,14 @@ WRITERS = 8
 ROUNDS = 6
 NAMES_PER_WRITER = 5
 BUCKETS = ("plain", "chunked")
-ABSENT = -1  # an allowed "size" meaning: the object may not exist
+SRC, COPY = "src", "copy"  # a bucket no writer touches, and where copy jobs put it
+SRC_OBJECTS = 24
+INVENTORY = "snap"
+
+# What an object may be: the (origin, size) its bytes came from -- content_for(origin, size) --
+# or ABSENT. A rename moves an origin to another name; every other write names its own key.
+Outcome = tuple[str, int] | None
+ABSENT: Outcome = None
 
 
 def pick_size(rng: random.Random) -> int:
@@ -60,24 +71,36 @@ def pick_size(rng: random.Random) -> int:
 
 @dataclass
 class Ledger:
-    """What each object may be after a crash: the set of sizes its content can have.
+    """What each object may be after a crash: the set of outcomes it can have.
 
-    A key whose last acknowledged write was a PUT of size S allows {S}; a write in flight at the
-    kill adds its outcome (size or ABSENT for a delete). Keys never written are not in `allowed`.
+    A key whose last acknowledged write had outcome O allows {O}; a write in flight at the kill
+    adds its outcome. Keys never written are not in `allowed`. Jobs over the untouched `src`
+    bucket are tracked the same way: acknowledged (must be complete) or in flight (may be absent,
+    never partial).
     """
 
-    allowed: dict[tuple[str, str], set[int]] = field(default_factory=dict)
+    allowed: dict[tuple[str, str], set[Outcome]] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
     acks: int = 0
+    done: Counter[str] = field(default_factory=Counter)  # acknowledged writes and jobs by kind
+    copied: bool = False  # a copy of src into COPY was acknowledged (later copies only rewrite it)
+    inventory_acked: bool = False  # the last create-inventory (with force) was acknowledged
 
-    def begin(self, key: tuple[str, str], outcome: int) -> None:
+    def begin(self, key: tuple[str, str], outcome: Outcome) -> None:
         with self.lock:
             self.allowed.setdefault(key, {ABSENT}).add(outcome)
 
-    def ack(self, key: tuple[str, str], outcome: int) -> None:
+    def ack(self, key: tuple[str, str], outcome: Outcome, op: str) -> None:
         with self.lock:
             self.allowed[key] = {outcome}
             self.acks += 1
+            self.done[op] += 1
+
+    def settled(self, key: tuple[str, str]) -> Outcome:
+        """The one outcome of a key no write is in flight for (only its writer changes it)."""
+        with self.lock:
+            (only,) = self.allowed.get(key, {ABSENT})
+            return only
 
 
 class Writer(threading.Thread):
@@ -92,12 +115,16 @@ class Writer(threading.Thread):
         try:
             while True:
                 bucket = self.rng.choice(BUCKETS)
-                name = f"w{self.idx}/obj-{self.rng.randrange(NAMES_PER_WRITER)}"
+                name = self.own_name()
                 op = self.rng.random()
                 if op < 0.08:
                     self.delete(bucket, name)
                 elif op < 0.2 and self.idx % 2 == 0:
                     self.multipart(bucket, name)
+                elif op < 0.32:
+                    self.append(bucket, name)
+                elif op < 0.44:
+                    self.rename(bucket, name, self.own_name())
                 else:
                     self.put(bucket, name, pick_size(self.rng))
         except requests.RequestException:
@@ -105,29 +132,33 @@ class Writer(threading.Thread):
         except BaseException as e:  # noqa: BLE001 - reported by the test
             self.error = e
 
+    def own_name(self) -> str:
+        return f"w{self.idx}/obj-{self.rng.randrange(NAMES_PER_WRITER)}"
+
     def url(self, bucket: str, name: str) -> str:
         return self.endpoint + obj_path(bucket, name)
 
     def put(self, bucket: str, name: str, size: int) -> None:
-        key = (bucket, name)
-        data = content_for(f"{bucket}/{name}", size)
-        self.ledger.begin(key, size)
+        key, outcome = (bucket, name), (f"{bucket}/{name}", size)
+        data = content_for(*outcome)
+        self.ledger.begin(key, outcome)
         r = self.session.put(self.url(bucket, name), data=data, timeout=(5, 60))
         assert r.status_code == 200, r.text
         assert r.headers["Ais-Checksum-Value"] == xxh64_hex(data)
-        self.ledger.ack(key, size)
+        self.ledger.ack(key, outcome, "put")
 
     def delete(self, bucket: str, name: str) -> None:
         key = (bucket, name)
         self.ledger.begin(key, ABSENT)
         r = self.session.delete(self.url(bucket, name), timeout=(5, 60))
         assert r.status_code in (200, 404), r.text
-        self.ledger.ack(key, ABSENT)
+        self.ledger.ack(key, ABSENT, "delete")
 
     def multipart(self, bucket: str, name: str) -> None:
         key = (bucket, name)
         sizes = [self.rng.randint(1, 2 * MiB) for _ in range(self.rng.randint(1, 4))]
-        data = content_for(f"{bucket}/{name}", sum(sizes))
+        outcome = (f"{bucket}/{name}", sum(sizes))
+        data = content_for(*outcome)
         url = self.url(bucket, name)
         r = self.session.post(
             url, json={"action": "mpt-upload", "name": "", "value": None}, timeout=(5, 60)
@@ -143,45 +174,89 @@ class Writer(threading.Thread):
                 url, params={"uploadId": upload_id, "partNumber": n}, data=part, timeout=(5, 60)
             )
             assert r.status_code == 200, r.text
-        self.ledger.begin(key, len(data))
+        self.ledger.begin(key, outcome)
         parts = [{"part-number": n, "etag": ""} for n in order]
         msg = {"action": "mpt-complete", "name": "", "value": parts}
         r = self.session.post(url, params={"uploadId": upload_id}, json=msg, timeout=(5, 60))
         assert r.status_code == 200, r.text
-        self.ledger.ack(key, len(data))
+        self.ledger.ack(key, outcome, "multipart")
+
+    def append(self, bucket: str, name: str) -> None:
+        """Appends of 1..3 pieces under one handle; the object changes only at the flush."""
+        key = (bucket, name)
+        cuts = sorted(self.rng.randint(0, 3 * MiB) for _ in range(self.rng.randint(1, 3)))
+        outcome = (f"{bucket}/{name}", cuts[-1])
+        data = content_for(*outcome)
+        url, handle = self.url(bucket, name), ""
+        for lo, hi in zip([0, *cuts[:-1]], cuts, strict=True):
+            params = {"append_type": "append", "append_handle": handle}
+            r = self.session.put(url, params=params, data=data[lo:hi], timeout=(5, 60))
+            assert r.status_code == 200, r.text
+            handle = r.headers["Ais-Append-Handle"]
+        self.ledger.begin(key, outcome)
+        params = {"append_type": "flush", "append_handle": handle}
+        r = self.session.put(url, params=params, timeout=(5, 60))
+        assert r.status_code == 200, r.text
+        assert r.headers["Ais-Checksum-Value"] == xxh64_hex(data)
+        self.ledger.ack(key, outcome, "append")
+
+    def rename(self, bucket: str, name: str, to: str) -> None:
+        src, dst = (bucket, name), (bucket, to)
+        moved = self.ledger.settled(src)
+        if name == to or moved is ABSENT:
+            return
+        self.ledger.begin(dst, moved)
+        self.ledger.begin(src, ABSENT)
+        msg = {"action": "rename-obj", "name": to, "value": None}
+        r = self.session.post(self.url(bucket, name), json=msg, timeout=(5, 60))
+        assert r.status_code == 200, r.text
+        self.ledger.ack(dst, moved, "rename")
+        self.ledger.ack(src, ABSENT, "rename")
 
 
-class Rechunker(threading.Thread):
-    """Keeps rechunk jobs running over both buckets (content-preserving) until the server dies."""
+class JobLoop(threading.Thread):
+    """Runs one kind of job after another until the server dies; `begin`/`ack` record each."""
 
-    def __init__(self, rnd: int, endpoint: str) -> None:
-        super().__init__(name="rechunker", daemon=True)
-        self.rnd, self.endpoint = rnd, endpoint
+    def __init__(self, name: str, rnd: int, endpoint: str, ledger: Ledger) -> None:
+        super().__init__(name=name, daemon=True)
+        self.rnd, self.endpoint, self.ledger = rnd, endpoint, ledger
         self.session = requests.Session()
         self.jobs = 0
         self.error: BaseException | None = None
 
+    def request(self) -> tuple[str, dict[str, Any], dict[str, str]]:
+        """The next job: bucket, action message, query."""
+        raise NotImplementedError
+
+    def begin(self) -> None:
+        pass
+
+    def ack(self) -> None:
+        pass
+
     def run(self) -> None:
         try:
             while True:
-                limit = ("1MiB", 0, "512KiB")[(self.rnd + self.jobs) % 3]
-                bucket = BUCKETS[self.jobs % 2]
-                value = {"objsize-limit": limit, "chunk-size": "128KiB"}
-                msg = {"action": "rechunk", "name": "", "value": value}
+                bucket, msg, query = self.request()
+                self.begin()
                 r = self.session.post(
-                    f"{self.endpoint}/v1/buckets/{bucket}", json=msg, timeout=(5, 60)
+                    f"{self.endpoint}/v1/buckets/{bucket}", params=query, json=msg, timeout=(5, 60)
                 )
                 assert r.status_code == 200, r.text
-                query = {"id": r.text}
                 while True:
                     st = self.session.get(
-                        f"{self.endpoint}/v1/cluster?what=status", json=query, timeout=(5, 60)
+                        f"{self.endpoint}/v1/cluster?what=status",
+                        json={"id": r.text},
+                        timeout=(5, 60),
                     )
                     assert st.status_code == 200, st.text
                     if st.json()["end_time"]:
                         assert not st.json()["err"], st.text
                         break
                     time.sleep(0.01)  # poll interval
+                self.ack()
+                with self.ledger.lock:
+                    self.ledger.done[msg["action"]] += 1
                 self.jobs += 1
         except requests.RequestException:
             return
@@ -189,9 +264,60 @@ class Rechunker(threading.Thread):
             self.error = e
 
 
-def verify(srv: LocalServer, ledger: Ledger) -> None:
+class Rechunker(JobLoop):
+    """Rechunk jobs over both writer buckets (content-preserving)."""
+
+    def request(self) -> tuple[str, dict[str, Any], dict[str, str]]:
+        limit = ("1MiB", 0, "512KiB")[(self.rnd + self.jobs) % 3]
+        value = {"objsize-limit": limit, "chunk-size": "128KiB"}
+        return BUCKETS[self.jobs % 2], {"action": "rechunk", "name": "", "value": value}, {}
+
+
+class Copier(JobLoop):
+    """Copies src into COPY, again and again (a copy rewrites what an earlier one wrote)."""
+
+    def request(self) -> tuple[str, dict[str, Any], dict[str, str]]:
+        msg = {"action": "copy-bck", "name": "", "value": {"prefix": ""}}
+        return SRC, msg, {"bck_to": f"ais/@#/{COPY}/"}
+
+    def ack(self) -> None:
+        self.ledger.copied = True
+
+
+class Inventorist(JobLoop):
+    """Rebuilds src's inventory with force, which removes the old one first."""
+
+    def request(self) -> tuple[str, dict[str, Any], dict[str, str]]:
+        value = {"name": INVENTORY, "force": True, "names_per_chunk": 7}
+        return SRC, {"action": "create-inventory", "name": "", "value": value}, {}
+
+    def begin(self) -> None:
+        self.ledger.inventory_acked = False
+
+    def ack(self) -> None:
+        self.ledger.inventory_acked = True
+
+
+def fill_src(endpoint: str) -> dict[str, int]:
+    create_bucket(endpoint, SRC, {"chunks": {"objsize_limit": "1MiB", "chunk_size": "256KiB"}})
+    rng = random.Random("src")
+    sizes = {f"s/{i:03d}": rng.randint(0, 3 * MiB) for i in range(SRC_OBJECTS)}
+    for name, size in sizes.items():
+        r = raw_request(endpoint, "PUT", obj_path(SRC, name), body=content_for(name, size))
+        assert r.status == 200, r.body
+    return sizes
+
+
+def verify(srv: LocalServer, ledger: Ledger, src: dict[str, int]) -> None:
     """Everything listed is complete and allowed; everything acknowledged is there."""
     session = requests.Session()
+
+    def read(bucket: str, name: str) -> bytes:
+        r = session.get(srv.endpoint + obj_path(bucket, name), timeout=60)
+        assert r.status_code == 200, r.text
+        assert r.headers["Ais-Checksum-Value"] == xxh64_hex(r.content)
+        return r.content
+
     for bucket in BUCKETS:
         listed = assert_bucket_consistent(srv.endpoint, srv.mountpaths, bucket)
         keys = {k[1] for k in ledger.allowed if k[0] == bucket}
@@ -208,13 +334,30 @@ def verify(srv: LocalServer, ledger: Ledger) -> None:
                 )
                 ledger.allowed[(bucket, name)] = {ABSENT}
                 continue
-            r = session.get(srv.endpoint + obj_path(bucket, name), timeout=60)
-            assert r.status_code == 200, r.text
-            size = len(r.content)
-            assert size in allowed, f"{bucket}/{name}: {size} bytes, expected one of {allowed}"
-            assert r.content == content_for(f"{bucket}/{name}", size), f"{bucket}/{name}: bad bytes"
-            assert r.headers["Ais-Checksum-Value"] == xxh64_hex(r.content)
-            ledger.allowed[(bucket, name)] = {size}  # settled: the next round starts from here
+            data = read(bucket, name)
+            found = [o for o in allowed if o and o[1] == len(data) and content_for(*o) == data]
+            assert found, f"{bucket}/{name}: {len(data)} bytes, none of {allowed}"
+            ledger.allowed[(bucket, name)] = {found[0]}  # settled: the next round starts here
+
+    # src is never written; a copy is complete once acknowledged and never partial before.
+    assert assert_bucket_consistent(srv.endpoint, srv.mountpaths, SRC) == set(src)
+    copied = assert_bucket_consistent(srv.endpoint, srv.mountpaths, COPY)
+    assert copied <= set(src), f"copied objects src never had: {copied - set(src)}"
+    if ledger.copied:
+        assert copied == set(src), f"acknowledged copy lost {sorted(set(src) - copied)[:5]}"
+    for name in copied:
+        assert read(COPY, name) == content_for(name, src[name]), f"{COPY}/{name}: bad bytes"
+
+    # The inventory is there and whole once acknowledged; in flight it is absent or whole.
+    bucket = srv.client().bucket(SRC)
+    shown = bucket.show_inventory()
+    if ledger.inventory_acked:
+        assert shown, "acknowledged inventory lost"
+    if shown:
+        (info,) = shown.values()
+        assert info.name == INVENTORY and info.ntotal == len(src)
+        names = [e.name for e in bucket.list_all_objects(inventory_name=INVENTORY)]
+        assert names == sorted(src)
 
 
 def leftovers(mps: list[Path]) -> list[str]:
@@ -233,21 +376,29 @@ def crash_srv(tmp_path: Path) -> Iterator[LocalServer]:
 
 
 def crash_round(srv: LocalServer, ledger: Ledger, rnd: int) -> bool:
-    """Writers run until a random number of writes are acknowledged; then SIGKILL and restart.
+    """Writers and jobs run until a random number of writes are acknowledged; then SIGKILL and
+    restart.
 
     Returns whether the kill left work for recovery (temp files or chunk markers).
     """
     target = ledger.acks + random.Random(rnd).randint(5, 40)
-    writers: list[threading.Thread] = [Writer(i, rnd, srv.endpoint, ledger) for i in range(WRITERS)]
-    writers.append(Rechunker(rnd, srv.endpoint))
-    for w in writers:
-        w.start()
-    wait_until(lambda: ledger.acks >= target or not all_alive(writers), 60, "acknowledged writes")
+    writers: list[Writer] = [Writer(i, rnd, srv.endpoint, ledger) for i in range(WRITERS)]
+    jobs: list[JobLoop] = [
+        cls(cls.__name__, rnd, srv.endpoint, ledger) for cls in (Rechunker, Copier, Inventorist)
+    ]
+    threads: list[Writer | JobLoop] = [*writers, *jobs]
+    for t in threads:
+        t.start()
+
+    def enough() -> bool:  # the first round also waits for one finished job of each kind
+        return ledger.acks >= target and (rnd > 0 or all(j.jobs for j in jobs))
+
+    wait_until(lambda: enough() or not all_alive(threads), 60, "acknowledged writes and jobs")
     srv.kill()
-    for w in writers:
-        w.join(timeout=60)
-        assert not w.is_alive()
-        assert w.error is None, f"{w.name}: {w.error!r}"  # type: ignore[attr-defined]
+    for t in threads:
+        t.join(timeout=60)
+        assert not t.is_alive()
+        assert t.error is None, f"{t.name}: {t.error!r}"
     assert ledger.acks >= target, "writers stopped before the kill"
     interrupted = bool(leftovers(srv.mountpaths))
     srv.restart()
@@ -261,14 +412,20 @@ def test_sigkill_mid_writes_then_restart(crash_srv: LocalServer) -> None:
     create_bucket(
         srv.endpoint, "chunked", {"chunks": {"objsize_limit": "1MiB", "chunk_size": "256KiB"}}
     )
+    create_bucket(srv.endpoint, COPY)
+    src = fill_src(srv.endpoint)
     ledger = Ledger()
     interrupted = 0
     for rnd in range(ROUNDS):
         interrupted += crash_round(srv, ledger, rnd)
-        verify(srv, ledger)
+        verify(srv, ledger, src)
     # The kill must have interrupted real work, or this test proved nothing.
     assert interrupted >= 1, "no round was killed mid-write"
     assert sum(s != {ABSENT} for s in ledger.allowed.values()) > 10
+    kinds = ("put", "delete", "multipart", "append", "rename")
+    kinds += ("rechunk", "copy-bck", "create-inventory")
+    assert all(ledger.done[k] for k in kinds), f"not every kind of work was done: {ledger.done}"
+    assert ledger.copied
 
 
 def test_chunked_restart_keeps_layout(crash_srv: LocalServer) -> None:
