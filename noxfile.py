@@ -2,7 +2,7 @@
 
 nox -s tests        # scripts/test.sh: C++ (plain + ASan/UBSan), lint, Python tests
 nox -s quickstart   # scripts/quickstart.sh
-nox -s lint         # ruff + mypy only
+nox -s lint         # scripts/lint.sh: ruff check, ruff format --check, mypy
 nox -s bench        # benchmarks/core.py
 nox -s bench_parallel  # benchmarks/parallel_download.py
 nox -s docs         # scripts/docs.sh: the API reference (pdoc) into build/api
@@ -28,18 +28,7 @@ def quickstart(session: nox.Session) -> None:
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    session.run(
-        "python3",
-        "-m",
-        "ruff",
-        "check",
-        "aistore",
-        "tests",
-        "benchmarks",
-        "examples",
-        external=True,
-    )
-    session.run("python3", "-m", "mypy", "aistore", external=True)
+    session.run("./scripts/lint.sh", external=True)
 
 
 @nox.session

@@ -10,21 +10,20 @@ scripts/setup.sh dev,torch
 jobs=$(nproc)
 
 echo "==> C++ unit tests"
-cmake -S . -B build/gtest -G Ninja -DAIS_BUILD_TESTS=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake -S . -B build/gtest -G Ninja -DAIS_BUILD_TESTS=ON -DAIS_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build/gtest -j "$jobs" -- --quiet
 build/gtest/server/ais_server_tests --gtest_brief=1
 
 echo "==> C++ unit tests under AddressSanitizer + UBSan"
-cmake -S . -B build/asan -G Ninja -DAIS_BUILD_TESTS=ON -DAIS_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
+cmake -S . -B build/asan -G Ninja -DAIS_BUILD_TESTS=ON -DAIS_WERROR=ON -DAIS_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
 cmake --build build/asan -j "$jobs" -- --quiet
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 build/asan/server/ais_server_tests --gtest_brief=1
 
 echo "==> fuzz (smoke)"
 scripts/fuzz.sh 10
 
-echo "==> ruff and mypy"
-"$PYTHON" -m ruff check --no-cache aistore tests benchmarks examples scripts  # import sorting depends on other files
-"$PYTHON" -m mypy aistore
+echo "==> lint: ruff check, ruff format --check, mypy"
+PYTHON=$PYTHON scripts/lint.sh
 
 echo "==> Python tests (unit, integration against the real server, official SDK compatibility)"
 "$PYTHON" -m pytest -q -p no:cacheprovider "$@"
