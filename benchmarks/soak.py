@@ -31,14 +31,16 @@ At the end every acknowledged write is checked with our SDK (list of the written
 GetBatch of every object): the last acknowledged version of each own object, no name that was
 never acknowledged, and for hot objects a version that no later-started acknowledged PUT
 should have replaced. The server's VmRSS and open fds are sampled every second; ``.ais.work``
-must hold no temp file once the clients are gone.
+must hold no temp file once the clients are gone. A warm-up pass (``--warmup`` seconds of each
+phase, rows ``w1``/``w2``, checked like the rest) comes first: the RSS at its end is the
+reference the measured phases must stay near.
 
 Latency is from sending the request to the last byte of the reply, as the client sees it:
 it includes the Python event loop's queueing (hundreds of connections per process), so it is
 an upper bound of the server's. The machine has 2 cores shared by server and clients.
 
 Usage:
-    python3 benchmarks/soak.py                          # 1,000 connections, 2 x 60 s (~3.5 min)
+    python3 benchmarks/soak.py                          # 1,000 connections, 2 x 60 s (~4 min)
     python3 benchmarks/soak.py --processes 2 --connections 100 --duration 5   # smoke
     python3 benchmarks/soak.py --endpoint http://host:8080 --server-pid PID
 Exits 1 on any error, wrong byte, lost write, partial object, leaked fd or temp file, RSS
@@ -64,7 +66,7 @@ import tarfile
 import threading
 import time
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -681,10 +683,6 @@ class Sampler(threading.Thread):
             if s := self.sample():
                 self.samples.append((time.monotonic(), *s))
 
-    def rss_at(self, t: float) -> int | None:
-        after = [rss for when, rss, _ in self.samples if when >= t]
-        return after[0] if after else None
-
 
 class Prober(threading.Thread):
     """Once a second during a phase: a GET of a static object on a new connection (connect,
@@ -731,9 +729,16 @@ class PhaseResult:
     seconds: float
     results: list[ProcResult]
     failures: list[str]
+    warmup: bool = False
+
+    @property
+    def label(self) -> str:
+        return f"w{self.phase}" if self.warmup else f"{self.phase}"
 
 
-def run_phase(cfg: Config, run: int, phase: int, prober: Prober) -> PhaseResult:
+def run_phase(
+    cfg: Config, run: int, phase: int, prober: Prober, warmup: bool = False
+) -> PhaseResult:
     ctx = mp.get_context("spawn")
     ready, out = ctx.Queue(), ctx.Queue()
     go, start_at = ctx.Event(), ctx.Value("d", 0.0)
@@ -764,7 +769,8 @@ def run_phase(cfg: Config, run: int, phase: int, prober: Prober) -> PhaseResult:
     prober.phase = None
     for p in procs:
         p.join(30)
-    return PhaseResult(run, phase, min(seconds, cfg.duration + REQUEST_TIMEOUT), results, failures)
+    seconds = min(seconds, cfg.duration + REQUEST_TIMEOUT)
+    return PhaseResult(run, phase, seconds, results, failures, warmup)
 
 
 def percentile(sorted_values: list[float], q: float) -> float:
@@ -790,7 +796,7 @@ def table_rows(ph: PhaseResult, duration: float, prober: Prober) -> list[list[st
         ms = [f"{1e3 * percentile(values, q):.1f}" if values else "—" for q in (0.5, 0.99)]
         rows.append(
             [
-                f"{ph.phase}",
+                ph.label,
                 op,
                 f"{len(values):,}",
                 f"{len(values) / duration:,.0f}",
@@ -803,7 +809,7 @@ def table_rows(ph: PhaseResult, duration: float, prober: Prober) -> list[list[st
     if probes or prober.errors[ph.run]:
         rows.append(
             [
-                f"{ph.phase}",
+                ph.label,
                 "GET new conn (probe)",
                 f"{len(probes)}",
                 "",
@@ -815,7 +821,7 @@ def table_rows(ph: PhaseResult, duration: float, prober: Prober) -> list[list[st
         n = cuts[f"{op} RST"] + cuts[f"{op} FIN"]
         rows.append(
             [
-                f"{ph.phase}",
+                ph.label,
                 f"{op} cut mid-body",
                 f"{n:,}",
                 f"{n / duration:,.0f}",
@@ -828,7 +834,7 @@ def table_rows(ph: PhaseResult, duration: float, prober: Prober) -> list[list[st
     all_errors = sum(errors.values())
     rows.append(
         [
-            f"{ph.phase}",
+            ph.label,
             "all requests",
             f"{total:,}",
             f"{total / duration:,.0f}",
@@ -994,8 +1000,11 @@ def main() -> None:
     ap.add_argument(
         "--warmup",
         type=float,
-        default=10.0,
-        help="seconds of phase 1 before the reference RSS (default 10)",
+        default=15.0,
+        help=(
+            "seconds per phase of a warm-up pass over the same phases before the measured ones; "
+            "the RSS at its end is the reference (default 15; 0: the RSS before the load)"
+        ),
     )
     ap.add_argument(
         "--rss-tolerance",
@@ -1047,9 +1056,16 @@ def main() -> None:
         start = sampler.sample()
         sampler.start()
         prober.start()
-        t_start = time.monotonic()
         phases: list[PhaseResult] = []
         run_ends: list[str] = []  # RSS MiB at the end of each run
+        # The warm-up pass meets every kind of load the measured pass brings (phase 2's cuts
+        # and reconnects need more memory than phase 1), so the measured pass must stay flat.
+        warm_cfg = replace(cfg, duration=args.warmup)
+        for phase in phases_wanted if args.warmup > 0 else ():
+            phases.append(run_phase(warm_cfg, len(phases) + 1, phase, prober, warmup=True))
+            failures += phases[-1].failures
+            run_ends.append(f"{s[0] / 1024:.1f}" if (s := sampler.sample()) else "?")
+        warm = sampler.sample()
         for phase in phases_wanted:
             phases.append(run_phase(cfg, len(phases) + 1, phase, prober))
             failures += phases[-1].failures
@@ -1072,8 +1088,6 @@ def main() -> None:
         if srv:
             output = srv.output
             srv.stop()
-    warmup = min(args.warmup, args.duration / 2)
-    warm = sampler.rss_at(t_start + warmup)
     rss_max = max((s[1] for s in sampler.samples), default=None)
     fds_max = max((s[2] for s in sampler.samples), default=None)
 
@@ -1121,17 +1135,17 @@ def main() -> None:
     )
     mib = 1024
     if start and end and warm and rss_max is not None:
-        limit = warm + max(args.rss_tolerance * warm, 32 * mib)
+        limit = warm[0] + max(args.rss_tolerance * warm[0], 32 * mib)
         flat = end[0] <= limit
         lines.append(
-            f"server RSS (MiB): start {start[0] / mib:.1f}, after warm-up "
-            f"({warmup:g} s) {warm / mib:.1f}, after each phase {' / '.join(run_ends)}, "
-            f"end {end[0] / mib:.1f}, max {rss_max / mib:.1f}; "
+            f"server RSS (MiB): start {start[0] / mib:.1f}, after the warm-up pass "
+            f"({args.warmup:g} s per phase) {warm[0] / mib:.1f}, after each phase "
+            f"{' / '.join(run_ends)}, end {end[0] / mib:.1f}, max {rss_max / mib:.1f}; "
             f"flat (end ≤ warm + max({args.rss_tolerance:.0%}, 32 MiB) = "
             f"{limit / mib:.1f}): {'yes' if flat else 'NO'}"
         )
         if not flat:
-            failures.append(f"server RSS grew from {warm / mib:.1f} to {end[0] / mib:.1f} MiB")
+            failures.append(f"server RSS grew from {warm[0] / mib:.1f} to {end[0] / mib:.1f} MiB")
         leaked = after is not None and after[1] > start[1]
         lines.append(
             f"server open fds: {start[1]} before, max {fds_max} during, "
@@ -1147,7 +1161,8 @@ def main() -> None:
     print(
         f"# aistore soak benchmark: {os.cpu_count()} cores, {cfg.processes} client processes "
         f"× {cfg.connections // cfg.processes} keep-alive connections, {cfg.duration:g} s per "
-        f"phase (1: mixed load; 2: the same with RST/FIN cuts mid-body), {cfg.statics:,} "
+        f"phase after a warm-up pass of {args.warmup:g} s per phase (rows w1, w2) "
+        f"(1: mixed load; 2: the same with RST/FIN cuts mid-body), {cfg.statics:,} "
         f"static objects + {cfg.bigs} × 8 MiB (preload {preload_s:.1f} s)"
     )
     print(render(rows))

@@ -5,6 +5,7 @@
 #include <sys/uio.h>
 
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <chrono>
 #include <climits>
@@ -21,6 +22,12 @@ namespace ais {
 namespace {
 
 constexpr size_t kBodyChunk = 1 << 20;             // streaming buffer for request bodies
+
+// The streaming buffer for `left` more body bytes: a power of two from 4 KiB to kBodyChunk, so
+// buffers freed by one request fit the next one's (bodies of every size would fragment the heap).
+size_t BodyBufferSize(uint64_t left) {
+  return std::bit_ceil(std::clamp<uint64_t>(left, 4096, kBodyChunk));
+}
 constexpr uint64_t kInlineReplyMax = 64 << 10;     // below this a copy beats a second syscall
 constexpr auto kIoTimeout = std::chrono::seconds(120);
 constexpr uint64_t kDrainLimit = 1ULL << 30;  // after an error, drop at most this much body
@@ -91,12 +98,12 @@ Task<Status> Exchange::StreamBody(const std::function<Status(const char*, size_t
       buffer_.consume(have);
       left -= have;
       if (!st.ok()) {
-        buf.resize(std::min<uint64_t>(left, kBodyChunk));
+        buf.resize(BodyBufferSize(left));
         co_await Discard(left, buf);
         co_return st;
       }
     }
-    buf.resize(std::min<uint64_t>(left, kBodyChunk));
+    buf.resize(BodyBufferSize(left));
     while (left > 0) {
       beast::error_code ec;
       stream_.expires_after(kIoTimeout);
