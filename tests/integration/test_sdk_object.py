@@ -185,6 +185,24 @@ def test_append_and_file_writer(bucket: Bucket) -> None:
         f.write(b"new ")
         f.write(b"content")
     assert obj.get_reader().read_all() == b"new content"
+    with writer.as_file("a") as f:
+        f.write(b", appended")
+    assert obj.get_reader().read_all() == b"new content, appended"
+
+
+def test_append_keeps_existing_content(bucket: Bucket) -> None:
+    """As on AIS, an append to an existing object starts from its content (nothing is lost), and
+    the object changes only at the flush; custom metadata stays."""
+    obj = bucket.object("append-existing")
+    obj.get_writer().put_content(b"old|")
+    obj.get_writer().set_custom_props({"k": "v"})
+    writer = obj.get_writer()
+    handle = writer.append_content(b"new")
+    handle = writer.append_content(b"er", handle=handle)
+    assert obj.get_reader().read_all() == b"old|"
+    writer.append_content(b"", handle=handle, flush=True)
+    assert obj.get_reader().read_all() == b"old|newer"
+    assert obj.props.size == len(b"old|newer") and obj.props.custom_metadata == {"k": "v"}
 
 
 def test_custom_metadata(bucket: Bucket) -> None:

@@ -52,10 +52,15 @@ SRC, COPY = "src", "copy"  # a bucket no writer touches, and where copy jobs put
 SRC_OBJECTS = 24
 INVENTORY = "snap"
 
-# What an object may be: the (origin, size) its bytes came from -- content_for(origin, size) --
-# or ABSENT. A rename moves an origin to another name; every other write names its own key.
-Outcome = tuple[str, int] | None
+# What an object may be: the pieces its bytes came from, each content_for(origin, size), or
+# ABSENT. A PUT makes one piece, an append adds one to what was there, a rename moves them all.
+Outcome = tuple[tuple[str, int], ...] | None
 ABSENT: Outcome = None
+
+
+def outcome_bytes(outcome: Outcome) -> bytes:
+    assert outcome is not None
+    return b"".join(content_for(origin, size) for origin, size in outcome)
 
 
 def pick_size(rng: random.Random) -> int:
@@ -139,8 +144,8 @@ class Writer(threading.Thread):
         return self.endpoint + obj_path(bucket, name)
 
     def put(self, bucket: str, name: str, size: int) -> None:
-        key, outcome = (bucket, name), (f"{bucket}/{name}", size)
-        data = content_for(*outcome)
+        key, outcome = (bucket, name), ((f"{bucket}/{name}", size),)
+        data = outcome_bytes(outcome)
         self.ledger.begin(key, outcome)
         r = self.session.put(self.url(bucket, name), data=data, timeout=(5, 60))
         assert r.status_code == 200, r.text
@@ -157,8 +162,8 @@ class Writer(threading.Thread):
     def multipart(self, bucket: str, name: str) -> None:
         key = (bucket, name)
         sizes = [self.rng.randint(1, 2 * MiB) for _ in range(self.rng.randint(1, 4))]
-        outcome = (f"{bucket}/{name}", sum(sizes))
-        data = content_for(*outcome)
+        outcome = ((f"{bucket}/{name}", sum(sizes)),)
+        data = outcome_bytes(outcome)
         url = self.url(bucket, name)
         r = self.session.post(
             url, json={"action": "mpt-upload", "name": "", "value": None}, timeout=(5, 60)
@@ -182,11 +187,14 @@ class Writer(threading.Thread):
         self.ledger.ack(key, outcome, "multipart")
 
     def append(self, bucket: str, name: str) -> None:
-        """Appends of 1..3 pieces under one handle; the object changes only at the flush."""
+        """Appends of 1..3 pieces under one handle to what the object holds (if anything); the
+        object changes only at the flush."""
         key = (bucket, name)
-        cuts = sorted(self.rng.randint(0, 3 * MiB) for _ in range(self.rng.randint(1, 3)))
-        outcome = (f"{bucket}/{name}", cuts[-1])
-        data = content_for(*outcome)
+        cuts = sorted(self.rng.randint(0, 2 * MiB) for _ in range(self.rng.randint(1, 3)))
+        before = self.ledger.settled(key) or ()
+        piece = (f"{bucket}/{name}+{self.rng.randrange(1 << 30)}", cuts[-1])
+        outcome = (*before, piece)
+        data = content_for(*piece)
         url, handle = self.url(bucket, name), ""
         for lo, hi in zip([0, *cuts[:-1]], cuts, strict=True):
             params = {"append_type": "append", "append_handle": handle}
@@ -197,7 +205,7 @@ class Writer(threading.Thread):
         params = {"append_type": "flush", "append_handle": handle}
         r = self.session.put(url, params=params, timeout=(5, 60))
         assert r.status_code == 200, r.text
-        assert r.headers["Ais-Checksum-Value"] == xxh64_hex(data)
+        assert r.headers["Ais-Checksum-Value"] == xxh64_hex(outcome_bytes(outcome))
         self.ledger.ack(key, outcome, "append")
 
     def rename(self, bucket: str, name: str, to: str) -> None:
@@ -335,7 +343,7 @@ def verify(srv: LocalServer, ledger: Ledger, src: dict[str, int]) -> None:
                 ledger.allowed[(bucket, name)] = {ABSENT}
                 continue
             data = read(bucket, name)
-            found = [o for o in allowed if o and o[1] == len(data) and content_for(*o) == data]
+            found = [o for o in allowed if o is not None and outcome_bytes(o) == data]
             assert found, f"{bucket}/{name}: {len(data)} bytes, none of {allowed}"
             ledger.allowed[(bucket, name)] = {found[0]}  # settled: the next round starts here
 

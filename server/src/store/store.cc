@@ -780,9 +780,15 @@ Status Store::Rechunk(const std::string& bucket, const std::string& name, uint64
   return st.code() == Status::Code::kConflict ? Status::OK() : st;  // overwritten meanwhile: nothing to do
 }
 
-Status Store::CopyInto(ObjectHandle& src, ObjectWriter& w, ObjectMeta* out) {
-  // The writer re-hashes what it copies and compares it with the source's stored checksum
-  // (BeginPut options): damaged source bytes never become a new object with a fresh checksum.
+// Writes all of src's bytes into w; with `verify`, hashes them on the way and fails with
+// kCorruption if they do not match src's stored checksum.
+static Status WriteObjectBytes(const std::string& bucket, ObjectHandle& src, ObjectWriter& w, bool verify) {
+  std::unique_ptr<Checksummer> ck;
+  if (verify && !src.meta().cksum_type.empty() && !src.meta().cksum_value.empty()) {
+    auto c = Checksummer::Create(src.meta().cksum_type);
+    if (!c.ok()) return c.status();
+    ck = std::move(*c);
+  }
   auto segs = src.Slice(0, src.meta().size);
   if (!segs.ok()) return segs.status();
   std::vector<char> buf(kCopyBuf);
@@ -790,10 +796,25 @@ Status Store::CopyInto(ObjectHandle& src, ObjectWriter& w, ObjectMeta* out) {
     for (uint64_t off = 0; off < s.len;) {
       size_t n = static_cast<size_t>(std::min<uint64_t>(buf.size(), s.len - off));
       AIS_RETURN_IF_ERROR(PreadAll(s.fd, buf.data(), n, s.offset + off));
+      if (ck) ck->Update(buf.data(), n);
       AIS_RETURN_IF_ERROR(w.Write(buf.data(), n));
       off += n;
     }
   }
+  if (ck) {
+    const ObjectMeta& m = src.meta();
+    if (std::string got = ck->FinishHex(); got != m.cksum_value) {
+      return Status::Corruption("BAD DATA CHECKSUM: ais://" + bucket + "/" + m.name + ": " + m.cksum_type + "(" + got +
+                                ") != " + m.cksum_type + "(" + m.cksum_value + ")");
+    }
+  }
+  return Status::OK();
+}
+
+Status Store::CopyInto(ObjectHandle& src, ObjectWriter& w, ObjectMeta* out) {
+  // The writer re-hashes what it copies and compares it with the source's stored checksum
+  // (BeginPut options): damaged source bytes never become a new object with a fresh checksum.
+  AIS_RETURN_IF_ERROR(WriteObjectBytes(src.bucket_, src, w, /*verify=*/false));
   Status st = w.Commit(out);
   if (st.code() == Status::Code::kInvalidArgument && st.message().starts_with("BAD DATA CHECKSUM")) {
     return Status::Corruption(st.message());  // the stored bytes are bad, not the request
@@ -878,8 +899,15 @@ Result<std::string> Store::Append(const std::string& bucket, const std::string& 
     if (st) st->last_used = now;
   }
   if (!st) {
-    auto w = BeginPut(bucket, name, PutOptions{});
+    // As AIS does, an append to an existing object starts from its current content (checked
+    // against its checksum on the way: damaged bytes never get a fresh checksum).
+    PutOptions opts;
+    auto cur = Open(bucket, name);
+    if (!cur.ok() && cur.status().code() != Status::Code::kNotFound) return cur.status();
+    if (cur.ok()) opts.custom = cur->meta().custom;
+    auto w = BeginPut(bucket, name, std::move(opts));
     if (!w.ok()) return w.status();
+    if (cur.ok()) AIS_RETURN_IF_ERROR(WriteObjectBytes(bucket, *cur, **w, /*verify=*/true));
     st = std::make_shared<AppendState>();
     st->bucket = bucket;
     st->name = name;

@@ -1,5 +1,5 @@
 // Damage on disk is an error, never wrong or short bytes: chunk files flipped, cut, grown or gone,
-// object files cut, headers damaged; copies do not launder damaged bytes; the scrub quarantines
+// object files cut, headers damaged; copies and appends do not launder damaged bytes; the scrub quarantines
 // exactly the damaged objects (docs/storage-format.md, "Damage").
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -224,6 +224,12 @@ TEST_F(StoreScrubTest, CopyAndRechunkRefuseDamagedSources) {
   EXPECT_EQ(store_->Open("b", "dst").status().code(), Status::Code::kNotFound);
   st = store_->Rechunk("c", "src", 0);
   EXPECT_EQ(st.code(), Status::Code::kCorruption) << st.message();
+  // An append starts from the object's bytes: damaged ones fail it, and the object stays as it was.
+  auto app = store_->Append("c", "src", "", [](ObjectWriter& w) { return w.Write("more", 4); });
+  EXPECT_EQ(app.status().code(), Status::Code::kCorruption) << app.status().message();
+  auto h = store_->Open("c", "src");
+  ASSERT_TRUE(h.ok());
+  EXPECT_EQ(h->meta().size, data.size());
 }
 
 TEST_F(StoreScrubTest, ScrubQuarantinesExactlyTheDamaged) {
