@@ -15,7 +15,6 @@ from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING
 
 from aistore.sdk.const import (
-    ACT_BLOB_DOWNLOAD,
     ACT_START,
     ACT_XACT_STOP,
     DEFAULT_JOB_WAIT_TIMEOUT,
@@ -41,34 +40,19 @@ from aistore.sdk.types import (
 )
 from aistore.sdk.utils import probing_frequency
 from aistore.sdk.wait_result import WaitResult
+from aistore.sdk.xact_const import XACT_KIND_BLOB_DL, XACT_KIND_RESILVER, idles_before_finishing
 
 if TYPE_CHECKING:
     from aistore.sdk.bucket import Bucket
 
-__all__ = ["Job"]
+__all__ = ["NUM_CONSECUTIVE_IDLE", "Job"]
 
 logger = logging.getLogger(__name__)
 
-# Kinds that idle between requests instead of finishing (Go `xact.IdlesBeforeFinishing`):
-# waiting for them means waiting for idleness.
-_IDLE_KINDS = frozenset(
-    {
-        "ec-get",
-        "ec-put",
-        "ec-resp",
-        "put-copies",
-        "archive",
-        "copy-listrange",
-        "etl-listrange",
-        "download",
-        "list",
-        "get-batch",
-    }
-)
 # Kinds that run on one target without a cluster-wide status: wait on their snapshots.
-_SINGLE_NODE_KINDS = frozenset({ACT_BLOB_DOWNLOAD, "resilver"})
+_SINGLE_NODE_KINDS = frozenset({XACT_KIND_BLOB_DL, XACT_KIND_RESILVER})
 # An idle kind is done after this many consecutive all-idle polls (Go `numConsecutiveIdle`).
-_CONSECUTIVE_IDLE = 2
+NUM_CONSECUTIVE_IDLE = 2
 
 
 class _Poller:
@@ -120,7 +104,7 @@ class _IdleStreak:
         if details.any_aborted():
             return True
         self._count = self._count + 1 if details.all_idle() else 0
-        return self._count >= _CONSECUTIVE_IDLE
+        return self._count >= NUM_CONSECUTIVE_IDLE
 
 
 class Job:
@@ -193,7 +177,7 @@ class Job:
         kind = self._job_kind or (self._resolve_kind() if self._job_id else "")
         bar = _ProgressBar(self, kind) if progress else None
         try:
-            if kind in _IDLE_KINDS:
+            if idles_before_finishing(kind):
                 return self._wait_for(_IdleStreak(), timeout, verbose, "reached idle state", bar)
             if kind in _SINGLE_NODE_KINDS:
                 done = AggregatedJobSnap.any_finished

@@ -7,6 +7,7 @@ Example:
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from aistore._internal.archive_stream import DEFAULT_READ_BUFFER
@@ -14,6 +15,9 @@ from aistore.sdk.batch.extractor.archive_stream_extractor import ArchiveStreamEx
 from aistore.sdk.const import EXT_TAR, EXT_TARGZ, EXT_TARLZ4, EXT_TGZ
 
 __all__ = ["TarStreamExtractor"]
+
+# Module logger, as in the official SDK (configure it through `logging`).
+logger = logging.getLogger(__name__)
 
 
 class TarStreamExtractor(ArchiveStreamExtractor):

@@ -8,10 +8,15 @@ Example:
 
 from __future__ import annotations
 
+import logging
+
 from aistore.sdk.batch.extractor.archive_stream_extractor import ArchiveStreamExtractor
 from aistore.sdk.const import EXT_ZIP
 
 __all__ = ["ZipStreamExtractor"]
+
+# Module logger, as in the official SDK (configure it through `logging`).
+logger = logging.getLogger(__name__)
 
 
 class ZipStreamExtractor(ArchiveStreamExtractor):

@@ -9,6 +9,7 @@ Example:
 from __future__ import annotations
 
 import io
+import logging
 from collections.abc import Iterator
 from typing import Any
 
@@ -24,6 +25,9 @@ from aistore.sdk.batch.errors import MultipartDecodeError
 from aistore.sdk.const import HEADER_CONTENT_TYPE
 
 __all__ = ["MultipartDecoder"]
+
+# Module logger, as in the official SDK (configure it through `logging`).
+logger = logging.getLogger(__name__)
 
 
 class MultipartDecoder:

@@ -24,7 +24,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 from collections.abc import Generator
+from dataclasses import dataclass, field
+from multiprocessing import shared_memory
 from typing import Any
 
 from aistore._internal.parallel import RangeEngine, piece_pool, plan_ranges
@@ -33,7 +36,7 @@ from aistore.sdk.obj.content_iterator.base import BaseContentIterProvider, Strea
 from aistore.sdk.obj.content_iterator.buffer import ParallelBuffer
 from aistore.sdk.obj.object_client import ObjectClient
 
-__all__ = ["ParallelContentIterProvider"]
+__all__ = ["ParallelContentIterProvider", "WorkerState", "worker_state"]
 
 # Whole-object reads of a monolithic object: ranges of about size / (this × workers), so a
 # slow range does not hold everything up, within the bounds below (few requests, bounded
@@ -47,6 +50,34 @@ _MAX_WHOLE_RANGE = 64 * MIB
 # consumer. Measured side by side on 2 cores with 64 MiB chunks: +25-60% at 2 workers in two
 # runs of three, within +-5% at 4-16; halving 8 MiB ranges cost ~10% in requests, hence the floor.
 _MIN_STREAM_HALF = 16 * MIB
+
+
+@dataclass
+class WorkerState:
+    """What a range worker reads with and writes into, in the official SDK's process pool.
+
+    The official SDK forks worker processes that find their client, shared-memory ring and
+    per-slot ready events here. Our workers are threads of one `RangeEngine` that receive
+    these through the provider, so nothing in this package fills `worker_state`; the type
+    and the instance exist so code written against the official module imports unchanged.
+
+    Example:
+        >>> WorkerState().client is None
+        True
+
+    Attributes:
+        client: the object's client, for range GETs.
+        shm: the shared-memory buffer the ranges land in.
+        slot_ready: one event per ring slot, set when its range has landed.
+    """
+
+    client: ObjectClient | None = None
+    shm: shared_memory.SharedMemory | None = None
+    slot_ready: list[threading.Event] = field(default_factory=list)
+
+
+# The official module's per-process singleton (see `WorkerState`).
+worker_state = WorkerState()
 
 
 class ParallelContentIterProvider(BaseContentIterProvider):
