@@ -10,11 +10,12 @@ Example:
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Mapping
 from typing import Any
 
 import msgspec
-from pydantic import BaseModel, Field, RootModel
+from pydantic import BaseModel, Field, RootModel, field_validator
 from requests.structures import CaseInsensitiveDict
 
 from aistore._internal.hrw import xoshiro256_hash, xxh64
@@ -40,6 +41,15 @@ from aistore.sdk.namespace import Namespace
 from aistore.sdk.obj.object_props import ObjectProps
 
 __all__ = [
+    "ETLDetails",
+    "ETLInfo",
+    "ETLInitMsg",
+    "ETLNodeLogs",
+    "ETLObjError",
+    "ETLRuntimeSpec",
+    "ETLSpecMsg",
+    "EnvVar",
+    "InitETLArgs",
     "ArchiveMultiObj",
     "BlobMsg",
     "BsummCtrlMsg",
@@ -785,3 +795,167 @@ class BlobMsg(BaseModel):
         if self.num_workers:
             out["num-workers"] = self.num_workers
         return out
+
+
+# ETL (transformer containers on Kubernetes). Our server runs no ETL; these types describe
+# the documents of a cluster that does, so that code building or reading them works.
+
+
+class ETLInfo(BaseModel):
+    """One ETL in a cluster's list of ETLs.
+
+    Example:
+        >>> ETLInfo(id="md5", stage="Running").stage
+        'Running'
+    """
+
+    id: str = ""
+    xaction_id: str = ""
+    stage: str = ""
+    obj_count: int = 0
+    in_bytes: int = 0
+    out_bytes: int = 0
+
+
+class InitETLArgs(BaseModel):
+    """What every ETL initialization names: the ETL, how targets talk to it, its timeouts.
+
+    Example:
+        >>> InitETLArgs(name="md5", comm_type="hpush", init_timeout="5m", obj_timeout="45s").name
+        'md5'
+    """
+
+    name: str
+    comm_type: str
+    init_timeout: str | None
+    obj_timeout: str | None
+    direct_put: bool = False
+
+
+class EnvVar(BaseModel):
+    """An environment variable of an ETL container (values are sent as strings).
+
+    Example:
+        >>> EnvVar(name="WORKERS", value=4).as_dict()
+        {'name': 'WORKERS', 'value': '4'}
+    """
+
+    name: str
+    value: str
+
+    @field_validator("value", mode="before")
+    @classmethod
+    def convert_to_str(cls, v: Any) -> str:
+        """Any value, as its string."""
+        return str(v)
+
+    def as_dict(self) -> dict[str, str]:
+        """Wire form."""
+        return {"name": self.name, "value": self.value}
+
+
+class ETLRuntimeSpec(BaseModel):
+    """The container an ETL runs in: image, optional command and environment.
+
+    Example:
+        >>> ETLRuntimeSpec(image="aistorage/transformer_md5:latest").as_dict()
+        {'image': 'aistorage/transformer_md5:latest'}
+    """
+
+    image: str
+    command: list[str] | None = None
+    env: list[EnvVar] | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """Wire form; `command` and `env` only when given."""
+        out: dict[str, Any] = {"image": self.image}
+        if self.command is not None:
+            out["command"] = self.command
+        if self.env is not None:
+            out["env"] = [e.as_dict() for e in self.env]
+        return out
+
+
+class ETLSpecMsg(InitETLArgs):
+    """The body of an ETL initialization from a container image.
+
+    Example:
+        >>> msg = ETLSpecMsg(name="md5", comm_type="hpush", init_timeout="5m",
+        ...                  obj_timeout="45s", runtime=ETLRuntimeSpec(image="img"))
+        >>> msg.as_dict()["communication"]
+        'hpush://'
+    """
+
+    runtime: ETLRuntimeSpec
+
+    def as_dict(self) -> dict[str, Any]:
+        """Wire form."""
+        return {
+            "name": self.name,
+            "communication": f"{self.comm_type}://",
+            "init_timeout": self.init_timeout,
+            "obj_timeout": self.obj_timeout,
+            "support_direct_put": self.direct_put,
+            "runtime": self.runtime.as_dict(),
+        }
+
+
+class ETLInitMsg(BaseModel):
+    """An ETL's initialization as the cluster reports it (`code` arrives base64-encoded).
+
+    Example:
+        >>> ETLInitMsg(name="md5", communication="hpush://", code="cHJpbnQ=").code
+        b'print'
+    """
+
+    name: str
+    communication: str
+    init_timeout: str | None = None
+    obj_timeout: str | None = None
+    code: bytes | None = None
+    dependencies: bytes | None = None
+    chunk_size: int = 0
+    runtime: str | ETLRuntimeSpec | None = None
+
+    @field_validator("code")
+    @classmethod
+    def set_code(cls, code: bytes | None) -> bytes | None:
+        """The decoded code."""
+        return base64.b64decode(code) if code is not None else None
+
+
+class ETLObjError(BaseModel):
+    """One object an ETL failed to transform.
+
+    Example:
+        >>> ETLObjError(obj_name="a.jpg", msg="bad header", ecode=500).ecode
+        500
+    """
+
+    obj_name: str
+    msg: str
+    ecode: int
+
+
+class ETLDetails(BaseModel):
+    """One ETL in detail: its initialization and the objects it failed on.
+
+    Example:
+        >>> ETLDetails(init_msg=ETLInitMsg(name="md5", communication="hpush://")).obj_errors is None
+        True
+    """
+
+    init_msg: ETLInitMsg
+    obj_errors: list[ETLObjError] | None = None
+
+
+class ETLNodeLogs(BaseModel):
+    """The logs of an ETL's container on one target.
+
+    Example:
+        >>> ETLNodeLogs(target_id="t1", logs="ready").logs
+        'ready'
+    """
+
+    target_id: str = ""
+    logs: str = ""

@@ -74,6 +74,22 @@ PUBLIC_MODULES = [
     "aistore.sdk.dataset.label_attribute",
     "aistore.sdk.dataset.dataset_config",
     "aistore.sdk.dataset.data_shard",
+    "aistore.sdk.etl",
+    "aistore.sdk.etl.etl",
+    "aistore.sdk.etl.etl_config",
+    "aistore.sdk.etl.etl_const",
+    "aistore.sdk.etl.webserver",
+    "aistore.sdk.etl.webserver.base_etl_server",
+    "aistore.sdk.etl.webserver.fastapi_server",
+    "aistore.sdk.etl.webserver.fastapi_streaming",
+    "aistore.sdk.etl.webserver.flask_server",
+    "aistore.sdk.etl.webserver.http_multi_threaded_server",
+    "aistore.sdk.etl.webserver.utils",
+    "aistore.sdk.dsort",
+    "aistore.sdk.dsort.core",
+    "aistore.sdk.dsort.ekm",
+    "aistore.sdk.dsort.framework",
+    "aistore.sdk.dsort.types",
 ]
 
 # Names of the official 2.0.0 package that this release covers, by module.

@@ -1,0 +1,90 @@
+"""An ETL server on FastAPI (`pip install fastapi uvicorn`), imported when it is created.
+
+Example:
+    >>> class Echo(FastAPIServer):  # doctest: +SKIP
+    ...     def transform(self, data, path, etl_args):
+    ...         return data
+    >>> Echo(port=8000).start()  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from aistore.sdk.const import HEADER_NODE_URL
+from aistore.sdk.etl.webserver.base_etl_server import ETLServer
+
+__all__ = ["HTTP_LIMITS", "FastAPIServer"]
+
+# Connection limits of the server's outgoing client, as keyword arguments of `httpx.Limits`
+# (set through the container's environment).
+HTTP_LIMITS: dict[str, int] = {
+    "max_connections": int(os.getenv("MAX_CONN", "256")),
+    "max_keepalive_connections": int(os.getenv("MAX_KEEPALIVE_CONN", "128")),
+    "keepalive_expiry": int(os.getenv("KEEPALIVE_EXPIRY", "30")),
+}
+
+
+class FastAPIServer(ETLServer):
+    """An ETL server as a FastAPI app (`self.app`); subclass it and override `transform`.
+
+    Transforms run in FastAPI's thread pool, one request each.
+
+    Example:
+        >>> class Upper(FastAPIServer):  # doctest: +SKIP
+        ...     def transform(self, data, path, etl_args):
+        ...         return data.upper()
+
+    Args:
+        host: address `start()` listens on.
+        port: port `start()` listens on.
+
+    Raises:
+        ImportError: fastapi is not installed.
+    """
+
+    def __init__(self, host: str = "0.0.0.0", port: int = 8000) -> None:
+        super().__init__()
+        try:
+            import fastapi
+        except ImportError as err:
+            raise ImportError("FastAPIServer needs FastAPI: pip install fastapi uvicorn") from err
+        self.host = host
+        self.port = port
+        self.app: Any = fastapi.FastAPI()
+        self.app.add_api_route("/health", lambda: fastapi.Response("Running"), methods=["GET"])
+        self.app.add_api_route("/{path:path}", self._handle, methods=["GET", "PUT"])
+
+    async def _handle(self, path: str, request: Any) -> Any:
+        import fastapi
+        from starlette.concurrency import run_in_threadpool
+
+        body = await request.body() if request.method == "PUT" else None
+        try:
+            status, out, headers = await run_in_threadpool(
+                self.process_request,
+                path,
+                body,
+                request.query_params.get("etl_args", ""),
+                request.query_params.get("etl_fqn", ""),
+                request.headers.get(HEADER_NODE_URL, ""),
+            )
+        except Exception as err:  # noqa: BLE001 - the transform's failure is the reply
+            self.logger.exception("transform of %s failed", path)
+            return fastapi.Response(str(err), status_code=500)
+        return fastapi.Response(
+            out, status_code=status, headers=headers, media_type=self.get_mime_type()
+        )
+
+    def start(self) -> None:
+        """Serve with uvicorn (blocking).
+
+        Raises:
+            ImportError: uvicorn is not installed.
+        """
+        try:
+            import uvicorn
+        except ImportError as err:
+            raise ImportError("FastAPIServer.start needs uvicorn: pip install uvicorn") from err
+        uvicorn.run(self.app, host=self.host, port=self.port, log_level="warning")

@@ -1,0 +1,67 @@
+"""An ETL server on Flask (`pip install flask`), imported when the server is created.
+
+Example:
+    >>> class Echo(FlaskServer):  # doctest: +SKIP
+    ...     def transform(self, data, path, etl_args):
+    ...         return data
+    >>> Echo(port=8000).start()  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aistore.sdk.const import HEADER_NODE_URL
+from aistore.sdk.etl.webserver.base_etl_server import ETLServer
+
+__all__ = ["FlaskServer"]
+
+
+class FlaskServer(ETLServer):
+    """An ETL server as a Flask app (`self.app`); subclass it and override `transform`.
+
+    Example:
+        >>> class Upper(FlaskServer):  # doctest: +SKIP
+        ...     def transform(self, data, path, etl_args):
+        ...         return data.upper()
+
+    Args:
+        host: address `start()` listens on.
+        port: port `start()` listens on.
+
+    Raises:
+        ImportError: flask is not installed.
+    """
+
+    def __init__(self, host: str = "0.0.0.0", port: int = 8000) -> None:
+        super().__init__()
+        try:
+            import flask
+        except ImportError as err:
+            raise ImportError("FlaskServer needs Flask: pip install flask") from err
+        self.host = host
+        self.port = port
+        self.app: Any = flask.Flask(type(self).__name__)
+        self.app.add_url_rule("/health", "health", lambda: "Running")
+        self.app.add_url_rule("/<path:path>", "transform", self._handle, methods=["GET", "PUT"])
+
+    def _handle(self, path: str) -> Any:
+        import flask
+
+        req = flask.request
+        try:
+            status, out, headers = self.process_request(
+                path,
+                req.get_data() if req.method == "PUT" else None,
+                req.args.get("etl_args", ""),
+                fqn=req.args.get("etl_fqn", ""),
+                node_url=req.headers.get(HEADER_NODE_URL, ""),
+            )
+        except Exception as err:  # noqa: BLE001 - the transform's failure is the reply
+            self.logger.exception("transform of %s failed", path)
+            return flask.Response(str(err), status=500)
+        return flask.Response(out, status=status, headers=headers, mimetype=self.get_mime_type())
+
+    def start(self) -> None:
+        """Serve with Flask's threaded server (blocking)."""
+        self.app.run(host=self.host, port=self.port, threaded=True)
