@@ -90,6 +90,16 @@ PUBLIC_MODULES = [
     "aistore.sdk.dsort.ekm",
     "aistore.sdk.dsort.framework",
     "aistore.sdk.dsort.types",
+    "aistore.sdk.authn",
+    "aistore.sdk.authn.access_attr",
+    "aistore.sdk.authn.authn_client",
+    "aistore.sdk.authn.cluster_manager",
+    "aistore.sdk.authn.errors",
+    "aistore.sdk.authn.response_handler",
+    "aistore.sdk.authn.role_manager",
+    "aistore.sdk.authn.token_manager",
+    "aistore.sdk.authn.types",
+    "aistore.sdk.authn.user_manager",
 ]
 
 # Names of the official 2.0.0 package that this release covers, by module.
