@@ -11,6 +11,7 @@ import logging
 from typing import Any
 
 import requests
+from pydantic import TypeAdapter
 
 from aistore.sdk.const import (
     ACT_LIST,
@@ -32,13 +33,17 @@ from aistore.sdk.const import (
     WHAT_NODE_STATS_AND_STATUS,
 )
 from aistore.sdk.enums import LogSeverity, NodeFilter
+from aistore.sdk.etl.etl_const import ETL_STAGE_RUNNING
 from aistore.sdk.provider import Provider
 from aistore.sdk.request_client import RequestClient
-from aistore.sdk.types import ActionMsg, BucketModel, JobQuery, JobStatus, Smap
+from aistore.sdk.types import ActionMsg, BucketModel, ETLInfo, JobQuery, JobStatus, Smap
 
 __all__ = ["Cluster"]
 
 logger = logging.getLogger(__name__)
+
+# The ETL API under /v1 (its constant belongs in const.py, which another branch rewrites).
+_URL_PATH_ETL = "etl"
 
 
 class Cluster:
@@ -69,6 +74,16 @@ class Cluster:
     def get_uuid(self) -> str:
         """The cluster's UUID."""
         return self.get_info().uuid
+
+    def list_etls(self, stages: list[str] | None = None) -> list[ETLInfo]:
+        """The cluster's ETLs in `stages` (default: running ones).
+
+        Our server runs no ETL: it refuses the request, raised as `AISError`.
+        """
+        wanted = stages if stages is not None else [ETL_STAGE_RUNNING]
+        resp = self._client.request(HTTP_METHOD_GET, _URL_PATH_ETL)
+        infos = TypeAdapter(list[ETLInfo]).validate_json(resp.content)
+        return [info for info in infos if info.stage in wanted]
 
     def is_ready(self) -> bool:
         """Whether the primary proxy reports the cluster ready; any failure counts as not."""

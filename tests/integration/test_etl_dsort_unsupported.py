@@ -90,3 +90,9 @@ def test_dsort_spec_file_is_sent_as_is(client: Client, tmp_path: Path) -> None:
     other.write_text("{}")
     with pytest.raises(ValueError, match="JSON or YAML"):
         Dsort(client._request_client).start(other)
+
+
+def test_list_etls_is_refused(client: Client) -> None:
+    with pytest.raises(AISError) as info:
+        client.cluster().list_etls()
+    _refused(info.value, "/v1/etl")
