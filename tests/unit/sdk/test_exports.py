@@ -100,6 +100,14 @@ PUBLIC_MODULES = [
     "aistore.sdk.authn.token_manager",
     "aistore.sdk.authn.types",
     "aistore.sdk.authn.user_manager",
+    "aistore.botocore_patch",
+    "aistore.botocore_patch.botocore",
+    "aistore.mcp",
+    "aistore.mcp.server",
+    "aistore.mcp.tools",
+    "aistore.mcp.tools.buckets",
+    "aistore.mcp.tools.cluster",
+    "aistore.mcp.tools.jobs",
 ]
 
 # Names of the official 2.0.0 package that this release covers, by module.
