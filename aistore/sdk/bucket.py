@@ -26,6 +26,7 @@ from aistore.sdk.const import (
     ACT_CREATE_NBI,
     ACT_DESTROY_BCK,
     ACT_DESTROY_NBI,
+    ACT_ETL_BCK,
     ACT_EVICT_REMOTE_BCK,
     ACT_LIST,
     ACT_MOVE_BCK,
@@ -61,6 +62,7 @@ from aistore.sdk.errors import (
     InvalidBckProvider,
     UnexpectedHTTPStatusCode,
 )
+from aistore.sdk.etl.etl_const import DEFAULT_ETL_TIMEOUT
 from aistore.sdk.list_object_flag import ListObjectFlag
 from aistore.sdk.multiobj import ObjectGroup, ObjectRange
 from aistore.sdk.namespace import Namespace
@@ -80,6 +82,7 @@ from aistore.sdk.types import (
     ListObjectsMsg,
     NBIInfo,
     TCBckMsg,
+    TransformBckMsg,
 )
 from aistore.sdk.utils import get_file_size, validate_directory
 
@@ -346,6 +349,76 @@ class Bucket(AISSource):
         params = dict(self._qparam)
         params[QPARAM_BCK_TO] = to_bck.get_path()
         return self.make_request(HTTP_METHOD_POST, ACT_COPY_BCK, value=value, params=params).text
+
+    def transform(
+        self,
+        etl_name: str,
+        to_bck: Bucket,
+        timeout: str = DEFAULT_ETL_TIMEOUT,
+        prefix_filter: str = "",
+        prepend: str = "",
+        ext: dict[str, str] | None = None,
+        force: bool = False,
+        dry_run: bool = False,
+        latest: bool = False,
+        sync: bool = False,
+        num_workers: int | None = 0,
+        cont_on_err: bool = False,
+        etl_pipeline: list[str] | None = None,
+    ) -> str:
+        """Transform this bucket's objects with an ETL into `to_bck` as a job (`etl-bck`);
+        returns the job id. Our server has no ETL and refuses (`AISError`).
+
+        Args:
+            etl_name: the ETL (first stage of `etl_pipeline`, if given).
+            to_bck: destination bucket.
+            timeout: the job's ETL request timeout (Go duration).
+            cont_on_err: go on after objects that fail.
+            etl_pipeline: the later ETL stages.
+            others: as for `copy`.
+        """
+        value = TCBckMsg(
+            ext=ext,
+            num_workers=num_workers,
+            cont_on_err=cont_on_err,
+            transform_msg=TransformBckMsg(
+                etl_name=etl_name, timeout=timeout, etl_pipeline=etl_pipeline
+            ),
+            copy_msg=CopyBckMsg(
+                prefix=prefix_filter,
+                prepend=prepend,
+                force=force,
+                dry_run=dry_run,
+                latest=latest,
+                sync=sync,
+            ),
+        ).as_dict()
+        params = dict(self._qparam)
+        params[QPARAM_BCK_TO] = to_bck.get_path()
+        return self.make_request(HTTP_METHOD_POST, ACT_ETL_BCK, value=value, params=params).text
+
+    def inspect(
+        self,
+        etl_name: str,
+        timeout: str = DEFAULT_ETL_TIMEOUT,
+        prefix_filter: str = "",
+        latest: bool = False,
+        num_workers: int | None = None,
+        etl_pipeline: list[str] | None = None,
+    ) -> str:
+        """Run an ETL over this bucket's objects without writing anything (a dry-run
+        `transform` into itself that continues on errors); returns the job id."""
+        return self.transform(
+            etl_name=etl_name,
+            to_bck=self,
+            timeout=timeout,
+            prefix_filter=prefix_filter,
+            latest=latest,
+            dry_run=True,
+            num_workers=num_workers,
+            cont_on_err=True,
+            etl_pipeline=etl_pipeline,
+        )
 
     def put_files(
         self,

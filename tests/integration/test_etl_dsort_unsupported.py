@@ -96,3 +96,19 @@ def test_list_etls_is_refused(client: Client) -> None:
     with pytest.raises(AISError) as info:
         client.cluster().list_etls()
     _refused(info.value, "/v1/etl")
+
+
+def test_bucket_and_group_transforms_are_refused(client: Client, bucket: Bucket) -> None:
+    bucket.object("a").get_writer().put_content(b"x")
+    dst = client.bucket(bucket.name + "-dst")
+    calls = [
+        lambda: bucket.transform("md5-etl", dst, prefix_filter="a", etl_pipeline=["to-jpeg"]),
+        lambda: bucket.inspect("md5-etl"),
+        lambda: bucket.objects(obj_names=["a"]).transform(dst, "md5-etl"),
+        lambda: bucket.objects(obj_names=["a"]).inspect("md5-etl"),
+    ]
+    for call in calls:
+        with pytest.raises(AISError) as info:
+            call()
+        assert 400 <= info.value.status_code < 600, info.value
+    assert bucket.object("a").get_reader().read_all() == b"x"

@@ -19,10 +19,12 @@ from aistore.sdk.const import (
     ACT_DELETE_OBJECTS,
     ACT_EVICT_OBJECTS,
     ACT_PREFETCH_OBJECTS,
+    ACT_TRANSFORM_OBJECTS,
     HTTP_METHOD_DELETE,
     HTTP_METHOD_POST,
     HTTP_METHOD_PUT,
 )
+from aistore.sdk.etl.etl_const import DEFAULT_ETL_TIMEOUT
 from aistore.sdk.multiobj.object_collection import ObjectCollection
 from aistore.sdk.multiobj.object_names import ObjectNames
 from aistore.sdk.multiobj.object_range import ObjectRange
@@ -35,6 +37,7 @@ from aistore.sdk.types import (
     PrefetchMsg,
     TCBckMsg,
     TCMultiObj,
+    TransformBckMsg,
 )
 
 if TYPE_CHECKING:
@@ -212,6 +215,67 @@ class ObjectGroup(AISSource):
         ).as_dict()
         resp = self.bck.make_request(HTTP_METHOD_POST, ACT_COPY_OBJECTS, value=value)
         return self._parse_job_ids(resp.text)
+
+    def transform(
+        self,
+        to_bck: Bucket,
+        etl_name: str,
+        timeout: str = DEFAULT_ETL_TIMEOUT,
+        prepend: str = "",
+        ext: dict[str, str] | None = None,
+        continue_on_error: bool = False,
+        dry_run: bool = False,
+        force: bool = False,
+        latest: bool = False,
+        sync: bool = False,
+        num_workers: int | None = None,
+        etl_pipeline: list[str] | None = None,
+    ) -> str:
+        """Transform the selected objects with an ETL into `to_bck` as a job
+        (`etl-listrange`); returns the job id. Our server has no ETL and refuses (`AISError`).
+
+        Args:
+            to_bck: destination bucket.
+            etl_name: the ETL (first stage of `etl_pipeline`, if given).
+            timeout: the job's ETL request timeout (Go duration).
+            etl_pipeline: the later ETL stages.
+            others: as for `copy`.
+        """
+        copy_msg = CopyBckMsg(
+            prepend=prepend, dry_run=dry_run, force=force, latest=latest, sync=sync
+        )
+        transform_msg = TransformBckMsg(
+            etl_name=etl_name, timeout=timeout, etl_pipeline=etl_pipeline
+        )
+        value = TCMultiObj(
+            to_bck=to_bck.as_model(),
+            tc_msg=TCBckMsg(ext=ext, transform_msg=transform_msg, copy_msg=copy_msg),
+            object_selection=self._obj_collection.get_value(),
+            continue_on_err=continue_on_error,
+            num_workers=num_workers,
+        ).as_dict()
+        return self.bck.make_request(HTTP_METHOD_POST, ACT_TRANSFORM_OBJECTS, value=value).text
+
+    def inspect(
+        self,
+        etl_name: str,
+        timeout: str = DEFAULT_ETL_TIMEOUT,
+        latest: bool = False,
+        num_workers: int | None = None,
+        etl_pipeline: list[str] | None = None,
+    ) -> str:
+        """Run an ETL over the selected objects without writing anything (a dry-run
+        `transform` into this bucket that continues on errors); returns the job id."""
+        return self.transform(
+            to_bck=self.bck,
+            etl_name=etl_name,
+            timeout=timeout,
+            continue_on_error=True,
+            dry_run=True,
+            latest=latest,
+            num_workers=num_workers,
+            etl_pipeline=etl_pipeline,
+        )
 
     def archive(
         self,
