@@ -1,6 +1,7 @@
 """The AIStore MCP server: `python -m aistore.mcp.server` (needs `pip install mcp`).
 
 `AIS_ENDPOINT` names the cluster (default http://localhost:8080). All tools are read-only.
+Works with the MCP SDK 1.x (`FastMCP`) and 2.x (`MCPServer`).
 Without the `mcp` package this module still imports (`mcp` is then None) and `main()` exits
 with a message saying what to install.
 
@@ -36,19 +37,34 @@ def _get_client() -> Client:
     return _client
 
 
-def _make_server() -> Any:
+def _server_class() -> Any:
+    """The MCP SDK's server class: `FastMCP` (mcp 1.x) or `MCPServer` (its 2.x name)."""
     try:
         from mcp.server.fastmcp import FastMCP
+
+        return FastMCP
+    except ImportError:
+        pass
+    try:
+        from mcp.server.mcpserver import MCPServer
+
+        return MCPServer
     except ImportError:
         return None
-    server = FastMCP(name="aistore", instructions=_INSTRUCTIONS)
+
+
+def _make_server() -> Any:
+    server_class = _server_class()
+    if server_class is None:
+        return None
+    server = server_class(name="aistore", instructions=_INSTRUCTIONS)
     register_cluster_tools(server, _get_client)
     register_bucket_tools(server, _get_client)
     register_job_tools(server, _get_client)
     return server
 
 
-# The FastMCP server with every tool registered; None when the `mcp` package is missing.
+# The MCP server with every tool registered; None when the `mcp` package is missing.
 mcp: Any = _make_server()
 
 

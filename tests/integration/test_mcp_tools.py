@@ -81,3 +81,22 @@ def test_server_without_the_mcp_package() -> None:
     assert server.mcp is None
     with pytest.raises(SystemExit, match="pip install mcp"):
         server.main()
+
+
+@pytest.mark.skipif(importlib.util.find_spec("mcp") is None, reason="needs `pip install mcp`")
+def test_server_with_the_mcp_package(ais_server: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    import asyncio
+
+    from aistore.mcp import server
+
+    monkeypatch.setenv("AIS_ENDPOINT", ais_server.endpoint)
+    monkeypatch.setattr(server, "_client", None)
+
+    async def run() -> tuple[list[str], str]:
+        listed = await server.mcp.list_tools()
+        reply = await server.mcp.call_tool("ais_is_ready", {})
+        return sorted(t.name for t in listed), str(reply)
+
+    names, reply = asyncio.run(run())
+    assert len(names) == 14 and "ais_cluster_health" in names
+    assert '\\"ready\\": true' in reply or '"ready": true' in reply
