@@ -14,7 +14,7 @@ from typing import Any, Protocol, TypeVar
 
 __all__ = ["ToolRegistry"]
 
-F = TypeVar("F", bound=Callable[..., Any])
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 
 class ToolRegistry(Protocol):
@@ -26,4 +26,4 @@ class ToolRegistry(Protocol):
         ...         return lambda fn: fn
     """
 
-    def tool(self) -> Callable[[F], F]: ...
+    def tool(self) -> Callable[[_F], _F]: ...

@@ -50,7 +50,7 @@ _NAME_MIN, _NAME_MAX = 6, 32
 _DURATION_RE = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)")
 _DURATION_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 
-S = TypeVar("S", bound="type[ETLServer]")
+_S = TypeVar("_S", bound="type[ETLServer]")
 
 
 class Etl:
@@ -162,7 +162,7 @@ class Etl:
         direct_put: bool = True,
         direct_file_access: bool = False,
         **kwargs: Any,
-    ) -> Callable[[S], S]:
+    ) -> Callable[[_S], _S]:
         """A class decorator that starts the ETL from an `ETLServer` subclass.
 
         The class is pickled (`serialize_class`) into the environment of the official Python
@@ -175,7 +175,7 @@ class Etl:
         """
         from aistore.sdk.etl.webserver.utils import serialize_class
 
-        def decorator(cls: S) -> S:
+        def decorator(cls: _S) -> _S:
             env: dict[str, Any] = {"ETL_CLASS_PAYLOAD": serialize_class(cls)}
             if dependencies:
                 env["PACKAGES"] = ",".join(dependencies)

@@ -2,7 +2,8 @@
 
 `GET /<path>` pulls the object from the target (`hpull`), `PUT /<path>` transforms the
 pushed body (`hpush`); `/health` answers `Running`. Query `etl_args` and `etl_fqn`, and the
-`Ais-Node-Url` header, are handled as `ETLServer.process_request` describes.
+`Ais-Node-Url` header, are handled as `ETLServer.process_request` describes. A PUT body is
+read whole, by its Content-Length (chunked bodies are not supported).
 
 Example:
     >>> class Echo(HTTPMultiThreadedServer):  # doctest: +SKIP
