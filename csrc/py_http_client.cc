@@ -57,48 +57,6 @@ HttpTimeouts Timeouts(std::optional<double> connect, std::optional<double> read)
   return HttpTimeouts{connect.value_or(-1), read.value_or(-1)};
 }
 
-// GET `target` from host:port -> (status, body, fields). body: bytes when the reply has a
-// Content-Length and no content coding (at most 64 KiB unless the status is 2xx), else None.
-// fields: the header fields as (name, value) pairs unless the status is 2xx, then None.
-// Timeouts are seconds per wait, None for no limit.
-py::tuple Get(HttpClient& client, const std::string& host, uint16_t port,
-              const std::string& target, const HttpHeaders& headers,
-              std::optional<double> connect, std::optional<double> read) {
-  const std::string what = "GET http://" + host + ":" + std::to_string(port) + target;
-  HttpFailure failure;
-  std::unique_ptr<HttpExchange> ex;
-  {
-    py::gil_scoped_release release;
-    ex = client.Send(host, port, "GET", target, headers, {}, false, Timeouts(connect, read),
-                     SignalRaised, failure);
-  }
-  if (ex == nullptr) Raise(failure, what);
-  const HttpReplyHead& head = ex->head();
-  const bool success = head.status >= 200 && head.status < 300;
-  const bool readable = head.has_length && !head.encoded;
-  py::object body = py::none();
-  if (readable && (success || head.length <= kMaxErrorBody)) {
-    PyObject* bytes = PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(head.length));
-    if (bytes == nullptr) throw py::error_already_set();
-    body = py::reinterpret_steal<py::object>(bytes);
-    error_code ec;
-    {
-      // Nobody else can see `bytes` yet, so filling it unlocked is safe.
-      py::gil_scoped_release release;
-      ec = ex->ReadBody(PyBytes_AS_STRING(bytes));
-    }
-    if (ec) Raise(HttpFailure{ec, false}, what);
-  }
-  py::object fields = py::none();
-  if (!success) fields = py::cast(head.fields);
-  {
-    py::gil_scoped_release release;  // may read a small body to keep the connection, or close it
-    ex->Discard(kMaxErrorBody);
-    ex.reset();
-  }
-  return py::make_tuple(head.status, body, fields);
-}
-
 // HttpResponse: a reply whose body is read as it arrives (readinto), for streams of unknown
 // length such as GetBatch archives and for range reads. One thread at a time: a call that finds
 // another one still running (with the GIL released) raises instead of racing it. Abort is the
@@ -174,6 +132,54 @@ class HttpResponse {
   bool busy_ = false;  // guarded by the GIL
 };
 
+// GET `target` from host:port -> (status, body, fields). body: the whole body as bytes when
+// the reply has a Content-Length, no content coding and is 2xx or at most 64 KiB; otherwise
+// the reply itself, an HttpResponse with its head read, for the caller to read as a stream.
+// fields: the header fields as (name, value) pairs unless the status is 2xx, then None.
+// Timeouts are seconds per wait, None for no limit.
+py::tuple Get(const py::object& self, const std::string& host, uint16_t port,
+              const std::string& target, const HttpHeaders& headers,
+              std::optional<double> connect, std::optional<double> read) {
+  HttpClient& client = self.cast<HttpClient&>();
+  std::string what = "GET http://" + host + ":" + std::to_string(port) + target;
+  HttpFailure failure;
+  std::unique_ptr<HttpExchange> ex;
+  {
+    py::gil_scoped_release release;
+    ex = client.Send(host, port, "GET", target, headers, {}, true, Timeouts(connect, read),
+                     SignalRaised, failure);
+  }
+  if (ex == nullptr) Raise(failure, what);
+  const HttpReplyHead& head = ex->head();
+  const unsigned status = head.status;
+  const bool success = status >= 200 && status < 300;
+  py::object fields = py::none();
+  if (!success) fields = py::cast(head.fields);
+  const bool readable = head.has_length && !head.encoded;
+  if (!readable || (!success && head.length > kMaxErrorBody)) {
+    py::object stream = py::cast(std::make_unique<HttpResponse>(std::move(ex), std::move(what)));
+    // The response returns its connection to the client's pool: keep the client alive.
+    py::detail::keep_alive_impl(stream, self);
+    return py::make_tuple(status, stream, fields);
+  }
+  PyObject* bytes = PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(head.length));
+  if (bytes == nullptr) throw py::error_already_set();
+  py::object body = py::reinterpret_steal<py::object>(bytes);
+  error_code ec;
+  {
+    // Nobody else can see `bytes` yet, so filling it unlocked is safe.
+    py::gil_scoped_release release;
+    ec = ex->ReadBody(PyBytes_AS_STRING(bytes));
+  }
+  if (ec) Raise(HttpFailure{ec, false}, what);
+  {
+    py::gil_scoped_release release;  // may read a small body to keep the connection, or close it
+    ex->Discard(kMaxErrorBody);
+    ex.reset();
+  }
+  return py::make_tuple(status, body, fields);
+}
+
 // Sends `method target` with `body` and returns the reply once its head is read.
 std::unique_ptr<HttpResponse> Open(HttpClient& client, const std::string& host, uint16_t port,
                                    const std::string& method, const std::string& target,
@@ -235,7 +241,7 @@ void AddHttpClientTypes(py::module_& m) {
       .def(py::init<size_t>(), py::arg("max_idle_per_host") = 32)
       .def("get", &Get, py::arg("host"), py::arg("port"), py::arg("target"), py::arg("headers"),
            py::arg("connect_timeout") = py::none(), py::arg("read_timeout") = py::none(),
-           "GET target from host:port -> (status, body bytes | None, header fields | None).")
+           "GET target from host:port -> (status, body bytes | HttpResponse, header fields | None).")
       .def("open", &Open, py::arg("host"), py::arg("port"), py::arg("method"), py::arg("target"),
            py::arg("headers"), py::arg("body"), py::arg("connect_timeout") = py::none(),
            py::arg("read_timeout") = py::none(),
