@@ -41,7 +41,7 @@ from aistore._internal.errors import (
 )
 from aistore._internal.provider import Provider, provider_aliases
 
-__all__ = ["classify", "extract_and_parse_url", "map_errors"]
+__all__ = ["classify", "extract_and_parse_url", "map_errors", "translate"]
 
 Phase = Literal["send", "read"]
 
@@ -63,19 +63,30 @@ _ERROR_TABLE: tuple[tuple[type[BaseException], type[Exception], type[Exception]]
 _FOREIGN = tuple(row[0] for row in _ERROR_TABLE)
 
 
+def translate(err: BaseException, phase: Phase) -> BaseException:
+    """The `_ERROR_TABLE` counterpart of `err` met while `phase` ran, its cause set to `err`;
+    `err` itself when it is a `requests` exception or not in the table."""
+    if isinstance(err, requests.RequestException) or not isinstance(err, _FOREIGN):
+        return err
+    for foreign, on_send, on_read in _ERROR_TABLE:
+        if isinstance(err, foreign):
+            mapped = (on_send if phase == "send" else on_read)(err)
+            mapped.__cause__ = err
+            return mapped
+    return err
+
+
 @contextmanager
 def map_errors(phase: Phase) -> Iterator[None]:
     """Raise the `_ERROR_TABLE` counterpart of a foreign error met while `phase` runs, chained
     to it; `requests` exceptions pass unchanged."""
     try:
         yield
-    except requests.RequestException:
-        raise
     except _FOREIGN as err:
-        for foreign, on_send, on_read in _ERROR_TABLE:
-            if isinstance(err, foreign):
-                raise (on_send if phase == "send" else on_read)(err) from err
-        raise
+        mapped = translate(err, phase)
+        if mapped is err:
+            raise
+        raise mapped from err
 
 
 _PROVIDERS = "|".join([p.value for p in Provider] + list(provider_aliases))

@@ -365,3 +365,40 @@ def test_an_aborted_reply_never_serves_again(server: FakeServer) -> None:
     last.close()
     first, second, third = (req.peer_port for req in server.requests)
     assert first != second and third == first  # the pool held the kept connection alone
+
+
+def _tar(members: dict[str, bytes]) -> bytes:
+    import io
+    import tarfile
+
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w") as tar:
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return out.getvalue()
+
+
+class _NoPythonReads(NativeReply):
+    def readinto(self, buf: memoryview) -> int:
+        raise AssertionError("the archive reader must read the native reply in C++")
+
+
+def test_archive_reader_reads_a_native_reply_in_cpp(server: FakeServer) -> None:
+    from aistore._internal.archive_stream import read_archive
+
+    members = {f"m{i}": bytes([i]) * (i * 1000) for i in range(20)}
+    archive = _tar(members)
+    server.route = lambda req: Reply(200, _chunked([archive[:7000], archive[7000:]]), CHUNKED)
+    reply = _NoPythonReads(_open_native(_native.HttpClient(), server))
+    assert {m.name: m.data for m in read_archive(reply)} == members
+    reply.close()
+
+
+def test_archive_reader_on_a_native_reply_cut_short(server: FakeServer, client: Client) -> None:
+    archive = _tar({"m0": os.urandom(1000), "m1": os.urandom(400_000)})  # cut inside m1
+    server.route = lambda req: Reply(200, archive, cut_after=len(archive) // 2)
+    batch = client.batch(["m0", "m1"], bucket=client.bucket("b"))
+    with pytest.raises(requests.exceptions.ChunkedEncodingError):
+        list(batch.get())
