@@ -37,7 +37,7 @@ from aistore._internal.transport import MAX_ERROR_BODY
 from aistore.sdk.request_executor import RequestExecutor
 from aistore.sdk.retry_config import RetryConfig
 
-__all__ = ["ErrorReply", "RetryManager"]
+__all__ = ["RetryManager"]
 
 R = TypeVar("R")
 
@@ -45,7 +45,12 @@ R = TypeVar("R")
 @dataclass(frozen=True)
 class ErrorReply:
     """A reply with an error status (>= 400) the retry policies gave up on: what the response
-    handler needs to raise the error."""
+    handler needs to raise the error.
+
+    Example:
+        >>> ErrorReply(404, {}, b"not found", "GET", "http://h/v1/objects/b/o").status
+        404
+    """
 
     status: int
     headers: Mapping[str, str]
