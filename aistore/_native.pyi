@@ -94,7 +94,7 @@ class HttpClient:
         headers: list[tuple[str, str]],
         connect_timeout: float | None = None,
         read_timeout: float | None = None,
-    ) -> tuple[int, bytes | None, list[tuple[str, str]] | None]: ...
+    ) -> tuple[int, bytes | HttpResponse, list[tuple[str, str]] | None]: ...
     def open(
         self,
         host: str,

@@ -8,6 +8,7 @@
 #include "archive_reader.h"
 #include "py_archive_member.h"
 #include "py_byte_source.h"
+#include "py_http_client.h"
 
 namespace aisnative {
 namespace {
@@ -29,7 +30,7 @@ PyObject* truncated_error = nullptr;  // TruncatedArchiveError(ArchiveFormatErro
 // a source stores its own reader (then the pair lives until the process ends).
 struct Reader {
   PyObject_HEAD
-  PyByteSource* source;   // owned
+  PySource* source;       // owned
   ArchiveReader* reader;  // owned; reads from *source
   PyObject* label;        // str naming the archive in error messages; owned
   PyObject* last_name;    // bytes: the name of the last regular file handed out, or nullptr
@@ -185,7 +186,10 @@ PyObject* ReaderNew(PyTypeObject* type, PyObject* args, PyObject* kwds) {
   PyObject* own_label = label != nullptr ? (Py_INCREF(label), label)
                                          : PyUnicode_FromString("archive");
   if (own_label == nullptr) return nullptr;
-  PyByteSource* src = PyByteSource::Create(source, std::max(buffer_size, kMinBuffer));
+  const Py_ssize_t size = std::max(buffer_size, kMinBuffer);
+  // A native reply is read in C++; anything else through its readinto.
+  PySource* src = NewHttpResponseSource(source, static_cast<size_t>(size));
+  if (src == nullptr) src = PyByteSource::Create(source, size);
   if (src == nullptr) {
     Py_DECREF(own_label);
     return nullptr;

@@ -1,4 +1,5 @@
-// PyByteSource: a ByteSource over a Python object's readinto(), filling a buffer it owns.
+// PySource: a ByteSource whose failure is a Python exception. PyByteSource: one over a Python
+// object's readinto(), filling a buffer it owns.
 #pragma once
 
 #include <Python.h>
@@ -7,7 +8,15 @@
 
 namespace aisnative {
 
-class PyByteSource : public ByteSource {
+// A ByteSource whose failure becomes a Python exception.
+class PySource : public ByteSource {
+ public:
+  // Raises (sets as the current Python error) the failure of the last Next; false if there was
+  // none. REQUIRES: the GIL.
+  virtual bool RestoreError() = 0;
+};
+
+class PyByteSource : public PySource {
  public:
   // A source reading `obj.readinto` into a new buffer of `buffer_size` bytes; nullptr with a
   // Python error set when `obj` has no readinto or memory runs out. REQUIRES: the GIL.
@@ -22,7 +31,7 @@ class PyByteSource : public ByteSource {
 
   // Raises (sets as the current Python error) the exception a readinto call raised; false if
   // there was none. REQUIRES: the GIL.
-  bool RestoreError();
+  bool RestoreError() override;
 
  private:
   PyByteSource(PyObject* readinto, PyObject* buffer, PyObject* view);

@@ -4,12 +4,14 @@
 
 #include <boost/asio/error.hpp>
 #include <boost/beast/http/error.hpp>
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 
 #include "http_client.h"
+#include "py_byte_source.h"
 
 namespace py = pybind11;
 
@@ -38,10 +40,9 @@ bool IsProtocolError(const error_code& ec) {
          ec != http::error::partial_message && ec != http::error::end_of_stream;
 }
 
-[[noreturn]] void Raise(const HttpFailure& failure, const std::string& what) {
-  if (failure.ec == boost::asio::error::operation_aborted && PyErr_Occurred()) {
-    throw py::error_already_set();
-  }
+// Sets the Python error for `failure` (keeps one already set by a signal handler).
+void SetError(const HttpFailure& failure, const std::string& what) {
+  if (failure.ec == boost::asio::error::operation_aborted && PyErr_Occurred()) return;
   PyObject* type = connection_failed;
   if (failure.ec == boost::asio::error::timed_out) {
     type = failure.connecting ? connect_timeout : read_timeout;
@@ -50,53 +51,15 @@ bool IsProtocolError(const error_code& ec) {
   }
   const std::string phase = failure.connecting ? "connecting for " : "";
   PyErr_SetString(type, (phase + what + ": " + failure.ec.message()).c_str());
+}
+
+[[noreturn]] void Raise(const HttpFailure& failure, const std::string& what) {
+  SetError(failure, what);
   throw py::error_already_set();
 }
 
 HttpTimeouts Timeouts(std::optional<double> connect, std::optional<double> read) {
   return HttpTimeouts{connect.value_or(-1), read.value_or(-1)};
-}
-
-// GET `target` from host:port -> (status, body, fields). body: bytes when the reply has a
-// Content-Length and no content coding (at most 64 KiB unless the status is 2xx), else None.
-// fields: the header fields as (name, value) pairs unless the status is 2xx, then None.
-// Timeouts are seconds per wait, None for no limit.
-py::tuple Get(HttpClient& client, const std::string& host, uint16_t port,
-              const std::string& target, const HttpHeaders& headers,
-              std::optional<double> connect, std::optional<double> read) {
-  const std::string what = "GET http://" + host + ":" + std::to_string(port) + target;
-  HttpFailure failure;
-  std::unique_ptr<HttpExchange> ex;
-  {
-    py::gil_scoped_release release;
-    ex = client.Send(host, port, "GET", target, headers, {}, false, Timeouts(connect, read),
-                     SignalRaised, failure);
-  }
-  if (ex == nullptr) Raise(failure, what);
-  const HttpReplyHead& head = ex->head();
-  const bool success = head.status >= 200 && head.status < 300;
-  const bool readable = head.has_length && !head.encoded;
-  py::object body = py::none();
-  if (readable && (success || head.length <= kMaxErrorBody)) {
-    PyObject* bytes = PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(head.length));
-    if (bytes == nullptr) throw py::error_already_set();
-    body = py::reinterpret_steal<py::object>(bytes);
-    error_code ec;
-    {
-      // Nobody else can see `bytes` yet, so filling it unlocked is safe.
-      py::gil_scoped_release release;
-      ec = ex->ReadBody(PyBytes_AS_STRING(bytes));
-    }
-    if (ec) Raise(HttpFailure{ec, false}, what);
-  }
-  py::object fields = py::none();
-  if (!success) fields = py::cast(head.fields);
-  {
-    py::gil_scoped_release release;  // may read a small body to keep the connection, or close it
-    ex->Discard(kMaxErrorBody);
-    ex.reset();
-  }
-  return py::make_tuple(head.status, body, fields);
 }
 
 // HttpResponse: a reply whose body is read as it arrives (readinto), for streams of unknown
@@ -138,6 +101,30 @@ class HttpResponse {
     return n;
   }
 
+  // For a reader in C++ (HttpResponseSource): up to `size` body bytes into `dest`, 0 at the
+  // end; on failure `ec` is set and the exchange closed. Callable without the GIL; a call that
+  // finds another read running fails with `device_or_resource_busy`.
+  size_t ReadNative(char* dest, size_t size, error_code& ec) {
+    if (busy_.exchange(true)) {
+      ec = boost::system::errc::make_error_code(boost::system::errc::device_or_resource_busy);
+      return 0;
+    }
+    size_t n = 0;
+    if (ex_ == nullptr) {
+      ec = boost::asio::error::not_connected;
+    } else {
+      n = ex_->ReadSome(dest, size, ec);
+      if (ec) {
+        std::lock_guard<std::mutex> lock(abort_mu_);
+        ex_.reset();
+      }
+    }
+    busy_ = false;
+    return n;
+  }
+
+  const std::string& what() const { return what_; }
+
   // Ends the exchange: up to `drain` bytes left of the body are read so that the connection
   // serves again; more, and it is closed.
   void Close(uint64_t drain = 0) {
@@ -162,17 +149,110 @@ class HttpResponse {
 
  private:
   void Claim() {
-    if (busy_) throw py::value_error("HttpResponse: another thread is reading it");
-    if (ex_ == nullptr) throw py::value_error("HttpResponse: closed");
-    busy_ = true;
+    if (busy_.exchange(true)) throw py::value_error("HttpResponse: another thread is reading it");
+    if (ex_ == nullptr) {
+      busy_ = false;
+      throw py::value_error("HttpResponse: closed");
+    }
   }
 
   // Reset only under abort_mu_ (Abort runs beside a reader); read freely by the claimant.
   std::unique_ptr<HttpExchange> ex_;
   std::mutex abort_mu_;
   const std::string what_;
-  bool busy_ = false;  // guarded by the GIL
+  std::atomic<bool> busy_{false};  // a call reads (Python's, or a C++ source's without the GIL)
 };
+
+// A ByteSource over an HttpResponse: its body read straight into a buffer it owns, with no
+// Python call per block. Holds a reference to the response object.
+class HttpResponseSource : public PySource {
+ public:
+  HttpResponseSource(py::object owner, size_t buffer_size)
+      : owner_(std::move(owner)),
+        response_(owner_.cast<HttpResponse*>()),
+        buffer_(new char[buffer_size]),
+        size_(buffer_size) {}
+
+  // Reads with the GIL released (taken back before returning when the caller held it).
+  ssize_t Next(const void** block) override {
+    *block = buffer_.get();
+    error_code ec;
+    size_t n = 0;
+    if (PyGILState_Check()) {
+      py::gil_scoped_release release;
+      n = response_->ReadNative(buffer_.get(), size_, ec);
+    } else {
+      n = response_->ReadNative(buffer_.get(), size_, ec);
+    }
+    if (ec) {
+      ec_ = ec;
+      return -1;
+    }
+    return static_cast<ssize_t>(n);
+  }
+
+  bool RestoreError() override {
+    if (!ec_) return false;
+    SetError(HttpFailure{ec_, false}, response_->what());
+    ec_ = {};
+    return PyErr_Occurred() != nullptr;
+  }
+
+ private:
+  const py::object owner_;  // keeps *response_ alive; released with the GIL (by the reader)
+  HttpResponse* const response_;
+  const std::unique_ptr<char[]> buffer_;
+  const size_t size_;
+  error_code ec_;  // of the failed Next, until RestoreError
+};
+
+// GET `target` from host:port -> (status, body, fields). body: the whole body as bytes when
+// the reply has a Content-Length, no content coding and is 2xx or at most 64 KiB; otherwise
+// the reply itself, an HttpResponse with its head read, for the caller to read as a stream.
+// fields: the header fields as (name, value) pairs unless the status is 2xx, then None.
+// Timeouts are seconds per wait, None for no limit.
+py::tuple Get(const py::object& self, const std::string& host, uint16_t port,
+              const std::string& target, const HttpHeaders& headers,
+              std::optional<double> connect, std::optional<double> read) {
+  HttpClient& client = self.cast<HttpClient&>();
+  std::string what = "GET http://" + host + ":" + std::to_string(port) + target;
+  HttpFailure failure;
+  std::unique_ptr<HttpExchange> ex;
+  {
+    py::gil_scoped_release release;
+    ex = client.Send(host, port, "GET", target, headers, {}, true, Timeouts(connect, read),
+                     SignalRaised, failure);
+  }
+  if (ex == nullptr) Raise(failure, what);
+  const HttpReplyHead& head = ex->head();
+  const unsigned status = head.status;
+  const bool success = status >= 200 && status < 300;
+  py::object fields = py::none();
+  if (!success) fields = py::cast(head.fields);
+  const bool readable = head.has_length && !head.encoded;
+  if (!readable || (!success && head.length > kMaxErrorBody)) {
+    py::object stream = py::cast(std::make_unique<HttpResponse>(std::move(ex), std::move(what)));
+    // The response returns its connection to the client's pool: keep the client alive.
+    py::detail::keep_alive_impl(stream, self);
+    return py::make_tuple(status, stream, fields);
+  }
+  PyObject* bytes = PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(head.length));
+  if (bytes == nullptr) throw py::error_already_set();
+  py::object body = py::reinterpret_steal<py::object>(bytes);
+  error_code ec;
+  {
+    // Nobody else can see `bytes` yet, so filling it unlocked is safe.
+    py::gil_scoped_release release;
+    ec = ex->ReadBody(PyBytes_AS_STRING(bytes));
+  }
+  if (ec) Raise(HttpFailure{ec, false}, what);
+  {
+    py::gil_scoped_release release;  // may read a small body to keep the connection, or close it
+    ex->Discard(kMaxErrorBody);
+    ex.reset();
+  }
+  return py::make_tuple(status, body, fields);
+}
 
 // Sends `method target` with `body` and returns the reply once its head is read.
 std::unique_ptr<HttpResponse> Open(HttpClient& client, const std::string& host, uint16_t port,
@@ -195,6 +275,12 @@ std::unique_ptr<HttpResponse> Open(HttpClient& client, const std::string& host, 
 }
 
 }  // namespace
+
+PySource* NewHttpResponseSource(PyObject* obj, size_t buffer_size) {
+  py::handle handle(obj);
+  if (!py::isinstance<HttpResponse>(handle)) return nullptr;
+  return new HttpResponseSource(py::reinterpret_borrow<py::object>(handle), buffer_size);
+}
 
 void AddHttpClientTypes(py::module_& m) {
   http_error = PyErr_NewExceptionWithDoc("aistore._native.HttpError",
@@ -235,7 +321,7 @@ void AddHttpClientTypes(py::module_& m) {
       .def(py::init<size_t>(), py::arg("max_idle_per_host") = 32)
       .def("get", &Get, py::arg("host"), py::arg("port"), py::arg("target"), py::arg("headers"),
            py::arg("connect_timeout") = py::none(), py::arg("read_timeout") = py::none(),
-           "GET target from host:port -> (status, body bytes | None, header fields | None).")
+           "GET target from host:port -> (status, body bytes | HttpResponse, header fields | None).")
       .def("open", &Open, py::arg("host"), py::arg("port"), py::arg("method"), py::arg("target"),
            py::arg("headers"), py::arg("body"), py::arg("connect_timeout") = py::none(),
            py::arg("read_timeout") = py::none(),

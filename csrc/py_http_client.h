@@ -6,7 +6,15 @@
 
 #include <pybind11/pybind11.h>
 
+#include <cstddef>
+
+#include "py_byte_source.h"
+
 namespace aisnative {
+
+// A source reading the body of `obj` in C++ when it is a `_native.HttpResponse`, else nullptr
+// (no error set). The caller owns it. REQUIRES: the GIL.
+PySource* NewHttpResponseSource(PyObject* obj, size_t buffer_size);
 
 // Adds HttpClient, HttpResponse, HttpError(OSError) and its subclasses ConnectionFailed,
 // ConnectTimeout and ReadTimeout.

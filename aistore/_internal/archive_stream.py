@@ -9,6 +9,10 @@ buffer, libarchive's read-ahead, and the member being handed out.
 
     source (readinto) ─► _native.ArchiveReader (libarchive) ─► Member per regular file
 
+A reply of the native HTTP client (`NativeReply`) is read in C++ from its connection, with no
+Python call per block; its failures raise the native exceptions (`_native.HttpError` and
+subclasses), which `aistore._internal.error_map.map_errors` translates.
+
 Errors: `ArchiveFormatError` (not an archive, or damaged) and its subclass
 `TruncatedArchiveError` (cut inside a header or member, or a tar without its end-of-archive
 blocks), each naming the archive (`label`) and the member; an exception raised by the source
@@ -29,6 +33,7 @@ from __future__ import annotations
 import io
 from typing import Any
 
+from aistore._internal.body import NativeReply
 from aistore._internal.byte_stream import ReaderSource
 from aistore._native import (
     ArchiveFormatError,
@@ -65,7 +70,9 @@ def read_archive(
         ArchiveFormatError: (while iterating) not a supported archive, or a damaged one.
         TruncatedArchiveError: (while iterating) the archive is cut short.
     """
-    if isinstance(source, (bytes, bytearray, memoryview)):
+    if isinstance(source, NativeReply):
+        source = source.stream  # read by the archive reader in C++
+    elif isinstance(source, (bytes, bytearray, memoryview)):
         source = io.BytesIO(source)
     elif not hasattr(source, "readinto"):
         source = ReaderSource(source)

@@ -13,7 +13,7 @@ import msgspec
 import requests
 from pydantic import TypeAdapter
 
-from aistore.sdk.const import HEADER_CONTENT_TYPE, MSGPACK_CONTENT_TYPE
+from aistore._internal.const import HEADER_CONTENT_TYPE, MSGPACK_CONTENT_TYPE
 
 
 @functools.lru_cache(maxsize=64)

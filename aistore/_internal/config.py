@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import warnings
 
-from aistore.sdk.const import (
+from aistore._internal.const import (
     AIS_AUTHN_TOKEN,
     AIS_CLIENT_CA,
     AIS_CLIENT_CRT,

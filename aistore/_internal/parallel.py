@@ -41,9 +41,9 @@ from requests.exceptions import ChunkedEncodingError
 from tenacity import RetryCallState, Retrying
 
 from aistore._internal.body import StreamedReply, content_length
+from aistore._internal.const import STATUS_OK, STATUS_PARTIAL_CONTENT
+from aistore._internal.errors import ObjectChangedError, UnexpectedHTTPStatusCode
 from aistore._internal.shm import default_pool_limit
-from aistore.sdk.const import STATUS_OK, STATUS_PARTIAL_CONTENT
-from aistore.sdk.errors import ObjectChangedError, UnexpectedHTTPStatusCode
 
 if TYPE_CHECKING:
     from aistore._native import PiecePool

@@ -17,7 +17,7 @@ from requests.exceptions import ChunkedEncodingError, ReadTimeout
 from requests.exceptions import ConnectionError as RequestsConnectionError
 from urllib3.exceptions import ProtocolError, ReadTimeoutError
 
-from aistore.sdk.obj.obj_file.errors import (
+from aistore._internal.file_errors import (
     ObjectFileReaderMaxResumeError,
     ObjectFileReaderUnexpectedEOF,
 )

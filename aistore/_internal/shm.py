@@ -34,7 +34,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from aistore.sdk.errors import InsufficientSharedMemoryError
+from aistore._internal.errors import InsufficientSharedMemoryError
 
 _PAGE = mmap.PAGESIZE
 _MADV_POPULATE_WRITE = 23  # Linux 5.14+: fault a range in with one call (ENOMEM, not SIGBUS)

@@ -1,12 +1,18 @@
 """`AISBaseIterDataset`: the iterable-style base class. Splits its objects across DataLoader
 workers and torch.distributed ranks, can shuffle them per epoch, and can resume mid-epoch.
 
+A subclass implements `__iter__` as the built-in datasets do: `_start_epoch()` gives this
+reader's progress record and its objects for the epoch (split, shuffled, from the resume point),
+and the subclass counts each object it has finished in `progress.done` before handing out its
+last sample, so that `state_dict()` resumes exactly.
+
 Example:
     >>> class Names(AISBaseIterDataset):  # doctest: +SKIP
     ...     def __iter__(self):
-    ...         self._reset_iterator()
-    ...         objects, _ = self._get_worker_iter_info()
-    ...         yield from (obj.name for obj in objects)
+    ...         progress, objects = self._start_epoch()
+    ...         for obj in objects:
+    ...             progress.done += 1
+    ...             yield obj.name
 """
 
 from __future__ import annotations
@@ -113,15 +119,25 @@ class AISBaseIterDataset(ABC, IterableDataset[Any]):
     `num_workers=0`, or each worker under torchdata's `StatefulDataLoader`) records the epoch and
     how many of this reader's objects were consumed; after `load_state_dict()` the next iteration
     continues with the next object. Loading needs the same settings, world size and worker count,
-    and the same listing. `AISIterDataset` counts samples exactly; a subclass that reads through
-    `_get_worker_iter_info()` resumes at the object it was reading (its samples may repeat).
+    and the same listing.
+
+    **Subclassing.** Implement `__iter__` with `_start_epoch()`, as every built-in dataset
+    does: it returns `(progress, objects)`, this reader's objects for the epoch from the resume
+    point on; add 1 to `progress.done` for each object finished, before its last sample is
+    handed out (a reader that makes several samples of one object also counts them in
+    `progress.part`, and skips `progress.part` samples of its first object after a resume; see
+    `AISShardReader`). `progress.consumer.name` names the reader for progress bars. The hooks of
+    the official SDK's base class (`_create_objects_iter`, `_reset_iterator`,
+    `_get_worker_iter_info`) still work for subclasses written against it, and resume at the
+    object they were reading (its samples may repeat).
 
     Example:
         >>> class Sizes(AISBaseIterDataset):  # doctest: +SKIP
         ...     def __iter__(self):
-        ...         self._reset_iterator()
-        ...         objects, _ = self._get_worker_iter_info()
-        ...         return (o.props_cached.size for o in objects)
+        ...         progress, objects = self._start_epoch()
+        ...         for obj in objects:
+        ...             progress.done += 1
+        ...             yield obj.props_cached.size
 
     Args:
         ais_source_list: one source or a list of them.
@@ -179,7 +195,7 @@ class AISBaseIterDataset(ABC, IterableDataset[Any]):
         self._live: _Epoch | None = None  # the latest iteration started in this process
         self._resume: dict[str, Any] | None = None  # loaded, for the next iteration
 
-    # --- the upstream hooks, kept for subclasses -------------------------------------------
+    # --- the official SDK's hooks, for subclasses written against it ----------------------
 
     def _create_objects_iter(self, sources: Sequence[AISSource] | None = None) -> Iterator[Object]:
         """A fresh lazy listing of `sources` (all by default), as SDK `Object`s: source order,
@@ -287,8 +303,9 @@ class AISBaseIterDataset(ABC, IterableDataset[Any]):
         return listing
 
     def _start_epoch(self) -> tuple[_Epoch, Iterator[Object]]:
-        """Begin an iteration: this reader's progress record (also `self._live`) and its
-        objects from the resume point on. The iterator does not update `done`."""
+        """Begin an iteration (the way to implement `__iter__`, see the class docstring): this
+        reader's progress record (also `self._live`) and its objects from the resume point on.
+        The iterator does not update `done`: the caller counts what it has finished."""
         consumer = current_consumer(self._rank, self._world_size)
         resume, self._resume = self._resume, None
         epoch = _Epoch(self._epoch.value, consumer)

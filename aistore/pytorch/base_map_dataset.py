@@ -1,9 +1,12 @@
 """`AISBaseMapDataset`: the map-style base class; lists its sources once, at construction.
 
+A subclass implements `__getitem__` as the built-in datasets do, with `_get_object(index)`
+(an SDK `Object` built from the compact listing); `len()` is the number of objects.
+
 Example:
     >>> class Names(AISBaseMapDataset):  # doctest: +SKIP
     ...     def __getitem__(self, index):
-    ...         return self.get_obj_list()[index].name
+    ...         return self._get_object(index).name
 """
 
 from __future__ import annotations
@@ -38,10 +41,12 @@ class AISBaseMapDataset(ABC, Dataset[Any]):
     fetched (concurrently) only when something asks for them (`get_obj_list()`,
     `DynamicBatchSampler`), and a missing object fails there or at its `__getitem__`.
 
+    **Subclassing.** Implement `__getitem__` with `_get_object(index)`, as every built-in
+    dataset does; `__len__` is the number of objects. `get_obj_list()` and `_obj_list` (the
+    official SDK's) still work, but `get_obj_list()` builds every object on each call.
+
     Example:
         >>> class Sizes(AISBaseMapDataset):  # doctest: +SKIP
-        ...     def __len__(self):
-        ...         return len(self._listing)
         ...     def __getitem__(self, index):
         ...         return self._get_object(index).props_cached.size
 
@@ -98,6 +103,10 @@ class AISBaseMapDataset(ABC, Dataset[Any]):
         """Size in bytes of every object, in index order (HEADs the unknown ones first)."""
         self._listing.fill_sizes()
         return self._listing.sizes
+
+    def __len__(self) -> int:
+        """The number of objects."""
+        return len(self._listing)
 
     @abstractmethod
     def __getitem__(self, index: int) -> Any:

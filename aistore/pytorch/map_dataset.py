@@ -55,9 +55,6 @@ class AISMapDataset(AISBaseMapDataset):
         self._etl = EtlName(etl_name) if etl_name else None
         self._max_concurrency = max_concurrency
 
-    def __len__(self) -> int:
-        return len(self._listing)
-
     def __getitem__(self, index: int) -> tuple[str, bytes]:
         obj = self._get_object(index)
         return obj.name, fetch_bytes(obj, self._etl)

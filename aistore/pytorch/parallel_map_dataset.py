@@ -74,15 +74,7 @@ class AISParallelMapDataset(AISBaseMapDataset):
         """Concurrent range reads per object."""
         return self._num_workers
 
-    def __len__(self) -> int:
-        return len(self._obj_list)
-
     def __getitem__(self, index: int) -> tuple[str, ParallelBuffer]:
-        try:
-            obj = self._obj_list[index]
-        except IndexError:
-            raise IndexError(
-                f"<{type(self).__name__}> index must be in bounds of dataset"
-            ) from None
+        obj = self._get_object(index)
         content = obj.get_reader(num_workers=self._num_workers).read_all()
         return obj.name, cast(ParallelBuffer, content)

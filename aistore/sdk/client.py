@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from aistore._internal import config
 from aistore._internal.config import ClientCert, TimeoutArg
-from aistore._internal.transport import SessionManager
 from aistore.sdk.batch.batch import Batch
 from aistore.sdk.bucket import Bucket
 from aistore.sdk.cluster import Cluster
@@ -22,6 +21,7 @@ from aistore.sdk.obj.object import Object
 from aistore.sdk.provider import Provider
 from aistore.sdk.request_client import RequestClient
 from aistore.sdk.retry_config import RetryConfig
+from aistore.sdk.session_manager import SessionManager
 from aistore.sdk.utils import parse_url
 
 __all__ = ["Client"]

@@ -1,9 +1,9 @@
 """The client every bucket, object and job object sends its requests through.
 
-A request is sent by `aistore._internal.transport` (sessions, headers, redirects), repeated
-by the network retry policy on connection errors and timeouts, and only then checked by the
-response handler, so HTTP error statuses are never retried at this level (urllib3 handles
-429/5xx below).
+Three parts, the official SDK's seams: a `RequestExecutor` sends one request (by the
+transport `select_transport` picks), the `RetryManager` sends it again when a retry policy
+says so (statuses and network failures, in that one place), and the response handler turns
+an error reply into an exception, once, after the retries.
 
 Example:
     >>> from aistore import Client
@@ -17,41 +17,24 @@ from typing import Any, TypeVar
 from urllib.parse import urlencode, urljoin
 
 import requests
-from requests.exceptions import UnrewindableBodyError
 from tenacity import Retrying
 
-from aistore._internal.body import BodyReader, NativeBodyReader, StreamedReply
+from aistore._internal.body import BodyReader, Reply
 from aistore._internal.codec import decode_response
 from aistore._internal.config import TimeoutArg
-from aistore._internal.transport import NativeStream, SessionManager, Transport
-from aistore.sdk.const import (
-    HTTP_METHOD_GET,
-    HTTP_METHOD_HEAD,
-    HTTPS,
-    QPARAM_WHAT,
-    URL_PATH_DAEMON,
-    WHAT_SMAP,
-)
-from aistore.sdk.errors import UnexpectedHTTPStatusCode
+from aistore._internal.transport import with_query
+from aistore.sdk.const import HTTP_METHOD_GET, QPARAM_WHAT, URL_PATH_DAEMON, WHAT_SMAP
+from aistore.sdk.request_executor import RequestExecutor
 from aistore.sdk.response_handler import AISResponseHandler, ResponseHandler
 from aistore.sdk.retry_config import RetryConfig
+from aistore.sdk.retry_manager import ErrorReply, RetryManager
+from aistore.sdk.session_manager import SessionManager
 from aistore.sdk.types import Smap
 
 __all__ = ["RequestClient"]
 
 T = TypeVar("T")
 R = TypeVar("R")
-
-# Keyword arguments the native path (`Transport.fetch`, `head`) can send; others go the
-# regular way.
-_FETCH_KWARGS = frozenset(("params",))
-
-
-def _is_stream_body(data: Any) -> bool:
-    """A body that is consumed by sending it (file-like or generator) and must be rewound."""
-    if data is None or isinstance(data, (str, bytes, bytearray, memoryview, list, tuple, Mapping)):
-        return False
-    return hasattr(data, "read") or hasattr(data, "__iter__")
 
 
 class RequestClient:
@@ -64,7 +47,7 @@ class RequestClient:
 
     Args:
         endpoint: cluster URL; `/v1` is appended by `urljoin` rules.
-        session_manager: per-process `requests` sessions.
+        session_manager: the per-process pools.
         timeout: default (connect, read) timeout, None for no limit.
         token: bearer token ("" for none).
         response_handler: maps error replies to exceptions (AIS rules by default).
@@ -80,57 +63,47 @@ class RequestClient:
         response_handler: ResponseHandler | None = None,
         retry_config: RetryConfig | None = None,
     ) -> None:
-        self._transport = Transport(urljoin(endpoint, "v1"), session_manager, token, timeout)
+        self._executor = RequestExecutor(urljoin(endpoint, "v1"), session_manager, token, timeout)
         self._response_handler = response_handler or AISResponseHandler()
-        self._retry_config = retry_config if retry_config is not None else RetryConfig.default()
-        self._retrying: Retrying = self._retry_config.network_retry.copy()
+        self._retry_manager = RetryManager(self._executor, retry_config)
         self._smap: Smap | None = None
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = self.__dict__.copy()
-        state["_retrying"] = None  # tenacity objects hold closures; rebuilt below
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._retrying = self._retry_config.network_retry.copy()
 
     @property
     def base_url(self) -> str:
         """Endpoint including `/v1`."""
-        return self._transport.base_url
+        return self._executor.base_url
 
     @property
     def timeout(self) -> TimeoutArg:
         """Default timeout of requests."""
-        return self._transport.timeout
+        return self._executor.timeout
 
     @timeout.setter
     def timeout(self, timeout: TimeoutArg) -> None:
-        self._transport.timeout = timeout
+        self._executor.timeout = timeout
 
     @property
     def session_manager(self) -> SessionManager:
-        """Source of the per-process sessions."""
-        return self._transport.session_manager
+        """Source of the per-process pools."""
+        return self._executor.session_manager
 
     @session_manager.setter
     def session_manager(self, session_manager: SessionManager) -> None:
-        self._transport.session_manager = session_manager
+        self._executor.session_manager = session_manager
 
     @property
     def token(self) -> str:
         """Bearer token sent with every request."""
-        return self._transport.token
+        return self._executor.token
 
     @token.setter
     def token(self, token: str) -> None:
-        self._transport.token = token
+        self._executor.token = token
 
     @property
     def retry_config(self) -> RetryConfig:
         """Retry policy of this client."""
-        return self._retry_config
+        return self._retry_manager.retry_config
 
     def get_smap(self, force_update: bool = False) -> Smap:
         """The cluster map, fetched once and cached unless `force_update`."""
@@ -153,7 +126,7 @@ class RequestClient:
             timeout=self.timeout,
             token=self.token,
             response_handler=response_handler or self._response_handler,
-            retry_config=self._retry_config,
+            retry_config=self.retry_config,
         )
 
     def request_deserialize(self, method: str, path: str, res_model: type[T], **kwargs: Any) -> T:
@@ -170,155 +143,95 @@ class RequestClient:
         headers: Mapping[str, Any] | None = None,
         **kwargs: Any,
     ) -> requests.Response:
-        """Send `method` to `<base>/<path>` and return the reply if its status is below 400.
+        """Send `method` to `<base>/<path>` through `requests` and return the reply if its
+        status is below 400.
 
         Args:
             method: HTTP method.
             path: path under `/v1`.
             endpoint: another endpoint of the cluster for this request only.
             headers: extra headers; the SDK's Content-Type, User-Agent and Authorization win.
-            kwargs: passed to `requests` (`params`, `json`, `data`, `stream`, `timeout`...).
+            kwargs: `params`, `data`, `stream`, `timeout`, `allow_redirects`; others (`json`...)
+                go to `requests.Session.request`. Over HTTPS a `data` body goes in two steps
+                (see `RequestsTransport`).
 
         Raises:
             aistore.sdk.errors.AISError: (or a subclass) for an error status.
+            requests.exceptions.RetryError: the status retry policy is spent.
             requests.exceptions.UnrewindableBodyError: a retry cannot rewind a stream body.
         """
         url = self._url(path, endpoint)
-        if method == HTTP_METHOD_HEAD and _FETCH_KWARGS.issuperset(kwargs):
-            params = kwargs.get("params")
-            reply = self._with_retry(lambda: self._transport.head(url, headers, params), kwargs)
-            if reply is not None:
-                return self._response_handler.handle_response(reply)
-        resp = self._with_retry(lambda: self._send(method, url, headers, kwargs), kwargs)
-        return self._response_handler.handle_response(resp)
+        params = kwargs.pop("params", None)
+        body = kwargs.pop("data", None)
+        stream = bool(kwargs.pop("stream", False))
+        timeout = kwargs.pop("timeout", self.timeout)
+        follow = bool(kwargs.pop("allow_redirects", True))
+        target = with_query(url, params)
+        sdk_headers = self._executor.headers(headers)
 
-    def request_body(
+        def send_once() -> Reply:
+            transport = self._executor.transport()
+            return transport.send(
+                method,
+                target,
+                sdk_headers,
+                body,
+                stream=stream,
+                timeout=timeout,
+                follow_redirects=follow,
+                **kwargs,
+            )
+
+        def response(reply: Reply) -> requests.Response:
+            assert isinstance(reply, BodyReader)
+            return reply.response
+
+        return self._result(
+            self._retry_manager.send(method.upper(), target, send_once, response, body)
+        )
+
+    def send(
         self,
         method: str,
         path: str,
-        headers: Mapping[str, Any] | None = None,
-        **kwargs: Any,
-    ) -> bytes:
-        """Like `request()`, and return the whole body, read inside the retried step.
-
-        A connection that breaks mid-body is then retried like one that breaks before the
-        reply, which is what a non-streamed `requests` call does. The body lands in one
-        `bytes` object with a single copy; a plain GET is sent by the native client when it
-        can (`Transport.fetch`).
-        """
-        if method == HTTP_METHOD_GET and _FETCH_KWARGS.issuperset(kwargs):
-            url = self._url(path, endpoint=None)
-            params = kwargs.get("params")
-            reply = self._with_retry(lambda: self._transport.fetch(url, headers, params), kwargs)
-            if isinstance(reply, bytes):
-                return reply
-            if reply is not None:
-                self._response_handler.handle_response(reply)  # an error status: raises
-
-        def read_all(resp: requests.Response) -> bytes:
-            reader = BodyReader(resp)
-            try:
-                return reader.read_all()
-            finally:
-                reader.close()
-
-        return self.request_read(method, path, read_all, headers=headers, **kwargs)
-
-    def request_stream(
-        self,
-        method: str,
-        path: str,
-        data: bytes,
+        read: Callable[[Reply], R],
         headers: Mapping[str, Any] | None = None,
         params: Mapping[str, Any] | None = None,
-        drain: int = 0,
-    ) -> NativeBodyReader | None:
-        """The body of a successful reply, streamed by the native client (`Transport.open_stream`)
-        with `data` as the request body; None when it cannot send the request: the caller then
-        sends it with `request(..., stream=True)`. Closing the reader reads up to `drain`
-        bytes left, to keep the connection.
-
-        Raises:
-            aistore.sdk.errors.AISError: (or a subclass) for an error status.
-        """
-        url = self._url(path, endpoint=None)
-        reply = self._with_retry(
-            lambda: self._transport.open_stream(method, url, headers, params, data), {}
-        )
-        if reply is None or isinstance(reply, NativeStream):
-            return None if reply is None else NativeBodyReader(reply, drain)
-        self._response_handler.handle_response(reply)  # an error status: raises
-        return None
-
-    def request_read(
-        self,
-        method: str,
-        path: str,
-        read: Callable[[requests.Response], R],
-        headers: Mapping[str, Any] | None = None,
+        body: bytes | None = None,
+        stream: bool = True,
         retrying: Retrying | None = None,
-        **kwargs: Any,
     ) -> R:
-        """Send a streamed request and let `read` consume a successful reply, both inside one
-        retried step, so a body that breaks off is retried like a failed send.
+        """The client's own path: send a request by the transport `select_transport` picks and
+        let `read` consume a reply with a status below 400, both inside one retried step.
 
         Args:
-            read: consumes a reply with status below 400 (and closes it); its transport errors
-                are retried by the network policy.
+            read: consumes the reply (and closes it, or hands it on to its new owner); a
+                transport error inside it is retried like one while sending.
+            stream: False to read a 2xx body before `read` is called.
             retrying: the network retry policy for this request (the client's by default).
 
         Raises:
             aistore.sdk.errors.AISError: (or a subclass) for an error status; never retried.
+            requests.exceptions.RetryError: the status retry policy is spent.
         """
         url = self._url(path, endpoint=None)
+        method = method.upper()
+        target = with_query(url, params)
 
-        def send_and_read() -> tuple[requests.Response, list[R]]:
-            resp = self._send(method, url, headers, {**kwargs, "stream": True})
-            if not 200 <= resp.status_code < 400:
-                return resp, []
-            return resp, [read(resp)]
+        def send_once() -> Reply:
+            return self._executor.send(method, target, headers, None, body, stream)
 
-        return self._read_result(*self._with_retry(send_and_read, kwargs, retrying))
+        return self._result(
+            self._retry_manager.send(method, target, send_once, read, body, retrying)
+        )
 
-    def read_get(
-        self,
-        path: str,
-        read: Callable[[StreamedReply], R],
-        headers: Mapping[str, Any] | None = None,
-        params: Mapping[str, Any] | None = None,
-        retrying: Retrying | None = None,
-    ) -> R:
-        """Like `request_read` for a GET, with `read` given the reply as a `StreamedReply`
-        (it reads the body, and closes it): streamed by the native client when it can take the
-        request (`Transport.open_stream`), by `requests` otherwise.
-
-        Raises:
-            aistore.sdk.errors.AISError: (or a subclass) for an error status; never retried.
-        """
-        url = self._url(path, endpoint=None)
-
-        def send_and_read() -> tuple[requests.Response | None, list[R]]:
-            reply = self._transport.open_stream(HTTP_METHOD_GET, url, headers, params)
-            if isinstance(reply, NativeStream):
-                return None, [read(NativeBodyReader(reply))]
-            if reply is None:  # not for the native client: the regular way
-                reply = self._send(
-                    HTTP_METHOD_GET, url, headers, {"params": params, "stream": True}
-                )
-            if not 200 <= reply.status_code < 400:  # also an error reply read natively
-                return reply, []
-            return reply, [read(BodyReader(reply))]
-
-        return self._read_result(*self._with_retry(send_and_read, {}, retrying))
-
-    def _read_result(self, resp: requests.Response | None, result: list[R]) -> R:
-        """What `read` returned; else the error of the reply it was not given."""
-        if result:
-            return result[0]
-        assert resp is not None
-        self._response_handler.handle_response(resp)  # raises for an error status
-        resp.close()
-        raise UnexpectedHTTPStatusCode([200], resp.status_code)
+    def _result(self, outcome: R | ErrorReply) -> R:
+        if isinstance(outcome, ErrorReply):
+            self._response_handler.raise_for_status(
+                outcome.status, outcome.headers, outcome.body, outcome.method, outcome.url
+            )
+            raise AssertionError("an error status passed the response handler")
+        return outcome
 
     def get_full_url(self, path: str, params: Mapping[str, Any]) -> str:
         """Absolute URL of `path` with `params` as query string."""
@@ -327,58 +240,3 @@ class RequestClient:
     def _url(self, path: str, endpoint: str | None) -> str:
         base = urljoin(endpoint, "v1") if endpoint else self.base_url
         return f"{base}/{path.lstrip('/')}"
-
-    def _send(
-        self, method: str, url: str, headers: Mapping[str, Any] | None, kwargs: dict[str, Any]
-    ) -> requests.Response:
-        if url.startswith(HTTPS) and "data" in kwargs:
-            return self._transport.send_https_with_body(method, url, headers, **kwargs)
-        return self._transport.send(method, url, headers, **kwargs)
-
-    def _with_retry(
-        self, op: Callable[[], R], kwargs: Mapping[str, Any], retrying: Retrying | None = None
-    ) -> R:
-        """Run `op` under the network retry policy, rewinding a stream body before each repeat."""
-        retrying = retrying if retrying is not None else self._retrying
-        body: Any = kwargs.get("data")
-        if not _is_stream_body(body):
-            return _retried(retrying, op)
-        try:
-            start: int | None = body.tell()
-        except (AttributeError, OSError, ValueError):
-            start = None
-        attempted = False
-
-        def rewind_then_op() -> R:
-            nonlocal attempted
-            if attempted:
-                if start is None:
-                    raise UnrewindableBodyError("Cannot replay the upload stream")
-                try:
-                    body.seek(start)
-                except (AttributeError, OSError, ValueError) as err:
-                    raise UnrewindableBodyError("Cannot rewind the upload stream") from err
-            attempted = True
-            return op()
-
-        return _retried(retrying, rewind_then_op)
-
-
-def _retried(retrying: Retrying, op: Callable[[], R]) -> R:
-    """`retrying(op)`, with the first attempt made outside tenacity, which costs ~8 us per
-    call (a tenth of a small GET). A failure of that attempt is handed to the policy as its
-    own first attempt, so what is retried, how often and how long it waits do not change (a
-    time limit such as `stop_after_delay` counts from the end of the first attempt)."""
-    try:
-        return op()
-    except Exception as err:  # noqa: BLE001 - the policy decides what to do with it
-        first: Exception | None = err
-
-    def replay_then_op() -> R:
-        nonlocal first
-        if first is not None:
-            err, first = first, None
-            raise err
-        return op()
-
-    return retrying(replay_then_op)

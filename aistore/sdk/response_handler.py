@@ -1,13 +1,16 @@
-"""Turning replies into exceptions: 2xx/3xx pass through, everything else raises.
+"""Turning replies into exceptions: statuses below 400 pass, everything else raises.
+
+A handler reads a reply as (status, headers, body), whichever transport brought it.
 
 Example:
     >>> from aistore.sdk.response_handler import AISResponseHandler
-    >>> handler = AISResponseHandler()
+    >>> AISResponseHandler().raise_for_status(200, {}, b"", "GET", "http://h/v1/daemon")
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 
 import requests
 
@@ -18,12 +21,8 @@ from aistore.sdk.errors import AISError, APIRequestError
 __all__ = ["AISResponseHandler", "ResponseHandler"]
 
 
-def _message(r: requests.Response) -> str:
-    text = r.text
-    # A failed HEAD has no body; the server sends its error document in a header instead.
-    if not text and (r.request.method or "").lower() == HTTP_METHOD_HEAD:
-        return r.headers.get(HEADER_ERROR, "")
-    return text
+def _text(body: bytes) -> str:
+    return body.decode("utf-8", errors="replace")
 
 
 class ResponseHandler(ABC):
@@ -35,22 +34,38 @@ class ResponseHandler(ABC):
         True
     """
 
-    def handle_response(self, r: requests.Response) -> requests.Response:
-        """Return `r` when its status is below 400, else raise `parse_error(r)`.
+    def raise_for_status(
+        self, status: int, headers: Mapping[str, str], body: bytes, method: str, url: str
+    ) -> None:
+        """Return when `status` is below 400, else raise `error(...)`, chained to the
+        `requests.HTTPError` for the status."""
+        if status < 400:
+            return
+        kind = "Client" if status < 500 else "Server"
+        http_err = requests.HTTPError(f"{status} {kind} Error for url: {url}")
+        raise self.error(status, headers, body, method, url) from http_err
 
-        The raised error is chained to the `requests.HTTPError` for the status.
-        """
-        if 200 <= r.status_code < 400:
+    def error(
+        self, status: int, headers: Mapping[str, str], body: bytes, method: str, url: str
+    ) -> APIRequestError:
+        """The exception for a failed reply (`exc_class` unless a subclass knows better)."""
+        return self.exc_class(status, _text(body), url, None)
+
+    def handle_response(self, r: requests.Response) -> requests.Response:
+        """Return `r` when its status is below 400, else raise `parse_error(r)`."""
+        if r.status_code < 400:
             return r
         try:
             r.raise_for_status()
         except requests.HTTPError as http_err:
             raise self.parse_error(r) from http_err
-        raise self.exc_class(r.status_code, r.text, r.request.url or "", r.request)
+        raise self.parse_error(r)
 
-    @abstractmethod
     def parse_error(self, r: requests.Response) -> APIRequestError:
-        """The exception for a failed reply."""
+        """The exception for a failed `requests` reply."""
+        return self.error(
+            r.status_code, r.headers, r.content, r.request.method or "", r.request.url or ""
+        )
 
     @property
     @abstractmethod
@@ -74,6 +89,12 @@ class AISResponseHandler(ResponseHandler):
     def exc_class(self) -> type[AISError]:
         return AISError
 
-    def parse_error(self, r: requests.Response) -> AISError:
-        exc = classify(r.status_code, r.text, r.request.method or "")
-        return exc(r.status_code, _message(r), r.request.url or "", r.request)
+    def error(
+        self, status: int, headers: Mapping[str, str], body: bytes, method: str, url: str
+    ) -> AISError:
+        text = _text(body)
+        exc = classify(status, text, method)
+        # A failed HEAD has no body; the server sends its error document in a header instead.
+        if not text and method.lower() == HTTP_METHOD_HEAD:
+            text = headers.get(HEADER_ERROR, "")
+        return exc(status, text, url, None)

@@ -4,6 +4,7 @@ seeded shuffles, the listing cache, mid-epoch resume, object groups without a HE
 
 from __future__ import annotations
 
+import inspect
 import os
 import pickle
 import uuid
@@ -21,6 +22,8 @@ from aistore.pytorch import (  # noqa: E402
     AISBaseMapDataset,
     AISIterDataset,
     AISMapDataset,
+    AISParallelMapDataset,
+    AISShardReader,
     DynamicBatchSampler,
 )
 from aistore.pytorch.batch_iter_dataset import AISBatchIterDataset  # noqa: E402
@@ -510,3 +513,44 @@ def test_map_base_is_still_a_dataset(data: Any) -> None:
     b1, _, _ = data
     assert isinstance(AISMapDataset(b1), AISBaseMapDataset)
     assert isinstance(pickle.loads(pickle.dumps(AISMapDataset(b1))), AISMapDataset)
+
+
+def _doc_example(cls: type) -> dict[str, Any]:
+    """Run the `Example:` of `cls`'s docstring: the subclass it teaches."""
+    doc = cls.__doc__ or ""
+    prompts = [line.strip() for line in doc[doc.index("Example:") :].splitlines()]
+    code = [line[4:].split("  # doctest")[0] for line in prompts if line[:4] in (">>> ", "... ")]
+    namespace: dict[str, Any] = {cls.__name__: cls}
+    exec("\n".join(code), namespace)  # noqa: S102 - our own docstring
+    return namespace
+
+
+def test_documented_iter_subclass_splits_and_resumes_exactly(data: Any) -> None:
+    """The subclass the base class's docstring teaches is written as the built-ins are: it gets
+    the split, and resumes at the next object, not the one it was reading."""
+    b1, b2, _ = data
+    sizes = _doc_example(AISBaseIterDataset)["Sizes"]
+    expected = [len(content) for _, content in _all(data)]
+    got: list[int] = []
+    for rank in range(2):
+        got += list(
+            DataLoader(sizes([b1, b2], rank=rank, world_size=2), batch_size=None, num_workers=2)
+        )
+    assert sorted(int(n) for n in got) == sorted(expected)
+    ds = sizes([b1, b2])
+    it = iter(ds)
+    head = [next(it) for _ in range(5)]
+    resumed = sizes([b1, b2])
+    resumed.load_state_dict(ds.state_dict())
+    assert head + list(resumed) == expected
+    for builtin in (AISIterDataset, AISShardReader, AISBatchIterDataset):
+        assert "self._start_epoch()" in inspect.getsource(builtin.__iter__), builtin
+
+
+def test_documented_map_subclass_is_how_the_builtins_index(data: Any) -> None:
+    b1, _, contents = data
+    sizes = _doc_example(AISBaseMapDataset)["Sizes"]
+    ds = sizes(b1)
+    assert [ds[i] for i in range(len(ds))] == [len(v) for _, v in _items(b1, contents)]
+    for builtin in (AISMapDataset, AISParallelMapDataset):
+        assert "self._get_object(index)" in inspect.getsource(builtin.__getitem__), builtin

@@ -22,7 +22,7 @@ from typing import Any
 import requests
 from urllib3.response import HTTPResponse
 
-from aistore._internal.body import BodyReader
+from aistore._internal.body import Reply
 from aistore.sdk.batch.errors import MultipartDecodeError
 from aistore.sdk.batch.extractor.archive_stream_extractor import ArchiveStreamExtractor
 from aistore.sdk.batch.extractor.extractor_registry import get_extractor
@@ -268,38 +268,34 @@ class Batch:
             params[QPARAM_COLOC] = str(self.request.colocation)
         body = encode_request(self.request)
         headers = {HEADER_CONTENT_TYPE: JSON_CONTENT_TYPE}
-        native = None
+        options = {} if tar_buffer_size is None else {"buffer_size": tar_buffer_size}
         if self.request.streaming_get and not raw:
-            # The native client when it can: requests costs ~300 us per request.
-            native = self.request_client.request_stream(
-                HTTP_METHOD_GET, path, body, headers=headers, params=params, drain=_DRAIN_LIMIT
+            # Sent by the transport `select_transport` picks (the native client when it can);
+            # the extractor reads the archive as it streams in and closes the reply.
+            reply = self.request_client.send(
+                HTTP_METHOD_GET, path, _open_reply, headers=headers, params=params, body=body
             )
-        response = None
-        if native is None:
-            response = self.request_client.request(
-                HTTP_METHOD_GET, path, params=params, headers=headers, stream=True, data=body
-            )
+            snapshot = self._snapshot(clear_batch)
+            return self.extractor.extract(_Reply(reply), reply, snapshot, None, **options)
+        response = self.request_client.request(
+            HTTP_METHOD_GET, path, params=params, headers=headers, stream=True, data=body
+        )
         if raw:
-            assert response is not None
             if clear_batch:
                 self.clear()
             raw_response: HTTPResponse = response.raw
             return raw_response
+        snapshot = self._snapshot(clear_batch)
+        return self._extract_multipart(response, decode_as_stream, snapshot, options)
+
+    def _snapshot(self, clear_batch: bool) -> MossReq:
+        """The request as sent, for the extractor; the batch is emptied when asked to."""
         snapshot = self.request.model_copy()
         if clear_batch:
             self.clear()  # the snapshot keeps the list that was sent
         else:
             snapshot.moss_in = list(self.requests_list)
-        options = {} if tar_buffer_size is None else {"buffer_size": tar_buffer_size}
-        if native is not None:
-            return self.extractor.extract(native, native, snapshot, None, **options)
-        assert response is not None
-        if snapshot.streaming_get:
-            reader = BodyReader(response)
-            return self.extractor.extract(
-                _Reply(response, reader), reader, snapshot, None, **options
-            )
-        return self._extract_multipart(response, decode_as_stream, snapshot, options)
+        return snapshot
 
     def _extract_multipart(
         self,
@@ -316,7 +312,7 @@ class Batch:
             moss_resp = MossResp.model_validate_json(meta_bytes.decode(decoder.encoding))
             _, archive = next(parts)
             data = archive if decode_as_stream else io.BytesIO(archive)
-            reply = _Reply(response, decoder.body) if decoder.body is not None else response
+            reply: Any = _Reply(decoder.body) if decoder.body is not None else response
         except StopIteration as err:
             response.close()
             raise MultipartDecodeError("multipart reply has fewer than two parts") from err
@@ -333,29 +329,22 @@ class Batch:
         return f"Batch(objects={len(self)}, format={self.request.output_format})"
 
 
-class _Reply:
-    """The response as an extractor closes it: the few bytes left after the archive (its last
-    block, the chunked coding's end, a closing multipart delimiter) are read first, so that the
-    connection goes back to the pool instead of being dropped. A reply abandoned early, with
-    more than `_DRAIN_LIMIT` left, is closed as it is."""
+def _open_reply(reply: Reply) -> Reply:
+    """The reply itself, still open: its new owner, the extractor, reads and closes it."""
+    return reply
 
-    def __init__(self, response: requests.Response, body: BodyReader) -> None:
-        self._response = response
-        self._body = body
+
+class _Reply:
+    """The reply as an extractor closes it: the few bytes left after the archive (its last
+    block, the chunked coding's end, a closing multipart delimiter) are read first, so that the
+    connection is kept instead of dropped. A reply abandoned early, with more than
+    `_DRAIN_LIMIT` left, is closed as it is."""
+
+    def __init__(self, reply: Reply) -> None:
+        self._reply = reply
 
     def close(self) -> None:
-        try:
-            scratch = memoryview(bytearray(64 * 1024))
-            left = _DRAIN_LIMIT
-            while left > 0:
-                n = self._body.readinto(scratch)
-                if n == 0:
-                    break  # the end: BodyReader has returned the connection to the pool
-                left -= n
-        except Exception:  # noqa: BLE001 - draining is an optimization; closing is the point
-            logger.debug("could not drain the rest of a batch reply", exc_info=True)
-        finally:
-            self._response.close()
+        self._reply.close(_DRAIN_LIMIT)
 
 
 _DRAIN_LIMIT = 1 << 20

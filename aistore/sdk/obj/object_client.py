@@ -13,7 +13,7 @@ from typing import TypeVar
 import requests
 from tenacity import Retrying
 
-from aistore._internal.body import BodyReader, StreamedReply
+from aistore._internal.body import BodyReader, Reply, StreamedReply
 from aistore.sdk.const import (
     HEADER_RANGE,
     HTTP_METHOD_GET,
@@ -29,6 +29,20 @@ from aistore.sdk.obj.object_attributes import ObjectAttributes
 from aistore.sdk.request_client import RequestClient
 
 __all__ = ["ObjectClient"]
+
+
+def _read_all(reply: Reply) -> bytes:
+    try:
+        return reply.read_all()
+    finally:
+        reply.close()
+
+
+def _headers(reply: Reply) -> Mapping[str, str]:
+    headers = reply.headers
+    reply.close()
+    return headers
+
 
 ByteRange = tuple[int | None, int | None]
 T = TypeVar("T")
@@ -106,13 +120,14 @@ class ObjectClient:
         retrying: Retrying | None = None,
     ) -> T:
         """GET bytes [start, end) and let `read` consume a successful reply (through the native
-        client when it can, see `RequestClient.read_get`); a transport error while sending or
+        client when it can, see `RequestClient.send`); a transport error while sending or
         inside `read` repeats both under `retrying` (the client's network policy by default).
         Error statuses raise without retry.
         """
         headers = {**self._request_headers, HEADER_RANGE: f"bytes={start}-{end - 1}"}
         return self._refreshing_target(
-            lambda rc: rc.read_get(
+            lambda rc: rc.send(
+                HTTP_METHOD_GET,
                 self._request_path,
                 read,
                 headers=headers,
@@ -129,17 +144,22 @@ class ObjectClient:
     def head(self, props: str = "checksum,atime,version,custom") -> ObjectAttributes:
         """Selective (v2) HEAD with `props` ("name,size" when empty)."""
         params = {**self._request_params, QPARAM_PROPS: props or "name,size"}
-        resp = self._request_client.request(
-            HTTP_METHOD_HEAD, path=self._request_path, params=params
+        headers = self._request_client.send(
+            HTTP_METHOD_HEAD, self._request_path, _headers, params=params, stream=False
         )
-        return ObjectAttributes(resp.headers)
+        return ObjectAttributes(headers)
 
     def read_all(self) -> bytes:
         """The whole content in one `bytes`, each byte copied once from the socket."""
         headers = self._headers_at(0)
         return self._refreshing_target(
-            lambda rc: rc.request_body(
-                HTTP_METHOD_GET, self._request_path, params=self._request_params, headers=headers
+            lambda rc: rc.send(
+                HTTP_METHOD_GET,
+                self._request_path,
+                _read_all,
+                headers=headers,
+                params=self._request_params,
+                stream=False,
             )
         )
 

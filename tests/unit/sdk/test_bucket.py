@@ -198,5 +198,6 @@ def test_cluster_calls(server: FakeServer, client: Client) -> None:
 
 def test_is_ready_false_on_any_failure(client: Client) -> None:
     dead = Client("http://127.0.0.1:1", timeout=(0.2, 0.2), retry_config=client.retry_config)
-    dead._request_client._retrying = dead._request_client._retrying.copy(stop=lambda s: True)
+    manager = dead._request_client._retry_manager
+    manager._retrying = manager._retrying.copy(stop=lambda s: True)
     assert dead.cluster().is_ready() is False

@@ -28,7 +28,10 @@ PUBLIC_MODULES = [
     "aistore.sdk.list_object_flag",
     "aistore.sdk.retry_config",
     "aistore.sdk.request_client",
+    "aistore.sdk.request_executor",
     "aistore.sdk.response_handler",
+    "aistore.sdk.retry_manager",
+    "aistore.sdk.session_manager",
     "aistore.sdk.utils",
     "aistore.sdk.archive_config",
     "aistore.sdk.blob_download_config",
@@ -163,6 +166,11 @@ OFFICIAL = {
     "aistore.sdk.provider": ["Provider"],
     "aistore.sdk.enums": ["FLTPresence", "Colocation", "LogSeverity", "NodeFilter"],
     "aistore.sdk.retry_config": ["RetryConfig", "ColdGetConf", "NETWORK_RETRY_EXCEPTIONS"],
+    "aistore.sdk.session_manager": ["SessionManager"],
+    "aistore.sdk.request_executor": ["RequestExecutor"],
+    "aistore.sdk.retry_manager": ["RetryManager"],
+    "aistore.sdk.request_client": ["RequestClient"],
+    "aistore.sdk.response_handler": ["ResponseHandler", "AISResponseHandler"],
     "aistore.sdk.const": [
         "HEADER_RANGE", "AIS_PRESENT", "AIS_CHUNKS_COUNT", "HEADER_INV_NAME",
         "DEFAULT_CHUNK_SIZE", "DEFAULT_PARALLEL_CHUNK_SIZE", "PROPS_CHUNKED", "XX_HASH_SEED",
@@ -208,3 +216,29 @@ def test_public_classes_have_docstring_examples() -> None:
 
 def test_root_package() -> None:
     assert aistore.Client is importlib.import_module("aistore.sdk.client").Client
+
+
+# The official SDK's request seams: constructor parameters and public members, in its order.
+SEAMS = {
+    "aistore.sdk.session_manager.SessionManager": (
+        ["retry", "ca_cert", "skip_verify", "client_cert", "max_pool_size"],
+        ["retry", "ca_cert", "client_cert", "skip_verify", "session"],
+    ),
+    "aistore.sdk.request_executor.RequestExecutor": (
+        ["base_url", "session_manager", "token", "timeout"],
+        ["base_url", "session_manager", "token", "timeout", "request", "request_absolute"],
+    ),
+    "aistore.sdk.retry_manager.RetryManager": (
+        ["executor", "retry_config"],
+        ["retry_config", "with_retry"],
+    ),
+}
+
+
+@pytest.mark.parametrize("path", SEAMS)
+def test_request_seams_keep_the_official_shape(path: str) -> None:
+    module, _, name = path.rpartition(".")
+    cls = getattr(importlib.import_module(module), name)
+    params, members = SEAMS[path]
+    assert list(inspect.signature(cls).parameters) == params
+    assert all(hasattr(cls, member) for member in members)

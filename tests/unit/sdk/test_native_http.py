@@ -1,5 +1,5 @@
-"""The native GET path (`Transport.fetch` over `_native.HttpClient`): what it sends, what it
-hands back to the regular path, and the transport faults it must survive."""
+"""The native transport (`NativeTransport` over `_native.HttpClient`): what it sends, the
+replies it reads, and the transport faults it must survive."""
 
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ import requests
 from _fakes import FakeServer, Reply, fast_retry_config
 
 from aistore import Client, _native
-from aistore._internal.body import NativeBodyReader
+from aistore._internal.body import NativeReply
+from aistore._internal.body import Reply as AnyReply
 from aistore.sdk.errors import AISError, ErrBckNotFound, ErrObjNotFound
 
 PAYLOAD = bytes(range(256)) * 400  # 100 KiB
@@ -40,10 +41,11 @@ def test_error_reply_gives_fields_and_small_body(server: FakeServer) -> None:
     assert ("X-Why", "test") in fields  # type: ignore[operator]
 
 
-def test_large_error_body_is_dropped(server: FakeServer) -> None:
+def test_large_error_body_comes_as_a_stream(server: FakeServer) -> None:
     server.route = lambda req: Reply(500, PAYLOAD)
     status, body, fields = _native_get(server)
-    assert (status, body) == (500, None) and fields
+    assert status == 500 and isinstance(body, _native.HttpResponse) and fields
+    body.close()
 
 
 @pytest.mark.parametrize(
@@ -54,16 +56,17 @@ def test_large_error_body_is_dropped(server: FakeServer) -> None:
     ],
     ids=["chunked", "gzip"],
 )
-def test_bodies_it_cannot_take_go_the_regular_way(
+def test_bodies_without_length_or_with_coding_are_streamed(
     server: FakeServer, client: Client, reply: Reply
 ) -> None:
     server.route = lambda req: reply
     status, body, fields = _native_get(server)
-    assert (status, body, fields) == (200, None, None)
+    assert status == 200 and isinstance(body, _native.HttpResponse) and fields is None
+    body.close()
     expected = b"hello" if "Transfer-Encoding" in reply.headers else PAYLOAD
     server.requests.clear()
     assert client.bucket("b").object("o").get_reader().read_all() == expected
-    assert len(server.requests) == 2  # the native try, then requests
+    assert len(server.requests) == 1  # read by the native client, never sent again
 
 
 def test_sends_sdk_headers_and_reuses_one_connection(server: FakeServer) -> None:
@@ -192,13 +195,14 @@ def test_forked_child_opens_its_own_connection(server: FakeServer, client: Clien
     assert parent == parent_again != child
 
 
-def test_malformed_reply_goes_the_regular_way(server: FakeServer, client: Client) -> None:
+def test_malformed_reply_is_a_network_error(server: FakeServer, client: Client) -> None:
     server.route = lambda req: Reply(200, PAYLOAD, {"Content-Length": "many"}, close_after=True)
     with pytest.raises(_native.HttpError):
         _native_get(server)
     server.requests.clear()
-    assert client.bucket("b").object("o").get_reader().read_all() == PAYLOAD  # read to the end
-    assert len(server.requests) == 2
+    with pytest.raises(requests.ConnectionError):
+        client.bucket("b").object("o").get_reader().read_all()
+    assert len(server.requests) == 3  # the network policy's attempts, nothing more
 
 
 def _chunked(pieces: list[bytes]) -> bytes:
@@ -208,7 +212,12 @@ def _chunked(pieces: list[bytes]) -> bytes:
 CHUNKED = {"Transfer-Encoding": "chunked"}
 
 
-def _read_to_end(reader: NativeBodyReader, size: int = 1 << 20) -> list[bytes]:
+def _open(reply: AnyReply) -> AnyReply:
+    assert isinstance(reply, NativeReply)  # plain HTTP: the native transport serves it
+    return reply
+
+
+def _read_to_end(reader: AnyReply, size: int = 1 << 20) -> list[bytes]:
     buf = bytearray(size)
     pieces = []
     while n := reader.readinto(memoryview(buf)):
@@ -221,10 +230,9 @@ def test_stream_sends_body_and_decodes_chunks(server: FakeServer, client: Client
     server.route = lambda req: Reply(200, _chunked(pieces), CHUNKED)
     rc = client._request_client
     for _ in range(2):
-        reader = rc.request_stream("GET", "ml/moss", b'{"in":[]}', params={"x": "1"}, drain=1024)
-        assert reader is not None
+        reader = rc.send("GET", "ml/moss", _open, body=b'{"in":[]}', params={"x": "1"})
         got = _read_to_end(reader)
-        reader.close()
+        reader.close(1024)
         assert b"".join(got) == b"".join(pieces)
         assert len(got) < len(pieces)  # what has arrived is taken in one call, not per chunk
     first, second = server.requests
@@ -236,10 +244,9 @@ def test_stream_closed_early_drops_the_connection(server: FakeServer, client: Cl
     server.route = lambda req: Reply(200, _chunked([PAYLOAD] * 4), CHUNKED)
     rc = client._request_client
     for _ in range(2):
-        reader = rc.request_stream("GET", "ml/moss", b"{}", drain=1024)
-        assert reader is not None
+        reader = rc.send("GET", "ml/moss", _open, body=b"{}")
         assert reader.readinto(memoryview(bytearray(10))) == 10
-        reader.close()
+        reader.close(1024)
         reader.close()  # idempotent
     first, second = server.requests
     assert first.peer_port != second.peer_port
@@ -248,15 +255,17 @@ def test_stream_closed_early_drops_the_connection(server: FakeServer, client: Cl
 def test_stream_error_status_raises_once(server: FakeServer, client: Client) -> None:
     server.route = lambda req: Reply(400, b'{"message":"bad batch","status":400}')
     with pytest.raises(AISError) as info:
-        client._request_client.request_stream("GET", "ml/moss", b"{}")
+        client._request_client.send("GET", "ml/moss", _open, body=b"{}")
     assert info.value.status_code == 400 and "bad batch" in str(info.value)
     assert len(server.requests) == 1
 
 
-def test_stream_leaves_retried_statuses_to_requests(server: FakeServer, client: Client) -> None:
+def test_stream_retried_statuses_follow_the_status_policy(server: FakeServer) -> None:
     server.route = lambda req: Reply(503, b"busy")
-    assert client._request_client.request_stream("GET", "ml/moss", b"{}") is None
-    assert len(server.requests) == 1
+    client = Client(server.url, retry_config=fast_retry_config(http_total=2))
+    with pytest.raises(requests.exceptions.RetryError):
+        client._request_client.send("GET", "ml/moss", _open, body=b"{}")
+    assert len(server.requests) == 3  # the first try and two status retries
 
 
 def test_stream_body_follows_redirect(server: FakeServer, client: Client) -> None:
@@ -264,8 +273,7 @@ def test_stream_body_follows_redirect(server: FakeServer, client: Client) -> Non
     try:
         target.route = lambda req: Reply(200, _chunked([b"archive"]), CHUNKED)
         server.route = lambda req: Reply(307, b"", {"Location": f"{target.url}{req.path}"})
-        reader = client._request_client.request_stream("GET", "ml/moss", b'{"a":1}')
-        assert reader is not None
+        reader = client._request_client.send("GET", "ml/moss", _open, body=b'{"a":1}')
         assert _read_to_end(reader) == [b"archive"]
         reader.close()
         assert target.requests[0].body == b'{"a":1}'
@@ -276,8 +284,7 @@ def test_stream_body_follows_redirect(server: FakeServer, client: Client) -> Non
 def test_stream_cut_short_raises_chunked_encoding_error(server: FakeServer, client: Client) -> None:
     body = _chunked([PAYLOAD] * 4)
     server.route = lambda req: Reply(200, body, CHUNKED, cut_after=len(body) // 2)
-    reader = client._request_client.request_stream("GET", "ml/moss", b"{}")
-    assert reader is not None
+    reader = client._request_client.send("GET", "ml/moss", _open, body=b"{}")
     with pytest.raises(requests.exceptions.ChunkedEncodingError):
         _read_to_end(reader, 4096)
     reader.close()
@@ -306,22 +313,22 @@ def test_stream_keeps_its_client_alive(server: FakeServer) -> None:
     del http
     gc.collect()
     assert ref() is not None  # held by the stream
-    assert b"".join(_read_to_end(NativeBodyReader(stream))) == PAYLOAD
+    assert b"".join(_read_to_end(NativeReply(stream))) == PAYLOAD
     stream.close()  # gives the connection back to the pool of the client it came from
     del stream
     gc.collect()
     assert ref() is None
 
 
-def _open(http: _native.HttpClient, server: FakeServer) -> _native.HttpResponse:
+def _open_native(http: _native.HttpClient, server: FakeServer) -> _native.HttpResponse:
     host, port = server.url.removeprefix("http://").split(":")
     return http.open(host, int(port), "GET", "/o", [], b"", 2.0, 30.0)
 
 
 def test_abort_wakes_a_read_blocked_in_another_thread(server: FakeServer) -> None:
     server.route = lambda req: Reply(200, PAYLOAD, cut_after=1000, stall=10)
-    stream = _open(_native.HttpClient(), server)
-    reader = NativeBodyReader(stream)
+    stream = _open_native(_native.HttpClient(), server)
+    reader = NativeReply(stream)
     errors: list[BaseException] = []
 
     def read() -> None:
@@ -346,15 +353,52 @@ def test_abort_wakes_a_read_blocked_in_another_thread(server: FakeServer) -> Non
 def test_an_aborted_reply_never_serves_again(server: FakeServer) -> None:
     server.route = lambda req: Reply(200, PAYLOAD)
     http = _native.HttpClient()
-    kept, aborted = _open(http, server), _open(http, server)  # two connections
+    kept, aborted = _open_native(http, server), _open_native(http, server)  # two connections
     for stream in (kept, aborted):
-        assert b"".join(_read_to_end(NativeBodyReader(stream))) == PAYLOAD
+        assert b"".join(_read_to_end(NativeReply(stream))) == PAYLOAD
     kept.close()  # back in the pool
     aborted.abort()  # read to its end, but shut down: closed, not pooled
     aborted.close()
     kept.abort()  # closed: a no-op that must not reach the pooled connection
-    last = _open(http, server)
-    assert b"".join(_read_to_end(NativeBodyReader(last))) == PAYLOAD
+    last = _open_native(http, server)
+    assert b"".join(_read_to_end(NativeReply(last))) == PAYLOAD
     last.close()
     first, second, third = (req.peer_port for req in server.requests)
     assert first != second and third == first  # the pool held the kept connection alone
+
+
+def _tar(members: dict[str, bytes]) -> bytes:
+    import io
+    import tarfile
+
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w") as tar:
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return out.getvalue()
+
+
+class _NoPythonReads(NativeReply):
+    def readinto(self, buf: memoryview) -> int:
+        raise AssertionError("the archive reader must read the native reply in C++")
+
+
+def test_archive_reader_reads_a_native_reply_in_cpp(server: FakeServer) -> None:
+    from aistore._internal.archive_stream import read_archive
+
+    members = {f"m{i}": bytes([i]) * (i * 1000) for i in range(20)}
+    archive = _tar(members)
+    server.route = lambda req: Reply(200, _chunked([archive[:7000], archive[7000:]]), CHUNKED)
+    reply = _NoPythonReads(_open_native(_native.HttpClient(), server))
+    assert {m.name: m.data for m in read_archive(reply)} == members
+    reply.close()
+
+
+def test_archive_reader_on_a_native_reply_cut_short(server: FakeServer, client: Client) -> None:
+    archive = _tar({"m0": os.urandom(1000), "m1": os.urandom(400_000)})  # cut inside m1
+    server.route = lambda req: Reply(200, archive, cut_after=len(archive) // 2)
+    batch = client.batch(["m0", "m1"], bucket=client.bucket("b"))
+    with pytest.raises(requests.exceptions.ChunkedEncodingError):
+        list(batch.get())

@@ -17,6 +17,7 @@ from aistore._internal.archive_stream import (
     ArchiveFormatError,
     read_archive,
 )
+from aistore._internal.error_map import translate
 from aistore._internal.multipart import MultipartError
 from aistore.sdk.batch.types import MossOut, MossReq, MossResp, decode_opaque, trusted
 from aistore.sdk.const import GB_MISSING_FILES_DIR
@@ -81,7 +82,17 @@ class ArchiveStreamExtractor:
         index = 0
         try:
             label = f"GetBatch {self._archive_type} reply"
-            for member in read_archive(data_stream, label, self._read_buffer(**options)):
+            members = read_archive(data_stream, label, self._read_buffer(**options))
+            while True:
+                try:
+                    member = next(members, None)
+                except OSError as err:  # a native reply's transport errors (see error_map)
+                    mapped = translate(err, "read")
+                    if mapped is err:
+                        raise
+                    raise mapped from err
+                if member is None:
+                    break
                 if index >= count:
                     raise RuntimeError(
                         f"missing batch metadata for archive member {index} "
