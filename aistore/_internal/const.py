@@ -248,3 +248,52 @@ GB_ERR_MSG = "err_msg"
 GB_SIZE = "size"
 GB_OUT = "out"
 GB_UUID = "uuid"
+
+# ETL, dSort and AuthN REST paths, queries and headers (features served by a cluster with them)
+URL_PATH_ETL = "etl"
+URL_PATH_ETL_LOGS = "logs"
+URL_PATH_DSORT = "sort"
+DSORT_ABORT = "abort"
+DSORT_UUID = "uuid"
+DEFAULT_DSORT_WAIT_TIMEOUT = 300
+URL_PATH_AUTHN_USERS = "users"
+URL_PATH_AUTHN_CLUSTERS = "clusters"
+URL_PATH_AUTHN_ROLES = "roles"
+URL_PATH_AUTHN_TOKENS = "tokens"
+QPARAM_ETL_PIPELINE = "etl_pipeline"
+QPARAM_ETL_FQN = "etl_fqn"
+ETL_WS_PIPELINE = "pipeline"  # keys of an ETL websocket's control message
+ETL_WS_FQN = "fqn"
+ETL_WS_PATH = "path"
+HEADER_DIRECT_PUT_LENGTH = HEADER_PREFIX + "Direct-Put-Length"
+# An ETL server answers 503 with this reason when AIS should retry the whole direct PUT.
+HEADER_ETL_RETRY_REASON = HEADER_PREFIX + "Etl-Retry-Reason"
+ETL_RETRY_REASON_DIRECT_PUT_TRANSIENT = "direct-put-transient"
+AIS_DIRECT_PUT_CHUNK_SIZE = "AIS_DIRECT_PUT_CHUNK_SIZE"  # environment of an ETL container
+AIS_DIRECT_PUT_RETRIES = "AIS_DIRECT_PUT_RETRIES"
+
+# Client defaults
+AWS_DEFAULT_REGION = "us-east-1"
+DEFAULT_LOG_FORMAT = "%(asctime)s %(levelname)s: %(message)s"
+DEFAULT_MAX_BUFFER_SIZE = 64 * KIB
+
+# Multipart bodies (GetBatch's multipart/mixed reply)
+HTTP_BOUNDARY_REGEX = r"boundary=([^;,\s]+)"
+MULTIPART_MARKER = b"--"
+WIN_LINE_END = b"\r\n\r\n"
+UNIX_LINE_END = b"\n\n"
+ASCII_CR = 13
+ASCII_LF = 10
+ASCII_SPACE = 32
+ASCII_TAB = 9
+WHITESPACE_CHARS = {ASCII_CR, ASCII_LF, ASCII_SPACE, ASCII_TAB}
+
+# Filler text the official SDK exports (its examples and tests use it)
+LOREM = (
+    "Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt"
+    " ut labore et dolore magna aliqua."
+)
+DUIS = (
+    "Duis aute irure dolor in reprehenderit in voluptate velit esse cillum dolore eu fugiat nulla"
+    " pariatur."
+)

@@ -263,3 +263,21 @@ class InsufficientSharedMemoryError(MemoryError):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.requested, self.available, self.action))
+
+
+class ETLDirectPutTransientError(Exception):
+    """An ETL server's direct PUT to the next stage lost its connection before any reply (safe
+    to retry). `bail_without_local_retry`: the source body could not be replayed, so the ETL
+    server answers 503 with `Ais-Etl-Retry-Reason: direct-put-transient` and AIS retries the
+    whole PUT; otherwise the ETL server's own retries were spent (502)."""
+
+    def __init__(self, url: str, cause: Exception, bail_without_local_retry: bool = False) -> None:
+        self.url = url
+        self.cause = cause
+        self.bail_without_local_retry = bail_without_local_retry
+        super().__init__(
+            f"direct_put to {url!r} failed with transient error: {type(cause).__name__}({cause})"
+        )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.url, self.cause, self.bail_without_local_retry))

@@ -25,6 +25,7 @@ from aistore.sdk.const import (
     URL_PATH_BUCKETS,
     URL_PATH_CLUSTER,
     URL_PATH_DAEMON,
+    URL_PATH_ETL,
     URL_PATH_HEALTH,
     URL_PATH_REVERSE,
     WHAT_ALL_RUNNING_STATUS,
@@ -43,7 +44,6 @@ __all__ = ["Cluster"]
 logger = logging.getLogger(__name__)
 
 # The ETL API under /v1 (its constant belongs in const.py, which another branch rewrites).
-_URL_PATH_ETL = "etl"
 
 
 class Cluster:
@@ -81,7 +81,7 @@ class Cluster:
         Our server runs no ETL: it refuses the request, raised as `AISError`.
         """
         wanted = stages if stages is not None else [ETL_STAGE_RUNNING]
-        resp = self._client.request(HTTP_METHOD_GET, _URL_PATH_ETL)
+        resp = self._client.request(HTTP_METHOD_GET, URL_PATH_ETL)
         infos = TypeAdapter(list[ETLInfo]).validate_json(resp.content)
         return [info for info in infos if info.stage in wanted]
 

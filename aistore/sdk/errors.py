@@ -11,6 +11,7 @@
     │       ├── ErrBckAlreadyExists         409 naming a bucket (not on GET)
     │       ├── ErrETLNotFound              404 mentioning "etl job"
     │       └── ErrETLAlreadyExists         409 mentioning "etl job"
+    ├── ETLDirectPutTransientError  an ETL server's direct PUT lost its connection
     ├── InvalidBckProvider, Timeout, JobInfoNotFound, UnexpectedHTTPStatusCode,
     │   InvalidURLException, NoTargetError, InvalidObjectRangeIndex
     ├── ObjectChangedError         (ours) the object changed during a parallel download
@@ -45,6 +46,7 @@ from aistore._internal.errors import (
     ErrGETConflict,
     ErrObjNotFound,
     ErrRemoteBckNotFound,
+    ETLDirectPutTransientError,
     InsufficientSharedMemoryError,
     InvalidBckProvider,
     InvalidObjectRangeIndex,
@@ -64,6 +66,7 @@ for _cls in (
     ErrBckAlreadyExists,
     ErrBckNotFound,
     ErrETLAlreadyExists,
+    ETLDirectPutTransientError,
     ErrETLNotFound,
     ErrGETConflict,
     ErrObjNotFound,
@@ -88,6 +91,7 @@ __all__ = [
     "APIRequestError",
     "ErrBckAlreadyExists",
     "ErrBckNotFound",
+    "ETLDirectPutTransientError",
     "ErrETLAlreadyExists",
     "ErrETLNotFound",
     "ErrGETConflict",

@@ -12,6 +12,7 @@ Example:
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 from urllib.parse import urlencode, urljoin
@@ -31,7 +32,9 @@ from aistore.sdk.retry_manager import ErrorReply, RetryManager
 from aistore.sdk.session_manager import SessionManager
 from aistore.sdk.types import Smap
 
-__all__ = ["RequestClient"]
+__all__ = ["RequestClient", "logger"]
+
+logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 R = TypeVar("R")

@@ -23,6 +23,7 @@ Example:
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -37,7 +38,9 @@ from aistore._internal.transport import MAX_ERROR_BODY
 from aistore.sdk.request_executor import RequestExecutor
 from aistore.sdk.retry_config import RetryConfig
 
-__all__ = ["RetryManager"]
+__all__ = ["RetryManager", "logger"]
+
+logger = logging.getLogger(__name__)
 
 R = TypeVar("R")
 

@@ -18,11 +18,26 @@ from requests.adapters import HTTPAdapter
 from urllib3.util.retry import Retry
 
 from aistore import _native
-from aistore._internal.config import ClientCert, resolve_verify
+from aistore._internal.config import (
+    ClientCert,
+    resolve_client_cert,
+    resolve_skip_verify,
+    resolve_verify,
+)
 from aistore._internal.transport import environment_matters
 from aistore.sdk.const import HTTP, HTTPS
 
-__all__ = ["SessionManager"]
+__all__ = ["SessionManager", "resolve_ssl_config"]
+
+
+def resolve_ssl_config(
+    skip_verify: bool = False, ca_cert: str | None = None, client_cert: ClientCert | None = None
+) -> tuple[bool | str, ClientCert | None]:
+    """The `requests` (verify, cert) pair from the arguments, else the environment: verify is
+    False (skip), a CA bundle path (`ca_cert`, `AIS_CLIENT_CA`) or True (system CAs); cert is a
+    client certificate for mutual TLS (`client_cert`, `AIS_CRT` + `AIS_CRT_KEY`) or None."""
+    verify = resolve_verify(resolve_skip_verify(skip_verify), ca_cert)
+    return verify, resolve_client_cert(client_cert)
 
 
 class SessionManager:

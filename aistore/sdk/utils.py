@@ -8,19 +8,43 @@ Example:
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
-from urllib.parse import urlparse
+from typing import Any, TypeVar
+from urllib.parse import ParseResult, parse_qsl, urlparse
 
 import requests
+from pydantic import BaseModel
+from urllib3.exceptions import MaxRetryError, ReadTimeoutError
 
 from aistore._internal import braces, codec, error_map, hrw
 from aistore._internal.config import parse_bool as _parse_bool
-from aistore.sdk.const import XX_HASH_SEED
+from aistore._internal.provider import Provider, provider_aliases
+from aistore.sdk.const import (
+    DEFAULT_LOG_FORMAT,
+    QPARAM_PROVIDER,
+    URL_PATH_OBJECTS,
+    XX_HASH_SEED,
+)
 
 __all__ = [
+    "BUCKET_CHARS",
+    "CONST1",
+    "CONST2",
+    "GOLDEN_RATIO",
+    "HttpError",
+    "MASK",
+    "MAX_BUCKET_PART_LEN",
+    "ROTATION_BITS",
+    "URL_PROVIDERS",
+    "convert_to_seconds",
     "decode_response",
+    "get_logger",
+    "get_object_url_components",
+    "get_provider_from_request",
+    "is_read_timeout",
+    "parse_request_url",
     "expand_braces",
     "extract_and_parse_url",
     "get_digest",
@@ -33,6 +57,107 @@ __all__ = [
     "validate_file",
     "xoshiro256_hash",
 ]
+
+
+T = TypeVar("T")
+
+# The constants of the cluster's 64-bit mixing function (xoshiro256** finalizer, splitmix64).
+MASK = 0xFFFFFFFFFFFFFFFF
+GOLDEN_RATIO = 0x9E3779B97F4A7C15
+CONST1 = 0xBF58476D1CE4E5B9
+CONST2 = 0x94D049BB133111EB
+ROTATION_BITS = 7
+
+# Pieces of `provider://bucket/object` URLs: the provider names and aliases, a bucket's
+# characters and the longest bucket part (@uuid(32)#namespace(32)/bucket(64) and separators).
+URL_PROVIDERS = "|".join([p.value for p in Provider] + list(provider_aliases))
+MAX_BUCKET_PART_LEN = 132
+BUCKET_CHARS = r"[A-Za-z0-9@#._-]"
+
+
+class HttpError(BaseModel):
+    """An AIS error document (the JSON body of an error reply).
+
+    Example:
+        >>> HttpError.model_validate_json('{"status_code": 404, "message": "not found"}').message
+        'not found'
+    """
+
+    status_code: int
+    message: str = ""
+    method: str = ""
+    url_path: str = ""
+    remote_addr: str = ""
+    caller: str = ""
+    node: str = ""
+
+
+def get_logger(name: str, log_format: str = DEFAULT_LOG_FORMAT) -> logging.Logger:
+    """The logger `name`, given a stderr handler with `log_format` the first time (it does not
+    propagate to the root logger)."""
+    logger = logging.getLogger(name)
+    if not logger.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter(log_format))
+        logger.addHandler(handler)
+    logger.propagate = False
+    return logger
+
+
+def convert_to_seconds(time_val: str | int) -> int:
+    """Seconds in `10`, `"10"`, `"5s"`, `"10m"`, `"2h"` or `"3d"`; ValueError otherwise."""
+    if isinstance(time_val, int):
+        return time_val
+    if not isinstance(time_val, str) or not time_val.strip():
+        raise ValueError("Time value must be a non-empty string or integer.")
+    text = time_val.strip()
+    if text.isdigit():
+        return int(text)
+    num, unit = text[:-1], text[-1]
+    seconds = {"s": 1, "m": 60, "h": 3600, "d": 86400}.get(unit)
+    if seconds is None:
+        raise ValueError(f"Unsupported time unit: '{unit}'. Use 's', 'm', 'h', or 'd'.")
+    if not num.isdigit():
+        raise ValueError(f"Invalid numeric value in time: '{num}'.")
+    return int(num) * seconds
+
+
+def is_read_timeout(exc: requests.ConnectionError) -> bool:
+    """Whether a `requests.ConnectionError` wraps urllib3's read timeout (after its retries)."""
+    inner = exc.args[0] if exc.args else None
+    return isinstance(inner, MaxRetryError) and isinstance(inner.reason, ReadTimeoutError)
+
+
+def parse_request_url(req: requests.Request | requests.PreparedRequest) -> ParseResult:
+    """The parsed URL of a request (ValueError if it has none)."""
+    if not isinstance(req.url, str):
+        raise ValueError(f"Cannot parse request with non-string URL: {req.url!r}")
+    return urlparse(req.url)
+
+
+def get_provider_from_request(req: requests.Request | requests.PreparedRequest) -> Provider:
+    """The bucket provider a request names in its `provider` query parameter."""
+    if isinstance(req, requests.Request):
+        qparams = dict(req.params or {})
+    else:
+        qparams = dict(parse_qsl(parse_request_url(req).query))
+    if not qparams:
+        raise ValueError("Cannot parse provider from request with no query params")
+    return Provider.parse(qparams.get(QPARAM_PROVIDER, ""))
+
+
+def get_object_url_components(
+    req: requests.PreparedRequest, qparams: list[str]
+) -> tuple[str, dict[str, str]]:
+    """From an object request: its path from `objects/` on (bucket and object as sent) and those
+    of `qparams` it carries (others, e.g. a signing key, are dropped)."""
+    parsed = parse_request_url(req)
+    marker = f"/{URL_PATH_OBJECTS}/"
+    if marker not in parsed.path:
+        raise ValueError(f"Cannot extract object path from request URL: {req.url!r}")
+    path = f"{URL_PATH_OBJECTS}/{parsed.path.split(marker, 1)[1]}"
+    original = dict(parse_qsl(parsed.query))
+    return path, {k: v for k in qparams if (v := original.get(k))}
 
 
 def parse_bool(s: str | None) -> bool:

@@ -12,15 +12,15 @@ import logging
 
 from urllib3.util import Retry
 
-from aistore._internal.transport import SessionManager
 from aistore.sdk.authn.cluster_manager import ClusterManager
 from aistore.sdk.authn.response_handler import AuthNResponseHandler
 from aistore.sdk.authn.role_manager import RoleManager
 from aistore.sdk.authn.token_manager import TokenManager
 from aistore.sdk.authn.types import LoginMsg, TokenMsg
-from aistore.sdk.authn.user_manager import URL_PATH_USERS, UserManager
-from aistore.sdk.const import HTTP_METHOD_POST
+from aistore.sdk.authn.user_manager import UserManager
+from aistore.sdk.const import HTTP_METHOD_POST, URL_PATH_AUTHN_USERS
 from aistore.sdk.request_client import RequestClient
+from aistore.sdk.session_manager import SessionManager
 
 __all__ = ["AuthNClient", "logger"]
 
@@ -82,7 +82,7 @@ class AuthNClient:
         logger.info("Logging in as %s", username)
         token = self._request_client.request_deserialize(
             HTTP_METHOD_POST,
-            f"{URL_PATH_USERS}/{username}",
+            f"{URL_PATH_AUTHN_USERS}/{username}",
             TokenMsg,
             json=LoginMsg(password=password, expires_in=expires_in).as_dict(),
         ).token

@@ -11,7 +11,13 @@ import logging
 from typing import TYPE_CHECKING
 
 from aistore.sdk.authn.types import ClusterInfo, ClusterList
-from aistore.sdk.const import HTTP_METHOD_DELETE, HTTP_METHOD_GET, HTTP_METHOD_POST, HTTP_METHOD_PUT
+from aistore.sdk.const import (
+    HTTP_METHOD_DELETE,
+    HTTP_METHOD_GET,
+    HTTP_METHOD_POST,
+    HTTP_METHOD_PUT,
+    URL_PATH_AUTHN_CLUSTERS,
+)
 from aistore.sdk.response_handler import AISResponseHandler
 
 if TYPE_CHECKING:
@@ -22,7 +28,6 @@ __all__ = ["ClusterManager", "logger"]
 logger = logging.getLogger(__name__)
 
 # AuthN API path of clusters, under /v1.
-URL_PATH_CLUSTERS = "clusters"
 
 
 class ClusterManager:
@@ -45,7 +50,9 @@ class ClusterManager:
 
     def list(self) -> ClusterList:
         """Every registered cluster."""
-        return self._client.request_deserialize(HTTP_METHOD_GET, URL_PATH_CLUSTERS, ClusterList)
+        return self._client.request_deserialize(
+            HTTP_METHOD_GET, URL_PATH_AUTHN_CLUSTERS, ClusterList
+        )
 
     def get(self, cluster_id: str | None = None, cluster_alias: str | None = None) -> ClusterInfo:
         """One cluster, by id or alias.
@@ -57,7 +64,7 @@ class ClusterManager:
         """
         key = _id_or_alias(cluster_id, cluster_alias)
         found = self._client.request_deserialize(
-            HTTP_METHOD_GET, f"{URL_PATH_CLUSTERS}/{key}", ClusterList
+            HTTP_METHOD_GET, f"{URL_PATH_AUTHN_CLUSTERS}/{key}", ClusterList
         )
         if not found.clusters:
             raise RuntimeError(f"No cluster found with ID or alias '{key}'")
@@ -86,7 +93,7 @@ class ClusterManager:
         logger.info("Registering cluster %s (%s) at %s", cluster_alias, uuid, urls)
         self._client.request(
             HTTP_METHOD_POST,
-            path=URL_PATH_CLUSTERS,
+            path=URL_PATH_AUTHN_CLUSTERS,
             json={"id": uuid, "alias": cluster_alias, "urls": urls},
         )
         return self.get(uuid)
@@ -112,7 +119,7 @@ class ClusterManager:
         if urls:
             info.urls = urls
         self._client.request(
-            HTTP_METHOD_PUT, path=f"{URL_PATH_CLUSTERS}/{cluster_id}", json=info.model_dump()
+            HTTP_METHOD_PUT, path=f"{URL_PATH_AUTHN_CLUSTERS}/{cluster_id}", json=info.model_dump()
         )
         return self.get(cluster_id=cluster_id)
 
@@ -123,7 +130,7 @@ class ClusterManager:
             ValueError: neither given.
         """
         key = _id_or_alias(cluster_id, cluster_alias)
-        self._client.request(HTTP_METHOD_DELETE, path=f"{URL_PATH_CLUSTERS}/{key}")
+        self._client.request(HTTP_METHOD_DELETE, path=f"{URL_PATH_AUTHN_CLUSTERS}/{key}")
 
 
 def _id_or_alias(cluster_id: str | None, cluster_alias: str | None) -> str:

@@ -7,7 +7,7 @@ Example:
 
 from __future__ import annotations
 
-import requests
+from collections.abc import Mapping
 
 from aistore.sdk.authn.errors import (
     AuthNError,
@@ -46,10 +46,12 @@ class AuthNResponseHandler(ResponseHandler):
     def exc_class(self) -> type[AuthNError]:
         return AuthNError
 
-    def parse_error(self, r: requests.Response) -> AuthNError:
-        message = r.text
+    def error(
+        self, status: int, headers: Mapping[str, str], body: bytes, method: str, url: str
+    ) -> AuthNError:
+        message = body.decode("utf-8", errors="replace")
         exc_class: type[AuthNError] = AuthNError
-        for word, cls in _BY_STATUS.get(r.status_code, []):
+        for word, cls in _BY_STATUS.get(status, []):
             if word in message:
                 exc_class = cls
-        return exc_class(r.status_code, message, r.request.url or "", r.request)
+        return exc_class(status, message, url, None)

@@ -16,7 +16,13 @@ from aistore.sdk.authn.access_attr import AccessAttr
 from aistore.sdk.authn.cluster_manager import ClusterManager
 from aistore.sdk.authn.errors import ErrRoleNotFound
 from aistore.sdk.authn.types import BucketPermission, ClusterPermission, RoleInfo, RolesList
-from aistore.sdk.const import HTTP_METHOD_DELETE, HTTP_METHOD_GET, HTTP_METHOD_POST, HTTP_METHOD_PUT
+from aistore.sdk.const import (
+    HTTP_METHOD_DELETE,
+    HTTP_METHOD_GET,
+    HTTP_METHOD_POST,
+    HTTP_METHOD_PUT,
+    URL_PATH_AUTHN_ROLES,
+)
 from aistore.sdk.namespace import Namespace
 from aistore.sdk.provider import Provider
 from aistore.sdk.types import BucketModel
@@ -29,7 +35,6 @@ __all__ = ["RoleManager", "logger"]
 logger = logging.getLogger(__name__)
 
 # AuthN API path of roles, under /v1.
-URL_PATH_ROLES = "roles"
 
 
 class RoleManager:
@@ -52,7 +57,7 @@ class RoleManager:
 
     def list(self) -> RolesList:
         """Every role."""
-        return self._client.request_deserialize(HTTP_METHOD_GET, URL_PATH_ROLES, RolesList)
+        return self._client.request_deserialize(HTTP_METHOD_GET, URL_PATH_AUTHN_ROLES, RolesList)
 
     def get(self, role_name: str) -> RoleInfo:
         """One role.
@@ -61,7 +66,7 @@ class RoleManager:
             ErrRoleNotFound: no such role.
         """
         return self._client.request_deserialize(
-            HTTP_METHOD_GET, f"{URL_PATH_ROLES}/{role_name}", RoleInfo
+            HTTP_METHOD_GET, f"{URL_PATH_AUTHN_ROLES}/{role_name}", RoleInfo
         )
 
     def create(
@@ -82,7 +87,7 @@ class RoleManager:
         role = RoleInfo(name=name, desc=desc)
         self._grant(role, cluster_alias, perms, bucket_name)
         logger.info("Creating role %s", name)
-        self._client.request(HTTP_METHOD_POST, path=URL_PATH_ROLES, json=role.model_dump())
+        self._client.request(HTTP_METHOD_POST, path=URL_PATH_AUTHN_ROLES, json=role.model_dump())
         return self.get(role_name=name)
 
     def update(
@@ -117,7 +122,7 @@ class RoleManager:
             self._grant(role, cluster_alias, perms, bucket_name)
         logger.info("Updating role %s", name)
         self._client.request(
-            HTTP_METHOD_PUT, path=f"{URL_PATH_ROLES}/{name}", json=role.model_dump()
+            HTTP_METHOD_PUT, path=f"{URL_PATH_AUTHN_ROLES}/{name}", json=role.model_dump()
         )
 
     def delete(self, name: str, missing_ok: bool = False) -> None:
@@ -127,7 +132,7 @@ class RoleManager:
             ErrRoleNotFound: no such role, unless `missing_ok`.
         """
         try:
-            self._client.request(HTTP_METHOD_DELETE, path=f"{URL_PATH_ROLES}/{name}")
+            self._client.request(HTTP_METHOD_DELETE, path=f"{URL_PATH_AUTHN_ROLES}/{name}")
         except ErrRoleNotFound:
             if not missing_ok:
                 raise

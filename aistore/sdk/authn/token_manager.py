@@ -10,7 +10,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from aistore.sdk.authn.types import TokenMsg
-from aistore.sdk.const import HTTP_METHOD_DELETE
+from aistore.sdk.const import HTTP_METHOD_DELETE, URL_PATH_AUTHN_TOKENS
 
 if TYPE_CHECKING:
     from aistore.sdk.request_client import RequestClient
@@ -20,7 +20,6 @@ __all__ = ["TokenManager", "logger"]
 logger = logging.getLogger(__name__)
 
 # AuthN API path of tokens, under /v1.
-URL_PATH_TOKENS = "tokens"
 
 
 class TokenManager:
@@ -52,5 +51,5 @@ class TokenManager:
             raise ValueError("Token must be provided to revoke.")
         logger.info("Revoking token")
         self._client.request(
-            HTTP_METHOD_DELETE, path=URL_PATH_TOKENS, json=TokenMsg(token=token).model_dump()
+            HTTP_METHOD_DELETE, path=URL_PATH_AUTHN_TOKENS, json=TokenMsg(token=token).model_dump()
         )

@@ -13,7 +13,13 @@ from typing import TYPE_CHECKING
 from aistore.sdk.authn.errors import ErrUserNotFound
 from aistore.sdk.authn.role_manager import RoleManager
 from aistore.sdk.authn.types import RolesList, UserInfo, UserMap
-from aistore.sdk.const import HTTP_METHOD_DELETE, HTTP_METHOD_GET, HTTP_METHOD_POST, HTTP_METHOD_PUT
+from aistore.sdk.const import (
+    HTTP_METHOD_DELETE,
+    HTTP_METHOD_GET,
+    HTTP_METHOD_POST,
+    HTTP_METHOD_PUT,
+    URL_PATH_AUTHN_USERS,
+)
 
 if TYPE_CHECKING:
     from aistore.sdk.request_client import RequestClient
@@ -23,7 +29,6 @@ __all__ = ["UserManager", "logger"]
 logger = logging.getLogger(__name__)
 
 # AuthN API path of users, under /v1.
-URL_PATH_USERS = "users"
 
 
 class UserManager:
@@ -52,7 +57,7 @@ class UserManager:
             ErrUserNotFound: no such user.
         """
         return self._client.request_deserialize(
-            HTTP_METHOD_GET, f"{URL_PATH_USERS}/{username}", UserInfo
+            HTTP_METHOD_GET, f"{URL_PATH_AUTHN_USERS}/{username}", UserInfo
         )
 
     def delete(self, username: str, missing_ok: bool = False) -> None:
@@ -62,7 +67,7 @@ class UserManager:
             ErrUserNotFound: no such user, unless `missing_ok`.
         """
         try:
-            self._client.request(HTTP_METHOD_DELETE, path=f"{URL_PATH_USERS}/{username}")
+            self._client.request(HTTP_METHOD_DELETE, path=f"{URL_PATH_AUTHN_USERS}/{username}")
         except ErrUserNotFound:
             if not missing_ok:
                 raise
@@ -76,12 +81,12 @@ class UserManager:
         """
         user = UserInfo(id=username, password=password, roles=self._roles(roles))
         logger.info("Creating user %s", username)
-        self._client.request(HTTP_METHOD_POST, path=URL_PATH_USERS, json=user.dict())
+        self._client.request(HTTP_METHOD_POST, path=URL_PATH_AUTHN_USERS, json=user.dict())
         return self.get(username)
 
     def list(self) -> UserMap:
         """Every user, by id."""
-        return self._client.request_deserialize(HTTP_METHOD_GET, URL_PATH_USERS, UserMap)
+        return self._client.request_deserialize(HTTP_METHOD_GET, URL_PATH_AUTHN_USERS, UserMap)
 
     def update(
         self, username: str, password: str | None = None, roles: builtins.list[str] | None = None
@@ -96,7 +101,9 @@ class UserManager:
         role_list = self._roles(roles) if roles else RolesList.model_validate([])
         user = UserInfo(id=username, password=password, roles=role_list)
         logger.info("Updating user %s", username)
-        self._client.request(HTTP_METHOD_PUT, path=f"{URL_PATH_USERS}/{username}", json=user.dict())
+        self._client.request(
+            HTTP_METHOD_PUT, path=f"{URL_PATH_AUTHN_USERS}/{username}", json=user.dict()
+        )
         return self.get(username)
 
     def _roles(self, names: builtins.list[str]) -> RolesList:

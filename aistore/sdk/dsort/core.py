@@ -17,7 +17,13 @@ from typing import TYPE_CHECKING
 
 from pydantic import TypeAdapter
 
-from aistore.sdk.const import HTTP_METHOD_DELETE, HTTP_METHOD_GET, HTTP_METHOD_POST
+from aistore.sdk.const import (
+    DSORT_ABORT,
+    HTTP_METHOD_DELETE,
+    HTTP_METHOD_GET,
+    HTTP_METHOD_POST,
+    URL_PATH_DSORT,
+)
 from aistore.sdk.dsort.ekm import EKM_FILE_NAME, ExternalKeyMap
 from aistore.sdk.dsort.framework import DsortFramework, load_spec_file
 from aistore.sdk.dsort.types import JobInfo
@@ -33,8 +39,6 @@ __all__ = ["Dsort"]
 logger = logging.getLogger(__name__)
 
 # The dSort API under /v1, its abort action and job-id parameter; the default wait, seconds.
-_URL_PATH_DSORT = "sort"
-_DSORT_ABORT = "abort"
 _DSORT_UUID = "uuid"
 _DEFAULT_WAIT_TIMEOUT = 300
 
@@ -87,23 +91,21 @@ class Dsort:
                 body["ekm_file_sep"] = ""
         else:
             raise ValueError("spec must be a Path or a DsortFramework instance")
-        self._dsort_id = self._client.request(
-            HTTP_METHOD_POST, path=_URL_PATH_DSORT, json=body
-        ).text
+        self._dsort_id = self._client.request(HTTP_METHOD_POST, path=URL_PATH_DSORT, json=body).text
         return self._dsort_id
 
     def abort(self) -> None:
         """Abort the job."""
         self._client.request(
             HTTP_METHOD_DELETE,
-            path=f"{_URL_PATH_DSORT}/{_DSORT_ABORT}",
+            path=f"{URL_PATH_DSORT}/{DSORT_ABORT}",
             params={_DSORT_UUID: [self._dsort_id]},
         )
 
     def get_job_info(self) -> dict[str, JobInfo]:
         """The job on each target, by target id."""
         resp = self._client.request(
-            HTTP_METHOD_GET, path=_URL_PATH_DSORT, params={_DSORT_UUID: [self._dsort_id]}
+            HTTP_METHOD_GET, path=URL_PATH_DSORT, params={_DSORT_UUID: [self._dsort_id]}
         )
         return TypeAdapter(dict[str, JobInfo]).validate_json(resp.content)
 

@@ -25,6 +25,8 @@ from aistore.sdk.const import (
     HTTP_METHOD_POST,
     HTTP_METHOD_PUT,
     QPARAM_UUID,
+    URL_PATH_ETL,
+    URL_PATH_ETL_LOGS,
 )
 from aistore.sdk.errors import AISError
 from aistore.sdk.etl.etl_const import (
@@ -43,8 +45,6 @@ if TYPE_CHECKING:
 __all__ = ["Etl"]
 
 # Paths of the ETL API under /v1.
-_URL_PATH_ETL = "etl"
-_URL_PATH_ETL_LOGS = "logs"
 _NAME_RE = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])")
 _NAME_MIN, _NAME_MAX = 6, 32
 _DURATION_RE = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)")
@@ -145,7 +145,7 @@ class Etl:
         )
         resp = self._client.request(
             HTTP_METHOD_PUT,
-            path=_URL_PATH_ETL,
+            path=URL_PATH_ETL,
             json=msg.as_dict(),
             timeout=_seconds(init_timeout),
         )
@@ -199,7 +199,7 @@ class Etl:
         """The ETL's initialization and object errors (of offline job `job_id` if given)."""
         return self._client.request_deserialize(
             HTTP_METHOD_GET,
-            path=f"{_URL_PATH_ETL}/{self._name}",
+            path=f"{URL_PATH_ETL}/{self._name}",
             res_model=ETLDetails,
             params={QPARAM_UUID: job_id},
         )
@@ -216,13 +216,13 @@ class Etl:
         """Delete the stopped ETL."""
         self._client.request(
             HTTP_METHOD_DELETE,
-            path=f"{_URL_PATH_ETL}/{self._name}",
+            path=f"{URL_PATH_ETL}/{self._name}",
             timeout=_seconds(DEFAULT_ETL_TIMEOUT),
         )
 
     def logs(self, target_id: str = "") -> list[ETLNodeLogs]:
         """The logs of the ETL's containers (on `target_id` only, if given), decoded."""
-        path = f"{_URL_PATH_ETL}/{self._name}/{_URL_PATH_ETL_LOGS}"
+        path = f"{URL_PATH_ETL}/{self._name}/{URL_PATH_ETL_LOGS}"
         if target_id:
             path = f"{path}/{target_id}"
         resp = self._client.request(
@@ -254,7 +254,7 @@ class Etl:
     def _post(self, suffix: str) -> None:
         self._client.request(
             HTTP_METHOD_POST,
-            path=f"{_URL_PATH_ETL}/{suffix}",
+            path=f"{URL_PATH_ETL}/{suffix}",
             timeout=_seconds(DEFAULT_ETL_TIMEOUT),
         )
 
