@@ -13,8 +13,10 @@ from aistore.sdk.batch.batch import Batch
 from aistore.sdk.bucket import Bucket
 from aistore.sdk.cluster import Cluster
 from aistore.sdk.const import EXT_TAR
+from aistore.sdk.dsort.core import Dsort
 from aistore.sdk.enums import Colocation
 from aistore.sdk.errors import InvalidURLException
+from aistore.sdk.etl.etl import Etl
 from aistore.sdk.job import Job
 from aistore.sdk.namespace import Namespace
 from aistore.sdk.obj.object import Object
@@ -95,6 +97,16 @@ class Client:
     def job(self, job_id: str = "", job_kind: str = "") -> Job:
         """A job by id and/or kind; no request is sent."""
         return Job(client=self._request_client, job_id=job_id, job_kind=job_kind)
+
+    def etl(self, etl_name: str) -> Etl:
+        """An ETL by name; no request is sent. One node runs no ETL containers: its calls fail
+        as on a cluster without ETL (see `aistore.sdk.etl`)."""
+        return Etl(client=self._request_client, name=etl_name)
+
+    def dsort(self, dsort_id: str = "") -> Dsort:
+        """A dSort job by id; no request is sent. One node runs no dSort: its calls fail as on
+        a cluster without it (see `aistore.sdk.dsort`)."""
+        return Dsort(client=self._request_client, dsort_id=dsort_id)
 
     def batch(
         self,

@@ -9,7 +9,7 @@ import pytest
 
 from aistore import Client
 from aistore.sdk import Bucket
-from aistore.sdk.dsort import Dsort, DsortFramework, DsortShardsGroup, ExternalKeyMap
+from aistore.sdk.dsort import DsortFramework, DsortShardsGroup, ExternalKeyMap
 from aistore.sdk.errors import AISError
 from aistore.sdk.etl.etl import Etl
 from aistore.sdk.multiobj import ObjectNames, ObjectRange
@@ -22,7 +22,7 @@ def _refused(err: AISError, path: str) -> None:
 
 
 def test_etl_calls_are_refused(client: Client) -> None:
-    etl = Etl(client._request_client, "md5-etl")
+    etl = client.etl("md5-etl")
     calls = [
         lambda: etl.init(image="aistorage/transformer_md5:latest", comm_type="hpull", K="v"),
         lambda: etl.view(),
@@ -59,7 +59,7 @@ def _framework(src: Bucket, output: ObjectRange | ExternalKeyMap) -> DsortFramew
 
 
 def test_dsort_calls_are_refused(client: Client, bucket: Bucket) -> None:
-    dsort = Dsort(client._request_client, "job-1")
+    dsort = client.dsort("job-1")
     for call in (
         lambda: dsort.start(_framework(bucket, ObjectRange("out-", 0, 3))),
         dsort.get_job_info,
@@ -76,7 +76,7 @@ def test_dsort_key_map_is_stored_before_the_refusal(client: Client, bucket: Buck
     ekm = ExternalKeyMap()
     ekm["shard-%d.tar"] = ObjectNames(["a", "b"])
     with pytest.raises(AISError):
-        Dsort(client._request_client).start(_framework(bucket, ekm))
+        client.dsort().start(_framework(bucket, ekm))
     assert bucket.object("ekm-file.json").get_reader().read_all() == b'{"shard-%d.tar": ["a", "b"]}'
 
 
@@ -84,12 +84,12 @@ def test_dsort_spec_file_is_sent_as_is(client: Client, tmp_path: Path) -> None:
     spec = tmp_path / "spec.json"
     spec.write_text('{"input_bck": {"name": "x"}, "dry_run": true}')
     with pytest.raises(AISError) as info:
-        Dsort(client._request_client).start(spec)
+        client.dsort().start(spec)
     _refused(info.value, "/v1/sort")
     other = tmp_path / "spec.txt"
     other.write_text("{}")
     with pytest.raises(ValueError, match="JSON or YAML"):
-        Dsort(client._request_client).start(other)
+        client.dsort().start(other)
 
 
 def test_list_etls_is_refused(client: Client) -> None:
