@@ -228,63 +228,69 @@ std::vector<BodyPiece> MultipartPieces(const FileSpool& spool, const std::string
   return pieces;
 }
 
+// Waits until the job has pieces worth sending, or has ended, and takes them.
+Task<PieceQueue::Taken> TakeNext(Job& job, asio::steady_timer& timer) {
+  bool take_any = false;  // the flush interval passed: send even a small chunk
+  for (;;) {
+    PieceQueue::Taken taken = job.queue->Take(take_any ? 1 : kChunkBytes);
+    if (!taken.pieces.empty() || taken.closed) co_return taken;
+    timer.expires_after(kFlushInterval);
+    beast::error_code ec;
+    co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    take_any = !ec;  // woken early (cancelled): enough is queued
+  }
+}
+
+// The body from `taken`, the first pieces, on. The reply has begun: an error can only cut it
+// short, and the client going away ends it (the caller's CancelOnExit then stops the thread).
+Task<Replied> StreamOut(StreamReply out, Job& job, asio::steady_timer& timer, PieceQueue::Taken taken,
+                        std::string_view what) {
+  for (;;) {
+    std::vector<BodyPiece> body = ToBody(taken.pieces);
+    if (!co_await out.Write(body)) co_return co_await out.End(false);
+    if (taken.closed) {
+      if (!taken.final.ok()) {
+        std::cerr << "aistore-server: " << what << ": reply cut short: " << taken.final.message() << std::endl;
+      }
+      co_return co_await out.End(taken.final.ok());
+    }
+    taken = co_await TakeNext(job, timer);
+  }
+}
+
 }  // namespace
 
 void SetBatchConfig(const BatchConfig& cfg) { g_config = cfg; }
 const BatchConfig& GetBatchConfig() { return g_config; }
 void ShutdownBatches() { Active().Shutdown(); }
 
-Task<void> ReplyProduced(Exchange& ex, Producer producer, std::string content_type,
-                         std::optional<uint64_t> content_length) {
+Task<Handled> ReplyProduced(Exchange& ex, Producer producer, std::string content_type,
+                            std::optional<uint64_t> content_length) {
   auto exec = co_await asio::this_coro::executor;
   auto timer = std::make_shared<asio::steady_timer>(exec);
   auto job = std::make_shared<Job>();
   job->producer = std::move(producer);
   job->queue = std::make_unique<PieceQueue>(PieceQueue::Limits(), Waker(exec, timer));
-  if (Status st = Launch(job); !st.ok()) co_return co_await ex.ReplyError(st);
+  if (Status st = Launch(job); !st.ok()) co_return st;
   CancelOnExit guard(job);
-
-  bool started = false;
-  bool take_any = false;  // the flush interval passed: send even a small chunk
-  for (;;) {
-    PieceQueue::Taken taken = job->queue->Take(take_any ? 1 : kChunkBytes);
-    if (taken.pieces.empty() && !taken.closed) {
-      timer->expires_after(kFlushInterval);
-      beast::error_code ec;
-      co_await timer->async_wait(asio::redirect_error(asio::use_awaitable, ec));
-      take_any = !ec;  // woken early (cancelled): enough is queued
-      continue;
-    }
-    take_any = false;
-    if (!started) {
-      // Nothing sent yet: an error is still a proper HTTP error reply.
-      if (taken.closed && !taken.final.ok()) co_return co_await ex.ReplyError(taken.final);
-      started = true;
-      HeaderList headers;
-      if (!co_await ex.BeginStream(http::status::ok, headers, content_type, content_length)) co_return;
-    }
-    std::vector<BodyPiece> body = ToBody(taken.pieces);
-    if (!co_await ex.WriteStream(body)) co_return;  // the client went away: the guard stops the thread
-    if (taken.closed) {
-      if (!taken.final.ok()) {
-        std::cerr << "aistore-server: " << ex.raw_path() << ": reply cut short: " << taken.final.message() << std::endl;
-      }
-      co_await ex.EndStream(taken.final.ok());
-      co_return;
-    }
-  }
+  PieceQueue::Taken first = co_await TakeNext(*job, *timer);
+  // Nothing sent yet: an error is still a proper HTTP error reply.
+  if (first.closed && !first.final.ok()) co_return first.final;
+  HeaderList headers;
+  StreamReply out = co_await ex.BeginStream(http::status::ok, headers, content_type, content_length);
+  co_return co_await StreamOut(std::move(out), *job, *timer, std::move(first), ex.raw_path());
 }
 
-Task<void> ReplyArchiveStream(ServerContext& ctx, Exchange& ex, MossRequest req, ArchiveFormat format,
-                              BatchOptions opts) {
+Task<Handled> ReplyArchiveStream(ServerContext& ctx, Exchange& ex, MossRequest req, ArchiveFormat format,
+                                 BatchOptions opts) {
   BatchWork bw = StartBatchWork(ctx, std::move(req), format, std::move(opts));
   Producer p = AssemblerProducer(bw);
   bw = BatchWork();  // the producer holds what it needs
   co_return co_await ReplyProduced(ex, std::move(p), std::string(FormatContentType(format)), std::nullopt);
 }
 
-Task<void> ReplyArchiveMultipart(ServerContext& ctx, Exchange& ex, MossRequest req, ArchiveFormat format,
-                                 BatchOptions opts) {
+Task<Handled> ReplyArchiveMultipart(ServerContext& ctx, Exchange& ex, MossRequest req, ArchiveFormat format,
+                                    BatchOptions opts) {
   auto exec = co_await asio::this_coro::executor;
   auto timer = std::make_shared<asio::steady_timer>(exec);
   opts.keep_outcomes = true;
@@ -295,23 +301,24 @@ Task<void> ReplyArchiveMultipart(ServerContext& ctx, Exchange& ex, MossRequest r
   size_t spool_mp = 0;
   while (spool_mp + 1 < mps.size() && !mps.enabled(spool_mp)) ++spool_mp;
   auto spool = FileSpool::Create(mps.WorkDir(spool_mp));
-  if (!spool.ok()) co_return co_await ex.ReplyError(spool.status());
+  if (!spool.ok()) co_return spool.status();
   job->spool = std::move(*spool);
   job->wake = Waker(exec, timer);
-  if (Status st = Launch(job); !st.ok()) co_return co_await ex.ReplyError(st);
+  if (Status st = Launch(job); !st.ok()) co_return st;
   CancelOnExit guard(job);
   while (!job->done.load()) {
     timer->expires_after(kDoneCheckInterval);
     beast::error_code ec;
     co_await timer->async_wait(asio::redirect_error(asio::use_awaitable, ec));
   }
-  if (!job->final.ok()) co_return co_await ex.ReplyError(job->final);
+  if (!job->final.ok()) co_return job->final;
   std::string boundary = RandomHex(60);
   std::string head, tail;
   MultipartFraming(*bw.req, bw.assembler->outcomes(), bw.work->job_id(), boundary, &head, &tail);
   std::vector<BodyPiece> pieces = MultipartPieces(*job->spool, head, tail);
   HeaderList headers;
-  co_await ex.ReplyPieces(http::status::ok, headers, "multipart/mixed; boundary=" + boundary, pieces);
+  std::string content_type = "multipart/mixed; boundary=" + boundary;
+  co_return co_await ex.ReplyPieces(http::status::ok, headers, content_type, pieces);
 }
 
 }  // namespace ais

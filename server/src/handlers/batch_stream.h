@@ -36,16 +36,16 @@ struct Producer {
 // Streams what `producer` writes as a 200 reply of `content_type` (HTTP chunked unless
 // `content_length` is known), committed with the first bytes. An error before anything was sent
 // is a normal error reply; after that the body just ends early (as AIS does for GetBatch).
-Task<void> ReplyProduced(Exchange& ex, Producer producer, std::string content_type,
-                         std::optional<uint64_t> content_length);
+Task<Handled> ReplyProduced(Exchange& ex, Producer producer, std::string content_type,
+                            std::optional<uint64_t> content_length);
 
 // GetBatch, streaming (getbatch.md §4).
-Task<void> ReplyArchiveStream(ServerContext& ctx, Exchange& ex, MossRequest req, ArchiveFormat format,
-                              BatchOptions opts);
+Task<Handled> ReplyArchiveStream(ServerContext& ctx, Exchange& ex, MossRequest req, ArchiveFormat format,
+                                 BatchOptions opts);
 // GetBatch, multipart (getbatch.md §5): the archive is spooled to a temp file first, then sent
 // after the MossResp JSON; any error is a normal error reply.
-Task<void> ReplyArchiveMultipart(ServerContext& ctx, Exchange& ex, MossRequest req, ArchiveFormat format,
-                                 BatchOptions opts);
+Task<Handled> ReplyArchiveMultipart(ServerContext& ctx, Exchange& ex, MossRequest req, ArchiveFormat format,
+                                    BatchOptions opts);
 
 // Cancels every running producer and waits for their threads. Call once the HTTP server stopped,
 // before the store goes away.

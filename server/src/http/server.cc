@@ -14,7 +14,6 @@
 namespace ais {
 namespace {
 
-constexpr uint64_t kDrainLimit = 64ULL << 30;  // after an early error reply, discard at most this much body
 // After a reply sent before the request was read through: how long, and how much, to keep
 // reading (and dropping) before the close.
 constexpr auto kLingerTime = std::chrono::seconds(2);

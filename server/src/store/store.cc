@@ -388,13 +388,13 @@ Status Store::MakeChunkDir(size_t mp, const std::string& bucket, const std::stri
   const std::string bucket_dir = mps_.BucketDir(mp, bucket);
   if (::access(bucket_dir.c_str(), F_OK) != 0) {
     // Destroy drops the bucket from the registry before moving its dirs to trash.
-    if (!buckets_.Get(bucket)) return Status::NotFound(BucketRegistry::NotFoundMessage(bucket));
+    if (!buckets_.Get(bucket)) return BucketRegistry::NotFound(bucket);
     AIS_RETURN_IF_ERROR(MkdirAll(bucket_dir));  // a mountpath added after the bucket was created
   }
   const std::string chunk_dir = mps_.ChunkDir(mp, bucket, upload_id);
   for (const std::string& dir : {DirName(chunk_dir), chunk_dir}) {
     if (::mkdir(dir.c_str(), 0777) == 0 || errno == EEXIST) continue;
-    if (errno == ENOENT) return Status::NotFound(BucketRegistry::NotFoundMessage(bucket));
+    if (errno == ENOENT) return BucketRegistry::NotFound(bucket);
     return Status::FromErrno(errno, "mkdir " + dir);
   }
   return Status::OK();
@@ -442,7 +442,7 @@ Status Store::CommitFile(const std::string& bucket, size_t mp, const std::string
     for (int attempt = 0; attempt < 4; ++attempt) {
       rc = ::rename(temp_path.c_str(), path.c_str());
       if (rc == 0 || errno != ENOENT) break;
-      if (!buckets_.Get(bucket)) return Status::NotFound(BucketRegistry::NotFoundMessage(bucket));
+      if (!buckets_.Get(bucket)) return BucketRegistry::NotFound(bucket);
       AIS_RETURN_IF_ERROR(MkdirAll(DirName(path)));
     }
     if (rc != 0) {
@@ -489,7 +489,7 @@ Status Store::DestroyBucket(const std::string& bucket) {
 
 Result<BucketProps> Store::GetBucket(const std::string& bucket) const {
   auto props = buckets_.Get(bucket);
-  if (!props) return Status::NotFound(BucketRegistry::NotFoundMessage(bucket));
+  if (!props) return BucketRegistry::NotFound(bucket);
   return *props;
 }
 
@@ -503,7 +503,7 @@ Result<std::unique_ptr<ObjectWriter>> Store::BeginPut(const std::string& bucket,
 }
 
 Result<ObjectHandle> Store::Open(const std::string& bucket, const std::string& name) {
-  if (!buckets_.Get(bucket)) return Status::NotFound(BucketRegistry::NotFoundMessage(bucket));
+  if (!buckets_.Get(bucket)) return BucketRegistry::NotFound(bucket);
   size_t mp = 0;
   return OpenWith(bucket, name, OpenObjectFile(bucket, name, &mp));
 }
@@ -513,7 +513,7 @@ Result<ObjectHandle> Store::Open(const BucketDirs& dirs, const std::string& name
   if (got != nullptr) *got = 0;
   const std::string& bucket = dirs.bucket_;
   auto props = buckets_.Get(bucket);
-  if (!props) return Status::NotFound(BucketRegistry::NotFoundMessage(bucket));
+  if (!props) return BucketRegistry::NotFound(bucket);
   size_t mp = mps_.PrimaryFor(bucket, name);
   if (props->bid != dirs.bid_ || props->created_ns != dirs.created_ns_ || !dirs.dirs_[mp].valid()) {
     return OpenWith(bucket, name, OpenFile(mps_.ObjectPath(mp, bucket, name), O_RDONLY), ahead, got);
@@ -553,7 +553,7 @@ Result<ObjectHandle> Store::OpenWith(const std::string& bucket, const std::strin
 
 Result<BucketDirs> Store::OpenBucketDirs(const std::string& bucket) {
   auto props = buckets_.Get(bucket);
-  if (!props) return Status::NotFound(BucketRegistry::NotFoundMessage(bucket));
+  if (!props) return BucketRegistry::NotFound(bucket);
   BucketDirs dirs;
   dirs.bucket_ = bucket;
   dirs.bid_ = props->bid;
@@ -572,7 +572,7 @@ Result<ObjectMeta> Store::Head(const std::string& bucket, const std::string& nam
 }
 
 Status Store::Delete(const std::string& bucket, const std::string& name) {
-  if (!buckets_.Get(bucket)) return Status::NotFound(BucketRegistry::NotFoundMessage(bucket));
+  if (!buckets_.Get(bucket)) return BucketRegistry::NotFound(bucket);
   ObjectMeta meta;
   size_t mp = 0;
   std::string path;
@@ -601,7 +601,7 @@ Status Store::Delete(const std::string& bucket, const std::string& name) {
 }
 
 Result<std::vector<ObjectMeta>> Store::List(const std::string& bucket, const ListQuery& q) {
-  if (!buckets_.Get(bucket)) return Status::NotFound(BucketRegistry::NotFoundMessage(bucket));
+  if (!buckets_.Get(bucket)) return BucketRegistry::NotFound(bucket);
   struct Head {
     std::string name;
     std::string path;
@@ -642,7 +642,7 @@ Result<std::vector<ObjectMeta>> Store::List(const std::string& bucket, const Lis
 
 Result<std::string> Store::MpuCreate(const std::string& bucket, const std::string& name,
                                      std::vector<std::pair<std::string, std::string>> custom) {
-  if (!buckets_.Get(bucket)) return Status::NotFound(BucketRegistry::NotFoundMessage(bucket));
+  if (!buckets_.Get(bucket)) return BucketRegistry::NotFound(bucket);
   auto up = std::make_shared<MpuUpload>();
   up->bucket = bucket;
   up->name = name;
@@ -794,11 +794,7 @@ Status Store::CopyInto(ObjectHandle& src, ObjectWriter& w, ObjectMeta* out) {
       off += n;
     }
   }
-  Status st = w.Commit(out);
-  if (st.code() == Status::Code::kInvalidArgument && st.message().starts_with("BAD DATA CHECKSUM")) {
-    return Status::Corruption(st.message());  // the stored bytes are bad, not the request
-  }
-  return st;
+  return w.Commit(out);
 }
 
 Status Store::Rewrite(const std::string& bucket, const std::string& name, ObjectHandle& h, PutOptions opts) {
@@ -807,6 +803,7 @@ Status Store::Rewrite(const std::string& bucket, const std::string& name, Object
   if (!opts.force_chunk_size) opts.force_chunk_size = meta.chunked() ? meta.max_chunk_size() : 0;
   opts.client_cksum_type = meta.cksum_type;
   opts.client_cksum_value = meta.cksum_value;
+  opts.cksum_from_store = true;
   opts.expect = meta;
   auto w = BeginPut(bucket, name, std::move(opts));
   if (!w.ok()) return w.status();
@@ -840,6 +837,7 @@ Status Store::Copy(const std::string& src_bucket, const std::string& src_name, c
   opts.custom = h->meta().custom;
   opts.client_cksum_type = h->meta().cksum_type;
   opts.client_cksum_value = h->meta().cksum_value;
+  opts.cksum_from_store = true;
   auto w = BeginPut(dst_bucket, dst_name, std::move(opts));
   if (!w.ok()) return w.status();
   ObjectMeta out;
@@ -1062,9 +1060,9 @@ Status ObjectWriter::Commit(ObjectMeta* meta) {
     if (!opts_.client_cksum_value.empty() && !opts_.client_cksum_type.empty()) {
       std::string got = client_cksum_ ? client_cksum_->FinishHex() : meta_.cksum_value;
       if (got != opts_.client_cksum_value) {
-        st = Status::InvalidArgument("BAD DATA CHECKSUM: ais://" + bucket_ + "/" + name_ + ": " +
-                                     opts_.client_cksum_type + "(" + got + ") != " + opts_.client_cksum_type +
-                                     "(" + opts_.client_cksum_value + ")");
+        std::string msg = "BAD DATA CHECKSUM: ais://" + bucket_ + "/" + name_ + ": " + opts_.client_cksum_type +
+                          "(" + got + ") != " + opts_.client_cksum_type + "(" + opts_.client_cksum_value + ")";
+        st = opts_.cksum_from_store ? Status::Corruption(std::move(msg)) : Status::InvalidArgument(std::move(msg));
       }
     }
   }

@@ -49,6 +49,9 @@ struct PutOptions {
   std::vector<std::pair<std::string, std::string>> custom;
   std::string client_cksum_type;  // validate against this if both are set
   std::string client_cksum_value;
+  // The expected checksum is a stored object's (copy, rewrite): a mismatch means the stored bytes
+  // are damaged (kCorruption), not that the request is wrong (kInvalidArgument).
+  bool cksum_from_store = false;
   // Rechunk: force the layout (0 = monolithic) and keep version/atime/checksum/custom of `expect`.
   std::optional<uint64_t> force_chunk_size;
   std::optional<ObjectMeta> expect;
