@@ -4,7 +4,7 @@
 #include <exception>
 
 #include "archive/archive_writer.h"
-#include "archive/object_bytes.h"
+#include "store/store.h"
 #include "archive/ordered_window.h"
 #include "util/file.h"
 
@@ -25,7 +25,7 @@ struct BatchAssembler::Prepared {
   int64_t mtime = 0;
   std::string data;
   ByteBuffer buf;
-  std::shared_ptr<ObjectBytes> obj;
+  std::shared_ptr<const ObjectHandle> obj;
   std::vector<FileSegment> segs;
   std::shared_ptr<Shard> shard;
   uint64_t start = 0;
@@ -58,12 +58,7 @@ Status ReadInPlace(const std::vector<FileSegment>& segs, uint64_t len, Prepared*
   p->kind = Prepared::kMemory;
   p->in_place = true;
   p->buf = ByteBuffer(ArchiveWriter::InPlaceSize(len));
-  char* out = p->buf.data() + ArchiveWriter::kInPlaceHead;
-  for (const auto& s : segs) {
-    AIS_RETURN_IF_ERROR(PreadAll(s.fd, out, s.len, s.offset));
-    out += s.len;
-  }
-  return Status::OK();
+  return ReadSegments(segs, p->buf.data() + ArchiveWriter::kInPlaceHead);
 }
 
 // The item's range over `size` bytes (getbatch.md §2): [start, start+len).
@@ -114,8 +109,7 @@ Result<std::shared_ptr<Shard>> BatchAssembler::GetShard(uint32_t bucket, const s
   // fetchers never open the same shard twice.
   Result<std::shared_ptr<Shard>> shard = Status::OK();
   auto reopen = [&] { return OpenObject(bucket, objname); };
-  auto h = reopen();
-  auto obj = h.ok() ? ObjectBytes::Open(std::move(*h), reopen) : h.status();
+  auto obj = Store::OpenShared(reopen(), reopen);
   if (!obj.ok()) {
     shard = obj.status();
   } else {
@@ -156,10 +150,10 @@ Prepared BatchAssembler::PrepareObject(const MossItem& it) {
     if (Status st = h->VerifyChecksum(); !st.ok()) return Error(st);
   }
   // The object's files, for a chunked object (its chunks are opened now) or one sent from its
-  // file. A small monolithic object is read from the handle: no ObjectBytes to build.
-  std::shared_ptr<ObjectBytes> obj;
+  // file. A small monolithic object is read from the handle: no shared handle to build.
+  std::shared_ptr<const ObjectHandle> obj;
   auto hold = [&]() -> Status {
-    auto o = ObjectBytes::Open(std::move(*h), reopen);
+    auto o = Store::OpenShared(std::move(h), reopen);
     if (!o.ok()) return o.status();
     obj = std::move(*o);
     return Status::OK();
@@ -184,7 +178,7 @@ Prepared BatchAssembler::PrepareObject(const MossItem& it) {
       return p;
     }
     if (obj) {
-      if (Status st = ReadInPlace(obj->Slice(start, len), len, &p); !st.ok()) return Error(st);
+      if (Status st = ReadInPlace(obj->Segments(start, len), len, &p); !st.ok()) return Error(st);
     } else {
       auto segs = h->Slice(start, len);
       if (!segs.ok()) return Error(segs.status());
@@ -196,7 +190,7 @@ Prepared BatchAssembler::PrepareObject(const MossItem& it) {
     if (Status st = hold(); !st.ok()) return Error(st);
   }
   p.kind = Prepared::kFiles;
-  p.segs = obj->Slice(start, len);
+  p.segs = obj->Segments(start, len);
   p.obj = std::move(obj);
   return p;
 }
@@ -228,10 +222,10 @@ Prepared BatchAssembler::PrepareArchived(const MossItem& it) {
   if (m->offset) {  // stored as is: like an object's bytes
     const auto& obj = (*shard)->object();
     if (len <= opts_.inline_max) {
-      if (Status st = ReadInPlace(obj->Slice(*m->offset + start, len), len, &p); !st.ok()) return Error(st);
+      if (Status st = ReadInPlace(obj->Segments(*m->offset + start, len), len, &p); !st.ok()) return Error(st);
     } else {
       p.kind = Prepared::kFiles;
-      p.segs = obj->Slice(*m->offset + start, len);
+      p.segs = obj->Segments(*m->offset + start, len);
       p.obj = obj;
     }
     return p;

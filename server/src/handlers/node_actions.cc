@@ -53,7 +53,7 @@ class StringSink : public OutputSink {
   Status AppendFile(const FileSegment& seg, std::shared_ptr<const void>) override {
     size_t at = out.size();
     out.resize(at + seg.len);
-    return PreadAll(seg.fd, out.data() + at, seg.len, seg.offset);
+    return ReadSegments({seg}, out.data() + at);
   }
   std::string out;
 };

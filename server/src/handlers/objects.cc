@@ -7,7 +7,7 @@
 #include "api/headers.h"
 #include "api/object_list.h"
 #include "archive/member_select.h"
-#include "archive/object_bytes.h"
+#include "store/store.h"
 #include "archive/shard.h"
 #include "handlers/batch_stream.h"
 #include "handlers/bucket_actions.h"
@@ -20,7 +20,6 @@
 namespace ais {
 namespace {
 
-constexpr int kOpenRetries = 3;  // a chunked object overwritten mid-open is re-opened
 constexpr uint64_t kInlineExtractMax = 1 << 20;  // archived files up to this size are extracted in place
 
 std::string Base36(uint64_t v) {
@@ -88,7 +87,7 @@ Task<Handled> GetArchived(ServerContext& ctx, Exchange& ex, const std::string& b
     if (!f.ok()) co_return f.status();
     hint = *f;
   }
-  auto obj = ObjectBytes::Open(ctx.store, bucket, name);
+  auto obj = ctx.store.OpenShared(bucket, name);
   if (!obj.ok()) co_return obj.status();
   auto shard = Shard::Open(*obj, name, hint);
   if (!shard.ok()) co_return shard.status();
@@ -111,7 +110,7 @@ Task<Handled> GetArchived(ServerContext& ctx, Exchange& ex, const std::string& b
   }
   HeaderList headers;
   if (m->offset) {  // stored as is: straight from the object's files
-    std::vector<FileSegment> segs = (*obj)->Slice(*m->offset, m->size);
+    std::vector<FileSegment> segs = (*obj)->Segments(*m->offset, m->size);
     co_return co_await ex.ReplyFile(http::status::ok, headers, segs, m->size);
   }
   if (m->size <= kInlineExtractMax) {
@@ -140,41 +139,41 @@ Task<Handled> GetObject(ServerContext& ctx, Exchange& ex, const std::string& buc
     co_return co_await GetArchived(ctx, ex, bucket, name, std::move(archpath), std::move(regx), std::move(mode));
   }
   std::string_view range_hdr = ex.header("Range");
-  for (int attempt = 0;; ++attempt) {
-    auto h = ctx.store.Open(bucket, name);
-    if (!h.ok()) co_return h.status();
-    const ObjectMeta& m = h->meta();
-    ByteRange r{0, m.size};
-    bool ranged = !range_hdr.empty();
+  const bool ranged = !range_hdr.empty();
+  ByteRange r{0, 0};
+  std::vector<FileSegment> segs;
+  auto reopen = [&] { return ctx.store.Open(bucket, name); };
+  auto h = Store::OpenReading(reopen(), reopen, [&](ObjectHandle& o) -> Status {
+    r = ByteRange{0, o.size()};
     if (ranged) {
-      auto parsed = ParseByteRange(range_hdr, m.size);
+      auto parsed = ParseByteRange(range_hdr, o.size());
       if (!parsed.ok()) {
         // AIS names the size only for well-formed but unsatisfiable ranges.
-        if (range_hdr.starts_with("bytes=")) ex.AddErrorHeader("Content-Range", "bytes */" + std::to_string(m.size));
-        co_return parsed.status();
+        if (range_hdr.starts_with("bytes=")) ex.AddErrorHeader("Content-Range", "bytes */" + std::to_string(o.size()));
+        return parsed.status();
       }
       r = *parsed;
     }
-    auto segs = h->Slice(r.start, r.length);
-    if (!segs.ok()) {
-      if (segs.status().code() == Status::Code::kConflict && attempt < kOpenRetries) continue;
-      co_return segs.status();
+    auto sliced = o.Slice(r.start, r.length);
+    if (!sliced.ok()) return sliced.status();
+    segs = std::move(*sliced);
+    return Status::OK();
+  });
+  if (!h.ok()) co_return h.status();
+  const ObjectMeta& m = h->meta();
+  if (!ranged && !m.cksum_value.empty()) {
+    auto props = ctx.store.GetBucket(bucket);
+    if (props.ok() && props->validate_warm_get) {
+      if (Status st = h->VerifyChecksum(); !st.ok()) co_return st;
     }
-    if (!ranged && !m.cksum_value.empty()) {
-      auto props = ctx.store.GetBucket(bucket);
-      if (props.ok() && props->validate_warm_get) {
-        if (Status st = h->VerifyChecksum(); !st.ok()) co_return st;
-      }
-    }
-    HeaderList headers = GetHeaders(m);
-    if (ranged) {
-      headers.emplace_back("Content-Range", "bytes " + std::to_string(r.start) + "-" +
-                                                std::to_string(r.start + r.length - 1) + "/" + std::to_string(m.size));
-      headers.emplace_back("Accept-Ranges", "bytes");
-    }
-    co_return co_await ex.ReplyFile(ranged ? http::status::partial_content : http::status::ok, headers, *segs,
-                                    r.length);
   }
+  HeaderList headers = GetHeaders(m);
+  if (ranged) {
+    headers.emplace_back("Content-Range", "bytes " + std::to_string(r.start) + "-" +
+                                              std::to_string(r.start + r.length - 1) + "/" + std::to_string(m.size));
+    headers.emplace_back("Accept-Ranges", "bytes");
+  }
+  co_return co_await ex.ReplyFile(ranged ? http::status::partial_content : http::status::ok, headers, segs, r.length);
 }
 
 // HEAD with ?props= (v2) answers only what was asked; without it (v1) answers everything.

@@ -423,12 +423,7 @@ Task<Handled> Exchange::ReplyFile(http::status status, const HeaderList& headers
   if (is_head()) co_return co_await ReplyHeaders(status, headers, total);
   if (total <= kInlineReplyMax) {
     std::string body(total, '\0');
-    uint64_t pos = 0;
-    for (auto& s : segments) {
-      Status st = PreadAll(s.fd, body.data() + pos, s.len, s.offset);
-      if (!st.ok()) co_return st;
-      pos += s.len;
-    }
+    if (Status st = ReadSegments(segments, body.data()); !st.ok()) co_return st;
     co_return co_await Reply(status, headers, std::move(body), "application/octet-stream");
   }
   HeaderList all = headers;

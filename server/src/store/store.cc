@@ -43,6 +43,7 @@ Status UploadGone(const std::string& bucket, const std::string& name, const std:
 }
 
 constexpr size_t kCopyBuf = 1 << 20;
+constexpr int kOpenRetries = 3;  // re-opens of an object overwritten while it was opened for a read
 constexpr const char* kChunkMarkerPrefix = "chunks-";
 
 int64_t NowNs() {
@@ -727,12 +728,10 @@ Status Store::MpuComplete(const std::string& bucket, const std::string& name, co
     // Parts may arrive in any order, so the whole-object checksum is computed here, in order.
     auto fd = OpenChunk(mps_, bucket, upload_id, num);
     if (!fd.ok()) return fd.status();
-    for (uint64_t off = 0; off < size;) {
-      size_t n = static_cast<size_t>(std::min<uint64_t>(buf.size(), size - off));
-      AIS_RETURN_IF_ERROR(PreadAll(fd->get(), buf.data(), n, off));
-      (*cksum)->Update(buf.data(), n);
-      off += n;
-    }
+    AIS_RETURN_IF_ERROR(StreamSegments({FileSegment{fd->get(), 0, size}}, buf, [&cksum](const char* p, size_t n) {
+      (*cksum)->Update(p, n);
+      return Status::OK();
+    }));
   }
   if (*cksum) {
     meta.cksum_type = props->checksum_type;
@@ -786,14 +785,7 @@ Status Store::CopyInto(ObjectHandle& src, ObjectWriter& w, ObjectMeta* out) {
   auto segs = src.Slice(0, src.meta().size);
   if (!segs.ok()) return segs.status();
   std::vector<char> buf(kCopyBuf);
-  for (auto& s : *segs) {
-    for (uint64_t off = 0; off < s.len;) {
-      size_t n = static_cast<size_t>(std::min<uint64_t>(buf.size(), s.len - off));
-      AIS_RETURN_IF_ERROR(PreadAll(s.fd, buf.data(), n, s.offset + off));
-      AIS_RETURN_IF_ERROR(w.Write(buf.data(), n));
-      off += n;
-    }
-  }
+  AIS_RETURN_IF_ERROR(StreamSegments(*segs, buf, [&w](const char* p, size_t n) { return w.Write(p, n); }));
   return w.Commit(out);
 }
 
@@ -1125,7 +1117,86 @@ Status PartWriter::Commit() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Reading object bytes
+
+Status ReadSegments(const std::vector<FileSegment>& segments, char* out) {
+  for (const auto& s : segments) {
+    AIS_RETURN_IF_ERROR(PreadAll(s.fd, out, s.len, s.offset));
+    out += s.len;
+  }
+  return Status::OK();
+}
+
+Status StreamSegments(const std::vector<FileSegment>& segments, std::span<char> buf,
+                      const std::function<Status(const char*, size_t)>& fn) {
+  for (const auto& s : segments) {
+    for (uint64_t off = 0; off < s.len;) {
+      size_t n = static_cast<size_t>(std::min<uint64_t>(buf.size(), s.len - off));
+      AIS_RETURN_IF_ERROR(PreadAll(s.fd, buf.data(), n, s.offset + off));
+      AIS_RETURN_IF_ERROR(fn(buf.data(), n));
+      off += n;
+    }
+  }
+  return Status::OK();
+}
+
+Result<ObjectHandle> Store::OpenReading(Result<ObjectHandle> first, const std::function<Result<ObjectHandle>()>& reopen,
+                                        const std::function<Status(ObjectHandle&)>& use) {
+  Result<ObjectHandle> h = std::move(first);
+  for (int attempt = 0;; ++attempt) {
+    if (!h.ok()) return h.status();
+    Status st = use(*h);
+    if (st.ok()) return h;
+    if (st.code() != Status::Code::kConflict || attempt >= kOpenRetries) return st;
+    h = reopen();
+  }
+}
+
+Result<std::shared_ptr<const ObjectHandle>> Store::OpenShared(Result<ObjectHandle> first,
+                                                              const std::function<Result<ObjectHandle>()>& reopen) {
+  auto h = OpenReading(std::move(first), reopen, [](ObjectHandle& o) { return o.OpenAll(); });
+  if (!h.ok()) return h.status();
+  return std::make_shared<const ObjectHandle>(std::move(*h));
+}
+
+Result<std::shared_ptr<const ObjectHandle>> Store::OpenShared(const std::string& bucket, const std::string& name) {
+  auto reopen = [&] { return Open(bucket, name); };
+  return OpenShared(reopen(), reopen);
+}
+
+// ---------------------------------------------------------------------------------------------
 // ObjectHandle
+
+Status ObjectHandle::OpenAll() {
+  auto segs = Slice(0, meta_.size);
+  if (!segs.ok()) return segs.status();
+  all_ = std::move(*segs);
+  starts_.clear();
+  uint64_t pos = 0;
+  for (const auto& s : all_) {
+    starts_.push_back(pos);
+    pos += s.len;
+  }
+  return Status::OK();
+}
+
+std::vector<FileSegment> ObjectHandle::Segments(uint64_t start, uint64_t len) const {
+  std::vector<FileSegment> out;
+  if (len == 0) return out;
+  auto it = std::upper_bound(starts_.begin(), starts_.end(), start);
+  size_t i = static_cast<size_t>(it - starts_.begin()) - 1;
+  const uint64_t end = start + len;
+  for (; i < all_.size() && starts_[i] < end; ++i) {
+    uint64_t s = std::max(start, starts_[i]);
+    uint64_t e = std::min(end, starts_[i] + all_[i].len);
+    out.push_back({all_[i].fd, all_[i].offset + (s - starts_[i]), e - s});
+  }
+  return out;
+}
+
+Status ObjectHandle::ReadAt(uint64_t start, void* buf, size_t len) const {
+  return ReadSegments(Segments(start, len), static_cast<char*>(buf));
+}
 
 Result<std::vector<FileSegment>> ObjectHandle::Slice(uint64_t start, uint64_t len) {
   std::vector<FileSegment> out;
