@@ -214,10 +214,12 @@ int main(int argc, char** argv) {
   }
   ais::JobRegistry jobs;
   ais::InventoryCatalog inventory(**store, jobs);
+  ais::BatchService batch(batch_cfg, jobs);
   std::string id = ais::RandomId(8);
   ais::ServerContext ctx{.store = **store,
                          .jobs = jobs,
                          .inventory = inventory,
+                         .batch = batch,
                          .node = {.node_id = "t[" + id + "]", .daemon_id = id},
                          .cluster_uuid = ais::RandomId(10),
                          .start_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -235,9 +237,8 @@ int main(int argc, char** argv) {
   std::cout << "aistore-server: listening on http://" << shown << ":" << *port << std::endl;
   ais::LogInfo("node " + ctx.node.node_id + " listening on http://" + shown + ":" + std::to_string(*port) + ", " +
                std::to_string(store_opts.mountpaths.size()) + " mountpath(s), cluster " + ctx.cluster_uuid);
-  ais::SetBatchConfig(batch_cfg);
   server.Run(/*handle_signals=*/true);
-  ais::ShutdownBatches();  // batch threads use the store: stop them before it goes
+  batch.Shutdown();  // batch threads use the store: stop them before it goes
   std::cout << "aistore-server: stopped" << std::endl;
   return 0;
 }

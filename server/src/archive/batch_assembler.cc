@@ -293,6 +293,7 @@ Status BatchAssembler::RunItems(OutputSink* sink, int64_t* objs, int64_t* bytes)
   wopts.window = opts_.window;
   wopts.workers = std::max<size_t>(1, opts_.fetchers) - 1;  // this thread fetches too
   wopts.memory_budget = opts_.memory_budget;
+  wopts.pool = opts_.pool;
   OrderedWindow<Prepared> window(n, wopts, [this](size_t i) { return Prepare(i); });
   for (size_t i = 0; i < n; ++i) {
     if (cancelled_.load(std::memory_order_relaxed)) {

@@ -20,6 +20,7 @@
 #include "archive/archive_format.h"
 #include "archive/output_sink.h"
 #include "archive/shard.h"
+#include "archive/worker_pool.h"
 #include "store/store.h"
 
 namespace ais {
@@ -45,6 +46,8 @@ struct BatchOptions {
   // Entries written and their bytes since the last call; called by Run every few dozen entries
   // and once at its end.
   std::function<void(int64_t objs, int64_t bytes)> progress;
+  // Runs the fetchers besides Run's own thread (none: Run fetches every item itself).
+  WorkerPool* pool = nullptr;
 };
 
 // One item's MossOut facts.

@@ -52,7 +52,7 @@ Task<Handled> HandleMl(ServerContext& ctx, Exchange& ex, const Route& route) {
   if (Status st = CheckColoc(ex); !st.ok()) co_return st;
   auto body = co_await ex.ReadBody(kMaxMossBody);
   if (!body.ok()) co_return body.status();
-  auto req = ParseMossRequest(*body, *def, GetBatchConfig().max_items);
+  auto req = ParseMossRequest(*body, *def, ctx.batch.config().max_items);
   body->clear();
   body->shrink_to_fit();
   if (!req.ok()) co_return req.status();

@@ -1,4 +1,5 @@
-// What every handler may use: the store, the job registry and this node's identity.
+// What every handler may use: the store, the job registry, the inventory catalog, GetBatch's
+// shared state and this node's identity. Owned by main; outlives every request.
 #pragma once
 
 #include <cstdint>
@@ -14,10 +15,13 @@
 
 namespace ais {
 
+class BatchService;  // handlers/batch_stream.h
+
 struct ServerContext {
   Store& store;
   JobRegistry& jobs;
   InventoryCatalog& inventory;
+  BatchService& batch;
   NodeInfo node;
   std::string cluster_uuid;
   int64_t start_ns = 0;

@@ -97,7 +97,7 @@ Task<Handled> GetArchived(ServerContext& ctx, Exchange& ex, const std::string& b
     if (!select.ok()) co_return select.status();
     Producer p;
     p.run = [sel = std::move(*select), sh = *shard, cname](OutputSink* sink) { return sel.WriteTar(*sh, sink, cname); };
-    co_return co_await ReplyProduced(ex, std::move(p), "application/x-tar", std::nullopt);
+    co_return co_await ReplyProduced(ctx.batch, ex, std::move(p), "application/x-tar", std::nullopt);
   }
   if (archpath.starts_with('/')) archpath.erase(0, 1);
   if (archpath.starts_with(name + "/")) archpath.erase(0, name.size() + 1);
@@ -127,7 +127,7 @@ Task<Handled> GetArchived(ServerContext& ctx, Exchange& ex, const std::string& b
   p.run = [sh = *shard, archpath, size = m->size](OutputSink* sink) {
     return sh->Read(archpath, 0, size, [sink](const char* d, size_t n) { return sink->Append(d, n); });
   };
-  co_return co_await ReplyProduced(ex, std::move(p), "application/octet-stream", m->size);
+  co_return co_await ReplyProduced(ctx.batch, ex, std::move(p), "application/octet-stream", m->size);
 }
 
 Task<Handled> GetObject(ServerContext& ctx, Exchange& ex, const std::string& bucket, const std::string& name) {
