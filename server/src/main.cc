@@ -70,8 +70,8 @@ void RaiseFdLimit() {
 }  // namespace
 
 // GetBatch and PUT buffers of 256 KiB-4 MiB come and go per request. With glibc's defaults they
-// are mmapped or trimmed back to the kernel on free, so each reuse page-faults fresh zeroed pages
-// (measured: ~5% of the server's CPU on 10 KiB GetBatch items). Keep freed memory for reuse.
+// are mmapped or trimmed back to the kernel on free, so each reuse page-faults fresh zeroed
+// pages. Keep freed memory for reuse.
 static void TuneAllocator() {
   mallopt(M_MMAP_THRESHOLD, 32 << 20);
   mallopt(M_TRIM_THRESHOLD, 64 << 20);  // a GetBatch window (~32 MiB) and then some

@@ -4,11 +4,20 @@
 #include <exception>
 
 #include "archive/archive_writer.h"
-#include "store/store.h"
 #include "archive/ordered_window.h"
+#include "store/store.h"
 #include "util/file.h"
 
 namespace ais {
+namespace {
+
+// Items up to this size are read into memory by fetchers; larger ones go from their files (by
+// sendfile for plain tar).
+constexpr size_t kInlineMax = 64 << 10;
+constexpr size_t kMemoryBudget = 32 << 20;  // bytes fetched ahead, about
+constexpr size_t kShardCache = 16;          // open shards kept for further items of one request
+
+}  // namespace
 
 struct BatchAssembler::Prepared {
   enum Kind {
@@ -83,7 +92,6 @@ BatchAssembler::BatchAssembler(Store& store, const MossRequest& req, ArchiveForm
 
 std::string BatchAssembler::EntryName(const MossItem& it, bool with_archpath) const {
   std::string_view archpath = req_.archpath(it);
-  if (opts_.name_by_archpath) return std::string(archpath);
   std::string name;
   if (!req_.onob) {
     name = req_.bucket(it).name;
@@ -113,9 +121,9 @@ Result<std::shared_ptr<Shard>> BatchAssembler::GetShard(uint32_t bucket, const s
   if (!obj.ok()) {
     shard = obj.status();
   } else {
-    shard = Shard::Open(std::move(*obj), objname, opts_.shard_format);
+    shard = Shard::Open(std::move(*obj), objname, std::nullopt);
   }
-  if (shards_.size() >= std::max<size_t>(1, opts_.shard_cache)) shards_.erase(shards_.begin());
+  if (shards_.size() >= kShardCache) shards_.erase(shards_.begin());
   shards_.push_back(CachedShard{bucket, objname, shard});
   return shard;
 }
@@ -139,7 +147,7 @@ Prepared BatchAssembler::PrepareObject(const MossItem& it) {
   const size_t guess = whole ? size_hint_.load(std::memory_order_relaxed) : 0;
   ByteBuffer ahead;
   std::span<char> into;
-  if (guess > 0 && guess <= opts_.inline_max) {
+  if (guess > 0 && guess <= kInlineMax) {
     ahead = ByteBuffer(ArchiveWriter::InPlaceSize(guess));
     into = std::span<char>(ahead.data() + ArchiveWriter::kInPlaceHead, guess);
   }
@@ -169,7 +177,7 @@ Prepared BatchAssembler::PrepareObject(const MossItem& it) {
   Prepared p;
   p.size = len;
   p.mtime = whole ? meta.atime_ns / 1000000000 : 0;
-  if (len <= opts_.inline_max) {
+  if (len <= kInlineMax) {
     if (!obj && !ahead.empty() && got == len) {  // whole and read already (len <= guess)
       ahead.Truncate(ArchiveWriter::InPlaceSize(len));
       p.kind = Prepared::kMemory;
@@ -221,7 +229,7 @@ Prepared BatchAssembler::PrepareArchived(const MossItem& it) {
   p.mtime = 0;
   if (m->offset) {  // stored as is: like an object's bytes
     const auto& obj = (*shard)->object();
-    if (len <= opts_.inline_max) {
+    if (len <= kInlineMax) {
       if (Status st = ReadInPlace(obj->Segments(*m->offset + start, len), len, &p); !st.ok()) return Error(st);
     } else {
       p.kind = Prepared::kFiles;
@@ -292,7 +300,7 @@ Status BatchAssembler::RunItems(OutputSink* sink, int64_t* objs, int64_t* bytes)
   OrderedWindow<Prepared>::Options wopts;
   wopts.window = opts_.window;
   wopts.workers = std::max<size_t>(1, opts_.fetchers) - 1;  // this thread fetches too
-  wopts.memory_budget = opts_.memory_budget;
+  wopts.memory_budget = kMemoryBudget;
   wopts.pool = opts_.pool;
   OrderedWindow<Prepared> window(n, wopts, [this](size_t i) { return Prepare(i); });
   for (size_t i = 0; i < n; ++i) {

@@ -318,8 +318,8 @@ Task<bool> Exchange::WritePieces(std::string_view head, const std::vector<BodyPi
       continue;
     }
     if (p.file.len == 0) continue;
-    // Not held back (MSG_MORE) to go out with the file's bytes: that cost ~10% more server CPU
-    // for batches of 100 KiB objects.
+    // The memory run goes out before the file's bytes, not held back (MSG_MORE) to share their
+    // packets: holding back costs server CPU (docs/architecture.md has the figures).
     ok = co_await SendIov(iov);
     iov.clear();
     if (ok) ok = co_await SendFile(p.file);

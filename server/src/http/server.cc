@@ -20,8 +20,8 @@ constexpr auto kLingerTime = std::chrono::seconds(2);
 constexpr size_t kLingerBytes = 8 << 20;
 
 // Connections go round-robin to I/O threads, and a thread in a long sendfile makes the others it
-// serves wait. On 2 CPUs, 4 parallel range readers against 4 threads instead of 2: 1.27 -> 1.87
-// GB/s under load, 2.60 -> 3.12 and 2.75 -> 2.80 GB/s when quiet; small GETs the same or better.
+// serves wait: twice as many threads as CPUs (at least 4) keeps one long send from stalling the
+// connections that share its thread (docs/architecture.md has the figures).
 size_t DefaultThreads() { return std::max(4u, 2 * std::thread::hardware_concurrency()); }
 
 }  // namespace
