@@ -319,7 +319,7 @@ Task<bool> Exchange::WritePieces(std::string_view head, const std::vector<BodyPi
     }
     if (p.file.len == 0) continue;
     // The memory run goes out before the file's bytes, not held back (MSG_MORE) to share their
-    // packets: holding back costs server CPU (docs/architecture.md has the figures).
+    // packets: holding back costs more server CPU than the extra packets.
     ok = co_await SendIov(iov);
     iov.clear();
     if (ok) ok = co_await SendFile(p.file);

@@ -21,7 +21,7 @@ constexpr size_t kLingerBytes = 8 << 20;
 
 // Connections go round-robin to I/O threads, and a thread in a long sendfile makes the others it
 // serves wait: twice as many threads as CPUs (at least 4) keeps one long send from stalling the
-// connections that share its thread (docs/architecture.md has the figures).
+// connections that share its thread.
 size_t DefaultThreads() { return std::max(4u, 2 * std::thread::hardware_concurrency()); }
 
 }  // namespace
