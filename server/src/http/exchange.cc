@@ -396,7 +396,7 @@ Task<bool> Exchange::SendFile(const FileSegment& seg) {
   co_return true;
 }
 
-Task<Replied> Exchange::ReplyError(const Status& st, const HeaderList& extra) {
+Task<Replied> Exchange::ReplyError(const Status& st) {
   auto code = HttpStatusFor(st);
   nlohmann::json j = {{"message", st.message()},
                       {"method", std::string(method_string())},
@@ -407,8 +407,7 @@ Task<Replied> Exchange::ReplyError(const Status& st, const HeaderList& extra) {
                       {"status", static_cast<int>(code)}};
   if (st.code() == Status::Code::kBucketNotFound) j["tcode"] = "ErrBckNotFound";
   std::string text = JsonText(j);
-  HeaderList headers = extra;
-  headers.insert(headers.end(), error_headers_.begin(), error_headers_.end());
+  HeaderList headers = error_headers_;
   headers.emplace_back("X-Content-Type-Options", "nosniff");
   if (st.code() == Status::Code::kMethodNotAllowed) headers.emplace_back("Allow", "GET, HEAD, PUT, POST, DELETE, PATCH");
   if (is_head()) {

@@ -94,7 +94,7 @@ class Exchange {
   // The error reply: AIS error JSON (HEAD: in the Hdr-Error header, no body), with the headers
   // AddErrorHeader staged. Called by the router (and the server's last-resort guard), not by
   // handlers: they return the Status.
-  Task<Replied> ReplyError(const Status& st, const HeaderList& extra = {});
+  Task<Replied> ReplyError(const Status& st);
   // A header the error reply will carry if this exchange ends in one (e.g. Content-Range of a 416).
   void AddErrorHeader(std::string name, std::string value) {
     error_headers_.emplace_back(std::move(name), std::move(value));
