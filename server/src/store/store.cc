@@ -43,7 +43,6 @@ Status UploadGone(const std::string& bucket, const std::string& name, const std:
 }
 
 constexpr size_t kCopyBuf = 1 << 20;
-constexpr int kOpenRetries = 3;  // re-opens of an object overwritten while it was opened for a read
 constexpr const char* kChunkMarkerPrefix = "chunks-";
 
 int64_t NowNs() {
@@ -1138,18 +1137,6 @@ Status StreamSegments(const std::vector<FileSegment>& segments, std::span<char> 
     }
   }
   return Status::OK();
-}
-
-Result<ObjectHandle> Store::OpenReading(Result<ObjectHandle> first, const std::function<Result<ObjectHandle>()>& reopen,
-                                        const std::function<Status(ObjectHandle&)>& use) {
-  Result<ObjectHandle> h = std::move(first);
-  for (int attempt = 0;; ++attempt) {
-    if (!h.ok()) return h.status();
-    Status st = use(*h);
-    if (st.ok()) return h;
-    if (st.code() != Status::Code::kConflict || attempt >= kOpenRetries) return st;
-    h = reopen();
-  }
 }
 
 Result<std::shared_ptr<const ObjectHandle>> Store::OpenShared(Result<ObjectHandle> first,

@@ -219,9 +219,18 @@ class Store {
   // fails with kConflict (a chunk vanished: the object was overwritten during the read), opens
   // the object again with `reopen` and runs `use` on that, up to kOpenRetries times. Returns the
   // handle `use` succeeded on, or the first error that is not a conflict.
-  static Result<ObjectHandle> OpenReading(Result<ObjectHandle> first,
-                                          const std::function<Result<ObjectHandle>()>& reopen,
-                                          const std::function<Status(ObjectHandle&)>& use);
+  // (A template: the GET path pays for no std::function.)
+  static constexpr int kOpenRetries = 3;
+  template <typename Reopen, typename Use>
+  static Result<ObjectHandle> OpenReading(Result<ObjectHandle> first, const Reopen& reopen, const Use& use) {
+    for (int attempt = 0;; ++attempt) {
+      if (!first.ok()) return first.status();
+      Status st = use(*first);
+      if (st.ok()) return first;
+      if (st.code() != Status::Code::kConflict || attempt >= kOpenRetries) return st;
+      first = reopen();
+    }
+  }
   // bucket/name with every file open (ObjectHandle::OpenAll), to share between threads.
   Result<std::shared_ptr<const ObjectHandle>> OpenShared(const std::string& bucket, const std::string& name);
   // The same for a handle `reopen` opened (and opens again on a conflict).
