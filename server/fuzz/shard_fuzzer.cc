@@ -22,7 +22,6 @@
 #include <vector>
 
 #include "archive/arch_dir.h"
-#include "archive/object_bytes.h"
 #include "archive/shard.h"
 #include "fuzz_check.h"
 #include "store/store.h"
@@ -73,7 +72,7 @@ void Put(ais::Store& store, const std::string& bucket, const std::string& name, 
 }
 
 void ReadShard(ais::Store& store, const std::string& bucket, const std::string& name) {
-  auto obj = ais::ObjectBytes::Open(store, bucket, name);
+  auto obj = store.OpenShared(bucket, name);
   FUZZ_CHECK(obj.ok());
   uint64_t obj_size = (*obj)->size();
   auto shard = ais::Shard::Open(*obj, name, std::nullopt);

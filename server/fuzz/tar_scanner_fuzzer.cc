@@ -2,7 +2,7 @@
 // callback over memory, as TarShard walks a shard's object.
 //
 // Properties: the scanner only reads inside the archive (its callback's contract, which
-// ObjectBytes::ReadAt REQUIRES); it always moves forward, so a walk ends within one entry per
+// ObjectHandle::ReadAt REQUIRES); it always moves forward, so a walk ends within one entry per
 // 512-byte block; a regular member's data lies inside the archive; the members found, written
 // again with the writer's EncodeTarHeader, scan back to the same names and sizes.
 #include <cstddef>

@@ -70,8 +70,8 @@ void RaiseFdLimit() {
 }  // namespace
 
 // GetBatch and PUT buffers of 256 KiB-4 MiB come and go per request. With glibc's defaults they
-// are mmapped or trimmed back to the kernel on free, so each reuse page-faults fresh zeroed pages
-// (measured: ~5% of the server's CPU on 10 KiB GetBatch items). Keep freed memory for reuse.
+// are mmapped or trimmed back to the kernel on free, so each reuse page-faults fresh zeroed
+// pages. Keep freed memory for reuse.
 static void TuneAllocator() {
   mallopt(M_MMAP_THRESHOLD, 32 << 20);
   mallopt(M_TRIM_THRESHOLD, 64 << 20);  // a GetBatch window (~32 MiB) and then some
@@ -214,10 +214,12 @@ int main(int argc, char** argv) {
   }
   ais::JobRegistry jobs;
   ais::InventoryCatalog inventory(**store, jobs);
+  ais::BatchService batch(batch_cfg, jobs);
   std::string id = ais::RandomId(8);
   ais::ServerContext ctx{.store = **store,
                          .jobs = jobs,
                          .inventory = inventory,
+                         .batch = batch,
                          .node = {.node_id = "t[" + id + "]", .daemon_id = id},
                          .cluster_uuid = ais::RandomId(10),
                          .start_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -235,9 +237,8 @@ int main(int argc, char** argv) {
   std::cout << "aistore-server: listening on http://" << shown << ":" << *port << std::endl;
   ais::LogInfo("node " + ctx.node.node_id + " listening on http://" + shown + ":" + std::to_string(*port) + ", " +
                std::to_string(store_opts.mountpaths.size()) + " mountpath(s), cluster " + ctx.cluster_uuid);
-  ais::SetBatchConfig(batch_cfg);
   server.Run(/*handle_signals=*/true);
-  ais::ShutdownBatches();  // batch threads use the store: stop them before it goes
+  batch.Shutdown();  // batch threads use the store: stop them before it goes
   std::cout << "aistore-server: stopped" << std::endl;
   return 0;
 }

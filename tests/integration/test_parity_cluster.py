@@ -49,6 +49,23 @@ def test_performance_counters(client: Client, bucket: Bucket) -> None:
     assert after["capacity"] and all(int(c["avail"]) > 0 for c in after["capacity"].values())
 
 
+def test_list_objects_counter(client: Client, bucket: Bucket) -> None:
+    """`lst.n` counts list-objects requests (one per page), and nothing else."""
+    bucket.object("listed").get_writer().put_content(b"x")
+    (tid,) = client.cluster().get_performance()
+
+    def lst_n() -> int:
+        return int(client.cluster().get_performance()[tid]["tracker"]["lst.n"]["v"])
+
+    before = lst_n()
+    bucket.list_objects()
+    bucket.list_objects(prefix="list")
+    assert lst_n() == before + 2
+    bucket.head()
+    bucket.object("listed").get_reader().read_all()
+    assert lst_n() == before + 2
+
+
 def test_node_log_severity_and_archive(
     client: Client, ais_server: LocalServer, bucket: Bucket
 ) -> None:

@@ -4,7 +4,7 @@
 #include <map>
 
 #include "archive/archive_format.h"
-#include "archive/object_bytes.h"
+#include "store/store.h"
 #include "archive/shard.h"
 
 namespace ais {
@@ -18,7 +18,7 @@ struct Member {
 // The files of archive `name`, sorted; empty when it cannot be read as an archive.
 std::vector<Member> Members(Store& store, const std::string& bucket, const std::string& name) {
   std::vector<Member> out;
-  auto obj = ObjectBytes::Open(store, bucket, name);
+  auto obj = store.OpenShared(bucket, name);
   if (!obj.ok()) return out;
   auto shard = Shard::Open(*obj, name, FormatFromName(name));
   if (!shard.ok()) return out;

@@ -4,11 +4,20 @@
 #include <exception>
 
 #include "archive/archive_writer.h"
-#include "archive/object_bytes.h"
 #include "archive/ordered_window.h"
+#include "store/store.h"
 #include "util/file.h"
 
 namespace ais {
+namespace {
+
+// Items up to this size are read into memory by fetchers; larger ones go from their files (by
+// sendfile for plain tar).
+constexpr size_t kInlineMax = 64 << 10;
+constexpr size_t kMemoryBudget = 32 << 20;  // bytes fetched ahead, about
+constexpr size_t kShardCache = 16;          // open shards kept for further items of one request
+
+}  // namespace
 
 struct BatchAssembler::Prepared {
   enum Kind {
@@ -25,7 +34,7 @@ struct BatchAssembler::Prepared {
   int64_t mtime = 0;
   std::string data;
   ByteBuffer buf;
-  std::shared_ptr<ObjectBytes> obj;
+  std::shared_ptr<const ObjectHandle> obj;
   std::vector<FileSegment> segs;
   std::shared_ptr<Shard> shard;
   uint64_t start = 0;
@@ -58,12 +67,7 @@ Status ReadInPlace(const std::vector<FileSegment>& segs, uint64_t len, Prepared*
   p->kind = Prepared::kMemory;
   p->in_place = true;
   p->buf = ByteBuffer(ArchiveWriter::InPlaceSize(len));
-  char* out = p->buf.data() + ArchiveWriter::kInPlaceHead;
-  for (const auto& s : segs) {
-    AIS_RETURN_IF_ERROR(PreadAll(s.fd, out, s.len, s.offset));
-    out += s.len;
-  }
-  return Status::OK();
+  return ReadSegments(segs, p->buf.data() + ArchiveWriter::kInPlaceHead);
 }
 
 // The item's range over `size` bytes (getbatch.md §2): [start, start+len).
@@ -88,7 +92,6 @@ BatchAssembler::BatchAssembler(Store& store, const MossRequest& req, ArchiveForm
 
 std::string BatchAssembler::EntryName(const MossItem& it, bool with_archpath) const {
   std::string_view archpath = req_.archpath(it);
-  if (opts_.name_by_archpath) return std::string(archpath);
   std::string name;
   if (!req_.onob) {
     name = req_.bucket(it).name;
@@ -114,14 +117,13 @@ Result<std::shared_ptr<Shard>> BatchAssembler::GetShard(uint32_t bucket, const s
   // fetchers never open the same shard twice.
   Result<std::shared_ptr<Shard>> shard = Status::OK();
   auto reopen = [&] { return OpenObject(bucket, objname); };
-  auto h = reopen();
-  auto obj = h.ok() ? ObjectBytes::Open(std::move(*h), reopen) : h.status();
+  auto obj = Store::OpenShared(reopen(), reopen);
   if (!obj.ok()) {
     shard = obj.status();
   } else {
-    shard = Shard::Open(std::move(*obj), objname, opts_.shard_format);
+    shard = Shard::Open(std::move(*obj), objname, std::nullopt);
   }
-  if (shards_.size() >= std::max<size_t>(1, opts_.shard_cache)) shards_.erase(shards_.begin());
+  if (shards_.size() >= kShardCache) shards_.erase(shards_.begin());
   shards_.push_back(CachedShard{bucket, objname, shard});
   return shard;
 }
@@ -145,7 +147,7 @@ Prepared BatchAssembler::PrepareObject(const MossItem& it) {
   const size_t guess = whole ? size_hint_.load(std::memory_order_relaxed) : 0;
   ByteBuffer ahead;
   std::span<char> into;
-  if (guess > 0 && guess <= opts_.inline_max) {
+  if (guess > 0 && guess <= kInlineMax) {
     ahead = ByteBuffer(ArchiveWriter::InPlaceSize(guess));
     into = std::span<char>(ahead.data() + ArchiveWriter::kInPlaceHead, guess);
   }
@@ -156,10 +158,10 @@ Prepared BatchAssembler::PrepareObject(const MossItem& it) {
     if (Status st = h->VerifyChecksum(); !st.ok()) return Error(st);
   }
   // The object's files, for a chunked object (its chunks are opened now) or one sent from its
-  // file. A small monolithic object is read from the handle: no ObjectBytes to build.
-  std::shared_ptr<ObjectBytes> obj;
+  // file. A small monolithic object is read from the handle: no shared handle to build.
+  std::shared_ptr<const ObjectHandle> obj;
   auto hold = [&]() -> Status {
-    auto o = ObjectBytes::Open(std::move(*h), reopen);
+    auto o = Store::OpenShared(std::move(h), reopen);
     if (!o.ok()) return o.status();
     obj = std::move(*o);
     return Status::OK();
@@ -175,7 +177,7 @@ Prepared BatchAssembler::PrepareObject(const MossItem& it) {
   Prepared p;
   p.size = len;
   p.mtime = whole ? meta.atime_ns / 1000000000 : 0;
-  if (len <= opts_.inline_max) {
+  if (len <= kInlineMax) {
     if (!obj && !ahead.empty() && got == len) {  // whole and read already (len <= guess)
       ahead.Truncate(ArchiveWriter::InPlaceSize(len));
       p.kind = Prepared::kMemory;
@@ -184,7 +186,7 @@ Prepared BatchAssembler::PrepareObject(const MossItem& it) {
       return p;
     }
     if (obj) {
-      if (Status st = ReadInPlace(obj->Slice(start, len), len, &p); !st.ok()) return Error(st);
+      if (Status st = ReadInPlace(obj->Segments(start, len), len, &p); !st.ok()) return Error(st);
     } else {
       auto segs = h->Slice(start, len);
       if (!segs.ok()) return Error(segs.status());
@@ -196,7 +198,7 @@ Prepared BatchAssembler::PrepareObject(const MossItem& it) {
     if (Status st = hold(); !st.ok()) return Error(st);
   }
   p.kind = Prepared::kFiles;
-  p.segs = obj->Slice(start, len);
+  p.segs = obj->Segments(start, len);
   p.obj = std::move(obj);
   return p;
 }
@@ -227,11 +229,11 @@ Prepared BatchAssembler::PrepareArchived(const MossItem& it) {
   p.mtime = 0;
   if (m->offset) {  // stored as is: like an object's bytes
     const auto& obj = (*shard)->object();
-    if (len <= opts_.inline_max) {
-      if (Status st = ReadInPlace(obj->Slice(*m->offset + start, len), len, &p); !st.ok()) return Error(st);
+    if (len <= kInlineMax) {
+      if (Status st = ReadInPlace(obj->Segments(*m->offset + start, len), len, &p); !st.ok()) return Error(st);
     } else {
       p.kind = Prepared::kFiles;
-      p.segs = obj->Slice(*m->offset + start, len);
+      p.segs = obj->Segments(*m->offset + start, len);
       p.obj = obj;
     }
     return p;
@@ -298,7 +300,8 @@ Status BatchAssembler::RunItems(OutputSink* sink, int64_t* objs, int64_t* bytes)
   OrderedWindow<Prepared>::Options wopts;
   wopts.window = opts_.window;
   wopts.workers = std::max<size_t>(1, opts_.fetchers) - 1;  // this thread fetches too
-  wopts.memory_budget = opts_.memory_budget;
+  wopts.memory_budget = kMemoryBudget;
+  wopts.pool = opts_.pool;
   OrderedWindow<Prepared> window(n, wopts, [this](size_t i) { return Prepare(i); });
   for (size_t i = 0; i < n; ++i) {
     if (cancelled_.load(std::memory_order_relaxed)) {

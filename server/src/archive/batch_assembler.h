@@ -20,6 +20,7 @@
 #include "archive/archive_format.h"
 #include "archive/output_sink.h"
 #include "archive/shard.h"
+#include "archive/worker_pool.h"
 #include "store/store.h"
 
 namespace ais {
@@ -28,23 +29,15 @@ struct BatchOptions {
   uint32_t max_soft_errs = 8;     // get_batch.max_soft_errs: placeholders allowed before the batch fails
   size_t window = 64;             // items fetched ahead of the writer
   size_t fetchers = 2;            // fetching threads, the assembling one included
-  size_t inline_max = 64 << 10;   // items up to this size are read into memory by fetchers; larger
-                                  // ones go from their files (by sendfile for plain tar)
   size_t extract_max = 8 << 20;   // compressed archived files up to this size are extracted by
                                   // fetchers; larger ones are streamed while written
-  size_t memory_budget = 32 << 20;  // bytes fetched ahead, about
   std::string node_id;            // "t[...]": prefixes per-item error messages, as AIS does
-  // Entry names: AIS's naming (bucket/objname[/archpath], getbatch.md §3), or the archpath alone
-  // (GET ?archregx multi-select keeps the archived files' own names).
-  bool name_by_archpath = false;
   bool keep_outcomes = false;     // record per-item outcomes (multipart metadata)
-  // Open shards kept for further items of the same request.
-  size_t shard_cache = 16;
-  // The archive format of every shard (GET ?archmime=); otherwise suffix, then magic bytes.
-  std::optional<ArchiveFormat> shard_format;
   // Entries written and their bytes since the last call; called by Run every few dozen entries
   // and once at its end.
   std::function<void(int64_t objs, int64_t bytes)> progress;
+  // Runs the fetchers besides Run's own thread (none: Run fetches every item itself).
+  WorkerPool* pool = nullptr;
 };
 
 // One item's MossOut facts.

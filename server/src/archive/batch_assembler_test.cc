@@ -46,6 +46,7 @@ class BatchAssemblerTest : public ::testing::Test {
                                        BatchOptions opts = {}, test::StringSink* sink_out = nullptr,
                                        std::vector<ItemOutcome>* outcomes = nullptr) {
     opts.node_id = "t[test]";
+    opts.pool = &pool_;
     BatchAssembler a(*store_, req, f, opts);
     test::StringSink sink;
     Status st = a.Run(&sink);
@@ -58,6 +59,7 @@ class BatchAssemblerTest : public ::testing::Test {
     return entries;
   }
 
+  WorkerPool pool_{16, std::chrono::seconds(1)};  // the fetchers' threads; outlives every batch
   test::TempDir root_;
   std::unique_ptr<Store> store_;
   std::vector<std::string> objs_;

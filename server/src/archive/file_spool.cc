@@ -62,14 +62,11 @@ Status FileSpool::AppendFile(const FileSegment& seg, std::shared_ptr<const void>
       return Status::FromErrno(errno, "copy into spool file");
     }
     // No in-kernel copy between these files: through a buffer.
-    std::string tmp(static_cast<size_t>(std::min<uint64_t>(left, kBuffer)), '\0');
-    while (left > 0) {
-      size_t k = static_cast<size_t>(std::min<uint64_t>(left, tmp.size()));
-      AIS_RETURN_IF_ERROR(PreadAll(seg.fd, tmp.data(), k, static_cast<uint64_t>(off)));
-      AIS_RETURN_IF_ERROR(WriteAll(fd_.get(), tmp.data(), k));
-      off += static_cast<loff_t>(k);
-      left -= k;
-    }
+    std::vector<char> tmp(static_cast<size_t>(std::min<uint64_t>(left, kBuffer)));
+    const FileSegment rest{seg.fd, static_cast<uint64_t>(off), left};
+    AIS_RETURN_IF_ERROR(
+        StreamSegments({rest}, tmp, [this](const char* p, size_t k) { return WriteAll(fd_.get(), p, k); }));
+    break;
   }
   size_ += seg.len;
   return Status::OK();

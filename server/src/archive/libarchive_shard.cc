@@ -13,7 +13,7 @@ constexpr size_t kReadBlock = 256 << 10;
 
 }  // namespace
 
-LibarchiveShard::LibarchiveShard(std::shared_ptr<ObjectBytes> obj, ArchiveFormat format)
+LibarchiveShard::LibarchiveShard(std::shared_ptr<const ObjectHandle> obj, ArchiveFormat format)
     : Shard(std::move(obj), format), buf_(kReadBlock) {}
 
 LibarchiveShard::~LibarchiveShard() {

@@ -19,7 +19,7 @@ namespace ais {
 
 class LibarchiveShard : public Shard {
  public:
-  LibarchiveShard(std::shared_ptr<ObjectBytes> obj, ArchiveFormat format);
+  LibarchiveShard(std::shared_ptr<const ObjectHandle> obj, ArchiveFormat format);
   ~LibarchiveShard() override;
 
   Result<Member> Find(std::string_view path) override;

@@ -96,17 +96,8 @@ Status LibarchiveWriter::Write(const void* data, size_t len) {
 }
 
 Status LibarchiveWriter::WriteFile(const std::vector<FileSegment>& segments, std::shared_ptr<const void>) {
-  std::string buf;
-  for (const auto& s : segments) {
-    for (uint64_t off = 0; off < s.len;) {
-      size_t n = static_cast<size_t>(std::min<uint64_t>(kCopyPiece, s.len - off));
-      buf.resize(n);
-      AIS_RETURN_IF_ERROR(PreadAll(s.fd, buf.data(), n, s.offset + off));
-      AIS_RETURN_IF_ERROR(Write(buf.data(), n));
-      off += n;
-    }
-  }
-  return Status::OK();
+  std::vector<char> buf(kCopyPiece);
+  return StreamSegments(segments, buf, [this](const char* p, size_t n) { return Write(p, n); });
 }
 
 Status LibarchiveWriter::EndEntry() {

@@ -63,7 +63,7 @@ Status MemberSelect::WriteTar(Shard& shard, OutputSink* sink, const std::string&
   for (const auto& m : picked) {
     AIS_RETURN_IF_ERROR((*w)->BeginEntry(m.name, m.size, 0));
     if (m.offset) {
-      AIS_RETURN_IF_ERROR((*w)->WriteFile(shard.object()->Slice(*m.offset, m.size), shard.object()));
+      AIS_RETURN_IF_ERROR((*w)->WriteFile(shard.object()->Segments(*m.offset, m.size), shard.object()));
     } else {
       AIS_RETURN_IF_ERROR(shard.Read(m.name, 0, m.size, [&](const char* d, size_t n) { return (*w)->Write(d, n); }));
     }

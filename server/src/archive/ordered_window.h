@@ -35,7 +35,7 @@ class OrderedWindow {
     // The workers start once the consumer took longer than this to prepare half the items of
     // a run; zero: at once.
     std::chrono::microseconds slow_item{100};
-    WorkerPool* pool = nullptr;       // nullptr: WorkerPool::Shared()
+    WorkerPool* pool = nullptr;       // runs the workers; none: the consumer prepares every item
   };
 
   OrderedWindow(size_t n, Options opts, std::function<T(size_t)> prepare)
@@ -90,14 +90,14 @@ class OrderedWindow {
   // Once, by the constructor or the consumer. REQUIRES: mu_ not held.
   void StartWorkers() {
     helped_ = true;
-    WorkerPool& pool = opts_.pool ? *opts_.pool : WorkerPool::Shared();
+    if (opts_.pool == nullptr) return;  // no pool: the consumer prepares every item itself
     size_t workers = std::min(opts_.workers, n_ / opts_.run);  // more would find no run the consumer leaves
     for (size_t i = 0; i < workers; ++i) {
       {
         std::lock_guard lock(mu_);
         ++workers_;
       }
-      if (!pool.Run([this] { Work(); })) {
+      if (!opts_.pool->Run([this] { Work(); })) {
         std::lock_guard lock(mu_);
         --workers_;
         break;

@@ -20,6 +20,12 @@ struct Item {
   size_t memory() const { return data.size(); }
 };
 
+// The workers' threads, for every test of this file (a pool outlives the windows it serves).
+WorkerPool& Pool() {
+  static WorkerPool pool(64, std::chrono::seconds(1));
+  return pool;
+}
+
 TEST(OrderedWindow, HandsOutInOrderDespiteRandomDelays) {
   const size_t n = 500;
   std::atomic<size_t> max_ahead{0};
@@ -27,6 +33,7 @@ TEST(OrderedWindow, HandsOutInOrderDespiteRandomDelays) {
   std::set<std::thread::id> threads;
   std::mutex mu;
   OrderedWindow<Item>::Options opts;
+  opts.pool = &Pool();
   opts.window = 16;
   opts.workers = 4;
   OrderedWindow<Item> w(n, opts, [&](size_t i) {
@@ -55,6 +62,7 @@ TEST(OrderedWindow, MemoryBudgetLimitsLookAhead) {
   const size_t n = 100;
   std::atomic<size_t> prepared{0};
   OrderedWindow<Item>::Options opts;
+  opts.pool = &Pool();
   opts.window = 64;
   opts.workers = 2;
   opts.run = 1;
@@ -74,6 +82,7 @@ TEST(OrderedWindow, DestroyedEarlyStopsTheWorkers) {
   std::atomic<size_t> prepared{0};
   {
     OrderedWindow<Item>::Options opts;
+    opts.pool = &Pool();
     opts.window = 8;
     OrderedWindow<Item> w(1000000, opts, [&](size_t i) {
       ++prepared;
@@ -87,6 +96,7 @@ TEST(OrderedWindow, DestroyedEarlyStopsTheWorkers) {
 
 TEST(OrderedWindow, SingleItemAndSingleSlot) {
   OrderedWindow<Item>::Options opts;
+  opts.pool = &Pool();
   opts.window = 1;
   opts.workers = 3;
   OrderedWindow<Item> w(5, opts, [](size_t i) { return Item{i, {}}; });
@@ -112,6 +122,7 @@ TEST(OrderedWindow, FastItemsStayOnTheConsumerSlowOnesCallInTheWorkers) {
   const auto consumer = std::this_thread::get_id();
   std::atomic<size_t> elsewhere{0};
   OrderedWindow<Item>::Options opts;
+  opts.pool = &Pool();
   opts.workers = 2;
   opts.slow_item = 2ms;
   // Items 0..103 (13 runs) are fast, every item after them is slow.

@@ -8,7 +8,7 @@
 
 namespace ais {
 
-Result<std::shared_ptr<Shard>> Shard::Open(std::shared_ptr<ObjectBytes> obj, std::string_view objname,
+Result<std::shared_ptr<Shard>> Shard::Open(std::shared_ptr<const ObjectHandle> obj, std::string_view objname,
                                            std::optional<ArchiveFormat> hint) {
   std::optional<ArchiveFormat> format = hint ? hint : FormatFromName(objname);
   if (!format) {

@@ -14,7 +14,7 @@
 #include <string_view>
 
 #include "archive/archive_format.h"
-#include "archive/object_bytes.h"
+#include "store/store.h"
 #include "util/status.h"
 
 namespace ais {
@@ -32,12 +32,12 @@ class Shard {
 
   // The format is `hint` if given, else what `objname`'s suffix says, else what the first bytes
   // say; none of these -> kInvalidArgument.
-  static Result<std::shared_ptr<Shard>> Open(std::shared_ptr<ObjectBytes> obj, std::string_view objname,
+  static Result<std::shared_ptr<Shard>> Open(std::shared_ptr<const ObjectHandle> obj, std::string_view objname,
                                              std::optional<ArchiveFormat> hint);
   virtual ~Shard() = default;
 
   ArchiveFormat format() const { return format_; }
-  const std::shared_ptr<ObjectBytes>& object() const { return obj_; }
+  const std::shared_ptr<const ObjectHandle>& object() const { return obj_; }
 
   // The member `path` names; kNotFound if there is none. A damaged archive is kCorruption.
   virtual Result<Member> Find(std::string_view path) = 0;
@@ -50,9 +50,9 @@ class Shard {
   static std::string_view Key(std::string_view name) { return name.starts_with('/') ? name.substr(1) : name; }
 
  protected:
-  Shard(std::shared_ptr<ObjectBytes> obj, ArchiveFormat format) : obj_(std::move(obj)), format_(format) {}
+  Shard(std::shared_ptr<const ObjectHandle> obj, ArchiveFormat format) : obj_(std::move(obj)), format_(format) {}
 
-  const std::shared_ptr<ObjectBytes> obj_;
+  const std::shared_ptr<const ObjectHandle> obj_;
   const ArchiveFormat format_;
 };
 

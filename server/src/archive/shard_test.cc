@@ -34,7 +34,7 @@ class ShardTest : public ::testing::TestWithParam<std::tuple<ArchiveFormat, bool
     auto [format, chunked] = GetParam();
     std::string bucket = chunked ? "c" : "b";
     test::PutObject(*store_, bucket, name, test::BuildArchive(format, entries_));
-    auto obj = ObjectBytes::Open(*store_, bucket, name);
+    auto obj = store_->OpenShared(bucket, name);
     EXPECT_TRUE(obj.ok()) << obj.status().message();
     auto sh = Shard::Open(*obj, name, std::nullopt);
     EXPECT_TRUE(sh.ok()) << sh.status().message();
@@ -129,14 +129,14 @@ TEST(Shard, NotAnArchive) {
   ASSERT_TRUE(store.ok());
   ASSERT_TRUE((*store)->CreateBucket("b", nullptr).ok());
   test::PutObject(**store, "b", "plain", "just some text, not an archive");
-  auto obj = ObjectBytes::Open(**store, "b", "plain");
+  auto obj = (*store)->OpenShared("b", "plain");
   ASSERT_TRUE(obj.ok());
   auto sh = Shard::Open(*obj, "plain", std::nullopt);
   ASSERT_FALSE(sh.ok());
   EXPECT_EQ(sh.status().code(), Status::Code::kInvalidArgument);
   // A damaged compressed shard fails with kCorruption, not a crash.
   test::PutObject(**store, "b", "bad.tgz", "\x1f\x8b garbage garbage garbage");
-  auto bad = ObjectBytes::Open(**store, "b", "bad.tgz");
+  auto bad = (*store)->OpenShared("b", "bad.tgz");
   ASSERT_TRUE(bad.ok());
   auto bsh = Shard::Open(*bad, "bad.tgz", std::nullopt);
   ASSERT_TRUE(bsh.ok());
@@ -176,7 +176,7 @@ TEST(Shard, ZipMemberWithBadCrcIsCorruption) {
   ASSERT_TRUE(store.ok());
   ASSERT_TRUE((*store)->CreateBucket("b", nullptr).ok());
   test::PutObject(**store, "b", "bad.zip", zip);
-  auto obj = ObjectBytes::Open(**store, "b", "bad.zip");
+  auto obj = (*store)->OpenShared("b", "bad.zip");
   ASSERT_TRUE(obj.ok());
   auto sh = Shard::Open(*obj, "bad.zip", std::nullopt);
   ASSERT_TRUE(sh.ok()) << sh.status().message();

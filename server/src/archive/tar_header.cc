@@ -15,8 +15,8 @@ constexpr size_t kOffName = 0, kOffMode = 100, kOffUid = 108, kOffGid = 116, kOf
                  kOffChksum = 148, kOffType = 156, kOffMagic = 257, kOffVersion = 263, kOffDevMajor = 329,
                  kOffDevMinor = 337, kOffPrefix = 345;
 
-// `width`-1 zero-padded octal digits and a NUL (by hand: snprintf was a tenth of a small
-// entry's cost). REQUIRES: v fits in width-1 digits.
+// `width`-1 zero-padded octal digits and a NUL, by hand (snprintf costs too much per small
+// entry). REQUIRES: v fits in width-1 digits.
 void PutOctal(char* field, size_t width, uint64_t v) {
   field[width - 1] = '\0';
   for (size_t i = width - 1; i > 0; --i, v >>= 3) field[i - 1] = static_cast<char>('0' + (v & 7));

@@ -10,7 +10,7 @@ constexpr size_t kReadPiece = 256 << 10;
 
 }  // namespace
 
-TarShard::TarShard(std::shared_ptr<ObjectBytes> obj)
+TarShard::TarShard(std::shared_ptr<const ObjectHandle> obj)
     : Shard(obj, ArchiveFormat::kTar),
       scanner_([o = obj.get()](uint64_t off, void* buf, size_t len) { return o->ReadAt(off, buf, len); },
                obj->size()) {}

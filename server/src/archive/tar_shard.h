@@ -13,7 +13,7 @@ namespace ais {
 
 class TarShard : public Shard {
  public:
-  explicit TarShard(std::shared_ptr<ObjectBytes> obj);
+  explicit TarShard(std::shared_ptr<const ObjectHandle> obj);
 
   Result<Member> Find(std::string_view path) override;
   Status Read(std::string_view path, uint64_t start, uint64_t len, const ByteSink& out) override;

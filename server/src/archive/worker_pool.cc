@@ -10,12 +10,6 @@ WorkerPool::WorkerPool(size_t max_threads, std::chrono::milliseconds linger)
 
 WorkerPool::~WorkerPool() { Shutdown(); }
 
-WorkerPool& WorkerPool::Shared() {
-  // 64 batches (BatchConfig::max_active) x (1 assembler + 1 fetcher), and room for archive GETs.
-  static WorkerPool* pool = new WorkerPool(256, std::chrono::seconds(10));
-  return *pool;
-}
-
 bool WorkerPool::Run(std::function<void()> task) {
   std::unique_lock lock(mu_);
   if (stopping_) return false;

@@ -3,7 +3,7 @@
 // window); a task waits for no other task, so the pool grows to as many threads as tasks run at
 // once, up to `max_threads`. A thread idle for `linger` exits.
 //
-// Thread-safe. Shared() lives as long as the process; Shutdown() waits for its tasks.
+// Thread-safe. GetBatch's pool is owned by the server's BatchService (handlers/batch_stream.h).
 #pragma once
 
 #include <chrono>
@@ -21,9 +21,6 @@ class WorkerPool {
   ~WorkerPool();  // Shutdown()
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
-
-  // The process-wide pool of GetBatch threads (never destroyed: detached work may outlive main).
-  static WorkerPool& Shared();
 
   // Runs `task` on an idle thread, or on a new one. False (and `task` not run) when
   // `max_threads` tasks are running or the pool is shutting down.

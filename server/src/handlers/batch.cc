@@ -32,37 +32,37 @@ Status CheckColoc(const Exchange& ex) {
 
 // Every bucket the batch names must exist (none is created on the fly).
 Status CheckBucket(ServerContext& ctx, const MossBucket& b) {
-  if (b.provider != "ais") return Status::NotFound("bucket \"" + b.Cname() + "\" does not exist");
+  if (b.provider != "ais") return Status::BucketNotFound("bucket \"" + b.Cname() + "\" does not exist");
   auto props = ctx.store.GetBucket(b.name);
   return props.ok() ? Status::OK() : props.status();
 }
 
 }  // namespace
 
-Task<void> HandleMl(ServerContext& ctx, Exchange& ex, const Route& route) {
+Task<Handled> HandleMl(ServerContext& ctx, Exchange& ex, const Route& route) {
   if (route.bucket != "moss" || route.object.find('/') != std::string::npos) {
-    co_return co_await ex.ReplyError(Status::InvalidArgument("invalid URL path \"" + std::string(ex.raw_path()) + "\""));
+    co_return Status::InvalidArgument("invalid URL path \"" + std::string(ex.raw_path()) + "\"");
   }
   if (ex.method() != http::verb::get) {
-    co_return co_await ex.ReplyError(Status::MethodNotAllowed("invalid method " + std::string(ex.method_string()) +
-                                                              " for GetBatch (expecting GET)"));
+    co_return Status::MethodNotAllowed("invalid method " + std::string(ex.method_string()) +
+                                                              " for GetBatch (expecting GET)");
   }
   auto def = PathBucket(ex, route);
-  if (!def.ok()) co_return co_await ex.ReplyError(def.status());
-  if (Status st = CheckColoc(ex); !st.ok()) co_return co_await ex.ReplyError(st);
+  if (!def.ok()) co_return def.status();
+  if (Status st = CheckColoc(ex); !st.ok()) co_return st;
   auto body = co_await ex.ReadBody(kMaxMossBody);
-  if (!body.ok()) co_return co_await ex.ReplyError(body.status());
-  auto req = ParseMossRequest(*body, *def, GetBatchConfig().max_items);
+  if (!body.ok()) co_return body.status();
+  auto req = ParseMossRequest(*body, *def, ctx.batch.config().max_items);
   body->clear();
   body->shrink_to_fit();
-  if (!req.ok()) co_return co_await ex.ReplyError(req.status());
+  if (!req.ok()) co_return req.status();
   auto format = ParseArchiveMime(req->mime);
-  if (!format.ok()) co_return co_await ex.ReplyError(format.status());
+  if (!format.ok()) co_return format.status();
   if (*def) {
-    if (Status st = CheckBucket(ctx, **def); !st.ok()) co_return co_await ex.ReplyError(st);
+    if (Status st = CheckBucket(ctx, **def); !st.ok()) co_return st;
   }
   for (const auto& b : req->buckets) {
-    if (Status st = CheckBucket(ctx, b); !st.ok()) co_return co_await ex.ReplyError(st);
+    if (Status st = CheckBucket(ctx, b); !st.ok()) co_return st;
   }
   bool streaming = req->strm;
   if (streaming) co_return co_await ReplyArchiveStream(ctx, ex, std::move(*req), *format, BatchOptions());

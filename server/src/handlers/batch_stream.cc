@@ -22,8 +22,10 @@ namespace {
 constexpr size_t kChunkBytes = 256 << 10;                      // a chunk worth sending at once
 constexpr auto kFlushInterval = std::chrono::milliseconds(5);  // after this, send whatever is there
 constexpr auto kDoneCheckInterval = std::chrono::seconds(1);
-
-BatchConfig g_config;  // set once at startup, read-only afterwards
+// Threads of the pool: 64 batches (BatchConfig::max_active) x (1 assembler + 1 fetcher), and
+// room for archive GETs. An idle one exits after kPoolLinger.
+constexpr size_t kPoolThreads = 256;
+constexpr auto kPoolLinger = std::chrono::seconds(10);
 
 // One running producer: shared by the connection's coroutine and the producing thread.
 struct Job {
@@ -42,12 +44,15 @@ struct Job {
   }
 };
 
+}  // namespace
+
 // Every running producer thread: bounds their number and lets shutdown stop them.
-class ActiveJobs {
+class ProducerSet {
  public:
+  explicit ProducerSet(size_t max_active) : max_active_(max_active) {}
   bool Enter(Job* job) {
     std::lock_guard lock(mu_);
-    if (stopping_ || jobs_.size() >= g_config.max_active) return false;
+    if (stopping_ || jobs_.size() >= max_active_) return false;
     jobs_.insert(job);
     return true;
   }
@@ -64,16 +69,14 @@ class ActiveJobs {
   }
 
  private:
+  const size_t max_active_;
   std::mutex mu_;
   std::condition_variable idle_;
   std::unordered_set<Job*> jobs_;  // guarded by mu_
   bool stopping_ = false;          // guarded by mu_
 };
 
-ActiveJobs& Active() {
-  static ActiveJobs* a = new ActiveJobs();  // never destroyed: threads may outlive main's locals
-  return *a;
-}
+namespace {
 
 // A callable that wakes a coroutine waiting on `timer`, from any thread.
 std::function<void()> Waker(const asio::any_io_executor& exec, const std::shared_ptr<asio::steady_timer>& timer) {
@@ -85,7 +88,7 @@ std::function<void()> Waker(const asio::any_io_executor& exec, const std::shared
   };
 }
 
-void RunJob(const std::shared_ptr<Job>& job) {
+void RunJob(const std::shared_ptr<Job>& job, ProducerSet& producers) {
   OutputSink* sink = job->queue ? static_cast<OutputSink*>(job->queue.get()) : job->spool.get();
   Status st = job->producer.run(sink);
   if (st.ok() && job->spool) st = job->spool->Flush();
@@ -94,14 +97,15 @@ void RunJob(const std::shared_ptr<Job>& job) {
   job->done.store(true);
   if (job->queue) job->queue->Close(st);
   if (job->wake) job->wake();
-  Active().Leave(job.get());
+  producers.Leave(job.get());
 }
 
 // Starts the producing thread; kTooManyRequests when too many run.
-Status Launch(const std::shared_ptr<Job>& job) {
-  if (!Active().Enter(job.get())) return Status::TooManyRequests("too many concurrent archive requests, retry later");
-  if (!WorkerPool::Shared().Run([job] { RunJob(job); })) {
-    Active().Leave(job.get());
+Status Launch(BatchService& batch, const std::shared_ptr<Job>& job) {
+  ProducerSet& producers = batch.producers();
+  if (!producers.Enter(job.get())) return Status::TooManyRequests("too many concurrent archive requests, retry later");
+  if (!batch.pool().Run([job, &producers] { RunJob(job, producers); })) {
+    producers.Leave(job.get());
     return Status::TooManyRequests("no thread to spare for an archive request, retry later");
   }
   return Status::OK();
@@ -136,12 +140,6 @@ std::vector<BodyPiece> ToBody(const std::vector<PieceQueue::Piece>& pieces) {
   return body;
 }
 
-// The get-batch jobs of this server's job registry (one server per process).
-GetBatchJobs& BatchJobs(ServerContext& ctx) {
-  static GetBatchJobs* jobs = new GetBatchJobs(ctx.jobs);  // never destroyed: job threads use it
-  return *jobs;
-}
-
 // A GetBatch request's assembler, entered into the running get-batch job.
 struct BatchWork {
   std::shared_ptr<const MossRequest> req;
@@ -156,11 +154,12 @@ BatchWork StartBatchWork(ServerContext& ctx, MossRequest req, ArchiveFormat form
   auto work = std::make_shared<std::shared_ptr<GetBatchJobs::Work>>();
   opts.progress = [work](int64_t objs, int64_t bytes) { (*work)->Add(objs, bytes); };
   opts.node_id = ctx.node.node_id;
-  opts.max_soft_errs = g_config.max_soft_errs;
-  opts.fetchers = g_config.fetchers;
+  opts.max_soft_errs = ctx.batch.config().max_soft_errs;
+  opts.fetchers = ctx.batch.config().fetchers;
+  opts.pool = &ctx.batch.pool();
   bw.assembler = std::make_shared<BatchAssembler>(ctx.store, *bw.req, format, std::move(opts));
   std::weak_ptr<BatchAssembler> weak = bw.assembler;
-  *work = BatchJobs(ctx).Begin([weak] {
+  *work = ctx.batch.jobs().Begin([weak] {
     if (auto a = weak.lock()) a->Abort();
   });
   bw.work = *work;
@@ -228,63 +227,78 @@ std::vector<BodyPiece> MultipartPieces(const FileSpool& spool, const std::string
   return pieces;
 }
 
+// Waits until the job has pieces worth sending, or has ended, and takes them.
+Task<PieceQueue::Taken> TakeNext(Job& job, asio::steady_timer& timer) {
+  bool take_any = false;  // the flush interval passed: send even a small chunk
+  for (;;) {
+    PieceQueue::Taken taken = job.queue->Take(take_any ? 1 : kChunkBytes);
+    if (!taken.pieces.empty() || taken.closed) co_return taken;
+    timer.expires_after(kFlushInterval);
+    beast::error_code ec;
+    co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    take_any = !ec;  // woken early (cancelled): enough is queued
+  }
+}
+
+// The body from `taken`, the first pieces, on. The reply has begun: an error can only cut it
+// short, and the client going away ends it (the caller's CancelOnExit then stops the thread).
+Task<Replied> StreamOut(StreamReply out, Job& job, asio::steady_timer& timer, PieceQueue::Taken taken,
+                        std::string_view what) {
+  for (;;) {
+    std::vector<BodyPiece> body = ToBody(taken.pieces);
+    if (!co_await out.Write(body)) co_return co_await out.End(false);
+    if (taken.closed) {
+      if (!taken.final.ok()) {
+        std::cerr << "aistore-server: " << what << ": reply cut short: " << taken.final.message() << std::endl;
+      }
+      co_return co_await out.End(taken.final.ok());
+    }
+    taken = co_await TakeNext(job, timer);
+  }
+}
+
 }  // namespace
 
-void SetBatchConfig(const BatchConfig& cfg) { g_config = cfg; }
-const BatchConfig& GetBatchConfig() { return g_config; }
-void ShutdownBatches() { Active().Shutdown(); }
+BatchService::BatchService(BatchConfig config, JobRegistry& registry)
+    : config_(config),
+      jobs_(registry),
+      producers_(std::make_unique<ProducerSet>(config.max_active)),
+      pool_(kPoolThreads, kPoolLinger) {}
 
-Task<void> ReplyProduced(Exchange& ex, Producer producer, std::string content_type,
-                         std::optional<uint64_t> content_length) {
+BatchService::~BatchService() {
+  Shutdown();
+  pool_.Shutdown();
+}
+
+void BatchService::Shutdown() { producers_->Shutdown(); }
+
+Task<Handled> ReplyProduced(BatchService& batch, Exchange& ex, Producer producer, std::string content_type,
+                            std::optional<uint64_t> content_length) {
   auto exec = co_await asio::this_coro::executor;
   auto timer = std::make_shared<asio::steady_timer>(exec);
   auto job = std::make_shared<Job>();
   job->producer = std::move(producer);
   job->queue = std::make_unique<PieceQueue>(PieceQueue::Limits(), Waker(exec, timer));
-  if (Status st = Launch(job); !st.ok()) co_return co_await ex.ReplyError(st);
+  if (Status st = Launch(batch, job); !st.ok()) co_return st;
   CancelOnExit guard(job);
-
-  bool started = false;
-  bool take_any = false;  // the flush interval passed: send even a small chunk
-  for (;;) {
-    PieceQueue::Taken taken = job->queue->Take(take_any ? 1 : kChunkBytes);
-    if (taken.pieces.empty() && !taken.closed) {
-      timer->expires_after(kFlushInterval);
-      beast::error_code ec;
-      co_await timer->async_wait(asio::redirect_error(asio::use_awaitable, ec));
-      take_any = !ec;  // woken early (cancelled): enough is queued
-      continue;
-    }
-    take_any = false;
-    if (!started) {
-      // Nothing sent yet: an error is still a proper HTTP error reply.
-      if (taken.closed && !taken.final.ok()) co_return co_await ex.ReplyError(taken.final);
-      started = true;
-      HeaderList headers;
-      if (!co_await ex.BeginStream(http::status::ok, headers, content_type, content_length)) co_return;
-    }
-    std::vector<BodyPiece> body = ToBody(taken.pieces);
-    if (!co_await ex.WriteStream(body)) co_return;  // the client went away: the guard stops the thread
-    if (taken.closed) {
-      if (!taken.final.ok()) {
-        std::cerr << "aistore-server: " << ex.raw_path() << ": reply cut short: " << taken.final.message() << std::endl;
-      }
-      co_await ex.EndStream(taken.final.ok());
-      co_return;
-    }
-  }
+  PieceQueue::Taken first = co_await TakeNext(*job, *timer);
+  // Nothing sent yet: an error is still a proper HTTP error reply.
+  if (first.closed && !first.final.ok()) co_return first.final;
+  HeaderList headers;
+  StreamReply out = co_await ex.BeginStream(http::status::ok, headers, content_type, content_length);
+  co_return co_await StreamOut(std::move(out), *job, *timer, std::move(first), ex.raw_path());
 }
 
-Task<void> ReplyArchiveStream(ServerContext& ctx, Exchange& ex, MossRequest req, ArchiveFormat format,
-                              BatchOptions opts) {
+Task<Handled> ReplyArchiveStream(ServerContext& ctx, Exchange& ex, MossRequest req, ArchiveFormat format,
+                                 BatchOptions opts) {
   BatchWork bw = StartBatchWork(ctx, std::move(req), format, std::move(opts));
   Producer p = AssemblerProducer(bw);
   bw = BatchWork();  // the producer holds what it needs
-  co_return co_await ReplyProduced(ex, std::move(p), std::string(FormatContentType(format)), std::nullopt);
+  co_return co_await ReplyProduced(ctx.batch, ex, std::move(p), std::string(FormatContentType(format)), std::nullopt);
 }
 
-Task<void> ReplyArchiveMultipart(ServerContext& ctx, Exchange& ex, MossRequest req, ArchiveFormat format,
-                                 BatchOptions opts) {
+Task<Handled> ReplyArchiveMultipart(ServerContext& ctx, Exchange& ex, MossRequest req, ArchiveFormat format,
+                                    BatchOptions opts) {
   auto exec = co_await asio::this_coro::executor;
   auto timer = std::make_shared<asio::steady_timer>(exec);
   opts.keep_outcomes = true;
@@ -295,23 +309,24 @@ Task<void> ReplyArchiveMultipart(ServerContext& ctx, Exchange& ex, MossRequest r
   size_t spool_mp = 0;
   while (spool_mp + 1 < mps.size() && !mps.enabled(spool_mp)) ++spool_mp;
   auto spool = FileSpool::Create(mps.WorkDir(spool_mp));
-  if (!spool.ok()) co_return co_await ex.ReplyError(spool.status());
+  if (!spool.ok()) co_return spool.status();
   job->spool = std::move(*spool);
   job->wake = Waker(exec, timer);
-  if (Status st = Launch(job); !st.ok()) co_return co_await ex.ReplyError(st);
+  if (Status st = Launch(ctx.batch, job); !st.ok()) co_return st;
   CancelOnExit guard(job);
   while (!job->done.load()) {
     timer->expires_after(kDoneCheckInterval);
     beast::error_code ec;
     co_await timer->async_wait(asio::redirect_error(asio::use_awaitable, ec));
   }
-  if (!job->final.ok()) co_return co_await ex.ReplyError(job->final);
+  if (!job->final.ok()) co_return job->final;
   std::string boundary = RandomHex(60);
   std::string head, tail;
   MultipartFraming(*bw.req, bw.assembler->outcomes(), bw.work->job_id(), boundary, &head, &tail);
   std::vector<BodyPiece> pieces = MultipartPieces(*job->spool, head, tail);
   HeaderList headers;
-  co_await ex.ReplyPieces(http::status::ok, headers, "multipart/mixed; boundary=" + boundary, pieces);
+  std::string content_type = "multipart/mixed; boundary=" + boundary;
+  co_return co_await ex.ReplyPieces(http::status::ok, headers, content_type, pieces);
 }
 
 }  // namespace ais

@@ -1,18 +1,21 @@
 // Replies whose body is produced on a thread of its own (GetBatch archives, GET ?archpath from
 // compressed shards, GET ?archregx): the producer writes into a bounded PieceQueue (or a temp
 // file) and this connection's coroutine only moves bytes to the socket, so the io thread never
-// compresses, never reads files, and never waits on a disk. Also the registry of running
-// producer threads (admission limit, shutdown).
+// compresses, never reads files, and never waits on a disk. BatchService holds what those
+// replies share.
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <optional>
 
 #include "api/moss_request.h"
 #include "archive/archive_format.h"
 #include "archive/batch_assembler.h"
 #include "archive/output_sink.h"
+#include "archive/worker_pool.h"
 #include "handlers/context.h"
+#include "jobs/get_batch_jobs.h"
 
 namespace ais {
 
@@ -23,8 +26,35 @@ struct BatchConfig {
   size_t max_active = 64;  // concurrent producer threads; more requests get 429
   size_t fetchers = 2;     // fetching threads per batch, its assembling thread included
 };
-void SetBatchConfig(const BatchConfig& cfg);
-const BatchConfig& GetBatchConfig();
+
+class ProducerSet;  // the producer threads running (batch_stream.cc)
+
+// What GetBatch requests (and the other produced replies) share, one per server: the settings,
+// the producer threads running (at most max_active; Shutdown cancels them), the get-batch jobs
+// requests run under, and the pool of threads producers and fetchers run on. Owned by main and
+// reached through ServerContext::batch, like every other dependency. Thread-safe.
+class BatchService {
+ public:
+  BatchService(BatchConfig config, JobRegistry& registry);
+  ~BatchService();  // Shutdown(), then waits for the pool's threads
+  BatchService(const BatchService&) = delete;
+  BatchService& operator=(const BatchService&) = delete;
+
+  const BatchConfig& config() const { return config_; }
+  GetBatchJobs& jobs() { return jobs_; }
+  WorkerPool& pool() { return pool_; }
+  ProducerSet& producers() { return *producers_; }
+
+  // Cancels every running producer and waits for their threads; later ones are refused (429).
+  // Call once the HTTP server stopped, before the store goes away.
+  void Shutdown();
+
+ private:
+  const BatchConfig config_;
+  GetBatchJobs jobs_;
+  std::unique_ptr<ProducerSet> producers_;
+  WorkerPool pool_;  // destroyed first: its threads may still be leaving producers_
+};
 
 // Writes a whole body into the sink; runs on its own thread. `cancel` (called from any thread)
 // makes it stop early.
@@ -36,19 +66,15 @@ struct Producer {
 // Streams what `producer` writes as a 200 reply of `content_type` (HTTP chunked unless
 // `content_length` is known), committed with the first bytes. An error before anything was sent
 // is a normal error reply; after that the body just ends early (as AIS does for GetBatch).
-Task<void> ReplyProduced(Exchange& ex, Producer producer, std::string content_type,
-                         std::optional<uint64_t> content_length);
+Task<Handled> ReplyProduced(BatchService& batch, Exchange& ex, Producer producer, std::string content_type,
+                            std::optional<uint64_t> content_length);
 
 // GetBatch, streaming (getbatch.md §4).
-Task<void> ReplyArchiveStream(ServerContext& ctx, Exchange& ex, MossRequest req, ArchiveFormat format,
-                              BatchOptions opts);
+Task<Handled> ReplyArchiveStream(ServerContext& ctx, Exchange& ex, MossRequest req, ArchiveFormat format,
+                                 BatchOptions opts);
 // GetBatch, multipart (getbatch.md §5): the archive is spooled to a temp file first, then sent
 // after the MossResp JSON; any error is a normal error reply.
-Task<void> ReplyArchiveMultipart(ServerContext& ctx, Exchange& ex, MossRequest req, ArchiveFormat format,
-                                 BatchOptions opts);
-
-// Cancels every running producer and waits for their threads. Call once the HTTP server stopped,
-// before the store goes away.
-void ShutdownBatches();
+Task<Handled> ReplyArchiveMultipart(ServerContext& ctx, Exchange& ex, MossRequest req, ArchiveFormat format,
+                                    BatchOptions opts);
 
 }  // namespace ais

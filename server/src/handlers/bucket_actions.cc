@@ -68,7 +68,7 @@ JobOptions Opts(std::string dst_bucket, std::string ctlmsg, std::string id = "")
   return o;
 }
 
-Task<void> ReplyJob(Exchange& ex, const std::string& id) {
+Task<Handled> ReplyJob(Exchange& ex, const std::string& id) {
   co_return co_await ex.Reply(http::status::ok, {}, id, "text/plain");
 }
 
@@ -165,42 +165,42 @@ SummaryState SummaryStatus(ServerContext& ctx, const std::string& id, Status* er
 
 }  // namespace
 
-Task<void> StartCopyOrMoveBucket(ServerContext& ctx, Exchange& ex, const std::string& bucket, const ActionMsg& msg) {
+Task<Handled> StartCopyOrMoveBucket(ServerContext& ctx, Exchange& ex, const std::string& bucket, const ActionMsg& msg) {
   auto to = ParseBucketUname(ex.query("bck_to").value_or(""));
-  if (!to.ok()) co_return co_await ex.ReplyError(to.status());
+  if (!to.ok()) co_return to.status();
   const std::string dst = *to;
   bool move = msg.action == "move-bck";
   if (dst == bucket) {
-    co_return co_await ex.ReplyError(
-        Status::InvalidArgument("cannot " + msg.action + " bucket \"" + Cname(bucket) + "\" onto itself"));
+    co_return 
+        Status::InvalidArgument("cannot " + msg.action + " bucket \"" + Cname(bucket) + "\" onto itself");
   }
   auto props = ctx.store.GetBucket(bucket);
-  if (!props.ok()) co_return co_await ex.ReplyError(props.status());
+  if (!props.ok()) co_return props.status();
   Store& store = ctx.store;
   if (move) {
-    if (Status st = msg.CheckNoValue(); !st.ok()) co_return co_await ex.ReplyError(st);
+    if (Status st = msg.CheckNoValue(); !st.ok()) co_return st;
     if (ctx.store.GetBucket(dst).ok()) {
-      co_return co_await ex.ReplyError(Status::InvalidArgument("bucket \"" + Cname(dst) + "\" already exists"));
+      co_return Status::InvalidArgument("bucket \"" + Cname(dst) + "\" already exists");
     }
     Status st = ctx.store.CreateBucket(dst, props->ToAisJson(dst));
-    if (!st.ok()) co_return co_await ex.ReplyError(st);
+    if (!st.ok()) co_return st;
     std::string id = ctx.jobs.Start(
         "move-bck", bucket, [&store, bucket, dst](JobControl& jc) { return RunMoveBucket(store, jc, bucket, dst); },
         Opts(dst, Cname(bucket) + " => " + Cname(dst)));
     co_return co_await ReplyJob(ex, id);
   }
   auto copy = CopyMsg::Decode(msg.value);
-  if (!copy.ok()) co_return co_await ex.ReplyError(copy.status());
+  if (!copy.ok()) co_return copy.status();
   CopyBucketArgs args;
   args.src = bucket;
   args.dst = dst;
   args.prefix = copy->prefix;
   args.naming = Naming(*copy);
   args.dry_run = copy->dry_run;
-  if (Status st = ValidatePrefix(args.prefix); !st.ok()) co_return co_await ex.ReplyError(st);
+  if (Status st = ValidatePrefix(args.prefix); !st.ok()) co_return st;
   if (!args.dry_run && !ctx.store.GetBucket(dst).ok()) {
     Status st = ctx.store.CreateBucket(dst, props->ToAisJson(dst));
-    if (!st.ok() && st.code() != Status::Code::kAlreadyExists) co_return co_await ex.ReplyError(st);
+    if (!st.ok() && st.code() != Status::Code::kAlreadyExists) co_return st;
   }
   std::string ctlmsg = Cname(bucket) + " => " + Cname(dst) + (args.prefix.empty() ? "" : ", prefix:" + args.prefix) +
                        (args.dry_run ? ", dry-run" : "");
@@ -210,13 +210,13 @@ Task<void> StartCopyOrMoveBucket(ServerContext& ctx, Exchange& ex, const std::st
   co_return co_await ReplyJob(ex, id);
 }
 
-Task<void> StartListRange(ServerContext& ctx, Exchange& ex, const std::string& bucket, const ActionMsg& msg) {
+Task<Handled> StartListRange(ServerContext& ctx, Exchange& ex, const std::string& bucket, const ActionMsg& msg) {
   auto m = MultiObjMsg::Decode(msg.action, msg.value);
-  if (!m.ok()) co_return co_await ex.ReplyError(m.status());
+  if (!m.ok()) co_return m.status();
   auto sel = ObjectSelection::From(m->tmpl, m->objnames);
-  if (!sel.ok()) co_return co_await ex.ReplyError(sel.status());
+  if (!sel.ok()) co_return sel.status();
   auto props = ctx.store.GetBucket(bucket);
-  if (!props.ok()) co_return co_await ex.ReplyError(props.status());
+  if (!props.ok()) co_return props.status();
   Store& store = ctx.store;
   const std::string kind = msg.action;
   std::string ctlmsg = Cname(bucket) + ", " + sel->Describe();
@@ -233,7 +233,7 @@ Task<void> StartListRange(ServerContext& ctx, Exchange& ex, const std::string& b
     co_return co_await ReplyJob(ex, id);
   }
   auto dst = Destination(m->to_bck, bucket);
-  if (!dst.ok()) co_return co_await ex.ReplyError(dst.status());
+  if (!dst.ok()) co_return dst.status();
   if (kind == "copy-listrange") {
     CopyObjectsArgs args;
     args.src = bucket;
@@ -243,12 +243,12 @@ Task<void> StartListRange(ServerContext& ctx, Exchange& ex, const std::string& b
     args.dry_run = m->copy.dry_run;
     args.continue_on_err = m->continue_on_err;
     if (args.dst == bucket && args.naming.prepend.empty() && args.naming.ext.empty() && !args.dry_run) {
-      co_return co_await ex.ReplyError(
-          Status::InvalidArgument("cannot copy objects of \"" + Cname(bucket) + "\" onto themselves"));
+      co_return 
+          Status::InvalidArgument("cannot copy objects of \"" + Cname(bucket) + "\" onto themselves");
     }
     if (!args.dry_run && !ctx.store.GetBucket(args.dst).ok()) {
       Status st = ctx.store.CreateBucket(args.dst, props->ToAisJson(args.dst));
-      if (!st.ok() && st.code() != Status::Code::kAlreadyExists) co_return co_await ex.ReplyError(st);
+      if (!st.ok() && st.code() != Status::Code::kAlreadyExists) co_return st;
     }
     std::string id = ctx.jobs.Start(
         kind, bucket, [&store, args](JobControl& jc) { return RunCopyObjects(store, jc, args); },
@@ -265,35 +265,35 @@ Task<void> StartListRange(ServerContext& ctx, Exchange& ex, const std::string& b
   args.append = m->append;
   args.continue_on_err = m->continue_on_err;
   if (Status st = ValidateObjectName(args.archname); !st.ok()) {
-    co_return co_await ex.ReplyError(Status::InvalidArgument("archive: invalid archname \"" + args.archname +
-                                                             "\": " + st.message()));
+    co_return Status::InvalidArgument("archive: invalid archname \"" + args.archname +
+                                                             "\": " + st.message());
   }
   const std::string& mime = m->mime;
   if (!mime.empty()) {
     auto f = ParseArchiveMime(mime);
-    if (!f.ok()) co_return co_await ex.ReplyError(f.status());
+    if (!f.ok()) co_return f.status();
     args.format = *f;
   } else if (auto f = FormatFromName(args.archname)) {
     args.format = *f;
   } else {
-    co_return co_await ex.ReplyError(Status::InvalidArgument(
+    co_return Status::InvalidArgument(
         "archive: cannot tell the format of \"" + args.archname +
-        "\" (expecting one of .tar, .tgz, .tar.gz, .tar.lz4, .zip, or a mime type)"));
+        "\" (expecting one of .tar, .tgz, .tar.gz, .tar.lz4, .zip, or a mime type)");
   }
   auto dprops = ctx.store.GetBucket(args.dst);
-  if (!dprops.ok()) co_return co_await ex.ReplyError(dprops.status());
+  if (!dprops.ok()) co_return dprops.status();
   std::string id = ctx.jobs.Start(
       kind, bucket, [&store, args](JobControl& jc) { return RunArchive(store, jc, args); },
       Opts(args.dst, ctlmsg + " => " + Cname(args.dst) + "/" + args.archname));
   co_return co_await ReplyJob(ex, id);
 }
 
-Task<void> GetBucketSummary(ServerContext& ctx, Exchange& ex, const std::string& bucket, const ActionMsg& msg) {
+Task<Handled> GetBucketSummary(ServerContext& ctx, Exchange& ex, const std::string& bucket, const ActionMsg& msg) {
   auto summ = SummaryMsg::Decode(msg.value);
-  if (!summ.ok()) co_return co_await ex.ReplyError(summ.status());
+  if (!summ.ok()) co_return summ.status();
   const std::string& uuid = summ->uuid;
   const std::string& prefix = summ->prefix;
-  if (Status st = ValidatePrefix(prefix); !st.ok()) co_return co_await ex.ReplyError(st);
+  if (Status st = ValidatePrefix(prefix); !st.ok()) co_return st;
   if (uuid.empty()) {
     std::vector<std::string> buckets;
     if (bucket.empty()) {
@@ -302,7 +302,7 @@ Task<void> GetBucketSummary(ServerContext& ctx, Exchange& ex, const std::string&
       }
     } else {
       auto props = ctx.store.GetBucket(bucket);
-      if (!props.ok()) co_return co_await ex.ReplyError(props.status());
+      if (!props.ok()) co_return props.status();
       buckets.push_back(bucket);
     }
     std::string id = StartSummary(ctx, std::move(buckets), prefix, bucket);
@@ -311,10 +311,10 @@ Task<void> GetBucketSummary(ServerContext& ctx, Exchange& ex, const std::string&
   Status err;
   switch (SummaryStatus(ctx, uuid, &err)) {
     case SummaryState::kUnknown:
-      co_return co_await ex.ReplyError(Status::NotFound("summary-bck[" + uuid + "] not found"));
+      co_return Status::NotFound("summary-bck[" + uuid + "] not found");
     case SummaryState::kRunning:
       co_return co_await ex.Reply(http::status::accepted, {}, "[]", "application/json");
-    case SummaryState::kFailed: co_return co_await ex.ReplyError(err);
+    case SummaryState::kFailed: co_return err;
     case SummaryState::kDone: break;
   }
   nlohmann::json out = nlohmann::json::array();
@@ -324,22 +324,22 @@ Task<void> GetBucketSummary(ServerContext& ctx, Exchange& ex, const std::string&
   co_return co_await ex.Reply(http::status::ok, {}, JsonText(out), "application/json");
 }
 
-Task<void> HeadBucket(ServerContext& ctx, Exchange& ex, const std::string& bucket, const std::string& prefix) {
+Task<Handled> HeadBucket(ServerContext& ctx, Exchange& ex, const std::string& bucket, const std::string& prefix) {
   auto binfo = ex.query("bsumm_remote");
   if (!binfo && !prefix.empty()) {
-    co_return co_await ex.ReplyError(Status::InvalidArgument("invalid URL '" + std::string(ex.raw_path()) +
+    co_return Status::InvalidArgument("invalid URL '" + std::string(ex.raw_path()) +
                                                              "': expecting just the bucket name, got '" + bucket +
-                                                             "' and '" + prefix + "'"));
+                                                             "' and '" + prefix + "'");
   }
   if (auto flt = ex.query("presence"); flt && !flt->empty()) {
     auto n = ParseUint(*flt);
     if (!n || *n > 5) {
-      co_return co_await ex.ReplyError(Status::InvalidArgument("parse 'flt-presence': invalid value \"" + *flt + "\""));
+      co_return Status::InvalidArgument("parse 'flt-presence': invalid value \"" + *flt + "\"");
     }
   }
-  if (Status st = ValidatePrefix(prefix); !st.ok()) co_return co_await ex.ReplyError(st);
+  if (Status st = ValidatePrefix(prefix); !st.ok()) co_return st;
   auto props = ctx.store.GetBucket(bucket);
-  if (!props.ok()) co_return co_await ex.ReplyError(props.status());
+  if (!props.ok()) co_return props.status();
   HeaderList headers = {{hdr::kBucketProps, JsonText(props->ToAisJson(bucket))}};
   if (!binfo) co_return co_await ex.ReplyHeaders(http::status::ok, headers, std::nullopt);
   std::string uuid = ex.query("uuid").value_or("");
@@ -353,9 +353,9 @@ Task<void> HeadBucket(ServerContext& ctx, Exchange& ex, const std::string& bucke
   Status err;
   switch (SummaryStatus(ctx, uuid, &err)) {
     case SummaryState::kUnknown:
-      co_return co_await ex.ReplyError(Status::NotFound("summary-bck[" + uuid + "] not found"));
+      co_return Status::NotFound("summary-bck[" + uuid + "] not found");
     case SummaryState::kRunning: co_return co_await ex.ReplyHeaders(http::status::accepted, headers, std::nullopt);
-    case SummaryState::kFailed: co_return co_await ex.ReplyError(err);
+    case SummaryState::kFailed: co_return err;
     case SummaryState::kDone: break;
   }
   if (auto r = Summaries().Get(uuid); r && !r->empty()) {
@@ -364,26 +364,26 @@ Task<void> HeadBucket(ServerContext& ctx, Exchange& ex, const std::string& bucke
   co_return co_await ex.ReplyHeaders(http::status::ok, headers, std::nullopt);
 }
 
-Task<void> ResetBucketProps(ServerContext& ctx, Exchange& ex, const std::string& bucket) {
+Task<Handled> ResetBucketProps(ServerContext& ctx, Exchange& ex, const std::string& bucket) {
   nlohmann::json defaults = {
       {"checksum", {{"type", "xxhash"}, {"validate_warm_get", false}, {"enable_read_range", false}}},
       {"versioning", {{"enabled", true}}},
       {"chunks", {{"objsize_limit", 0}, {"max_monolithic_size", 0}, {"chunk_size", 0}, {"checkpoint_every", 0}}}};
   Status st = ctx.store.buckets().Update(bucket, defaults);
-  if (!st.ok()) co_return co_await ex.ReplyError(st);
+  if (!st.ok()) co_return st;
   LogInfo("reset-bprops ais://" + bucket);
   co_return co_await ex.Reply(http::status::ok);
 }
 
-Task<void> Promote(ServerContext& ctx, Exchange& ex, const std::string& bucket, const ActionMsg& msg) {
+Task<Handled> Promote(ServerContext& ctx, Exchange& ex, const std::string& bucket, const ActionMsg& msg) {
   auto pm = PromoteMsg::Decode(msg.value);
-  if (!pm.ok()) co_return co_await ex.ReplyError(pm.status());
+  if (!pm.ok()) co_return pm.status();
   std::string src = msg.name;
   const std::string& vsrc = pm->src;
   if (!vsrc.empty()) {
     if (!src.empty() && src != vsrc) {
-      co_return co_await ex.ReplyError(
-          Status::InvalidArgument("conflicting promote source: \"" + src + "\" vs \"" + vsrc + "\""));
+      co_return 
+          Status::InvalidArgument("conflicting promote source: \"" + src + "\" vs \"" + vsrc + "\"");
     }
     src = vsrc;
   }
@@ -403,7 +403,7 @@ Task<void> Promote(ServerContext& ctx, Exchange& ex, const std::string& bucket, 
   } else if (root.empty() || (src != root && !src.starts_with(root + "/"))) {
     bad = invalid("must be under " + (root.empty() ? std::string("the promote root (disabled)") : root));
   }
-  if (!bad.ok()) co_return co_await ex.ReplyError(bad);
+  if (!bad.ok()) co_return bad;
   PromoteArgs args;
   args.src = src;
   args.bucket = bucket;
@@ -412,13 +412,13 @@ Task<void> Promote(ServerContext& ctx, Exchange& ex, const std::string& bucket, 
   args.overwrite = pm->overwrite;
   args.delete_src = pm->delete_src;
   if (!args.obj.empty()) {
-    if (Status st = ValidatePrefix(args.obj); !st.ok()) co_return co_await ex.ReplyError(st);
+    if (Status st = ValidatePrefix(args.obj); !st.ok()) co_return st;
   }
   auto props = ctx.store.GetBucket(bucket);
-  if (!props.ok()) co_return co_await ex.ReplyError(props.status());
+  if (!props.ok()) co_return props.status();
   struct stat st{};
   if (::stat(src.c_str(), &st) != 0) {
-    co_return co_await ex.ReplyError(Status::NotFound("promote: source \"" + src + "\" does not exist"));
+    co_return Status::NotFound("promote: source \"" + src + "\" does not exist");
   }
   if (S_ISDIR(st.st_mode)) {
     Store& store = ctx.store;
@@ -430,7 +430,7 @@ Task<void> Promote(ServerContext& ctx, Exchange& ex, const std::string& bucket, 
   }
   bool promoted = false;
   Status pst = PromoteFile(ctx.store, args, &promoted);
-  if (!pst.ok()) co_return co_await ex.ReplyError(pst);
+  if (!pst.ok()) co_return pst;
   co_return co_await ex.Reply(http::status::ok);
 }
 

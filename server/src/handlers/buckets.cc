@@ -7,6 +7,7 @@
 #include "store/names.h"
 #include "util/json_text.h"
 #include "util/log_ring.h"
+#include "util/node_stats.h"
 #include "util/strings.h"
 
 namespace ais {
@@ -16,14 +17,14 @@ constexpr uint64_t kLsNotCached = 512;
 constexpr uint64_t kLsNbi = 32768;
 constexpr uint64_t kLsArchDir = 8;
 
-Task<void> ListBuckets(ServerContext& ctx, Exchange& ex) {
+Task<Handled> ListBuckets(ServerContext& ctx, Exchange& ex) {
   if (ex.method() != http::verb::get) {
-    co_return co_await ex.ReplyError(Status::MethodNotAllowed("invalid method " + std::string(ex.method_string())));
+    co_return Status::MethodNotAllowed("invalid method " + std::string(ex.method_string()));
   }
   auto msg = co_await ReadActionMsg(ex);  // {"action":"list"}; nothing in it narrows the answer
-  if (!msg.ok()) co_return co_await ex.ReplyError(msg.status());
+  if (!msg.ok()) co_return msg.status();
   if (msg->action == "summary-bck") co_return co_await GetBucketSummary(ctx, ex, "", *msg);
-  if (Status st = msg->CheckNoValue(); !st.ok()) co_return co_await ex.ReplyError(st);
+  if (Status st = msg->CheckNoValue(); !st.ok()) co_return st;
   nlohmann::json out = nlohmann::json::array();
   std::string provider = ex.query("provider").value_or("");
   if (provider.empty() || provider == "ais") {
@@ -38,16 +39,16 @@ Task<void> ListBuckets(ServerContext& ctx, Exchange& ex) {
 // Bits a listing via inventory rejects: missing, deleted, arch-dir, not-cached, only-remote-props, diff.
 constexpr uint64_t kNbiBadListFlags = (1 << 1) | (1 << 2) | (1 << 3) | (1 << 9) | (1 << 10) | (1 << 12);
 
-Task<void> ListFromInventory(ServerContext& ctx, Exchange& ex, const std::string& bucket, const ListObjectsMsg& msg,
-                             uint64_t page_size) {
+Task<Handled> ListFromInventory(ServerContext& ctx, Exchange& ex, const std::string& bucket, const ListObjectsMsg& msg,
+                                uint64_t page_size) {
   if (!msg.start_after.empty() || (msg.flags & kNbiBadListFlags)) {
-    co_return co_await ex.ReplyError(Status::InvalidArgument(
-        "bucket ais://" + bucket + ": the request to list via native bucket inventory has invalid or unsupported flags"));
+    co_return Status::InvalidArgument("bucket ais://" + bucket +
+                                      ": the request to list via native bucket inventory has invalid or unsupported flags");
   }
   auto inv = ctx.inventory.Resolve(bucket, std::string(ex.header("Ais-Inv-Name")));
-  if (!inv.ok()) co_return co_await ex.ReplyError(inv.status());
+  if (!inv.ok()) co_return inv.status();
   auto page = ctx.inventory.Page(bucket, *inv, msg.prefix, msg.continuation_token, page_size);
-  if (!page.ok()) co_return co_await ex.ReplyError(page.status());
+  if (!page.ok()) co_return page.status();
   std::string uuid = msg.uuid.empty() ? RandomId(10) : msg.uuid;
   std::string token = page->entries.size() == page_size ? page->last_name : "";
   if (ex.header("Accept").find("application/msgpack") != std::string_view::npos) {
@@ -57,7 +58,7 @@ Task<void> ListFromInventory(ServerContext& ctx, Exchange& ex, const std::string
   co_return co_await ex.Reply(http::status::ok, {}, EncodeRawPageJson(uuid, token, page->entries), "application/json");
 }
 
-Task<void> CreateInventory(ServerContext& ctx, Exchange& ex, const std::string& bucket, const ActionMsg& msg) {
+Task<Handled> CreateInventory(ServerContext& ctx, Exchange& ex, const std::string& bucket, const ActionMsg& msg) {
   // apc.CreateNBIMsg: name, names_per_chunk, force and the LsoMsg fields, flattened.
   ListObjectsMsg lso;
   CreateInventoryOptions opts;
@@ -65,20 +66,20 @@ Task<void> CreateInventory(ServerContext& ctx, Exchange& ex, const std::string& 
   lso.Read(f);
   f.Str("name", &opts.name).Bool("force", &opts.force);
   f.Uint("names_per_chunk", &opts.names_per_chunk).Unused(JsonFields::Kind::kInt, {"pages_per_chunk", "max_entries_per_chunk"});
-  if (Status st = f.Finish(); !st.ok()) co_return co_await ex.ReplyError(st);
+  if (Status st = f.Finish(); !st.ok()) co_return st;
   if (!lso.continuation_token.empty()) {
-    co_return co_await ex.ReplyError(Status::InvalidArgument("create-inventory: continuation_token must be empty"));
+    co_return Status::InvalidArgument("create-inventory: continuation_token must be empty");
   }
   if (!lso.start_after.empty()) {
-    co_return co_await ex.ReplyError(Status::InvalidArgument("create-inventory: start_after is not supported"));
+    co_return Status::InvalidArgument("create-inventory: start_after is not supported");
   }
-  if (Status st = ValidatePrefix(lso.prefix); !st.ok()) co_return co_await ex.ReplyError(st);
+  if (Status st = ValidatePrefix(lso.prefix); !st.ok()) co_return st;
   opts.prefix = lso.prefix;
   opts.props = lso.props;
   opts.flags = lso.flags;
   if (opts.name.empty()) opts.name = msg.name;
   auto id = ctx.inventory.StartCreate(bucket, std::move(opts));
-  if (!id.ok()) co_return co_await ex.ReplyError(id.status());
+  if (!id.ok()) co_return id.status();
   co_return co_await ex.Reply(http::status::ok, {}, *id, "text/plain");
 }
 
@@ -91,14 +92,15 @@ void SplitArchDir(std::vector<ArchDirEntry> listed, ListPage* page) {
   }
 }
 
-Task<void> ListObjects(ServerContext& ctx, Exchange& ex, const std::string& bucket, const nlohmann::json& value) {
+Task<Handled> ListObjects(ServerContext& ctx, Exchange& ex, const std::string& bucket, const nlohmann::json& value) {
+  ServerStats().lst_n.fetch_add(1, std::memory_order_relaxed);  // every list-objects page asked for, as AIS counts
   auto msg = ListObjectsMsg::FromJson(value);
-  if (!msg.ok()) co_return co_await ex.ReplyError(msg.status());
-  if (Status st = ValidatePrefix(msg->prefix); !st.ok()) co_return co_await ex.ReplyError(st);
+  if (!msg.ok()) co_return msg.status();
+  if (Status st = ValidatePrefix(msg->prefix); !st.ok()) co_return st;
   auto props = ListProps::Parse(msg->props);
-  if (!props.ok()) co_return co_await ex.ReplyError(props.status());
+  if (!props.ok()) co_return props.status();
   if (msg->flags & kLsNotCached) {
-    co_return co_await ex.ReplyError(Status::InvalidArgument("flag \"not-cached\" is not supported for ais:// buckets"));
+    co_return Status::InvalidArgument("flag \"not-cached\" is not supported for ais:// buckets");
   }
   uint64_t page = msg->page_size == 0 ? ctx.max_page_size : std::min(msg->page_size, ctx.max_page_size);
   if (msg->flags & kLsNbi) co_return co_await ListFromInventory(ctx, ex, bucket, *msg, page);
@@ -108,11 +110,11 @@ Task<void> ListObjects(ServerContext& ctx, Exchange& ex, const std::string& buck
   ListPage out;
   if (msg->flags & kLsArchDir) {
     auto listed = ListWithArchives(ctx.store, bucket, q);
-    if (!listed.ok()) co_return co_await ex.ReplyError(listed.status());
+    if (!listed.ok()) co_return listed.status();
     SplitArchDir(std::move(*listed), &out);
   } else {
     auto entries = ctx.store.List(bucket, q);
-    if (!entries.ok()) co_return co_await ex.ReplyError(entries.status());
+    if (!entries.ok()) co_return entries.status();
     out.entries = std::move(*entries);
   }
   out.uuid = msg->uuid.empty() ? RandomId(10) : msg->uuid;
@@ -144,19 +146,19 @@ Status RunRechunk(Store& store, JobControl& jc, const std::string& bucket, const
   }
 }
 
-Task<void> StartRechunk(ServerContext& ctx, Exchange& ex, const std::string& bucket, const nlohmann::json& v) {
+Task<Handled> StartRechunk(ServerContext& ctx, Exchange& ex, const std::string& bucket, const nlohmann::json& v) {
   auto props = ctx.store.GetBucket(bucket);
-  if (!props.ok()) co_return co_await ex.ReplyError(props.status());
+  if (!props.ok()) co_return props.status();
   auto msg = RechunkMsg::Decode(v);
-  if (!msg.ok()) co_return co_await ex.ReplyError(msg.status());
+  if (!msg.ok()) co_return msg.status();
   uint64_t l = msg->objsize_limit.value_or(props->objsize_limit);
   uint64_t c = msg->chunk_size.value_or(props->chunk_size);
-  if (c == 0 && l > 0) co_return co_await ex.ReplyError(Status::InvalidArgument("chunk size is not set"));
+  if (c == 0 && l > 0) co_return Status::InvalidArgument("chunk size is not set");
   if (c != 0 && (c < kMinChunkSize || c > kMaxChunkSize)) {
-    co_return co_await ex.ReplyError(Status::InvalidArgument("chunk-size must be in [1KiB, 5GiB]"));
+    co_return Status::InvalidArgument("chunk-size must be in [1KiB, 5GiB]");
   }
   const std::string prefix = msg->prefix;
-  if (Status st = ValidatePrefix(prefix); !st.ok()) co_return co_await ex.ReplyError(st);
+  if (Status st = ValidatePrefix(prefix); !st.ok()) co_return st;
   Store& store = ctx.store;
   std::string id = ctx.jobs.Start("rechunk", bucket, [&store, bucket, prefix, l, c](JobControl& jc) {
     return RunRechunk(store, jc, bucket, prefix, l, c);
@@ -166,39 +168,40 @@ Task<void> StartRechunk(ServerContext& ctx, Exchange& ex, const std::string& buc
 
 }  // namespace
 
-Task<void> StartRechunkJob(ServerContext& ctx, Exchange& ex, const std::string& bucket, const nlohmann::json& value) {
+Task<Handled> StartRechunkJob(ServerContext& ctx, Exchange& ex, const std::string& bucket,
+                              const nlohmann::json& value) {
   co_return co_await StartRechunk(ctx, ex, bucket, value);
 }
 
-Task<void> HandleBuckets(ServerContext& ctx, Exchange& ex, const Route& route) {
-  if (Status st = CheckProvider(ex); !st.ok()) co_return co_await ex.ReplyError(st);
+Task<Handled> HandleBuckets(ServerContext& ctx, Exchange& ex, const Route& route) {
+  if (Status st = CheckProvider(ex); !st.ok()) co_return st;
   if (route.bucket.empty()) co_return co_await ListBuckets(ctx, ex);
   const std::string& bucket = route.bucket;
-  if (Status st = ValidateBucketName(bucket); !st.ok()) co_return co_await ex.ReplyError(st);
+  if (Status st = ValidateBucketName(bucket); !st.ok()) co_return st;
   if (ex.method() == http::verb::head) co_return co_await HeadBucket(ctx, ex, bucket, route.object);
   if (route.has_extra) {
-    co_return co_await ex.ReplyError(Status::InvalidArgument("invalid URL path: unexpected segments after bucket"));
+    co_return Status::InvalidArgument("invalid URL path: unexpected segments after bucket");
   }
   switch (ex.method()) {
     case http::verb::get: {
       auto msg = co_await ReadActionMsg(ex);
-      if (!msg.ok()) co_return co_await ex.ReplyError(msg.status());
+      if (!msg.ok()) co_return msg.status();
       if (msg->action.empty() || msg->action == "list") co_return co_await ListObjects(ctx, ex, bucket, msg->value);
       if (msg->action == "summary-bck") co_return co_await GetBucketSummary(ctx, ex, bucket, *msg);
       if (msg->action == "show-inventory") {
-        if (Status st = msg->CheckNoValue(); !st.ok()) co_return co_await ex.ReplyError(st);
+        if (Status st = msg->CheckNoValue(); !st.ok()) co_return st;
         auto info = ctx.inventory.Show(bucket, msg->name);
-        if (!info.ok()) co_return co_await ex.ReplyError(info.status());
+        if (!info.ok()) co_return info.status();
         co_return co_await ex.Reply(http::status::ok, {}, info->dump(), "application/json");
       }
-      co_return co_await ex.ReplyError(Status::InvalidArgument("invalid action \"" + msg->action + "\""));
+      co_return Status::InvalidArgument("invalid action \"" + msg->action + "\"");
     }
     case http::verb::post: {
       auto msg = co_await ReadActionMsg(ex);
-      if (!msg.ok()) co_return co_await ex.ReplyError(msg.status());
+      if (!msg.ok()) co_return msg.status();
       if (msg->action == "create-bck") {
         Status st = ctx.store.CreateBucket(bucket, msg->value);
-        if (!st.ok()) co_return co_await ex.ReplyError(st);
+        if (!st.ok()) co_return st;
         LogInfo("created bucket ais://" + bucket);
         co_return co_await ex.Reply(http::status::ok);
       }
@@ -210,56 +213,56 @@ Task<void> HandleBuckets(ServerContext& ctx, Exchange& ex, const Route& route) {
         co_return co_await StartListRange(ctx, ex, bucket, *msg);
       }
       if (msg->action == "create-inventory") co_return co_await CreateInventory(ctx, ex, bucket, *msg);
-      co_return co_await ex.ReplyError(Status::InvalidArgument("invalid action \"" + msg->action + "\""));
+      co_return Status::InvalidArgument("invalid action \"" + msg->action + "\"");
     }
     case http::verb::delete_: {
       auto msg = co_await ReadActionMsg(ex);
-      if (!msg.ok()) co_return co_await ex.ReplyError(msg.status());
+      if (!msg.ok()) co_return msg.status();
       if (msg->action == "destroy-inventory") {
-        if (Status st = msg->CheckNoValue(); !st.ok()) co_return co_await ex.ReplyError(st);
+        if (Status st = msg->CheckNoValue(); !st.ok()) co_return st;
         if (!msg->name.empty()) {
-          if (Status st = InventoryCatalog::ValidateName(msg->name); !st.ok()) co_return co_await ex.ReplyError(st);
+          if (Status st = InventoryCatalog::ValidateName(msg->name); !st.ok()) co_return st;
         }
         Status st = ctx.inventory.Destroy(bucket, msg->name);
-        if (!st.ok()) co_return co_await ex.ReplyError(st);
+        if (!st.ok()) co_return st;
         co_return co_await ex.Reply(http::status::ok);
       }
       if (msg->action == "delete-listrange" || msg->action == "evict-listrange") {
         co_return co_await StartListRange(ctx, ex, bucket, *msg);
       }
       if (msg->action.empty() || msg->action == "destroy-bck") {
-        if (Status st = msg->CheckNoValue(); !st.ok()) co_return co_await ex.ReplyError(st);
+        if (Status st = msg->CheckNoValue(); !st.ok()) co_return st;
         Status st = ctx.inventory.Destroy(bucket, "");  // a bucket's inventories go with it
         if (st.ok()) st = ctx.store.DestroyBucket(bucket);
-        if (!st.ok()) co_return co_await ex.ReplyError(st);
+        if (!st.ok()) co_return st;
         LogInfo("destroyed bucket ais://" + bucket);
         co_return co_await ex.Reply(http::status::ok);
       }
-      co_return co_await ex.ReplyError(Status::InvalidArgument("invalid action \"" + msg->action + "\""));
+      co_return Status::InvalidArgument("invalid action \"" + msg->action + "\"");
     }
     case http::verb::patch: {
       auto msg = co_await ReadActionMsg(ex);
-      if (!msg.ok()) co_return co_await ex.ReplyError(msg.status());
+      if (!msg.ok()) co_return msg.status();
       if (msg->action == "reset-bprops") {
-        if (Status st = msg->CheckNoValue(); !st.ok()) co_return co_await ex.ReplyError(st);
+        if (Status st = msg->CheckNoValue(); !st.ok()) co_return st;
         co_return co_await ResetBucketProps(ctx, ex, bucket);
       }
       if (msg->action != "set-bprops") {
-        co_return co_await ex.ReplyError(Status::InvalidArgument("invalid action \"" + msg->action + "\""));
+        co_return Status::InvalidArgument("invalid action \"" + msg->action + "\"");
       }
       Status st = ctx.store.buckets().Update(bucket, msg->value);
-      if (!st.ok()) co_return co_await ex.ReplyError(st);
+      if (!st.ok()) co_return st;
       LogInfo("set-bprops ais://" + bucket + ": " + JsonText(msg->value));
       co_return co_await ex.Reply(http::status::ok);
     }
     case http::verb::put: {
       auto msg = co_await ReadActionMsg(ex);
-      if (!msg.ok()) co_return co_await ex.ReplyError(msg.status());
+      if (!msg.ok()) co_return msg.status();
       if (msg->action == "archive") co_return co_await StartListRange(ctx, ex, bucket, *msg);
-      co_return co_await ex.ReplyError(Status::InvalidArgument("invalid action \"" + msg->action + "\""));
+      co_return Status::InvalidArgument("invalid action \"" + msg->action + "\"");
     }
     default:
-      co_return co_await ex.ReplyError(Status::MethodNotAllowed("invalid method " + std::string(ex.method_string())));
+      co_return Status::MethodNotAllowed("invalid method " + std::string(ex.method_string()));
   }
 }
 

@@ -106,15 +106,15 @@ nlohmann::json MountpathList(const Store& store) {
 
 // /v1/daemon/mountpaths (AIS api.EnableMountpath & co.): body {"action": "enable-mp", "value": "<path>"}.
 // AIS sends enable/disable as POST, attach as PUT and detach as DELETE; any of them is accepted here.
-Task<void> MountpathAction(ServerContext& ctx, Exchange& ex) {
+Task<Handled> MountpathAction(ServerContext& ctx, Exchange& ex) {
   if (ex.method() != http::verb::put && ex.method() != http::verb::post && ex.method() != http::verb::delete_) {
-    co_return co_await ex.ReplyError(Status::MethodNotAllowed("invalid method " + std::string(ex.method_string())));
+    co_return Status::MethodNotAllowed("invalid method " + std::string(ex.method_string()));
   }
   auto msg = co_await ReadActionMsg(ex);
-  if (!msg.ok()) co_return co_await ex.ReplyError(msg.status());
+  if (!msg.ok()) co_return msg.status();
   if (!msg->value.is_string() || msg->value.get<std::string>().empty()) {
-    co_return co_await ex.ReplyError(Status::InvalidArgument("invalid mountpath value in request: " +
-                                                             JsonText(msg->value).substr(0, 256)));
+    co_return Status::InvalidArgument("invalid mountpath value in request: " +
+                                                             JsonText(msg->value).substr(0, 256));
   }
   const std::string path = msg->value.get<std::string>();
   Status st;
@@ -127,15 +127,15 @@ Task<void> MountpathAction(ServerContext& ctx, Exchange& ex) {
   } else {
     st = Status::InvalidArgument("invalid action \"" + msg->action + "\"");
   }
-  if (!st.ok()) co_return co_await ex.ReplyError(st);
+  if (!st.ok()) co_return st;
   co_return co_await ex.Reply(http::status::ok);
 }
 
 }  // namespace
 
-Task<void> HandleHealth(ServerContext& ctx, Exchange& ex) {
+Task<Handled> HandleHealth(ServerContext& ctx, Exchange& ex) {
   if (ex.method() != http::verb::get && ex.method() != http::verb::head) {
-    co_return co_await ex.ReplyError(Status::MethodNotAllowed("invalid method " + std::string(ex.method_string())));
+    co_return Status::MethodNotAllowed("invalid method " + std::string(ex.method_string()));
   }
   std::string uptime = std::to_string(NowNs() - ctx.start_ns);
   // Named, not braced in the co_await: GCC 12 cannot keep an initializer_list array across a suspension.
@@ -143,7 +143,7 @@ Task<void> HandleHealth(ServerContext& ctx, Exchange& ex) {
   co_return co_await ex.Reply(http::status::ok, headers);
 }
 
-Task<void> HandleCluster(ServerContext& ctx, Exchange& ex, const Route& route) {
+Task<Handled> HandleCluster(ServerContext& ctx, Exchange& ex, const Route& route) {
   (void)route;
   if (route.area == "daemon" && route.bucket == "mountpaths") co_return co_await MountpathAction(ctx, ex);
   std::string what = ex.query("what").value_or("");
@@ -170,20 +170,20 @@ Task<void> HandleCluster(ServerContext& ctx, Exchange& ex, const Route& route) {
     }
     if (what == "status" || what == "status_all" || what == "qryxstats" || what == "running_all") {
       auto body = co_await ReadJsonBody(ex);
-      if (!body.ok()) co_return co_await ex.ReplyError(body.status());
+      if (!body.ok()) co_return body.status();
       auto q = XactMsg::Decode(*body, "");
-      if (!q.ok()) co_return co_await ex.ReplyError(q.status());
+      if (!q.ok()) co_return q.status();
       auto bucket = QueryBucket(*q);
-      if (!bucket.ok()) co_return co_await ex.ReplyError(bucket.status());
+      if (!bucket.ok()) co_return bucket.status();
       std::string id = q->id, kind = NormalizeJobKind(q->kind);
       if (what == "status") {
         if (id.empty() && kind.empty()) {
-          co_return co_await ex.ReplyError(Status::InvalidArgument("job status query requires a job ID or kind"));
+          co_return Status::InvalidArgument("job status query requires a job ID or kind");
         }
         auto jobs = ctx.jobs.Query(id, "", *bucket, false);
-        if (jobs.empty()) co_return co_await ex.ReplyError(Status::NotFound("job \"" + id + "\" not found"));
+        if (jobs.empty()) co_return Status::NotFound("job \"" + id + "\" not found");
         if (!kind.empty() && jobs.front().kind != kind) {
-          co_return co_await ex.ReplyError(Status::InvalidArgument("kind mismatch: " + kind + " vs " + jobs.front().kind));
+          co_return Status::InvalidArgument("kind mismatch: " + kind + " vs " + jobs.front().kind);
         }
         co_return co_await ex.Reply(http::status::ok, {}, JsonText(StatusJson(jobs.front())), "application/json");
       }
@@ -192,7 +192,7 @@ Task<void> HandleCluster(ServerContext& ctx, Exchange& ex, const Route& route) {
       nlohmann::json out = nlohmann::json::array();
       if (what == "qryxstats") {
         if (jobs.empty()) {
-          co_return co_await ex.ReplyError(Status::NotFound("\"" + JsonText(*body).substr(0, 512) + "\" not found"));
+          co_return Status::NotFound("\"" + JsonText(*body).substr(0, 512) + "\" not found");
         }
         for (auto& j : jobs) out.push_back(SnapJson(j));
         out = nlohmann::json{{ctx.node.daemon_id, out}};
@@ -205,24 +205,24 @@ Task<void> HandleCluster(ServerContext& ctx, Exchange& ex, const Route& route) {
     }
     if (what == "node_status") co_return co_await NodeStatus(ctx, ex);
     if (what == "log") co_return co_await NodeLog(ctx, ex);
-    co_return co_await ex.ReplyError(Status::InvalidArgument("invalid GET /v1/" + route.area + " query what=\"" + what + "\""));
+    co_return Status::InvalidArgument("invalid GET /v1/" + route.area + " query what=\"" + what + "\"");
   }
   if (ex.method() == http::verb::put) {
     auto msg = co_await ReadActionMsg(ex);
-    if (!msg.ok()) co_return co_await ex.ReplyError(msg.status());
+    if (!msg.ok()) co_return msg.status();
     if (msg->action == "start") co_return co_await StartJobByKind(ctx, ex, *msg);
     if (msg->action == "stop") {
       auto args = XactMsg::Decode(msg->value, "value");
-      if (!args.ok()) co_return co_await ex.ReplyError(args.status());
+      if (!args.ok()) co_return args.status();
       auto bucket = QueryBucket(*args);
-      if (!bucket.ok()) co_return co_await ex.ReplyError(bucket.status());
+      if (!bucket.ok()) co_return bucket.status();
       auto jobs = ctx.jobs.Query(args->id, NormalizeJobKind(args->kind), *bucket, true);
       for (auto& j : jobs) ctx.jobs.Abort(j.id);
       co_return co_await ex.Reply(http::status::ok);
     }
-    co_return co_await ex.ReplyError(Status::InvalidArgument("invalid action \"" + msg->action + "\""));
+    co_return Status::InvalidArgument("invalid action \"" + msg->action + "\"");
   }
-  co_return co_await ex.ReplyError(Status::MethodNotAllowed("invalid method " + std::string(ex.method_string())));
+  co_return Status::MethodNotAllowed("invalid method " + std::string(ex.method_string()));
 }
 
 }  // namespace ais

@@ -1,4 +1,5 @@
-// What every handler may use: the store, the job registry and this node's identity.
+// What every handler may use: the store, the job registry, the inventory catalog, GetBatch's
+// shared state and this node's identity. Owned by main; outlives every request.
 #pragma once
 
 #include <cstdint>
@@ -14,10 +15,13 @@
 
 namespace ais {
 
+class BatchService;  // handlers/batch_stream.h
+
 struct ServerContext {
   Store& store;
   JobRegistry& jobs;
   InventoryCatalog& inventory;
+  BatchService& batch;
   NodeInfo node;
   std::string cluster_uuid;
   int64_t start_ns = 0;
@@ -34,13 +38,13 @@ Task<Result<ActionMsg>> ReadActionMsg(Exchange& ex);
 Status CheckProvider(const Exchange& ex);
 Status CheckNamespace(const Exchange& ex);
 
-Task<void> HandleHealth(ServerContext& ctx, Exchange& ex);
-Task<void> HandleCluster(ServerContext& ctx, Exchange& ex, const Route& route);
-Task<void> HandleBuckets(ServerContext& ctx, Exchange& ex, const Route& route);
-Task<void> HandleObjects(ServerContext& ctx, Exchange& ex, const Route& route);
+Task<Handled> HandleHealth(ServerContext& ctx, Exchange& ex);
+Task<Handled> HandleCluster(ServerContext& ctx, Exchange& ex, const Route& route);
+Task<Handled> HandleBuckets(ServerContext& ctx, Exchange& ex, const Route& route);
+Task<Handled> HandleObjects(ServerContext& ctx, Exchange& ex, const Route& route);
 // /v1/ml/moss: GetBatch (handlers/batch.cc).
-Task<void> HandleMl(ServerContext& ctx, Exchange& ex, const Route& route);
-// Entry point: routes one exchange.
+Task<Handled> HandleMl(ServerContext& ctx, Exchange& ex, const Route& route);
+// Entry point: routes one exchange, and replies with the error of a handler that returned one.
 Task<void> Dispatch(ServerContext& ctx, Exchange& ex);
 
 }  // namespace ais

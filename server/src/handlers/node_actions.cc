@@ -53,7 +53,7 @@ class StringSink : public OutputSink {
   Status AppendFile(const FileSegment& seg, std::shared_ptr<const void>) override {
     size_t at = out.size();
     out.resize(at + seg.len);
-    return PreadAll(seg.fd, out.data() + at, seg.len, seg.offset);
+    return ReadSegments({seg}, out.data() + at);
   }
   std::string out;
 };
@@ -86,19 +86,19 @@ nlohmann::json Capacity(const Store& store) {
 
 }  // namespace
 
-Task<void> StartJobByKind(ServerContext& ctx, Exchange& ex, const ActionMsg& msg) {
+Task<Handled> StartJobByKind(ServerContext& ctx, Exchange& ex, const ActionMsg& msg) {
   auto args = XactMsg::Decode(msg.value, "value");
-  if (!args.ok()) co_return co_await ex.ReplyError(args.status());
+  if (!args.ok()) co_return args.status();
   const std::string& given = args->kind;
-  if (given.empty()) co_return co_await ex.ReplyError(Status::InvalidArgument("start: missing job kind"));
+  if (given.empty()) co_return Status::InvalidArgument("start: missing job kind");
   const JobKind* jk = FindJobKind(given);
-  if (!jk) co_return co_await ex.ReplyError(Status::InvalidArgument("not found xaction \"" + given + "\""));
+  if (!jk) co_return Status::InvalidArgument("not found xaction \"" + given + "\"");
   if (!jk->startable) {
-    co_return co_await ex.ReplyError(Status::InvalidArgument(
-        "xaction \"" + given + "\" cannot be started this way (use the API call that creates it)"));
+    co_return Status::InvalidArgument(
+        "xaction \"" + given + "\" cannot be started this way (use the API call that creates it)");
   }
   auto buckets = JobBuckets(ctx.store, *args);
-  if (!buckets.ok()) co_return co_await ex.ReplyError(buckets.status());
+  if (!buckets.ok()) co_return buckets.status();
   Store& store = ctx.store;
   std::string kind(jk->kind);
   std::string scope = buckets->size() == 1 ? buckets->front() : "";
@@ -115,13 +115,13 @@ Task<void> StartJobByKind(ServerContext& ctx, Exchange& ex, const ActionMsg& msg
     fn = [](JobControl&) { return Status::OK(); };  // one node, one target: nothing to move
   } else if (kind == "rechunk") {
     if (buckets->size() != 1) {
-      co_return co_await ex.ReplyError(Status::InvalidArgument("rechunk: expecting exactly one bucket"));
+      co_return Status::InvalidArgument("rechunk: expecting exactly one bucket");
     }
     nlohmann::json from_props = nlohmann::json::object();  // chunk sizes come from the bucket's props
     co_return co_await StartRechunkJob(ctx, ex, buckets->front(), from_props);
   } else {
-    co_return co_await ex.ReplyError(Status::NotSupported(
-        "xaction \"" + given + "\" needs a remote backend or storage service this single-node server does not have"));
+    co_return Status::NotSupported(
+        "xaction \"" + given + "\" needs a remote backend or storage service this single-node server does not have");
   }
   JobOptions opts;
   opts.ctlmsg = scope.empty() ? "all buckets" : "ais://" + scope;
@@ -129,7 +129,7 @@ Task<void> StartJobByKind(ServerContext& ctx, Exchange& ex, const ActionMsg& msg
   co_return co_await ex.Reply(http::status::ok, {}, id, "text/plain");
 }
 
-Task<void> NodeStatus(ServerContext& ctx, Exchange& ex) {
+Task<Handled> NodeStatus(ServerContext& ctx, Exchange& ex) {
   NodeStats& st = ServerStats();
   auto v = [](int64_t x) { return nlohmann::json{{"v", std::to_string(x)}}; };
   int64_t uptime = NowNs() - ctx.start_ns;
@@ -163,12 +163,12 @@ Task<void> NodeStatus(ServerContext& ctx, Exchange& ex) {
   co_return co_await ex.Reply(http::status::ok, {}, JsonText(status), "application/json");
 }
 
-Task<void> NodeLog(ServerContext& ctx, Exchange& ex) {
+Task<Handled> NodeLog(ServerContext& ctx, Exchange& ex) {
   LogSeverity sev;
   std::string given = ex.query("severity").value_or("");
   if (!ParseLogSeverity(given, &sev)) {
-    co_return co_await ex.ReplyError(Status::InvalidArgument("invalid log severity \"" + given +
-                                                             "\" (expecting info, warning or error)"));
+    co_return Status::InvalidArgument("invalid log severity \"" + given +
+                                                             "\" (expecting info, warning or error)");
   }
   std::string text = ServerLog().Text(sev);
   if (!IEquals(ex.query("all").value_or(""), "true")) {
@@ -176,26 +176,26 @@ Task<void> NodeLog(ServerContext& ctx, Exchange& ex) {
   }
   StringSink sink;
   auto w = ArchiveWriter::Create(ArchiveFormat::kTgz, &sink);
-  if (!w.ok()) co_return co_await ex.ReplyError(w.status());
+  if (!w.ok()) co_return w.status();
   std::string name = "aisnode." + ctx.node.daemon_id + ".log." + SeverityName(sev);
   Status st = (*w)->BeginEntry(name, text.size(), NowNs() / 1000000000);
   if (st.ok()) st = (*w)->Write(text.data(), text.size());
   if (st.ok()) st = (*w)->EndEntry();
   if (st.ok()) st = (*w)->Finish();
-  if (!st.ok()) co_return co_await ex.ReplyError(st);
+  if (!st.ok()) co_return st;
   w->reset();
   co_return co_await ex.Reply(http::status::ok, {}, std::move(sink.out), "application/gzip");
 }
 
-Task<void> HandleReverse(ServerContext& ctx, Exchange& ex, const Route& route) {
+Task<Handled> HandleReverse(ServerContext& ctx, Exchange& ex, const Route& route) {
   std::string node(ex.header("Ais-Node-Id"));
-  if (node.empty()) co_return co_await ex.ReplyError(Status::InvalidArgument("missing node ID"));
+  if (node.empty()) co_return Status::InvalidArgument("missing node ID");
   if (node != ctx.node.daemon_id) {
-    co_return co_await ex.ReplyError(Status::NotFound("node \"" + node + "\" does not exist (cluster map has t[" +
-                                                      ctx.node.daemon_id + "], p[" + ctx.node.daemon_id + "])"));
+    co_return Status::NotFound("node \"" + node + "\" does not exist (cluster map has t[" +
+                                                      ctx.node.daemon_id + "], p[" + ctx.node.daemon_id + "])");
   }
   if (route.bucket != "daemon") {
-    co_return co_await ex.ReplyError(Status::NotFound("invalid URL path \"" + std::string(ex.raw_path()) + "\""));
+    co_return Status::NotFound("invalid URL path \"" + std::string(ex.raw_path()) + "\"");
   }
   Route daemon;
   daemon.area = "daemon";

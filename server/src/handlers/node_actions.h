@@ -8,12 +8,12 @@
 namespace ais {
 
 // PUT /v1/cluster {"action":"start","value":{"kind"|"Kind",...,"bck"|"Bck","buckets"|"Buckets"}}.
-Task<void> StartJobByKind(ServerContext& ctx, Exchange& ex, const ActionMsg& msg);
+Task<Handled> StartJobByKind(ServerContext& ctx, Exchange& ex, const ActionMsg& msg);
 // GET ?what=node_status: the node's status and stats (AIS stats.NodeStatus shape).
-Task<void> NodeStatus(ServerContext& ctx, Exchange& ex);
+Task<Handled> NodeStatus(ServerContext& ctx, Exchange& ex);
 // GET ?what=log[&severity=info|warning|error][&all=true]: the log as text, or (all) as .tar.gz.
-Task<void> NodeLog(ServerContext& ctx, Exchange& ex);
+Task<Handled> NodeLog(ServerContext& ctx, Exchange& ex);
 // /v1/reverse/daemon: the request is for the node named in Ais-Node-Id (this one, or 404).
-Task<void> HandleReverse(ServerContext& ctx, Exchange& ex, const Route& route);
+Task<Handled> HandleReverse(ServerContext& ctx, Exchange& ex, const Route& route);
 
 }  // namespace ais

@@ -7,7 +7,7 @@
 #include "api/headers.h"
 #include "api/object_list.h"
 #include "archive/member_select.h"
-#include "archive/object_bytes.h"
+#include "store/store.h"
 #include "archive/shard.h"
 #include "handlers/batch_stream.h"
 #include "handlers/bucket_actions.h"
@@ -20,7 +20,6 @@
 namespace ais {
 namespace {
 
-constexpr int kOpenRetries = 3;  // a chunked object overwritten mid-open is re-opened
 constexpr uint64_t kInlineExtractMax = 1 << 20;  // archived files up to this size are extracted in place
 
 std::string Base36(uint64_t v) {
@@ -74,44 +73,44 @@ std::vector<std::pair<std::string, std::string>> ParseCustomHeaders(const Exchan
 // GET ?archpath= (one file inside a shard) or ?archregx=&archmode= (a tar of the matching files),
 // getbatch.md §7. Small files are extracted here; large ones, and every multi-file read, are
 // produced on a thread of their own and streamed.
-Task<void> GetArchived(ServerContext& ctx, Exchange& ex, const std::string& bucket, const std::string& name,
-                       std::string archpath, std::string regx, std::string mode) {
+Task<Handled> GetArchived(ServerContext& ctx, Exchange& ex, const std::string& bucket, const std::string& name,
+                          std::string archpath, std::string regx, std::string mode) {
   if (!archpath.empty() && !mode.empty()) {
-    co_return co_await ex.ReplyError(Status::InvalidArgument("archpath and archmode are mutually exclusive"));
+    co_return Status::InvalidArgument("archpath and archmode are mutually exclusive");
   }
   if (!ex.header("Range").empty()) {
-    co_return co_await ex.ReplyError(Status::InvalidArgument("range-read archived content is not supported"));
+    co_return Status::InvalidArgument("range-read archived content is not supported");
   }
   std::optional<ArchiveFormat> hint;
   if (auto mime = ex.query("archmime"); mime && !mime->empty()) {
     auto f = ParseArchiveMime(*mime);
-    if (!f.ok()) co_return co_await ex.ReplyError(f.status());
+    if (!f.ok()) co_return f.status();
     hint = *f;
   }
-  auto obj = ObjectBytes::Open(ctx.store, bucket, name);
-  if (!obj.ok()) co_return co_await ex.ReplyError(obj.status());
+  auto obj = ctx.store.OpenShared(bucket, name);
+  if (!obj.ok()) co_return obj.status();
   auto shard = Shard::Open(*obj, name, hint);
-  if (!shard.ok()) co_return co_await ex.ReplyError(shard.status());
+  if (!shard.ok()) co_return shard.status();
   std::string cname = "ais://" + bucket + "/" + name;
   if (archpath.empty()) {
     auto select = MemberSelect::Make(mode, std::move(regx));
-    if (!select.ok()) co_return co_await ex.ReplyError(select.status());
+    if (!select.ok()) co_return select.status();
     Producer p;
     p.run = [sel = std::move(*select), sh = *shard, cname](OutputSink* sink) { return sel.WriteTar(*sh, sink, cname); };
-    co_return co_await ReplyProduced(ex, std::move(p), "application/x-tar", std::nullopt);
+    co_return co_await ReplyProduced(ctx.batch, ex, std::move(p), "application/x-tar", std::nullopt);
   }
   if (archpath.starts_with('/')) archpath.erase(0, 1);
   if (archpath.starts_with(name + "/")) archpath.erase(0, name.size() + 1);
   auto m = (*shard)->Find(archpath);
   if (!m.ok()) {
     if (m.status().IsNotFound()) {
-      co_return co_await ex.ReplyError(Status::NotFound(archpath + " in " + cname + " does not exist"));
+      co_return Status::NotFound(archpath + " in " + cname + " does not exist");
     }
-    co_return co_await ex.ReplyError(m.status());
+    co_return m.status();
   }
   HeaderList headers;
   if (m->offset) {  // stored as is: straight from the object's files
-    std::vector<FileSegment> segs = (*obj)->Slice(*m->offset, m->size);
+    std::vector<FileSegment> segs = (*obj)->Segments(*m->offset, m->size);
     co_return co_await ex.ReplyFile(http::status::ok, headers, segs, m->size);
   }
   if (m->size <= kInlineExtractMax) {
@@ -121,17 +120,17 @@ Task<void> GetArchived(ServerContext& ctx, Exchange& ex, const std::string& buck
       data.append(d, n);
       return Status::OK();
     });
-    if (!st.ok()) co_return co_await ex.ReplyError(st);
+    if (!st.ok()) co_return st;
     co_return co_await ex.Reply(http::status::ok, headers, std::move(data), "application/octet-stream");
   }
   Producer p;
   p.run = [sh = *shard, archpath, size = m->size](OutputSink* sink) {
     return sh->Read(archpath, 0, size, [sink](const char* d, size_t n) { return sink->Append(d, n); });
   };
-  co_return co_await ReplyProduced(ex, std::move(p), "application/octet-stream", m->size);
+  co_return co_await ReplyProduced(ctx.batch, ex, std::move(p), "application/octet-stream", m->size);
 }
 
-Task<void> GetObject(ServerContext& ctx, Exchange& ex, const std::string& bucket, const std::string& name) {
+Task<Handled> GetObject(ServerContext& ctx, Exchange& ex, const std::string& bucket, const std::string& name) {
   // The SDK always sends archpath= and archregx=, usually empty: empty means "the object itself".
   std::string archpath = ex.query("archpath").value_or("");
   std::string regx = ex.query("archregx").value_or("");
@@ -140,45 +139,45 @@ Task<void> GetObject(ServerContext& ctx, Exchange& ex, const std::string& bucket
     co_return co_await GetArchived(ctx, ex, bucket, name, std::move(archpath), std::move(regx), std::move(mode));
   }
   std::string_view range_hdr = ex.header("Range");
-  for (int attempt = 0;; ++attempt) {
-    auto h = ctx.store.Open(bucket, name);
-    if (!h.ok()) co_return co_await ex.ReplyError(h.status());
-    const ObjectMeta& m = h->meta();
-    ByteRange r{0, m.size};
-    bool ranged = !range_hdr.empty();
+  const bool ranged = !range_hdr.empty();
+  ByteRange r{0, 0};
+  std::vector<FileSegment> segs;
+  auto reopen = [&] { return ctx.store.Open(bucket, name); };
+  auto h = Store::OpenReading(reopen(), reopen, [&](ObjectHandle& o) -> Status {
+    r = ByteRange{0, o.size()};
     if (ranged) {
-      auto parsed = ParseByteRange(range_hdr, m.size);
+      auto parsed = ParseByteRange(range_hdr, o.size());
       if (!parsed.ok()) {
-        HeaderList extra;  // AIS names the size only for well-formed but unsatisfiable ranges
-        if (range_hdr.starts_with("bytes=")) extra.emplace_back("Content-Range", "bytes */" + std::to_string(m.size));
-        co_return co_await ex.ReplyError(parsed.status(), extra);
+        // AIS names the size only for well-formed but unsatisfiable ranges.
+        if (range_hdr.starts_with("bytes=")) ex.AddErrorHeader("Content-Range", "bytes */" + std::to_string(o.size()));
+        return parsed.status();
       }
       r = *parsed;
     }
-    auto segs = h->Slice(r.start, r.length);
-    if (!segs.ok()) {
-      if (segs.status().code() == Status::Code::kConflict && attempt < kOpenRetries) continue;
-      co_return co_await ex.ReplyError(segs.status());
+    auto sliced = o.Slice(r.start, r.length);
+    if (!sliced.ok()) return sliced.status();
+    segs = std::move(*sliced);
+    return Status::OK();
+  });
+  if (!h.ok()) co_return h.status();
+  const ObjectMeta& m = h->meta();
+  if (!ranged && !m.cksum_value.empty()) {
+    auto props = ctx.store.GetBucket(bucket);
+    if (props.ok() && props->validate_warm_get) {
+      if (Status st = h->VerifyChecksum(); !st.ok()) co_return st;
     }
-    if (!ranged && !m.cksum_value.empty()) {
-      auto props = ctx.store.GetBucket(bucket);
-      if (props.ok() && props->validate_warm_get) {
-        if (Status st = h->VerifyChecksum(); !st.ok()) co_return co_await ex.ReplyError(st);
-      }
-    }
-    HeaderList headers = GetHeaders(m);
-    if (ranged) {
-      headers.emplace_back("Content-Range", "bytes " + std::to_string(r.start) + "-" +
-                                                std::to_string(r.start + r.length - 1) + "/" + std::to_string(m.size));
-      headers.emplace_back("Accept-Ranges", "bytes");
-    }
-    co_return co_await ex.ReplyFile(ranged ? http::status::partial_content : http::status::ok, headers, *segs,
-                                    r.length);
   }
+  HeaderList headers = GetHeaders(m);
+  if (ranged) {
+    headers.emplace_back("Content-Range", "bytes " + std::to_string(r.start) + "-" +
+                                              std::to_string(r.start + r.length - 1) + "/" + std::to_string(m.size));
+    headers.emplace_back("Accept-Ranges", "bytes");
+  }
+  co_return co_await ex.ReplyFile(ranged ? http::status::partial_content : http::status::ok, headers, segs, r.length);
 }
 
 // HEAD with ?props= (v2) answers only what was asked; without it (v1) answers everything.
-Task<void> HeadObject(ServerContext& ctx, Exchange& ex, const std::string& bucket, const std::string& name) {
+Task<Handled> HeadObject(ServerContext& ctx, Exchange& ex, const std::string& bucket, const std::string& name) {
   auto props_q = ex.query("props");
   bool v2 = props_q && !props_q->empty();
   std::vector<std::string> want;
@@ -190,15 +189,15 @@ Task<void> HeadObject(ServerContext& ctx, Exchange& ex, const std::string& bucke
       std::string s(p);
       if (s.empty()) continue;
       if (std::find(kKnown.begin(), kKnown.end(), s) == kKnown.end()) {
-        co_return co_await ex.ReplyError(Status::InvalidArgument("invalid property \"" + s + "\" in props list"));
+        co_return Status::InvalidArgument("invalid property \"" + s + "\" in props list");
       }
       want.push_back(std::move(s));
     }
   }
   auto has = [&](const char* p) { return !v2 || std::find(want.begin(), want.end(), p) != want.end(); };
-  if (name.ends_with('/')) co_return co_await ex.ReplyError(Status::NotFound(Store::ObjNotFoundMessage(bucket, name)));
+  if (name.ends_with('/')) co_return Status::NotFound(Store::ObjNotFoundMessage(bucket, name));
   auto meta = ctx.store.Head(bucket, name);
-  if (!meta.ok()) co_return co_await ex.ReplyError(meta.status());
+  if (!meta.ok()) co_return meta.status();
   const ObjectMeta& m = *meta;
   HeaderList h;
   if (has("checksum")) AddChecksum(h, m);
@@ -237,24 +236,24 @@ Task<void> HeadObject(ServerContext& ctx, Exchange& ex, const std::string& bucke
   co_return co_await ex.ReplyHeaders(http::status::ok, h, len);
 }
 
-Task<void> PutPart(ServerContext& ctx, Exchange& ex, const std::string& bucket, const std::string& name,
-                   const std::string& upload_id) {
+Task<Handled> PutPart(ServerContext& ctx, Exchange& ex, const std::string& bucket, const std::string& name,
+                      const std::string& upload_id) {
   auto num = ParseUint(ex.query("partNumber").value_or(""));
   if (!num || *num > UINT32_MAX) {
-    co_return co_await ex.ReplyError(Status::InvalidArgument("invalid part number \"" +
-                                                             ex.query("partNumber").value_or("") + "\""));
+    co_return Status::InvalidArgument("invalid part number \"" +
+                                                             ex.query("partNumber").value_or("") + "\"");
   }
   auto len = ex.content_length();
   if (!len || *len == 0) {
-    co_return co_await ex.ReplyError(Status::InvalidArgument(
+    co_return Status::InvalidArgument(
         "ais://" + bucket + "/" + name + ": put-part invalid size (" + std::to_string(len.value_or(0)) +
-        "): a part needs a non-empty body with Content-Length"));
+        "): a part needs a non-empty body with Content-Length");
   }
   auto w = ctx.store.MpuPart(bucket, name, upload_id, static_cast<uint32_t>(*num), *len);
-  if (!w.ok()) co_return co_await ex.ReplyError(w.status());
+  if (!w.ok()) co_return w.status();
   Status st = co_await ex.StreamBody([&](const char* p, size_t n) { return (*w)->Write(p, n); });
   if (st.ok()) st = (*w)->Commit();
-  if (!st.ok()) co_return co_await ex.ReplyError(st);
+  if (!st.ok()) co_return st;
   co_return co_await ex.Reply(http::status::ok);
 }
 
@@ -277,43 +276,43 @@ Result<std::pair<std::string, std::string>> ParseObjectUname(const std::string& 
   return std::make_pair(bucket, object);
 }
 
-Task<void> CopyObject(ServerContext& ctx, Exchange& ex, const std::string& bucket, const std::string& name,
-                      const std::string& to) {
+Task<Handled> CopyObject(ServerContext& ctx, Exchange& ex, const std::string& bucket, const std::string& name,
+                         const std::string& to) {
   auto dst = ParseObjectUname(to);
-  if (!dst.ok()) co_return co_await ex.ReplyError(dst.status());
+  if (!dst.ok()) co_return dst.status();
   Status st = ctx.store.Copy(bucket, name, dst->first, dst->second);
-  if (!st.ok()) co_return co_await ex.ReplyError(st);
+  if (!st.ok()) co_return st;
   co_return co_await ex.Reply(http::status::ok);
 }
 
 // PUT ?append_type=append|flush&append_handle=H: the object appears only at flush.
-Task<void> AppendObject(ServerContext& ctx, Exchange& ex, const std::string& bucket, const std::string& name,
-                        const std::string& type) {
+Task<Handled> AppendObject(ServerContext& ctx, Exchange& ex, const std::string& bucket, const std::string& name,
+                           const std::string& type) {
   std::string handle = ex.query("append_handle").value_or("");
   if (type == "append") {
     auto id = ctx.store.Append(bucket, name, handle, [&](ObjectWriter&) { return Status::OK(); });
-    if (!id.ok()) co_return co_await ex.ReplyError(id.status());
+    if (!id.ok()) co_return id.status();
     // The body is streamed outside the store call (it suspends); the writer is used under the handle.
     Status st = co_await ex.StreamBody([&](const char* p, size_t n) {
       auto r = ctx.store.Append(bucket, name, *id, [&](ObjectWriter& w) { return w.Write(p, n); });
       return r.ok() ? Status::OK() : r.status();
     });
-    if (!st.ok()) co_return co_await ex.ReplyError(st);
+    if (!st.ok()) co_return st;
     HeaderList headers = {{"Ais-Append-Handle", *id}};
     co_return co_await ex.Reply(http::status::ok, headers);
   }
   if (type == "flush") {
-    if (handle.empty()) co_return co_await ex.ReplyError(Status::InvalidArgument("flush requires append_handle"));
+    if (handle.empty()) co_return Status::InvalidArgument("flush requires append_handle");
     (void)co_await ex.ReadBody(DefaultJsonLimits().max_body);
     ObjectMeta meta;
     Status st = ctx.store.AppendFlush(bucket, name, handle, &meta);
-    if (!st.ok()) co_return co_await ex.ReplyError(st);
+    if (!st.ok()) co_return st;
     co_return co_await ex.Reply(http::status::ok, GetHeaders(meta));
   }
-  co_return co_await ex.ReplyError(Status::InvalidArgument("invalid append_type \"" + type + "\""));
+  co_return Status::InvalidArgument("invalid append_type \"" + type + "\"");
 }
 
-Task<void> PutObject(ServerContext& ctx, Exchange& ex, const std::string& bucket, const std::string& name) {
+Task<Handled> PutObject(ServerContext& ctx, Exchange& ex, const std::string& bucket, const std::string& name) {
   if (auto up = ex.query("uploadId"); up && !up->empty()) co_return co_await PutPart(ctx, ex, bucket, name, *up);
   if (auto to = ex.query("object_to"); to && !to->empty()) co_return co_await CopyObject(ctx, ex, bucket, name, *to);
   if (auto at = ex.query("append_type"); at && !at->empty()) co_return co_await AppendObject(ctx, ex, bucket, name, *at);
@@ -330,48 +329,48 @@ Task<void> PutObject(ServerContext& ctx, Exchange& ex, const std::string& bucket
     auto cur = ctx.store.Head(bucket, name);
     if (cur.ok() && cur->cksum_type == opts.client_cksum_type && cur->cksum_value == opts.client_cksum_value) {
       Status st = co_await ex.StreamBody([](const char*, size_t) { return Status::OK(); });
-      if (!st.ok()) co_return co_await ex.ReplyError(st);
+      if (!st.ok()) co_return st;
       co_return co_await ex.Reply(http::status::ok, GetHeaders(*cur));
     }
   }
   auto w = ctx.store.BeginPut(bucket, name, std::move(opts));
-  if (!w.ok()) co_return co_await ex.ReplyError(w.status());
+  if (!w.ok()) co_return w.status();
   Status st = co_await ex.StreamBody([&](const char* p, size_t n) { return (*w)->Write(p, n); });
   ObjectMeta meta;
   if (st.ok()) st = (*w)->Commit(&meta);
-  if (!st.ok()) co_return co_await ex.ReplyError(st);  // the writer's destructor removes what it wrote
+  if (!st.ok()) co_return st;  // the writer's destructor removes what it wrote
   co_return co_await ex.Reply(http::status::ok, GetHeaders(meta));
 }
 
 // rename-obj: the object under a new name in the same bucket, the old name gone. A copy then a
 // delete: a crash between them leaves both names, never neither.
-Task<void> RenameObject(ServerContext& ctx, Exchange& ex, const std::string& bucket, const std::string& name,
-                        const std::string& to) {
-  if (Status st = ValidateObjectName(to); !st.ok()) co_return co_await ex.ReplyError(st);
+Task<Handled> RenameObject(ServerContext& ctx, Exchange& ex, const std::string& bucket, const std::string& name,
+                           const std::string& to) {
+  if (Status st = ValidateObjectName(to); !st.ok()) co_return st;
   if (to == name) {
-    co_return co_await ex.ReplyError(Status::InvalidArgument("cannot rename object \"" + name + "\" onto itself"));
+    co_return Status::InvalidArgument("cannot rename object \"" + name + "\" onto itself");
   }
   Status st = ctx.store.Copy(bucket, name, bucket, to);
   if (st.ok()) st = ctx.store.Delete(bucket, name);
-  if (!st.ok()) co_return co_await ex.ReplyError(st);
+  if (!st.ok()) co_return st;
   co_return co_await ex.Reply(http::status::ok);
 }
 
-Task<void> PostObject(ServerContext& ctx, Exchange& ex, const std::string& bucket, const std::string& name) {
+Task<Handled> PostObject(ServerContext& ctx, Exchange& ex, const std::string& bucket, const std::string& name) {
   auto msg = co_await ReadActionMsg(ex);
-  if (!msg.ok()) co_return co_await ex.ReplyError(msg.status());
+  if (!msg.ok()) co_return msg.status();
   std::string upload_id = ex.query("uploadId").value_or("");
   if (msg->action != "mpt-complete") {
-    if (Status st = msg->CheckNoValue(); !st.ok()) co_return co_await ex.ReplyError(st);
+    if (Status st = msg->CheckNoValue(); !st.ok()) co_return st;
   }
   if (msg->action == "rename-obj") co_return co_await RenameObject(ctx, ex, bucket, name, msg->name);
   if (msg->action == "mpt-upload") {
     auto id = ctx.store.MpuCreate(bucket, name, ParseCustomHeaders(ex));
-    if (!id.ok()) co_return co_await ex.ReplyError(id.status());
+    if (!id.ok()) co_return id.status();
     co_return co_await ex.Reply(http::status::ok, {}, *id, "text/plain");
   }
   if (msg->action == "mpt-complete" || msg->action == "mpt-abort") {
-    if (upload_id.empty()) co_return co_await ex.ReplyError(Status::InvalidArgument("missing uploadId"));
+    if (upload_id.empty()) co_return Status::InvalidArgument("missing uploadId");
     Status st;
     if (msg->action == "mpt-abort") {
       st = ctx.store.MpuAbort(bucket, name, upload_id);
@@ -379,19 +378,19 @@ Task<void> PostObject(ServerContext& ctx, Exchange& ex, const std::string& bucke
       auto parts = DecodeMptParts(msg->value, kMaxChunks);
       st = parts.ok() ? ctx.store.MpuComplete(bucket, name, upload_id, std::move(*parts)) : parts.status();
     }
-    if (!st.ok()) co_return co_await ex.ReplyError(st);
+    if (!st.ok()) co_return st;
     co_return co_await ex.Reply(http::status::ok);
   }
   if (msg->action == "check-lock") co_return co_await ex.Reply(http::status::ok);
-  co_return co_await ex.ReplyError(Status::InvalidArgument("invalid action \"" + msg->action + "\""));
+  co_return Status::InvalidArgument("invalid action \"" + msg->action + "\"");
 }
 
 // PATCH: merge (or with ?set-new-custom=true replace) custom metadata, value {"k": "v"}.
-Task<void> PatchObject(ServerContext& ctx, Exchange& ex, const std::string& bucket, const std::string& name) {
+Task<Handled> PatchObject(ServerContext& ctx, Exchange& ex, const std::string& bucket, const std::string& name) {
   auto msg = co_await ReadActionMsg(ex);
-  if (!msg.ok()) co_return co_await ex.ReplyError(msg.status());
+  if (!msg.ok()) co_return msg.status();
   auto md = DecodeCustomMd(msg->value);
-  if (!md.ok()) co_return co_await ex.ReplyError(md.status());
+  if (!md.ok()) co_return md.status();
   size_t total = 0;
   for (const auto& [k, val] : *md) {
     total += k.size() + val.size();
@@ -399,53 +398,53 @@ Task<void> PatchObject(ServerContext& ctx, Exchange& ex, const std::string& buck
       return x.find('\x01') != std::string_view::npos || x.find("\xe3\xbd") != std::string_view::npos;
     };
     if (reserved(k) || reserved(val)) {
-      co_return co_await ex.ReplyError(Status::InvalidArgument("custom metadata contains a reserved byte sequence"));
+      co_return Status::InvalidArgument("custom metadata contains a reserved byte sequence");
     }
   }
   if (total > 2048) {
-    co_return co_await ex.ReplyError(Status::InvalidArgument("invalid \"value\": custom metadata exceeds 2 KiB"));
+    co_return Status::InvalidArgument("invalid \"value\": custom metadata exceeds 2 KiB");
   }
   bool replace = IEquals(ex.query("set-new-custom").value_or(""), "true");
   Status st = ctx.store.SetCustom(bucket, name, std::move(*md), replace);
-  if (!st.ok()) co_return co_await ex.ReplyError(st);
+  if (!st.ok()) co_return st;
   co_return co_await ex.Reply(http::status::ok);
 }
 
-Task<void> DeleteObject(ServerContext& ctx, Exchange& ex, const std::string& bucket, const std::string& name) {
+Task<Handled> DeleteObject(ServerContext& ctx, Exchange& ex, const std::string& bucket, const std::string& name) {
   if (auto up = ex.query("uploadId"); up && !up->empty()) {
     (void)co_await ex.ReadBody(DefaultJsonLimits().max_body);  // {"action":"mpt-abort"}
     Status st = ctx.store.MpuAbort(bucket, name, *up);
-    if (!st.ok()) co_return co_await ex.ReplyError(st);
+    if (!st.ok()) co_return st;
     co_return co_await ex.Reply(http::status::ok);
   }
   Status st = ctx.store.Delete(bucket, name);
-  if (!st.ok()) co_return co_await ex.ReplyError(st);
+  if (!st.ok()) co_return st;
   co_return co_await ex.Reply(http::status::ok);
 }
 
 // POST /v1/objects/<bucket>: actions on objects named in the message (promote, blob-download).
-Task<void> PostBucketObjects(ServerContext& ctx, Exchange& ex, const std::string& bucket) {
+Task<Handled> PostBucketObjects(ServerContext& ctx, Exchange& ex, const std::string& bucket) {
   auto msg = co_await ReadActionMsg(ex);
-  if (!msg.ok()) co_return co_await ex.ReplyError(msg.status());
+  if (!msg.ok()) co_return msg.status();
   if (msg->action == "promote") co_return co_await Promote(ctx, ex, bucket, *msg);
   if (msg->action == "blob-download") {
-    if (auto blob = BlobMsg::Decode(msg->value); !blob.ok()) co_return co_await ex.ReplyError(blob.status());
-    co_return co_await ex.ReplyError(Status::InvalidArgument(
-        "blob-download: bucket \"ais://" + bucket + "\" is not remote (blob downloads fetch from remote backends)"));
+    if (auto blob = BlobMsg::Decode(msg->value); !blob.ok()) co_return blob.status();
+    co_return Status::InvalidArgument(
+        "blob-download: bucket \"ais://" + bucket + "\" is not remote (blob downloads fetch from remote backends)");
   }
-  co_return co_await ex.ReplyError(Status::InvalidArgument("invalid action \"" + msg->action + "\""));
+  co_return Status::InvalidArgument("invalid action \"" + msg->action + "\"");
 }
 
 }  // namespace
 
-Task<void> HandleObjects(ServerContext& ctx, Exchange& ex, const Route& route) {
-  if (Status st = CheckProvider(ex); !st.ok()) co_return co_await ex.ReplyError(st);
-  if (Status st = ValidateBucketName(route.bucket); !st.ok()) co_return co_await ex.ReplyError(st);
+Task<Handled> HandleObjects(ServerContext& ctx, Exchange& ex, const Route& route) {
+  if (Status st = CheckProvider(ex); !st.ok()) co_return st;
+  if (Status st = ValidateBucketName(route.bucket); !st.ok()) co_return st;
   const std::string& bucket = route.bucket;
   const std::string& name = route.object;
   if (name.empty() && ex.method() == http::verb::post) co_return co_await PostBucketObjects(ctx, ex, bucket);
   Status valid = ValidateObjectName(name, ex.is_head());
-  if (!valid.ok()) co_return co_await ex.ReplyError(valid);
+  if (!valid.ok()) co_return valid;
   switch (ex.method()) {
     case http::verb::get: co_return co_await GetObject(ctx, ex, bucket, name);
     case http::verb::head: co_return co_await HeadObject(ctx, ex, bucket, name);
@@ -454,7 +453,7 @@ Task<void> HandleObjects(ServerContext& ctx, Exchange& ex, const Route& route) {
     case http::verb::delete_: co_return co_await DeleteObject(ctx, ex, bucket, name);
     case http::verb::patch: co_return co_await PatchObject(ctx, ex, bucket, name);
     default:
-      co_return co_await ex.ReplyError(Status::MethodNotAllowed("invalid method " + std::string(ex.method_string())));
+      co_return Status::MethodNotAllowed("invalid method " + std::string(ex.method_string()));
   }
 }
 

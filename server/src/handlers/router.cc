@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cctype>
+#include <iostream>
 
 #include "api/moss_request.h"
 #include "handlers/context.h"
@@ -46,13 +47,18 @@ Status CheckProvider(const Exchange& ex) {
   return CheckNamespace(ex);
 }
 
-Task<void> Dispatch(ServerContext& ctx, Exchange& ex) {
-  auto parsed = ParseRoute(ex.raw_path());
-  if (!parsed.ok()) co_return co_await ex.ReplyError(parsed.status());
-  const Route& route = *parsed;
-  if (route.area == "health") co_return co_await HandleHealth(ctx, ex);
-  if (route.area == "daemon" || route.area == "cluster") co_return co_await HandleCluster(ctx, ex, route);
-  if (route.area == "buckets") co_return co_await HandleBuckets(ctx, ex, route);
+namespace {
+
+Task<Handled> Fail(Status st) { co_return st; }
+
+// The handler of `route`. Not a coroutine, so a request pays for no frame of its own here.
+// REQUIRES: `parsed` outlives the task.
+Task<Handled> Serve(ServerContext& ctx, Exchange& ex, const Result<Route>& parsed) {
+  if (!parsed.ok()) return Fail(parsed.status());
+  const Route& route = parsed.value();
+  if (route.area == "health") return HandleHealth(ctx, ex);
+  if (route.area == "daemon" || route.area == "cluster") return HandleCluster(ctx, ex, route);
+  if (route.area == "buckets") return HandleBuckets(ctx, ex, route);
   if (route.area == "objects") {
     NodeStats& st = ServerStats();
     switch (ex.method()) {
@@ -65,14 +71,26 @@ Task<void> Dispatch(ServerContext& ctx, Exchange& ex) {
         break;
       default: break;
     }
-    co_return co_await HandleObjects(ctx, ex, route);
+    return HandleObjects(ctx, ex, route);
   }
-  if (route.area == "buckets" && ex.method() == http::verb::get && !route.bucket.empty()) {
-    ServerStats().lst_n.fetch_add(1, std::memory_order_relaxed);
+  if (route.area == "ml") return HandleMl(ctx, ex, route);
+  if (route.area == "reverse") return HandleReverse(ctx, ex, route);
+  return Fail(Status::NotFound("invalid URL path \"" + std::string(ex.raw_path()) + "\""));
+}
+
+}  // namespace
+
+// The one error path: a handler that did not reply returns the Status, replied here.
+Task<void> Dispatch(ServerContext& ctx, Exchange& ex) {
+  const Result<Route> route = ParseRoute(ex.raw_path());
+  Handled h = co_await Serve(ctx, ex, route);
+  if (h.replied()) co_return;
+  if (ex.replied()) {  // a bug: an error after a reply began (Handled's contract forbids it)
+    std::cerr << "aistore-server: " << ex.raw_path() << ": error after the reply began: " << h.status().message()
+              << std::endl;
+    co_return;
   }
-  if (route.area == "ml") co_return co_await HandleMl(ctx, ex, route);
-  if (route.area == "reverse") co_return co_await HandleReverse(ctx, ex, route);
-  co_return co_await ex.ReplyError(Status::NotFound("invalid URL path \"" + std::string(ex.raw_path()) + "\""));
+  co_await ex.ReplyError(h.status());
 }
 
 }  // namespace ais

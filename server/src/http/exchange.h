@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "http/asio.h"
+#include "http/handled.h"
 #include "store/store.h"
 #include "util/status.h"
 
@@ -32,9 +33,32 @@ struct BodyPiece {
   FileSegment file{-1, 0, 0};
 };
 
+// After an error reply sent before the request body was read through, the rest of the body is
+// read and dropped, up to this much, so that the client (still sending) reads the reply instead
+// of a reset connection. A longer body costs more to drain than a new connection: the connection
+// is closed instead.
+inline constexpr uint64_t kDrainLimit = 1ULL << 30;
+
 struct NodeInfo {
   std::string node_id;  // e.g. "t[AbCdEf12]" in error messages
   std::string daemon_id;
+};
+
+// A reply whose header is out (Exchange::BeginStream) and whose body follows. It can only write
+// and end: once it exists, the reply has begun and no error reply is possible any more.
+class StreamReply {
+ public:
+  // False once the peer is gone; further writes do nothing.
+  bool alive() const { return alive_; }
+  Task<bool> Write(const std::vector<BodyPiece>& pieces);
+  // Ends the body; `complete` false: it was cut short (the client must be able to tell).
+  Task<Replied> End(bool complete);
+
+ private:
+  friend class Exchange;
+  StreamReply(Exchange& ex, bool alive) : ex_(&ex), alive_(alive) {}
+  Exchange* ex_;
+  bool alive_;
 };
 
 class Exchange {
@@ -63,27 +87,32 @@ class Exchange {
   bool body_done() const { return parser_.is_done() || body_taken_; }
 
   // --- reply (exactly one per exchange) ---
-  Task<void> Reply(http::status status, const HeaderList& headers = {}, std::string body = {},
-                   std::string_view content_type = {});
-  // AIS error JSON (HEAD: in the Hdr-Error header, no body).
-  Task<void> ReplyError(const Status& st, const HeaderList& extra = {});
-  // Header, then the segments by sendfile (small replies go out in one write).
-  Task<void> ReplyFile(http::status status, const HeaderList& headers, const std::vector<FileSegment>& segments,
-                       uint64_t total);
+  // Each yields the Replied a handler returns. A handler that fails before replying returns the
+  // Status instead, and the router replies with it (ReplyError).
+  Task<Replied> Reply(http::status status, const HeaderList& headers = {}, std::string body = {},
+                      std::string_view content_type = {});
+  // The error reply: AIS error JSON (HEAD: in the Hdr-Error header, no body), with the headers
+  // AddErrorHeader staged. Called by the router (and the server's last-resort guard), not by
+  // handlers: they return the Status.
+  Task<Replied> ReplyError(const Status& st);
+  // A header the error reply will carry if this exchange ends in one (e.g. Content-Range of a 416).
+  void AddErrorHeader(std::string name, std::string value) {
+    error_headers_.emplace_back(std::move(name), std::move(value));
+  }
+  // Header, then the segments by sendfile (small replies go out in one write). Fails (with
+  // nothing sent) only if a small reply cannot be read.
+  Task<Handled> ReplyFile(http::status status, const HeaderList& headers, const std::vector<FileSegment>& segments,
+                          uint64_t total);
   // A HEAD-style reply: headers and Content-Length, no body.
-  Task<void> ReplyHeaders(http::status status, const HeaderList& headers, std::optional<uint64_t> content_length);
+  Task<Replied> ReplyHeaders(http::status status, const HeaderList& headers, std::optional<uint64_t> content_length);
   // A reply of known length made of memory and file pieces.
-  Task<void> ReplyPieces(http::status status, const HeaderList& headers, std::string_view content_type,
-                         const std::vector<BodyPiece>& pieces);
-  // A reply written progressively. Without a length it uses HTTP/1.1 chunked transfer coding (to
-  // an HTTP/1.0 client: the body ends when the connection closes); with one, exactly that many
-  // bytes must follow. Each call returns false once the peer is gone. EndStream(false) ends a
-  // body cut short: the connection is closed so the client sees it (chunked: the terminating
-  // chunk is still sent, the payload format has to tell).
-  Task<bool> BeginStream(http::status status, const HeaderList& headers, std::string_view content_type,
-                         std::optional<uint64_t> content_length);
-  Task<bool> WriteStream(const std::vector<BodyPiece>& pieces);
-  Task<bool> EndStream(bool complete);
+  Task<Replied> ReplyPieces(http::status status, const HeaderList& headers, std::string_view content_type,
+                            const std::vector<BodyPiece>& pieces);
+  // A reply written progressively, through the StreamReply returned. Without a length it uses
+  // HTTP/1.1 chunked transfer coding (to an HTTP/1.0 client: the body ends when the connection
+  // closes); with one, exactly that many bytes must follow.
+  Task<StreamReply> BeginStream(http::status status, const HeaderList& headers, std::string_view content_type,
+                                std::optional<uint64_t> content_length);
 
   bool replied() const { return replied_; }
   // False once the connection can no longer carry another request.
@@ -91,7 +120,13 @@ class Exchange {
   static http::status HttpStatusFor(const Status& st);
 
  private:
+  friend class StreamReply;
   const http::request<http::buffer_body>& req() const { return parser_.get(); }
+  // StreamReply's: each returns false once the peer is gone. EndStream(false) ends a body cut
+  // short: the connection is closed so the client sees it (chunked: the terminating chunk is
+  // still sent, the payload format has to tell).
+  Task<bool> WriteStream(const std::vector<BodyPiece>& pieces);
+  Task<bool> EndStream(bool complete);
   Task<void> SendContinueIfExpected();
   // Reads and drops `left` body bytes (or gives up on the connection if that is too much).
   Task<void> Discard(uint64_t left, std::vector<char>& buf);
@@ -112,6 +147,7 @@ class Exchange {
   RequestParser& parser_;
   const NodeInfo& node_;
   std::string remote_addr_;
+  HeaderList error_headers_;
   std::string_view raw_path_;
   std::string_view raw_query_;
   bool continue_sent_ = false;

@@ -14,15 +14,14 @@
 namespace ais {
 namespace {
 
-constexpr uint64_t kDrainLimit = 64ULL << 30;  // after an early error reply, discard at most this much body
 // After a reply sent before the request was read through: how long, and how much, to keep
 // reading (and dropping) before the close.
 constexpr auto kLingerTime = std::chrono::seconds(2);
 constexpr size_t kLingerBytes = 8 << 20;
 
 // Connections go round-robin to I/O threads, and a thread in a long sendfile makes the others it
-// serves wait. On 2 CPUs, 4 parallel range readers against 4 threads instead of 2: 1.27 -> 1.87
-// GB/s under load, 2.60 -> 3.12 and 2.75 -> 2.80 GB/s when quiet; small GETs the same or better.
+// serves wait: twice as many threads as CPUs (at least 4) keeps one long send from stalling the
+// connections that share its thread.
 size_t DefaultThreads() { return std::max(4u, 2 * std::thread::hardware_concurrency()); }
 
 }  // namespace

@@ -231,12 +231,8 @@ Result<std::shared_ptr<InventoryCatalog::Loaded>> InventoryCatalog::Load(const s
   }
   auto segs = inv->handle.Slice(0, m.chunk_sizes[0]);
   if (!segs.ok()) return segs.status();
-  std::string text;
-  for (auto& s : *segs) {
-    size_t at = text.size();
-    text.resize(at + s.len);
-    AIS_RETURN_IF_ERROR(PreadAll(s.fd, text.data() + at, s.len, s.offset));
-  }
+  std::string text(m.chunk_sizes[0], '\0');
+  AIS_RETURN_IF_ERROR(ReadSegments(*segs, text.data()));
   auto idx = InventoryIndex::FromJson(text);
   if (!idx.ok()) return idx.status();
   if (idx->chunks.size() + 1 != m.chunk_sizes.size()) {
@@ -263,13 +259,8 @@ Result<std::shared_ptr<const InventoryChunk>> InventoryCatalog::ReadChunk(const 
   uint64_t len = inv.handle.meta().chunk_sizes[part];
   auto segs = inv.handle.Slice(inv.part_offsets[part], len);
   if (!segs.ok()) return segs.status();
-  std::string raw;
-  raw.resize(len);
-  uint64_t at = 0;
-  for (auto& s : *segs) {
-    AIS_RETURN_IF_ERROR(PreadAll(s.fd, raw.data() + at, s.len, s.offset));
-    at += s.len;
-  }
+  std::string raw(len, '\0');
+  AIS_RETURN_IF_ERROR(ReadSegments(*segs, raw.data()));
   auto chunk = DecodeInventoryChunk(std::move(raw));
   if (!chunk.ok()) {
     return Status::Corruption("inventory " + objname + " chunk " + std::to_string(k + 1) + ": " +

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "archive/archive_writer.h"
-#include "archive/object_bytes.h"
+#include "store/store.h"
 #include "archive/output_sink.h"
 #include "archive/shard.h"
 #include "store/names.h"
@@ -32,13 +32,7 @@ class ObjectSink : public OutputSink {
   explicit ObjectSink(ObjectWriter* w) : w_(w), buf_(kIoBuf) {}
   Status Append(const void* data, size_t len) override { return w_->Write(data, len); }
   Status AppendFile(const FileSegment& seg, std::shared_ptr<const void>) override {
-    for (uint64_t off = 0; off < seg.len;) {
-      size_t n = static_cast<size_t>(std::min<uint64_t>(buf_.size(), seg.len - off));
-      AIS_RETURN_IF_ERROR(PreadAll(seg.fd, buf_.data(), n, seg.offset + off));
-      AIS_RETURN_IF_ERROR(w_->Write(buf_.data(), n));
-      off += n;
-    }
-    return Status::OK();
+    return StreamSegments({seg}, buf_, [this](const char* p, size_t n) { return w_->Write(p, n); });
   }
 
  private:
@@ -58,12 +52,9 @@ Status PutFromFd(Store& store, const std::string& bucket, const std::string& nam
   auto w = store.BeginPut(bucket, name, std::move(opts));
   if (!w.ok()) return w.status();
   std::vector<char> buf(kIoBuf);
-  for (uint64_t off = 0; off < size;) {
-    size_t n = static_cast<size_t>(std::min<uint64_t>(buf.size(), size - off));
-    AIS_RETURN_IF_ERROR(PreadAll(fd, buf.data(), n, off));
-    AIS_RETURN_IF_ERROR((*w)->Write(buf.data(), n));
-    off += n;
-  }
+  ObjectWriter* writer = w->get();
+  AIS_RETURN_IF_ERROR(StreamSegments({FileSegment{fd, 0, size}}, buf,
+                                     [writer](const char* p, size_t n) { return writer->Write(p, n); }));
   ObjectMeta meta;
   return (*w)->Commit(&meta);
 }
@@ -159,9 +150,9 @@ Status RunCopyObjects(Store& store, JobControl& jc, const CopyObjectsArgs& args)
 }
 
 Status RunArchive(Store& store, JobControl& jc, const ArchiveArgs& args) {
-  std::shared_ptr<ObjectBytes> existing;
+  std::shared_ptr<const ObjectHandle> existing;
   if (args.append) {
-    auto e = ObjectBytes::Open(store, args.dst, args.archname);
+    auto e = store.OpenShared(args.dst, args.archname);
     if (e.ok()) {
       existing = *e;
     } else if (!e.status().IsNotFound()) {
@@ -188,7 +179,7 @@ Status RunArchive(Store& store, JobControl& jc, const ArchiveArgs& args) {
   bool list = args.sel.kind() == ObjectSelection::Kind::kList;
   Status st = args.sel.ForEach(store, args.src, Stopper(jc), [&](const std::string& name) {
     if (args.src == args.dst && name == args.archname) return Status::OK();  // never archive itself
-    auto obj = ObjectBytes::Open(store, args.src, name);
+    auto obj = store.OpenShared(args.src, name);
     if (!obj.ok()) {
       if (obj.status().IsNotFound() && !list) return Status::OK();
       if (args.continue_on_err) {
@@ -200,7 +191,7 @@ Status RunArchive(Store& store, JobControl& jc, const ArchiveArgs& args) {
     std::string entry = args.include_src_bucket ? args.src + "/" + name : name;
     const ObjectMeta& m = (*obj)->meta();
     AIS_RETURN_IF_ERROR(writer.BeginEntry(entry, m.size, m.atime_ns / 1000000000));
-    AIS_RETURN_IF_ERROR(writer.WriteFile((*obj)->Slice(0, m.size), *obj));
+    AIS_RETURN_IF_ERROR(writer.WriteFile((*obj)->Segments(0, m.size), *obj));
     AIS_RETURN_IF_ERROR(writer.EndEntry());
     jc.Add(1, static_cast<int64_t>(m.size));
     return Status::OK();

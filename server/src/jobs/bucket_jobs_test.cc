@@ -9,7 +9,7 @@
 #include <fstream>
 #include <set>
 
-#include "archive/object_bytes.h"
+#include "store/store.h"
 #include "archive/tar_scanner.h"
 #include "util/test_util.h"
 
@@ -35,7 +35,7 @@ class BucketJobsTest : public ::testing::Test {
   }
 
   std::string Get(const std::string& bucket, const std::string& name) {
-    auto obj = ObjectBytes::Open(*store_, bucket, name);
+    auto obj = store_->OpenShared(bucket, name);
     if (!obj.ok()) return "<" + obj.status().message() + ">";
     std::string out((*obj)->size(), '\0');
     EXPECT_TRUE((*obj)->ReadAt(0, out.data(), out.size()).ok());

@@ -78,7 +78,7 @@ Status BucketRegistry::Create(const std::string& name, const nlohmann::json& pro
 Status BucketRegistry::Remove(const std::string& name) {
   std::unique_lock lock(mu_);
   auto it = buckets_.find(name);
-  if (it == buckets_.end()) return Status::NotFound(NotFoundMessage(name));
+  if (it == buckets_.end()) return NotFound(name);
   BucketProps saved = it->second;
   buckets_.erase(it);
   Status st = PersistLocked();
@@ -96,7 +96,7 @@ std::optional<BucketProps> BucketRegistry::Get(const std::string& name) const {
 Status BucketRegistry::Update(const std::string& name, const nlohmann::json& patch) {
   std::unique_lock lock(mu_);
   auto it = buckets_.find(name);
-  if (it == buckets_.end()) return Status::NotFound(NotFoundMessage(name));
+  if (it == buckets_.end()) return NotFound(name);
   BucketProps saved = it->second;
   AIS_RETURN_IF_ERROR(it->second.Apply(patch));
   Status st = PersistLocked();

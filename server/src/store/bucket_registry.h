@@ -28,8 +28,8 @@ class BucketRegistry {
   Status Update(const std::string& name, const nlohmann::json& patch);
   std::vector<std::string> Names() const;
 
-  static std::string NotFoundMessage(const std::string& name) {
-    return "bucket \"ais://" + name + "\" does not exist";
+  static Status NotFound(const std::string& name) {
+    return Status::BucketNotFound("bucket \"ais://" + name + "\" does not exist");
   }
 
  private:

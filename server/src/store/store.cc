@@ -388,13 +388,13 @@ Status Store::MakeChunkDir(size_t mp, const std::string& bucket, const std::stri
   const std::string bucket_dir = mps_.BucketDir(mp, bucket);
   if (::access(bucket_dir.c_str(), F_OK) != 0) {
     // Destroy drops the bucket from the registry before moving its dirs to trash.
-    if (!buckets_.Get(bucket)) return Status::NotFound(BucketRegistry::NotFoundMessage(bucket));
+    if (!buckets_.Get(bucket)) return BucketRegistry::NotFound(bucket);
     AIS_RETURN_IF_ERROR(MkdirAll(bucket_dir));  // a mountpath added after the bucket was created
   }
   const std::string chunk_dir = mps_.ChunkDir(mp, bucket, upload_id);
   for (const std::string& dir : {DirName(chunk_dir), chunk_dir}) {
     if (::mkdir(dir.c_str(), 0777) == 0 || errno == EEXIST) continue;
-    if (errno == ENOENT) return Status::NotFound(BucketRegistry::NotFoundMessage(bucket));
+    if (errno == ENOENT) return BucketRegistry::NotFound(bucket);
     return Status::FromErrno(errno, "mkdir " + dir);
   }
   return Status::OK();
@@ -442,7 +442,7 @@ Status Store::CommitFile(const std::string& bucket, size_t mp, const std::string
     for (int attempt = 0; attempt < 4; ++attempt) {
       rc = ::rename(temp_path.c_str(), path.c_str());
       if (rc == 0 || errno != ENOENT) break;
-      if (!buckets_.Get(bucket)) return Status::NotFound(BucketRegistry::NotFoundMessage(bucket));
+      if (!buckets_.Get(bucket)) return BucketRegistry::NotFound(bucket);
       AIS_RETURN_IF_ERROR(MkdirAll(DirName(path)));
     }
     if (rc != 0) {
@@ -489,7 +489,7 @@ Status Store::DestroyBucket(const std::string& bucket) {
 
 Result<BucketProps> Store::GetBucket(const std::string& bucket) const {
   auto props = buckets_.Get(bucket);
-  if (!props) return Status::NotFound(BucketRegistry::NotFoundMessage(bucket));
+  if (!props) return BucketRegistry::NotFound(bucket);
   return *props;
 }
 
@@ -503,7 +503,7 @@ Result<std::unique_ptr<ObjectWriter>> Store::BeginPut(const std::string& bucket,
 }
 
 Result<ObjectHandle> Store::Open(const std::string& bucket, const std::string& name) {
-  if (!buckets_.Get(bucket)) return Status::NotFound(BucketRegistry::NotFoundMessage(bucket));
+  if (!buckets_.Get(bucket)) return BucketRegistry::NotFound(bucket);
   size_t mp = 0;
   return OpenWith(bucket, name, OpenObjectFile(bucket, name, &mp));
 }
@@ -513,7 +513,7 @@ Result<ObjectHandle> Store::Open(const BucketDirs& dirs, const std::string& name
   if (got != nullptr) *got = 0;
   const std::string& bucket = dirs.bucket_;
   auto props = buckets_.Get(bucket);
-  if (!props) return Status::NotFound(BucketRegistry::NotFoundMessage(bucket));
+  if (!props) return BucketRegistry::NotFound(bucket);
   size_t mp = mps_.PrimaryFor(bucket, name);
   if (props->bid != dirs.bid_ || props->created_ns != dirs.created_ns_ || !dirs.dirs_[mp].valid()) {
     return OpenWith(bucket, name, OpenFile(mps_.ObjectPath(mp, bucket, name), O_RDONLY), ahead, got);
@@ -553,7 +553,7 @@ Result<ObjectHandle> Store::OpenWith(const std::string& bucket, const std::strin
 
 Result<BucketDirs> Store::OpenBucketDirs(const std::string& bucket) {
   auto props = buckets_.Get(bucket);
-  if (!props) return Status::NotFound(BucketRegistry::NotFoundMessage(bucket));
+  if (!props) return BucketRegistry::NotFound(bucket);
   BucketDirs dirs;
   dirs.bucket_ = bucket;
   dirs.bid_ = props->bid;
@@ -572,7 +572,7 @@ Result<ObjectMeta> Store::Head(const std::string& bucket, const std::string& nam
 }
 
 Status Store::Delete(const std::string& bucket, const std::string& name) {
-  if (!buckets_.Get(bucket)) return Status::NotFound(BucketRegistry::NotFoundMessage(bucket));
+  if (!buckets_.Get(bucket)) return BucketRegistry::NotFound(bucket);
   ObjectMeta meta;
   size_t mp = 0;
   std::string path;
@@ -601,7 +601,7 @@ Status Store::Delete(const std::string& bucket, const std::string& name) {
 }
 
 Result<std::vector<ObjectMeta>> Store::List(const std::string& bucket, const ListQuery& q) {
-  if (!buckets_.Get(bucket)) return Status::NotFound(BucketRegistry::NotFoundMessage(bucket));
+  if (!buckets_.Get(bucket)) return BucketRegistry::NotFound(bucket);
   struct Head {
     std::string name;
     std::string path;
@@ -642,7 +642,7 @@ Result<std::vector<ObjectMeta>> Store::List(const std::string& bucket, const Lis
 
 Result<std::string> Store::MpuCreate(const std::string& bucket, const std::string& name,
                                      std::vector<std::pair<std::string, std::string>> custom) {
-  if (!buckets_.Get(bucket)) return Status::NotFound(BucketRegistry::NotFoundMessage(bucket));
+  if (!buckets_.Get(bucket)) return BucketRegistry::NotFound(bucket);
   auto up = std::make_shared<MpuUpload>();
   up->bucket = bucket;
   up->name = name;
@@ -727,12 +727,10 @@ Status Store::MpuComplete(const std::string& bucket, const std::string& name, co
     // Parts may arrive in any order, so the whole-object checksum is computed here, in order.
     auto fd = OpenChunk(mps_, bucket, upload_id, num);
     if (!fd.ok()) return fd.status();
-    for (uint64_t off = 0; off < size;) {
-      size_t n = static_cast<size_t>(std::min<uint64_t>(buf.size(), size - off));
-      AIS_RETURN_IF_ERROR(PreadAll(fd->get(), buf.data(), n, off));
-      (*cksum)->Update(buf.data(), n);
-      off += n;
-    }
+    AIS_RETURN_IF_ERROR(StreamSegments({FileSegment{fd->get(), 0, size}}, buf, [&cksum](const char* p, size_t n) {
+      (*cksum)->Update(p, n);
+      return Status::OK();
+    }));
   }
   if (*cksum) {
     meta.cksum_type = props->checksum_type;
@@ -792,15 +790,10 @@ static Status WriteObjectBytes(const std::string& bucket, ObjectHandle& src, Obj
   auto segs = src.Slice(0, src.meta().size);
   if (!segs.ok()) return segs.status();
   std::vector<char> buf(kCopyBuf);
-  for (auto& s : *segs) {
-    for (uint64_t off = 0; off < s.len;) {
-      size_t n = static_cast<size_t>(std::min<uint64_t>(buf.size(), s.len - off));
-      AIS_RETURN_IF_ERROR(PreadAll(s.fd, buf.data(), n, s.offset + off));
-      if (ck) ck->Update(buf.data(), n);
-      AIS_RETURN_IF_ERROR(w.Write(buf.data(), n));
-      off += n;
-    }
-  }
+  AIS_RETURN_IF_ERROR(StreamSegments(*segs, buf, [&](const char* p, size_t n) {
+    if (ck) ck->Update(p, n);
+    return w.Write(p, n);
+  }));
   if (ck) {
     const ObjectMeta& m = src.meta();
     if (std::string got = ck->FinishHex(); got != m.cksum_value) {
@@ -815,11 +808,7 @@ Status Store::CopyInto(ObjectHandle& src, ObjectWriter& w, ObjectMeta* out) {
   // The writer re-hashes what it copies and compares it with the source's stored checksum
   // (BeginPut options): damaged source bytes never become a new object with a fresh checksum.
   AIS_RETURN_IF_ERROR(WriteObjectBytes(src.bucket_, src, w, /*verify=*/false));
-  Status st = w.Commit(out);
-  if (st.code() == Status::Code::kInvalidArgument && st.message().starts_with("BAD DATA CHECKSUM")) {
-    return Status::Corruption(st.message());  // the stored bytes are bad, not the request
-  }
-  return st;
+  return w.Commit(out);
 }
 
 Status Store::Rewrite(const std::string& bucket, const std::string& name, ObjectHandle& h, PutOptions opts) {
@@ -828,6 +817,7 @@ Status Store::Rewrite(const std::string& bucket, const std::string& name, Object
   if (!opts.force_chunk_size) opts.force_chunk_size = meta.chunked() ? meta.max_chunk_size() : 0;
   opts.client_cksum_type = meta.cksum_type;
   opts.client_cksum_value = meta.cksum_value;
+  opts.cksum_from_store = true;
   opts.expect = meta;
   auto w = BeginPut(bucket, name, std::move(opts));
   if (!w.ok()) return w.status();
@@ -861,6 +851,7 @@ Status Store::Copy(const std::string& src_bucket, const std::string& src_name, c
   opts.custom = h->meta().custom;
   opts.client_cksum_type = h->meta().cksum_type;
   opts.client_cksum_value = h->meta().cksum_value;
+  opts.cksum_from_store = true;
   auto w = BeginPut(dst_bucket, dst_name, std::move(opts));
   if (!w.ok()) return w.status();
   ObjectMeta out;
@@ -1090,9 +1081,9 @@ Status ObjectWriter::Commit(ObjectMeta* meta) {
     if (!opts_.client_cksum_value.empty() && !opts_.client_cksum_type.empty()) {
       std::string got = client_cksum_ ? client_cksum_->FinishHex() : meta_.cksum_value;
       if (got != opts_.client_cksum_value) {
-        st = Status::InvalidArgument("BAD DATA CHECKSUM: ais://" + bucket_ + "/" + name_ + ": " +
-                                     opts_.client_cksum_type + "(" + got + ") != " + opts_.client_cksum_type +
-                                     "(" + opts_.client_cksum_value + ")");
+        std::string msg = "BAD DATA CHECKSUM: ais://" + bucket_ + "/" + name_ + ": " + opts_.client_cksum_type +
+                          "(" + got + ") != " + opts_.client_cksum_type + "(" + opts_.client_cksum_value + ")";
+        st = opts_.cksum_from_store ? Status::Corruption(std::move(msg)) : Status::InvalidArgument(std::move(msg));
       }
     }
   }
@@ -1155,7 +1146,74 @@ Status PartWriter::Commit() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Reading object bytes
+
+Status ReadSegments(const std::vector<FileSegment>& segments, char* out) {
+  for (const auto& s : segments) {
+    AIS_RETURN_IF_ERROR(PreadAll(s.fd, out, s.len, s.offset));
+    out += s.len;
+  }
+  return Status::OK();
+}
+
+Status StreamSegments(const std::vector<FileSegment>& segments, std::span<char> buf,
+                      const std::function<Status(const char*, size_t)>& fn) {
+  for (const auto& s : segments) {
+    for (uint64_t off = 0; off < s.len;) {
+      size_t n = static_cast<size_t>(std::min<uint64_t>(buf.size(), s.len - off));
+      AIS_RETURN_IF_ERROR(PreadAll(s.fd, buf.data(), n, s.offset + off));
+      AIS_RETURN_IF_ERROR(fn(buf.data(), n));
+      off += n;
+    }
+  }
+  return Status::OK();
+}
+
+Result<std::shared_ptr<const ObjectHandle>> Store::OpenShared(Result<ObjectHandle> first,
+                                                              const std::function<Result<ObjectHandle>()>& reopen) {
+  auto h = OpenReading(std::move(first), reopen, [](ObjectHandle& o) { return o.OpenAll(); });
+  if (!h.ok()) return h.status();
+  return std::make_shared<const ObjectHandle>(std::move(*h));
+}
+
+Result<std::shared_ptr<const ObjectHandle>> Store::OpenShared(const std::string& bucket, const std::string& name) {
+  auto reopen = [&] { return Open(bucket, name); };
+  return OpenShared(reopen(), reopen);
+}
+
+// ---------------------------------------------------------------------------------------------
 // ObjectHandle
+
+Status ObjectHandle::OpenAll() {
+  auto segs = Slice(0, meta_.size);
+  if (!segs.ok()) return segs.status();
+  all_ = std::move(*segs);
+  starts_.clear();
+  uint64_t pos = 0;
+  for (const auto& s : all_) {
+    starts_.push_back(pos);
+    pos += s.len;
+  }
+  return Status::OK();
+}
+
+std::vector<FileSegment> ObjectHandle::Segments(uint64_t start, uint64_t len) const {
+  std::vector<FileSegment> out;
+  if (len == 0) return out;
+  auto it = std::upper_bound(starts_.begin(), starts_.end(), start);
+  size_t i = static_cast<size_t>(it - starts_.begin()) - 1;
+  const uint64_t end = start + len;
+  for (; i < all_.size() && starts_[i] < end; ++i) {
+    uint64_t s = std::max(start, starts_[i]);
+    uint64_t e = std::min(end, starts_[i] + all_[i].len);
+    out.push_back({all_[i].fd, all_[i].offset + (s - starts_[i]), e - s});
+  }
+  return out;
+}
+
+Status ObjectHandle::ReadAt(uint64_t start, void* buf, size_t len) const {
+  return ReadSegments(Segments(start, len), static_cast<char*>(buf));
+}
 
 Result<std::vector<FileSegment>> ObjectHandle::Slice(uint64_t start, uint64_t len) {
   std::vector<FileSegment> out;

@@ -49,6 +49,9 @@ struct PutOptions {
   std::vector<std::pair<std::string, std::string>> custom;
   std::string client_cksum_type;  // validate against this if both are set
   std::string client_cksum_value;
+  // The expected checksum is a stored object's (copy, rewrite): a mismatch means the stored bytes
+  // are damaged (kCorruption), not that the request is wrong (kInvalidArgument).
+  bool cksum_from_store = false;
   // Rechunk: force the layout (0 = monolithic) and keep version/atime/checksum/custom of `expect`.
   std::optional<uint64_t> force_chunk_size;
   std::optional<ObjectMeta> expect;
@@ -117,21 +120,41 @@ class PartWriter {
   bool done_ = false;
 };
 
-// A committed object opened for reading: the fds stay valid even if it is overwritten meanwhile.
+// A run of bytes of an open file.
 struct FileSegment {
   int fd;
   uint64_t offset;
   uint64_t len;
 };
 
+// Reads the segments, in order, into `out` (their total length). The one pread loop over
+// segments: every read of object bytes into memory goes through it or StreamSegments.
+Status ReadSegments(const std::vector<FileSegment>& segments, char* out);
+// Reads the segments in order through `buf`, passing each piece (at most buf.size() bytes) to
+// `fn`; stops at the first error. REQUIRES: !buf.empty().
+Status StreamSegments(const std::vector<FileSegment>& segments, std::span<char> buf,
+                      const std::function<Status(const char*, size_t)>& fn);
+
+// A committed object opened for reading: the one way to read an object's bytes. Its fds stay
+// valid even if the object is overwritten or deleted meanwhile, so a handle reads one consistent
+// version. Chunk files are opened as Slice needs them; after OpenAll, every file is open and the
+// handle is read-only: Segments and ReadAt may then be called from any thread (GetBatch shares a
+// `std::shared_ptr<const ObjectHandle>` between its threads).
 class ObjectHandle {
  public:
   const ObjectMeta& meta() const { return meta_; }
+  uint64_t size() const { return meta_.size; }
   // Segments covering object bytes [start, start+len). Opens the chunk files it needs; a chunk
-  // that vanished (concurrent overwrite) is kConflict: re-open and retry.
+  // that vanished (concurrent overwrite) is kConflict: re-open and retry (Store::OpenReading).
   // Slice checks each chunk file's length against the manifest as it opens it (kCorruption,
   // also for a chunk that is missing while the object is not overwritten).
   Result<std::vector<FileSegment>> Slice(uint64_t start, uint64_t len);
+  // Opens every file of the object now (Slice of all of it); errors as Slice.
+  Status OpenAll();
+  // The segments covering [start, start+len). REQUIRES: OpenAll() succeeded, start+len <= size().
+  std::vector<FileSegment> Segments(uint64_t start, uint64_t len) const;
+  // Reads exactly [start, start+len) into buf. REQUIRES: as Segments.
+  Status ReadAt(uint64_t start, void* buf, size_t len) const;
   // Re-hashes all of the object's bytes and compares them with its stored checksum (OK when it
   // has none): kCorruption "BAD DATA CHECKSUM: ..." on a mismatch. Reads the whole object: the
   // caller decides when (bucket prop checksum.validate_warm_get, the scrub job).
@@ -145,6 +168,8 @@ class ObjectHandle {
   UniqueFd primary_;
   uint64_t data_offset_ = 0;
   std::map<uint32_t, UniqueFd> chunks_;
+  std::vector<FileSegment> all_;  // after OpenAll: the whole object, in order
+  std::vector<uint64_t> starts_;  // after OpenAll: object offset of each of all_
 };
 
 // The objects directories of one bucket, held open for many Opens (GetBatch): an object is then
@@ -190,6 +215,27 @@ class Store {
   Result<ObjectHandle> Open(const BucketDirs& dirs, const std::string& name, std::span<char> ahead = {},
                             size_t* got = nullptr);
   Result<BucketDirs> OpenBucketDirs(const std::string& bucket);
+  // The re-open rule of readers: runs `use` on `first` (a handle `reopen` opened); when `use`
+  // fails with kConflict (a chunk vanished: the object was overwritten during the read), opens
+  // the object again with `reopen` and runs `use` on that, up to kOpenRetries times. Returns the
+  // handle `use` succeeded on, or the first error that is not a conflict.
+  // (A template: the GET path pays for no std::function.)
+  static constexpr int kOpenRetries = 3;
+  template <typename Reopen, typename Use>
+  static Result<ObjectHandle> OpenReading(Result<ObjectHandle> first, const Reopen& reopen, const Use& use) {
+    for (int attempt = 0;; ++attempt) {
+      if (!first.ok()) return first.status();
+      Status st = use(*first);
+      if (st.ok()) return first;
+      if (st.code() != Status::Code::kConflict || attempt >= kOpenRetries) return st;
+      first = reopen();
+    }
+  }
+  // bucket/name with every file open (ObjectHandle::OpenAll), to share between threads.
+  Result<std::shared_ptr<const ObjectHandle>> OpenShared(const std::string& bucket, const std::string& name);
+  // The same for a handle `reopen` opened (and opens again on a conflict).
+  static Result<std::shared_ptr<const ObjectHandle>> OpenShared(Result<ObjectHandle> first,
+                                                                const std::function<Result<ObjectHandle>()>& reopen);
   Status Delete(const std::string& bucket, const std::string& name);
   Result<std::vector<ObjectMeta>> List(const std::string& bucket, const ListQuery& q);
 

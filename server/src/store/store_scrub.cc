@@ -35,14 +35,10 @@ Status ObjectHandle::VerifyChecksum() {
   auto segs = Slice(0, meta_.size);
   if (!segs.ok()) return segs.status();
   std::vector<char> buf(kVerifyBuf);
-  for (const auto& s : *segs) {
-    for (uint64_t off = 0; off < s.len;) {
-      size_t n = static_cast<size_t>(std::min<uint64_t>(buf.size(), s.len - off));
-      AIS_RETURN_IF_ERROR(PreadAll(s.fd, buf.data(), n, s.offset + off));
-      (*ck)->Update(buf.data(), n);
-      off += n;
-    }
-  }
+  AIS_RETURN_IF_ERROR(StreamSegments(*segs, buf, [&ck](const char* p, size_t n) {
+    (*ck)->Update(p, n);
+    return Status::OK();
+  }));
   std::string got = (*ck)->FinishHex();
   if (got != meta_.cksum_value) {
     return Status::Corruption("BAD DATA CHECKSUM: " + cname + ": " + meta_.cksum_type + "(" + got + ") != " +

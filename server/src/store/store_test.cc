@@ -86,12 +86,8 @@ class StoreTest : public ::testing::Test {
   static Result<std::string> Read(ObjectHandle& h, uint64_t start, uint64_t len) {
     auto segs = h.Slice(start, len);
     if (!segs.ok()) return segs.status();
-    std::string out;
-    for (const auto& s : *segs) {
-      size_t at = out.size();
-      out.resize(at + s.len);
-      AIS_RETURN_IF_ERROR(PreadAll(s.fd, out.data() + at, s.len, s.offset));
-    }
+    std::string out(len, '\0');
+    AIS_RETURN_IF_ERROR(ReadSegments(*segs, out.data()));
     return out;
   }
   Result<std::string> Get(const std::string& bucket, const std::string& name) {
@@ -221,6 +217,57 @@ TEST_F(StoreTest, PutGetHeadDelete) {
   const Mountpaths& mps = store_->mountpaths();
   EXPECT_FALSE(fs::exists(DirName(mps.ObjectPath(mps.PrimaryFor("plain", "dir/obj.bin"), "plain", "dir/obj.bin"))));
   ExpectNoLeftovers();
+}
+
+// A shared handle has every file open: reads anywhere, across chunk boundaries, from a const
+// handle.
+TEST_F(StoreTest, SharedHandleReadsAcrossChunks) {
+  std::string data = Bytes(10000, 1);
+  ASSERT_TRUE(Put("chunky", "o", data).ok());
+  auto h = store_->OpenShared("chunky", "o");
+  ASSERT_TRUE(h.ok()) << h.status().message();
+  const ObjectHandle& o = **h;
+  ASSERT_TRUE(o.meta().chunked());
+  EXPECT_EQ(o.size(), data.size());
+  for (auto [start, len] : {std::pair<uint64_t, uint64_t>{0, 10000}, {900, 300}, {1023, 2}, {9999, 1}, {5000, 0}}) {
+    std::string got(len, '\0');
+    ASSERT_TRUE(o.ReadAt(start, got.data(), len).ok());
+    EXPECT_EQ(got, data.substr(start, len)) << start << "+" << len;
+    uint64_t total = 0;
+    for (const auto& seg : o.Segments(start, len)) total += seg.len;
+    EXPECT_EQ(total, len);
+  }
+  EXPECT_EQ(o.Segments(900, 300).size(), 2u);  // 1 KiB chunks: [900, 1200) spans two
+}
+
+// The re-open rule: a handle whose chunks vanished (the object was overwritten after it was
+// opened) is kConflict, and the object is opened again; any other error is final.
+TEST_F(StoreTest, OpenReadingReopensOnConflict) {
+  ASSERT_TRUE(Put("chunky", "o", Bytes(5000, 2)).ok());
+  auto stale = store_->Open("chunky", "o");
+  ASSERT_TRUE(stale.ok());
+  std::string now = Bytes(6000, 3);
+  ASSERT_TRUE(Put("chunky", "o", now).ok());  // the stale handle's chunks are gone
+  int reopens = 0;
+  auto reopen = [&] {
+    ++reopens;
+    return store_->Open("chunky", "o");
+  };
+  auto h = Store::OpenShared(std::move(stale), reopen);
+  ASSERT_TRUE(h.ok()) << h.status().message();
+  EXPECT_EQ(reopens, 1);
+  std::string got(now.size(), '\0');
+  ASSERT_TRUE((*h)->ReadAt(0, got.data(), got.size()).ok());
+  EXPECT_EQ(got, now);
+
+  reopens = 0;
+  auto conflict = Store::OpenReading(reopen(), reopen, [](ObjectHandle&) { return Status::Conflict("again"); });
+  EXPECT_EQ(conflict.status().code(), Status::Code::kConflict);
+  EXPECT_EQ(reopens, 4);  // the first open and three re-opens
+  reopens = 0;
+  auto bad = Store::OpenReading(reopen(), reopen, [](ObjectHandle&) { return Status::InvalidArgument("no"); });
+  EXPECT_EQ(bad.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(reopens, 1);
 }
 
 TEST_F(StoreTest, EmptyObject) {

@@ -1,5 +1,7 @@
 // Status: the one error type of the server. Returned, never thrown.
-// The router maps a Status to an HTTP code and AIS error JSON in one place (api/error_reply).
+// The code is the error's kind: the router maps it to an HTTP status and AIS error JSON in one
+// place (Dispatch in handlers/router.cc, through Exchange::ReplyError). Nothing decides anything
+// from the message text, which is for people.
 #pragma once
 
 #include <string>
@@ -13,6 +15,7 @@ class Status {
     kOk,
     kInvalidArgument,   // 400
     kNotFound,          // 404
+    kBucketNotFound,    // 404, AIS ErrBckNotFound (the error JSON names it in "tcode")
     kMethodNotAllowed,  // 405
     kAlreadyExists,     // 409
     kConflict,          // 409
@@ -28,6 +31,7 @@ class Status {
   static Status OK() { return Status(); }
   static Status InvalidArgument(std::string m) { return {Code::kInvalidArgument, std::move(m)}; }
   static Status NotFound(std::string m) { return {Code::kNotFound, std::move(m)}; }
+  static Status BucketNotFound(std::string m) { return {Code::kBucketNotFound, std::move(m)}; }
   static Status MethodNotAllowed(std::string m) { return {Code::kMethodNotAllowed, std::move(m)}; }
   static Status AlreadyExists(std::string m) { return {Code::kAlreadyExists, std::move(m)}; }
   static Status Conflict(std::string m) { return {Code::kConflict, std::move(m)}; }
@@ -41,7 +45,8 @@ class Status {
   static Status FromErrno(int err, const std::string& context);
 
   bool ok() const { return code_ == Code::kOk; }
-  bool IsNotFound() const { return code_ == Code::kNotFound; }
+  // Any 404 kind: an object, a bucket, a job, a path.
+  bool IsNotFound() const { return code_ == Code::kNotFound || code_ == Code::kBucketNotFound; }
   Code code() const { return code_; }
   const std::string& message() const { return message_; }
 
