@@ -51,7 +51,10 @@ def test_bucket_not_found_carries_its_code(ais_server: LocalServer) -> None:
         assert doc.get("tcode") == "ErrBckNotFound", doc
         assert doc["message"] == f'bucket "ais://{missing}" does not exist'
     r = raw_request(ep, "PUT", obj_path(missing, "o"), body=b"x" * 1000)
-    assert r.status == 404 and error_doc(r.status, r.headers, r.body, "PUT").get("tcode") == "ErrBckNotFound"
+    assert (
+        r.status == 404
+        and error_doc(r.status, r.headers, r.body, "PUT").get("tcode") == "ErrBckNotFound"
+    )
 
 
 def test_object_not_found_has_no_bucket_code(ais_server: LocalServer) -> None:
@@ -83,7 +86,9 @@ def test_error_after_body_read(ais_server: LocalServer) -> None:
             headers={"Ais-Checksum-Type": "md5", "Ais-Checksum-Value": "0" * 32},
         )
         assert r.status == 400
-        assert error_doc(r.status, r.headers, r.body, "PUT")["message"].startswith("BAD DATA CHECKSUM")
+        assert error_doc(r.status, r.headers, r.body, "PUT")["message"].startswith(
+            "BAD DATA CHECKSUM"
+        )
         assert raw_request(ep, "HEAD", obj_path(b, "bad")).status == 404
     finally:
         destroy_bucket(ep, b)
@@ -94,13 +99,21 @@ def test_getbatch_error_before_the_first_byte(ais_server: LocalServer) -> None:
     ep = ais_server.endpoint
     b = _bucket(ep)
     try:
-        body = json.dumps({"mime": ".tar", "strm": True, "in": [{"objname": "absent", "bucket": b}]}).encode()
-        r = raw_request(ep, "GET", f"/v1/ml/moss/{b}", body=body, headers={"Content-Type": "application/json"})
+        body = json.dumps(
+            {"mime": ".tar", "strm": True, "in": [{"objname": "absent", "bucket": b}]}
+        ).encode()
+        r = raw_request(
+            ep, "GET", f"/v1/ml/moss/{b}", body=body, headers={"Content-Type": "application/json"}
+        )
         assert r.status == 404, r.body
         error_doc(r.status, r.headers, r.body, "GET")
         missing = "nobucket-" + uuid.uuid4().hex[:8]
-        body = json.dumps({"mime": ".tar", "strm": True, "in": [{"objname": "o", "bucket": missing}]}).encode()
-        r = raw_request(ep, "GET", f"/v1/ml/moss/{b}", body=body, headers={"Content-Type": "application/json"})
+        body = json.dumps(
+            {"mime": ".tar", "strm": True, "in": [{"objname": "o", "bucket": missing}]}
+        ).encode()
+        r = raw_request(
+            ep, "GET", f"/v1/ml/moss/{b}", body=body, headers={"Content-Type": "application/json"}
+        )
         assert r.status == 404
         assert error_doc(r.status, r.headers, r.body, "GET").get("tcode") == "ErrBckNotFound"
     finally:
