@@ -59,32 +59,6 @@ from aistore._internal.errors import (
     UnexpectedHTTPStatusCode,
 )
 
-for _cls in (
-    AISError,
-    AISRetryableError,
-    APIRequestError,
-    ErrBckAlreadyExists,
-    ErrBckNotFound,
-    ErrETLAlreadyExists,
-    ETLDirectPutTransientError,
-    ErrETLNotFound,
-    ErrGETConflict,
-    ErrObjNotFound,
-    ErrRemoteBckNotFound,
-    InsufficientSharedMemoryError,
-    InvalidBckProvider,
-    InvalidObjectRangeIndex,
-    InvalidPipelineError,
-    InvalidURLException,
-    JobInfoNotFound,
-    NoTargetError,
-    ObjectChangedError,
-    Timeout,
-    UnexpectedHTTPStatusCode,
-):
-    _cls.__module__ = __name__
-del _cls
-
 __all__ = [
     "AISError",
     "AISRetryableError",
@@ -108,3 +82,8 @@ __all__ = [
     "Timeout",
     "UnexpectedHTTPStatusCode",
 ]
+
+# Shown under their official module (repr, pickling by name, docs).
+for _name in __all__:
+    globals()[_name].__module__ = __name__
+del _name
