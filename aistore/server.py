@@ -21,7 +21,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
@@ -84,6 +84,9 @@ class LocalServer:
         args: more command-line flags for the server, e.g. its limits
             (``["--max-connections", "2000", "--getbatch-max-items", "1000000"]``; see
             ``aistore-server --help``).
+        env: environment variables for the server process, over this process's own; e.g. where
+            remote ``s3://`` buckets live and as whom (``{"S3_ENDPOINT": "http://127.0.0.1:9000",
+            "AWS_ACCESS_KEY_ID": ..., "AWS_SECRET_ACCESS_KEY": ...}``).
 
     Example:
         >>> with LocalServer(num_mountpaths=4) as srv:
@@ -103,6 +106,7 @@ class LocalServer:
         startup_timeout: float = 15.0,
         binary: str | os.PathLike[str] | None = None,
         args: Sequence[str] = (),
+        env: Mapping[str, str] | None = None,
     ) -> None:
         if mountpaths is None and num_mountpaths < 1:
             raise ValueError("num_mountpaths must be at least 1")
@@ -116,6 +120,7 @@ class LocalServer:
         self._startup_timeout = startup_timeout
         self._binary = Path(binary) if binary else None
         self._args = [str(a) for a in args]
+        self._env = dict(env) if env else None
         self._tmpdir: Path | None = None
         self._mountpaths: list[Path] = []
         self._proc: subprocess.Popen[bytes] | None = None
@@ -154,6 +159,7 @@ class LocalServer:
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
+            env={**os.environ, **self._env} if self._env else None,
             preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
         )
         self._endpoint = self._await_listen_line()

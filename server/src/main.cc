@@ -13,6 +13,7 @@
 
 #include "handlers/batch_stream.h"
 #include "handlers/context.h"
+#include "remote/cache_tier.h"
 #include "http/server.h"
 #include "store/store.h"
 #include "util/json_fields.h"
@@ -215,11 +216,13 @@ int main(int argc, char** argv) {
   ais::JobRegistry jobs;
   ais::InventoryCatalog inventory(**store, jobs);
   ais::BatchService batch(batch_cfg, jobs);
+  ais::CacheTier remote(**store, {});
   std::string id = ais::RandomId(8);
   ais::ServerContext ctx{.store = **store,
                          .jobs = jobs,
                          .inventory = inventory,
                          .batch = batch,
+                         .remote = remote,
                          .node = {.node_id = "t[" + id + "]", .daemon_id = id},
                          .cluster_uuid = ais::RandomId(10),
                          .start_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(

@@ -82,7 +82,7 @@ Result<ListObjectsMsg> ListObjectsMsg::FromJson(const nlohmann::json& v) {
 }
 
 std::string EncodeEntryMsgpack(const ObjectMeta& m, const ListProps& props, const std::string& location,
-                               uint16_t extra_flags) {
+                               uint16_t extra_flags, bool local) {
   msgpack::sbuffer buf(64 + m.name.size());
   msgpack::packer<msgpack::sbuffer> pk(buf);
   std::string custom = props.custom ? JoinCustom(m) : std::string();
@@ -121,7 +121,7 @@ std::string EncodeEntryMsgpack(const ObjectMeta& m, const ListProps& props, cons
     pk.pack(int16_t{1});
   }
   pk.pack("f");
-  pk.pack(static_cast<uint16_t>(EntryFlags(m) | extra_flags));
+  pk.pack(static_cast<uint16_t>((local ? EntryFlags(m) : 0) | extra_flags));
   return std::string(buf.data(), buf.size());
 }
 
@@ -171,7 +171,7 @@ std::string EncodeListPageMsgpack(const ListPage& page, const ListProps& props, 
   encoded.reserve(page.entries.size());
   for (size_t i = 0; i < page.entries.size(); ++i) {
     uint16_t extra = i < page.extra_flags.size() ? page.extra_flags[i] : 0;
-    encoded.push_back(EncodeEntryMsgpack(page.entries[i], props, location, extra));
+    encoded.push_back(EncodeEntryMsgpack(page.entries[i], props, location, extra, !page.remote));
   }
   std::vector<std::string_view> views(encoded.begin(), encoded.end());
   return EncodeRawPageMsgpack(page.uuid, page.continuation_token, views);
@@ -182,7 +182,7 @@ std::string EncodeListPageJson(const ListPage& page, const ListProps& props, con
   for (size_t i = 0; i < page.entries.size(); ++i) {
     const ObjectMeta& m = page.entries[i];
     uint16_t extra = i < page.extra_flags.size() ? page.extra_flags[i] : 0;
-    nlohmann::json e = {{"name", m.name}, {"flags", static_cast<uint16_t>(EntryFlags(m) | extra)}};
+    nlohmann::json e = {{"name", m.name}, {"flags", static_cast<uint16_t>((page.remote ? 0 : EntryFlags(m)) | extra)}};
     if (props.checksum && !m.cksum_value.empty()) e["checksum"] = m.cksum_value;
     if (props.atime) e["atime"] = FormatRfc822(m.atime_ns);
     if (props.version) e["version"] = std::to_string(m.version);

@@ -42,17 +42,21 @@ struct ListPage {
   std::string continuation_token;
   std::vector<ObjectMeta> entries;
   std::vector<uint16_t> extra_flags;  // per entry, OR-ed into its flags (LsArchDir); empty: none
+  // A remote bucket's listing: an entry is cached (and chunked) only if its extra_flags say so.
+  bool remote = false;
 };
 
 inline constexpr uint16_t kEntryIsCached = 64;
 inline constexpr uint16_t kEntryIsChunked = 8192;
+inline constexpr uint16_t kEntryIsDir = 256;
 
 std::string EncodeListPageMsgpack(const ListPage& page, const ListProps& props, const std::string& location);
 std::string EncodeListPageJson(const ListPage& page, const ListProps& props, const std::string& location);
 
-// One LsoEnt in msgpack form (empty fields omitted), as stored in inventories.
+// One LsoEnt in msgpack form (empty fields omitted), as stored in inventories. `local`: the
+// entry is a stored object (flags cached, chunked); else its flags are extra_flags alone.
 std::string EncodeEntryMsgpack(const ObjectMeta& m, const ListProps& props, const std::string& location,
-                               uint16_t extra_flags = 0);
+                               uint16_t extra_flags = 0, bool local = true);
 // A page whose entries are already msgpack-encoded LsoEnt maps.
 std::string EncodeRawPageMsgpack(const std::string& uuid, const std::string& token,
                                  const std::vector<std::string_view>& entries);

@@ -9,6 +9,7 @@
 #include "api/headers.h"
 #include "jobs/bucket_jobs.h"
 #include "jobs/object_selection.h"
+#include "store/bck.h"
 #include "store/names.h"
 #include "util/json_text.h"
 #include "util/log_ring.h"
@@ -21,7 +22,7 @@ constexpr const char* kHdrBucketSumm = "Ais-Bucket-Summ";
 constexpr const char* kHdrXactionId = "Ais-Xaction-Id";
 constexpr size_t kKeepSummaries = 256;
 
-std::string Cname(const std::string& bucket) { return "ais://" + bucket; }
+std::string Cname(const std::string& bucket) { return BucketCname(bucket); }
 
 // "ais/@#/<name>/" (a bucket uname, as `bck_to` carries it) -> name.
 Result<std::string> ParseBucketUname(const std::string& uname) {
@@ -220,7 +221,8 @@ Task<Handled> StartListRange(ServerContext& ctx, Exchange& ex, const std::string
   Store& store = ctx.store;
   const std::string kind = msg.action;
   std::string ctlmsg = Cname(bucket) + ", " + sel->Describe();
-  if (kind == "delete-listrange") {
+  // Evicting a remote bucket's objects deletes their cached copies only (the backend keeps them).
+  if (kind == "delete-listrange" || (kind == "evict-listrange" && IsRemoteKey(bucket))) {
     std::string id = ctx.jobs.Start(
         kind, bucket, [&store, bucket, s = *sel](JobControl& jc) { return RunDeleteObjects(store, jc, bucket, s); },
         Opts("", ctlmsg));

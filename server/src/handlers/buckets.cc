@@ -4,6 +4,11 @@
 #include "archive/arch_dir.h"
 #include "handlers/bucket_actions.h"
 #include "handlers/context.h"
+#include "handlers/offload.h"
+#include "handlers/remote.h"
+#include "remote/cache_tier.h"
+#include "api/moss_request.h"
+#include "store/bck.h"
 #include "store/names.h"
 #include "util/json_text.h"
 #include "util/log_ring.h"
@@ -13,11 +18,15 @@
 namespace ais {
 namespace {
 
+constexpr uint64_t kLsCached = 1;
 constexpr uint64_t kLsNotCached = 512;
 constexpr uint64_t kLsNbi = 32768;
 constexpr uint64_t kLsArchDir = 8;
 
 Task<Handled> ListBuckets(ServerContext& ctx, Exchange& ex) {
+  auto provider = NormalizeProvider(ex.query("provider").value_or(""));
+  if (!provider.ok()) co_return provider.status();
+  if (Status st = CheckNamespace(ex); !st.ok()) co_return st;
   if (ex.method() != http::verb::get) {
     co_return Status::MethodNotAllowed("invalid method " + std::string(ex.method_string()));
   }
@@ -26,12 +35,30 @@ Task<Handled> ListBuckets(ServerContext& ctx, Exchange& ex) {
   if (msg->action == "summary-bck") co_return co_await GetBucketSummary(ctx, ex, "", *msg);
   if (Status st = msg->CheckNoValue(); !st.ok()) co_return st;
   nlohmann::json out = nlohmann::json::array();
-  std::string provider = ex.query("provider").value_or("");
-  if (provider.empty() || provider == "ais") {
-    for (auto& name : ctx.store.buckets().Names()) {
-      if (name.starts_with('.')) continue;  // system buckets (inventories)
-      out.push_back({{"name", name}, {"provider", "ais"}, {"namespace", {{"uuid", ""}, {"name", ""}}}});
-    }
+  auto entry = [](std::string_view provider, std::string_view name) {
+    return nlohmann::json{{"name", name}, {"provider", provider}, {"namespace", {{"uuid", ""}, {"name", ""}}}};
+  };
+  const std::string raw = ex.query("provider").value_or("");
+  auto presence = ParseUint(ex.query("presence").value_or(""));
+  const bool present_only = presence && *presence >= 2 && *presence <= 4;
+  if (!raw.empty() && *provider == kProviderAws && !present_only) {
+    // Every bucket the credentials see, from the backend (the ones in the BMD among them).
+    std::function<Result<std::vector<std::string>>()> list = [&tier = ctx.remote] {
+      return tier.ListBuckets();
+    };
+    auto names = co_await Offload<std::vector<std::string>>(ctx.remote.pool(), std::move(list));
+    if (!names.ok()) co_return names.status();
+    for (auto& n : *names) out.push_back(entry(kProviderAws, n));
+    co_return co_await ex.Reply(http::status::ok, {}, JsonText(out), "application/json");
+  }
+  // The BMD: ais buckets for provider=ais (the default), every provider's for an empty one.
+  // (AIS also lists each configured cloud's buckets for an empty provider; here that takes
+  // provider=aws, so that listing never waits on a backend unasked.)
+  for (auto& key : ctx.store.buckets().Names()) {
+    if (key.starts_with('.')) continue;  // system buckets (inventories)
+    std::string_view p = KeyProvider(key);
+    if (!raw.empty() && p != *provider) continue;
+    out.push_back(entry(p, KeyName(key)));
   }
   co_return co_await ex.Reply(http::status::ok, {}, JsonText(out), "application/json");
 }
@@ -42,7 +69,7 @@ constexpr uint64_t kNbiBadListFlags = (1 << 1) | (1 << 2) | (1 << 3) | (1 << 9) 
 Task<Handled> ListFromInventory(ServerContext& ctx, Exchange& ex, const std::string& bucket, const ListObjectsMsg& msg,
                                 uint64_t page_size) {
   if (!msg.start_after.empty() || (msg.flags & kNbiBadListFlags)) {
-    co_return Status::InvalidArgument("bucket ais://" + bucket +
+    co_return Status::InvalidArgument("bucket " + BucketCname(bucket) +
                                       ": the request to list via native bucket inventory has invalid or unsupported flags");
   }
   auto inv = ctx.inventory.Resolve(bucket, std::string(ex.header("Ais-Inv-Name")));
@@ -99,10 +126,13 @@ Task<Handled> ListObjects(ServerContext& ctx, Exchange& ex, const std::string& b
   if (Status st = ValidatePrefix(msg->prefix); !st.ok()) co_return st;
   auto props = ListProps::Parse(msg->props);
   if (!props.ok()) co_return props.status();
+  uint64_t page = msg->page_size == 0 ? ctx.max_page_size : std::min(msg->page_size, ctx.max_page_size);
+  if (IsRemoteKey(bucket) && !(msg->flags & (kLsCached | kLsNbi))) {
+    co_return co_await ListRemoteObjects(ctx, ex, bucket, *msg, *props, page);
+  }
   if (msg->flags & kLsNotCached) {
     co_return Status::InvalidArgument("flag \"not-cached\" is not supported for ais:// buckets");
   }
-  uint64_t page = msg->page_size == 0 ? ctx.max_page_size : std::min(msg->page_size, ctx.max_page_size);
   if (msg->flags & kLsNbi) co_return co_await ListFromInventory(ctx, ex, bucket, *msg, page);
   ListQuery q{.prefix = msg->prefix,
               .after = msg->continuation_token.empty() ? msg->start_after : msg->continuation_token,
@@ -173,11 +203,58 @@ Task<Handled> StartRechunkJob(ServerContext& ctx, Exchange& ex, const std::strin
   co_return co_await StartRechunk(ctx, ex, bucket, value);
 }
 
+// Explicit create-bck of a remote bucket: it must exist in the backend; it is added to the BMD
+// with the given props (AIS: HEAD with the props, then add).
+Task<Handled> CreateRemoteBucket(ServerContext& ctx, Exchange& ex, const std::string& key, const nlohmann::json& props) {
+  if (ctx.store.buckets().Get(key)) {
+    co_return Status::AlreadyExists("bucket \"" + BucketCname(key) + "\" already exists");
+  }
+  std::function<Status()> add = [&tier = ctx.remote, key] { return tier.AddBucket(key); };
+  Status st = co_await OffloadStatus(ctx.remote.pool(), std::move(add));
+  if (st.IsNotFound()) {
+    co_return Status::NotSupported("aws bucket \"" + BucketCname(key) + "\" does not exist");
+  }
+  if (st.ok() && !props.is_null() && !props.empty()) st = ctx.store.buckets().Update(key, props);
+  if (!st.ok()) co_return st;
+  co_return co_await ex.Reply(http::status::ok);
+}
+
+// evict-remote-bck: drops every cached object (the backend keeps its data); `keep_bck_md`
+// keeps the bucket and its props in the BMD.
+Task<Handled> EvictRemoteBucket(ServerContext& ctx, Exchange& ex, const std::string& key) {
+  if (!IsRemoteKey(key)) {
+    co_return Status::InvalidArgument("evict-remote-bck: expecting remote bucket (have " + BucketCname(key) + ")");
+  }
+  auto props = ctx.store.GetBucket(key);
+  if (!props.ok()) co_return props.status();
+  const bool keep_md = IEquals(ex.query("keep_bck_md").value_or(""), "true");
+  Status st = ctx.inventory.Destroy(key, "");
+  if (st.ok()) st = ctx.store.DestroyBucket(key);
+  if (st.ok() && keep_md) st = ctx.store.CreateBucket(key, props->ToAisJson(key));
+  if (!st.ok()) co_return st;
+  LogInfo("evicted remote bucket " + BucketCname(key) + (keep_md ? " (props kept)" : ""));
+  co_return co_await ex.Reply(http::status::ok);
+}
+
 Task<Handled> HandleBuckets(ServerContext& ctx, Exchange& ex, const Route& route) {
-  if (Status st = CheckProvider(ex); !st.ok()) co_return st;
   if (route.bucket.empty()) co_return co_await ListBuckets(ctx, ex);
-  const std::string& bucket = route.bucket;
-  if (Status st = ValidateBucketName(bucket); !st.ok()) co_return st;
+  auto provider = NormalizeProvider(ex.query("provider").value_or(""));
+  if (!provider.ok()) co_return provider.status();
+  if (*provider == kProviderAws && ex.method() == http::verb::post) {
+    // create-bck must not add the bucket on the fly first (it would then exist already).
+    if (Status st = ValidateBucketName(route.bucket); !st.ok()) co_return st;
+    if (Status st = CheckNamespace(ex); !st.ok()) co_return st;
+    auto msg = co_await ReadActionMsg(ex);
+    if (!msg.ok()) co_return msg.status();
+    if (msg->action == "create-bck") {
+      co_return co_await CreateRemoteBucket(ctx, ex, BucketKey(kProviderAws, route.bucket), msg->value);
+    }
+    co_return Status::NotSupported("invalid action \"" + msg->action + "\": not yet supported for remote buckets (" +
+                                   std::string(ProviderScheme(kProviderAws)) + route.bucket + ")");
+  }
+  auto key = co_await ResolveBucket(ctx, ex, route.bucket);
+  if (!key.ok()) co_return key.status();
+  const std::string& bucket = *key;
   if (ex.method() == http::verb::head) co_return co_await HeadBucket(ctx, ex, bucket, route.object);
   if (route.has_extra) {
     co_return Status::InvalidArgument("invalid URL path: unexpected segments after bucket");
@@ -202,7 +279,7 @@ Task<Handled> HandleBuckets(ServerContext& ctx, Exchange& ex, const Route& route
       if (msg->action == "create-bck") {
         Status st = ctx.store.CreateBucket(bucket, msg->value);
         if (!st.ok()) co_return st;
-        LogInfo("created bucket ais://" + bucket);
+        LogInfo("created bucket " + BucketCname(bucket));
         co_return co_await ex.Reply(http::status::ok);
       }
       if (msg->action == "rechunk") co_return co_await StartRechunk(ctx, ex, bucket, msg->value);
@@ -227,15 +304,24 @@ Task<Handled> HandleBuckets(ServerContext& ctx, Exchange& ex, const Route& route
         if (!st.ok()) co_return st;
         co_return co_await ex.Reply(http::status::ok);
       }
+      if (msg->action == "delete-listrange" && IsRemoteKey(bucket)) {
+        co_return Status::NotSupported("delete-listrange: not yet supported for remote buckets (" +
+                                       BucketCname(bucket) + ")");
+      }
       if (msg->action == "delete-listrange" || msg->action == "evict-listrange") {
         co_return co_await StartListRange(ctx, ex, bucket, *msg);
       }
+      if (msg->action == "evict-remote-bck") co_return co_await EvictRemoteBucket(ctx, ex, bucket);
       if (msg->action.empty() || msg->action == "destroy-bck") {
         if (Status st = msg->CheckNoValue(); !st.ok()) co_return st;
+        if (IsRemoteKey(bucket)) {
+          co_return Status::MethodNotAllowed("cannot destroy cloud bucket " + BucketCname(bucket) +
+                                             " - operation not supported");
+        }
         Status st = ctx.inventory.Destroy(bucket, "");  // a bucket's inventories go with it
         if (st.ok()) st = ctx.store.DestroyBucket(bucket);
         if (!st.ok()) co_return st;
-        LogInfo("destroyed bucket ais://" + bucket);
+        LogInfo("destroyed bucket " + BucketCname(bucket));
         co_return co_await ex.Reply(http::status::ok);
       }
       co_return Status::InvalidArgument("invalid action \"" + msg->action + "\"");
@@ -252,7 +338,7 @@ Task<Handled> HandleBuckets(ServerContext& ctx, Exchange& ex, const Route& route
       }
       Status st = ctx.store.buckets().Update(bucket, msg->value);
       if (!st.ok()) co_return st;
-      LogInfo("set-bprops ais://" + bucket + ": " + JsonText(msg->value));
+      LogInfo("set-bprops " + BucketCname(bucket) + ": " + JsonText(msg->value));
       co_return co_await ex.Reply(http::status::ok);
     }
     case http::verb::put: {

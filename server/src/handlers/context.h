@@ -16,12 +16,14 @@
 namespace ais {
 
 class BatchService;  // handlers/batch_stream.h
+class CacheTier;     // remote/cache_tier.h
 
 struct ServerContext {
   Store& store;
   JobRegistry& jobs;
   InventoryCatalog& inventory;
   BatchService& batch;
+  CacheTier& remote;  // remote (s3://) buckets
   NodeInfo node;
   std::string cluster_uuid;
   int64_t start_ns = 0;

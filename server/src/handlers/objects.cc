@@ -12,6 +12,8 @@
 #include "handlers/batch_stream.h"
 #include "handlers/bucket_actions.h"
 #include "handlers/context.h"
+#include "handlers/remote.h"
+#include "store/bck.h"
 #include "store/names.h"
 #include "util/checksum.h"
 #include "util/file.h"
@@ -48,12 +50,20 @@ void AddCustom(HeaderList& h, const ObjectMeta& m) {
   for (auto& [k, v] : m.custom) h.emplace_back(hdr::kCustomMd, k + "=" + v);
 }
 
+// Ais-Version: a remote object's version is the backend's (spec remote-backend §3).
+std::string VersionOf(const ObjectMeta& m) {
+  for (auto& [k, v] : m.custom) {
+    if (k == "version") return v;
+  }
+  return std::to_string(m.version);
+}
+
 // Headers every GET carries (rest-core §3/§4).
 HeaderList GetHeaders(const ObjectMeta& m) {
   HeaderList h;
   AddChecksum(h, m);
   h.emplace_back(hdr::kAtime, std::to_string(m.atime_ns));
-  h.emplace_back(hdr::kVersion, std::to_string(m.version));
+  h.emplace_back(hdr::kVersion, VersionOf(m));
   AddCustom(h, m);
   return h;
 }
@@ -91,7 +101,7 @@ Task<Handled> GetArchived(ServerContext& ctx, Exchange& ex, const std::string& b
   if (!obj.ok()) co_return obj.status();
   auto shard = Shard::Open(*obj, name, hint);
   if (!shard.ok()) co_return shard.status();
-  std::string cname = "ais://" + bucket + "/" + name;
+  std::string cname = ObjectCname(bucket, name);
   if (archpath.empty()) {
     auto select = MemberSelect::Make(mode, std::move(regx));
     if (!select.ok()) co_return select.status();
@@ -197,16 +207,25 @@ Task<Handled> HeadObject(ServerContext& ctx, Exchange& ex, const std::string& bu
   auto has = [&](const char* p) { return !v2 || std::find(want.begin(), want.end(), p) != want.end(); };
   if (name.ends_with('/')) co_return Status::NotFound(Store::ObjNotFoundMessage(bucket, name));
   auto meta = ctx.store.Head(bucket, name);
+  bool present = true;
+  if (!meta.ok() && meta.status().IsNotFound() && IsRemoteKey(bucket)) {
+    // Not cached: what the remote says (query presence 2..4 asks about this node only).
+    auto presence = ParseUint(ex.query("presence").value_or(""));
+    if (!presence || *presence < 2 || *presence > 4) {
+      meta = co_await HeadRemote(ctx, bucket, name);
+      present = false;
+    }
+  }
   if (!meta.ok()) co_return meta.status();
   const ObjectMeta& m = *meta;
   HeaderList h;
   if (has("checksum")) AddChecksum(h, m);
   if (has("atime")) h.emplace_back(hdr::kAtime, std::to_string(m.atime_ns));
-  if (has("version")) h.emplace_back(hdr::kVersion, std::to_string(m.version));
+  if (has("version")) h.emplace_back(hdr::kVersion, VersionOf(m));
   if (has("custom")) AddCustom(h, m);
   if (!v2) {
-    h.emplace_back(hdr::kBucketName, bucket);
-    h.emplace_back(hdr::kBucketProvider, "ais");
+    h.emplace_back(hdr::kBucketName, std::string(KeyName(bucket)));
+    h.emplace_back(hdr::kBucketProvider, std::string(KeyProvider(bucket)));
     h.emplace_back(hdr::kName, name);
   }
   if (has("location")) h.emplace_back(hdr::kLocation, Location(ctx, bucket, name));
@@ -218,7 +237,13 @@ Task<Handled> HeadObject(ServerContext& ctx, Exchange& ex, const std::string& bu
     h.emplace_back(hdr::kChunksCount, std::to_string(m.chunk_sizes.size()));
     h.emplace_back(hdr::kChunksMaxSize, std::to_string(m.max_chunk_size()));
   }
-  if (v2 && has("last-modified")) h.emplace_back("Last-Modified", FormatHttpDate(m.atime_ns));
+  if (v2 && has("last-modified")) {
+    const std::string* remote_lm = nullptr;
+    for (auto& [k, v] : m.custom) {
+      if (k == "Last-Modified") remote_lm = &v;
+    }
+    h.emplace_back("Last-Modified", remote_lm ? *remote_lm : FormatHttpDate(m.atime_ns));
+  }
   if (v2 && has("etag")) {
     std::string etag;
     for (auto& [k, v] : m.custom) {
@@ -230,7 +255,7 @@ Task<Handled> HeadObject(ServerContext& ctx, Exchange& ex, const std::string& bu
     }
     if (!etag.empty()) h.emplace_back("ETag", "\"" + etag + "\"");
   }
-  h.emplace_back(hdr::kPresent, "true");
+  h.emplace_back(hdr::kPresent, present ? "true" : "false");
   std::optional<uint64_t> len;
   if (v2 || m.size > 0) len = m.size;
   co_return co_await ex.ReplyHeaders(http::status::ok, h, len);
@@ -246,7 +271,7 @@ Task<Handled> PutPart(ServerContext& ctx, Exchange& ex, const std::string& bucke
   auto len = ex.content_length();
   if (!len || *len == 0) {
     co_return Status::InvalidArgument(
-        "ais://" + bucket + "/" + name + ": put-part invalid size (" + std::to_string(len.value_or(0)) +
+        ObjectCname(bucket, name) + ": put-part invalid size (" + std::to_string(len.value_or(0)) +
         "): a part needs a non-empty body with Content-Length");
   }
   auto w = ctx.store.MpuPart(bucket, name, upload_id, static_cast<uint32_t>(*num), *len);
@@ -280,6 +305,9 @@ Task<Handled> CopyObject(ServerContext& ctx, Exchange& ex, const std::string& bu
                          const std::string& to) {
   auto dst = ParseObjectUname(to);
   if (!dst.ok()) co_return dst.status();
+  if (IsRemoteKey(bucket)) {
+    if (Status st = co_await EnsureCached(ctx, ex, bucket, name); !st.ok()) co_return st;
+  }
   Status st = ctx.store.Copy(bucket, name, dst->first, dst->second);
   if (!st.ok()) co_return st;
   co_return co_await ex.Reply(http::status::ok);
@@ -336,6 +364,8 @@ Task<Handled> PutObject(ServerContext& ctx, Exchange& ex, const std::string& buc
   auto w = ctx.store.BeginPut(bucket, name, std::move(opts));
   if (!w.ok()) co_return w.status();
   Status st = co_await ex.StreamBody([&](const char* p, size_t n) { return (*w)->Write(p, n); });
+  // A remote bucket's object goes to the backend first: committed here only once it is there.
+  if (st.ok() && IsRemoteKey(bucket)) st = co_await WriteThrough(ctx, bucket, name, **w);
   ObjectMeta meta;
   if (st.ok()) st = (*w)->Commit(&meta);
   if (!st.ok()) co_return st;  // the writer's destructor removes what it wrote
@@ -362,6 +392,10 @@ Task<Handled> PostObject(ServerContext& ctx, Exchange& ex, const std::string& bu
   std::string upload_id = ex.query("uploadId").value_or("");
   if (msg->action != "mpt-complete") {
     if (Status st = msg->CheckNoValue(); !st.ok()) co_return st;
+  }
+  if (IsRemoteKey(bucket) && msg->action != "check-lock") {
+    co_return Status::NotSupported("invalid action \"" + msg->action + "\": not supported for remote buckets (" +
+                                   BucketCname(bucket) + ")");
   }
   if (msg->action == "rename-obj") co_return co_await RenameObject(ctx, ex, bucket, name, msg->name);
   if (msg->action == "mpt-upload") {
@@ -426,31 +460,57 @@ Task<Handled> DeleteObject(ServerContext& ctx, Exchange& ex, const std::string& 
 Task<Handled> PostBucketObjects(ServerContext& ctx, Exchange& ex, const std::string& bucket) {
   auto msg = co_await ReadActionMsg(ex);
   if (!msg.ok()) co_return msg.status();
-  if (msg->action == "promote") co_return co_await Promote(ctx, ex, bucket, *msg);
+  if (msg->action == "promote") {
+    if (IsRemoteKey(bucket)) co_return Status::NotSupported("promote: not yet supported for remote buckets");
+    co_return co_await Promote(ctx, ex, bucket, *msg);
+  }
   if (msg->action == "blob-download") {
     if (auto blob = BlobMsg::Decode(msg->value); !blob.ok()) co_return blob.status();
-    co_return Status::InvalidArgument(
-        "blob-download: bucket \"ais://" + bucket + "\" is not remote (blob downloads fetch from remote backends)");
+    if (IsRemoteKey(bucket)) co_return Status::NotSupported("blob-download: not yet supported by this server");
+    co_return Status::InvalidArgument("blob-download: expecting remote bucket (have " + BucketCname(bucket) + ")");
   }
   co_return Status::InvalidArgument("invalid action \"" + msg->action + "\"");
+}
+
+// What remote buckets do not do yet (each is a 501 naming it, never a silent local-only write).
+Status RemoteUnsupported(const Exchange& ex, const std::string& bucket) {
+  if (!IsRemoteKey(bucket)) return Status::OK();
+  const char* what = nullptr;
+  if (ex.query("uploadId").value_or("") != "") what = "multipart upload";
+  else if (ex.query("append_type").value_or("") != "") what = "append";
+  else if (ex.method() == http::verb::patch) what = "setting custom metadata";
+  if (!what) return Status::OK();
+  return Status::NotSupported(std::string(what) + " is not yet supported for remote buckets (" + BucketCname(bucket) + ")");
 }
 
 }  // namespace
 
 Task<Handled> HandleObjects(ServerContext& ctx, Exchange& ex, const Route& route) {
-  if (Status st = CheckProvider(ex); !st.ok()) co_return st;
-  if (Status st = ValidateBucketName(route.bucket); !st.ok()) co_return st;
-  const std::string& bucket = route.bucket;
+  auto key = co_await ResolveBucket(ctx, ex, route.bucket);
+  if (!key.ok()) co_return key.status();
+  const std::string& bucket = *key;
   const std::string& name = route.object;
   if (name.empty() && ex.method() == http::verb::post) co_return co_await PostBucketObjects(ctx, ex, bucket);
   Status valid = ValidateObjectName(name, ex.is_head());
   if (!valid.ok()) co_return valid;
+  if (Status st = RemoteUnsupported(ex, bucket); !st.ok()) co_return st;
+  const bool remote = IsRemoteKey(bucket);
   switch (ex.method()) {
-    case http::verb::get: co_return co_await GetObject(ctx, ex, bucket, name);
+    case http::verb::get:
+      if (remote) {
+        if (Status st = co_await EnsureCached(ctx, ex, bucket, name); !st.ok()) co_return st;
+      }
+      co_return co_await GetObject(ctx, ex, bucket, name);
     case http::verb::head: co_return co_await HeadObject(ctx, ex, bucket, name);
     case http::verb::put: co_return co_await PutObject(ctx, ex, bucket, name);
     case http::verb::post: co_return co_await PostObject(ctx, ex, bucket, name);
-    case http::verb::delete_: co_return co_await DeleteObject(ctx, ex, bucket, name);
+    case http::verb::delete_:
+      if (remote) {
+        Status st = co_await DeleteThrough(ctx, bucket, name);
+        if (!st.ok()) co_return st;
+        co_return co_await ex.Reply(http::status::ok);
+      }
+      co_return co_await DeleteObject(ctx, ex, bucket, name);
     case http::verb::patch: co_return co_await PatchObject(ctx, ex, bucket, name);
     default:
       co_return Status::MethodNotAllowed("invalid method " + std::string(ex.method_string()));

@@ -181,14 +181,19 @@ http::status Exchange::HttpStatusFor(const Status& st) {
   switch (st.code()) {
     case C::kOk: return http::status::ok;
     case C::kInvalidArgument: return http::status::bad_request;
+    case C::kUnauthorized: return http::status::unauthorized;
+    case C::kForbidden: return http::status::forbidden;
     case C::kNotFound:
     case C::kBucketNotFound: return http::status::not_found;
     case C::kMethodNotAllowed: return http::status::method_not_allowed;
     case C::kAlreadyExists:
     case C::kConflict: return http::status::conflict;
+    case C::kGone: return http::status::gone;
+    case C::kPreconditionFailed: return http::status::precondition_failed;
     case C::kRangeNotSatisfiable: return http::status::range_not_satisfiable;
     case C::kTooManyRequests: return http::status::too_many_requests;
     case C::kNotSupported: return http::status::not_implemented;
+    case C::kUnavailable: return http::status::service_unavailable;
     case C::kNoSpace: return http::status::insufficient_storage;
     case C::kIOError:
     case C::kCorruption: return http::status::internal_server_error;

@@ -1,5 +1,6 @@
 #include "store/bucket_props.h"
 
+#include "store/bck.h"
 #include "util/checksum.h"
 #include "util/json_fields.h"
 #include "util/strings.h"
@@ -10,14 +11,15 @@ bool BucketProps::ShouldChunk(uint64_t size) const {
   return objsize_limit > 0 && size >= objsize_limit;
 }
 
-nlohmann::json BucketProps::ToAisJson(const std::string& bucket) const {
-  (void)bucket;
-  return {
-      {"provider", "ais"},
-      {"versioning", {{"enabled", versioning}, {"validate_warm_get", false}, {"synchronize", false}}},
+nlohmann::json BucketProps::ToAisJson(const std::string& key) const {
+  const bool remote = IsRemoteKey(key);
+  nlohmann::json j = {
+      {"provider", std::string(KeyProvider(key))},
+      {"versioning",
+       {{"enabled", versioning}, {"validate_warm_get", remote_validate_warm_get}, {"synchronize", remote_sync}}},
       {"checksum",
        {{"type", checksum_type},
-        {"validate_cold_get", false},
+        {"validate_cold_get", remote && validate_cold_get},
         {"validate_warm_get", validate_warm_get},
         {"validate_obj_move", false},
         {"enable_read_range", enable_read_range}}},
@@ -32,10 +34,18 @@ nlohmann::json BucketProps::ToAisJson(const std::string& bucket) const {
       {"lru", {{"dont_evict_time", "2h"}, {"capacity_upd_time", "10m"}, {"enabled", false}}},
       {"write_policy", {{"data", ""}, {"md", ""}}},
       {"access", "18446744073709551615"},
-      {"features", "0"},
+      {"features", std::to_string(features)},
       {"bid", std::to_string(bid)},
       {"created", std::to_string(created_ns)},
   };
+  if (remote) {
+    nlohmann::json aws = nlohmann::json::object();
+    if (!aws_region.empty()) aws["cloud_region"] = aws_region;
+    if (!aws_endpoint.empty()) aws["endpoint"] = aws_endpoint;
+    if (!aws_profile.empty()) aws["profile"] = aws_profile;
+    j["extra"] = {{"aws", aws}};
+  }
+  return j;
 }
 
 Status BucketProps::Apply(const nlohmann::json& patch) {
@@ -45,11 +55,30 @@ Status BucketProps::Apply(const nlohmann::json& patch) {
   JsonFields f(patch, "value");
   f.Object("checksum", [&](JsonFields& c) {
     c.Str("type", &next.checksum_type).Bool("validate_warm_get", &next.validate_warm_get);
-    c.Bool("enable_read_range", &next.enable_read_range).Unused(JsonFields::Kind::kBool, {"validate_cold_get", "validate_obj_move"});
+    c.Bool("enable_read_range", &next.enable_read_range).Bool("validate_cold_get", &next.validate_cold_get);
+    c.Unused(JsonFields::Kind::kBool, {"validate_obj_move"});
   });
   f.Object("versioning", [&](JsonFields& v) {
-    v.Bool("enabled", &next.versioning).Unused(JsonFields::Kind::kBool, {"validate_warm_get", "synchronize"});
+    v.Bool("enabled", &next.versioning).Bool("validate_warm_get", &next.remote_validate_warm_get);
+    v.Bool("synchronize", &next.remote_sync);
   });
+  f.Object("extra", [&](JsonFields& e) {
+    e.Object("aws", [&](JsonFields& a) {
+      a.Str("cloud_region", &next.aws_region).Str("endpoint", &next.aws_endpoint).Str("profile", &next.aws_profile);
+      a.Unused(JsonFields::Kind::kAny, {"max_pagesize", "multipart_size"});
+    });
+    e.Unused(JsonFields::Kind::kObject, {"hdfs", "http", "gcp", "azure", "oci"});
+  });
+  // Go `json:"features,string"`: AIS sends a decimal string, a client may send a number.
+  const nlohmann::json* features = nullptr;
+  f.Raw("features", &features);
+  if (features) {
+    std::optional<uint64_t> bits;
+    if (features->is_string()) bits = ParseUint(features->get<std::string>());
+    if (features->is_number_unsigned()) bits = features->get<uint64_t>();
+    if (!bits) f.Fail("features", "expecting a non-negative integer (a decimal string), got " + features->dump().substr(0, 64));
+    else next.features = *bits;
+  }
   f.Object("chunks", [&](JsonFields& c) {
     uint64_t every = next.checkpoint_every;
     c.Size("objsize_limit", &next.objsize_limit).Size("max_monolithic_size", &next.max_monolithic_size);
@@ -57,9 +86,9 @@ Status BucketProps::Apply(const nlohmann::json& patch) {
     next.checkpoint_every = static_cast<uint32_t>(every);
   });
   f.Unused(JsonFields::Kind::kString, {"provider", "renamed"});
-  f.Unused(JsonFields::Kind::kObject, {"backend_bck", "mirror", "ec", "lru", "write_policy", "extra", "rate_limit"});
+  f.Unused(JsonFields::Kind::kObject, {"backend_bck", "mirror", "ec", "lru", "write_policy", "rate_limit"});
   // Go ",string" numbers: AIS sends strings, a client may send numbers.
-  f.Unused(JsonFields::Kind::kAny, {"access", "features", "bid", "created"});
+  f.Unused(JsonFields::Kind::kAny, {"access", "bid", "created"});
   AIS_RETURN_IF_ERROR(f.Finish());
   if (!Checksummer::IsSupportedType(next.checksum_type)) {
     return Status::InvalidArgument("invalid \"value.checksum.type\": unsupported checksum type \"" +
@@ -84,7 +113,11 @@ nlohmann::json BucketProps::ToStored() const {
           {"enable_read_range", enable_read_range}, {"versioning", versioning},
           {"objsize_limit", objsize_limit},        {"max_monolithic_size", max_monolithic_size},
           {"chunk_size", chunk_size},              {"checkpoint_every", checkpoint_every},
-          {"created_ns", created_ns},              {"bid", bid}};
+          {"created_ns", created_ns},              {"bid", bid},
+          {"aws_profile", aws_profile},            {"aws_endpoint", aws_endpoint},
+          {"aws_region", aws_region},              {"validate_cold_get", validate_cold_get},
+          {"remote_validate_warm_get", remote_validate_warm_get},
+          {"remote_sync", remote_sync},            {"features", features}};
 }
 
 Result<BucketProps> BucketProps::FromStored(const nlohmann::json& j) {
@@ -93,11 +126,12 @@ Result<BucketProps> BucketProps::FromStored(const nlohmann::json& j) {
   if (!j.is_object()) return Status::Corruption("stored bucket props are not a JSON object");
   for (const auto& [key, v] : j.items()) {
     bool ok = true;
-    if (key == "checksum_type") ok = v.is_string();
-    else if (key == "validate_warm_get" || key == "enable_read_range" || key == "versioning") ok = v.is_boolean();
+    if (key == "checksum_type" || key == "aws_profile" || key == "aws_endpoint" || key == "aws_region") ok = v.is_string();
+    else if (key == "validate_warm_get" || key == "enable_read_range" || key == "versioning" ||
+             key == "validate_cold_get" || key == "remote_validate_warm_get" || key == "remote_sync") ok = v.is_boolean();
     else if (key == "created_ns") ok = v.is_number_integer();
     else if (key == "objsize_limit" || key == "max_monolithic_size" || key == "chunk_size" ||
-             key == "checkpoint_every" || key == "bid") ok = v.is_number_unsigned();
+             key == "checkpoint_every" || key == "bid" || key == "features") ok = v.is_number_unsigned();
     if (!ok) return Status::Corruption("stored bucket props: invalid \"" + key + "\": " + v.dump().substr(0, 64));
   }
   BucketProps p;
@@ -111,6 +145,13 @@ Result<BucketProps> BucketProps::FromStored(const nlohmann::json& j) {
   p.checkpoint_every = j.value("checkpoint_every", uint32_t{0});
   p.created_ns = j.value("created_ns", int64_t{0});
   p.bid = j.value("bid", uint64_t{0});
+  p.aws_profile = j.value("aws_profile", std::string());
+  p.aws_endpoint = j.value("aws_endpoint", std::string());
+  p.aws_region = j.value("aws_region", std::string());
+  p.validate_cold_get = j.value("validate_cold_get", true);
+  p.remote_validate_warm_get = j.value("remote_validate_warm_get", false);
+  p.remote_sync = j.value("remote_sync", false);
+  p.features = j.value("features", uint64_t{0});
   return p;
 }
 

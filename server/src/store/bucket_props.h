@@ -26,6 +26,15 @@ struct BucketProps {
   uint32_t checkpoint_every = 0;
   int64_t created_ns = 0;
   uint64_t bid = 0;
+  // Remote buckets (AIS `extra.aws`, `versioning.*`, `checksum.validate_cold_get`, `features`):
+  // where the cache tier fetches from, and when it checks the remote again.
+  std::string aws_profile;
+  std::string aws_endpoint;
+  std::string aws_region;
+  bool validate_cold_get = true;      // verify a fetched object against the remote's MD5/checksum
+  bool remote_validate_warm_get = false;  // versioning.validate_warm_get: HEAD the remote on warm GETs
+  bool remote_sync = false;           // versioning.synchronize: also drop what the remote deleted
+  uint64_t features = 0;              // AIS feature bits of this bucket (cmn/feat)
 
   uint64_t effective_chunk_size() const { return chunk_size ? chunk_size : kDefaultChunkSize; }
   uint64_t effective_max_monolithic() const {
@@ -34,8 +43,13 @@ struct BucketProps {
   // Whether a PUT of `size` bytes is stored chunked, and with which chunk size.
   bool ShouldChunk(uint64_t size) const;
 
-  // The full AIS Bprops document (what HEAD bucket returns in Ais-Bucket-Props).
-  nlohmann::json ToAisJson(const std::string& bucket) const;
+  // AIS feature bits that change what this server does (cmn/feat, bucket scope).
+  static constexpr uint64_t kFeatDisableColdGet = 1ULL << 11;
+  static constexpr uint64_t kFeatS3PathStyle = 1ULL << 14;
+
+  // The full AIS Bprops document (what HEAD bucket returns in Ais-Bucket-Props) of the bucket
+  // with this store key (bck.h).
+  nlohmann::json ToAisJson(const std::string& key) const;
   // Applies a (partial) BpropsToSet document; validates every value it touches.
   Status Apply(const nlohmann::json& patch);
   // Own persistence (a superset of what Apply accepts). A damaged document is kCorruption.

@@ -1,3 +1,4 @@
+#include "store/bck.h"
 #include "store/bucket_registry.h"
 
 #include <chrono>
@@ -65,7 +66,7 @@ Status BucketRegistry::Create(const std::string& name, const nlohmann::json& pro
                      .count();
   p.bid = std::random_device{}();
   std::unique_lock lock(mu_);
-  if (buckets_.count(name)) return Status::AlreadyExists("bucket \"ais://" + name + "\" already exists");
+  if (buckets_.count(name)) return Status::AlreadyExists("bucket \"" + BucketCname(name) + "\" already exists");
   for (size_t mp = 0; mp < mps_.size(); ++mp) {
     if (mps_.enabled(mp)) AIS_RETURN_IF_ERROR(MkdirAll(mps_.ObjectsDir(mp, name)));
   }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "store/bck.h"
 #include "store/bucket_props.h"
 #include "store/mountpaths.h"
 #include "util/status.h"
@@ -29,7 +30,7 @@ class BucketRegistry {
   std::vector<std::string> Names() const;
 
   static Status NotFound(const std::string& name) {
-    return Status::BucketNotFound("bucket \"ais://" + name + "\" does not exist");
+    return Status::BucketNotFound("bucket \"" + BucketCname(name) + "\" does not exist");
   }
 
  private:

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "store/bck.h"
 #include "store/names.h"
 
 namespace ais {
@@ -94,7 +95,8 @@ size_t Mountpaths::ForChunk(std::string_view upload_id, uint32_t chunk_num) cons
 }
 
 std::string Mountpaths::BucketDir(size_t mp, std::string_view bucket) const {
-  return paths_[mp] + "/ais/" + std::string(bucket);
+  // bck.h: an ais bucket's key is its name; a remote bucket's is "<provider>/<name>".
+  return paths_[mp] + (IsRemoteKey(bucket) ? "/" : "/ais/") + std::string(bucket);
 }
 
 std::string Mountpaths::ObjectsDir(size_t mp, std::string_view bucket) const {

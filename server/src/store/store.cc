@@ -1,3 +1,4 @@
+#include "store/bck.h"
 #include "store/store.h"
 
 #include <dirent.h>
@@ -34,11 +35,10 @@ struct MpuUpload {
 
 namespace {
 
-std::string ObjCname(const std::string& bucket, const std::string& name) { return "ais://" + bucket + "/" + name; }
 
 // An upload that was completed or aborted is gone, as AIS reports it.
 Status UploadGone(const std::string& bucket, const std::string& name, const std::string& upload_id) {
-  return Status::NotFound(ObjCname(bucket, name) + ": upload ID \"" + upload_id +
+  return Status::NotFound(ObjectCname(bucket, name) + ": upload ID \"" + upload_id +
                           "\" does not exist (already completed or aborted)");
 }
 
@@ -77,7 +77,7 @@ Result<UniqueFd> OpenChunk(const Mountpaths& mps, const std::string& bucket, con
     if (other.ok() || !other.status().IsNotFound()) return other;
   }
   if (mps.num_disabled() > 0) {
-    return Status::IOError("ais://" + bucket + ": chunk " + std::to_string(num) + " of upload " + upload_id +
+    return Status::IOError(BucketCname(bucket) + ": chunk " + std::to_string(num) + " of upload " + upload_id +
                            " is unavailable (mountpath disabled)");
   }
   return fd;
@@ -425,7 +425,7 @@ Status Store::CommitFile(const std::string& bucket, size_t mp, const std::string
     }
     if (expect) {
       if (!old || old->version != expect->version || old->upload_id != expect->upload_id) {
-        return Status::Conflict("ais://" + bucket + "/" + meta->name + " changed concurrently");
+        return Status::Conflict(ObjectCname(bucket, meta->name) + " changed concurrently");
       }
       meta->version = expect->version;
     } else {
@@ -543,7 +543,7 @@ Result<ObjectHandle> Store::OpenWith(const std::string& bucket, const std::strin
   struct stat st {};
   if (::fstat(h.primary_.get(), &st) != 0) return Status::FromErrno(errno, "fstat");
   if (meta->name != name) {  // a damaged header (a flipped byte in the name field)
-    return Status::Corruption("ais://" + bucket + "/" + name + ": object header is damaged: it names \"" +
+    return Status::Corruption(ObjectCname(bucket, name) + ": object header is damaged: it names \"" +
                               meta->name + "\"");
   }
   AIS_RETURN_IF_ERROR(CheckObjectLayout(*meta, h.data_offset_, static_cast<uint64_t>(st.st_size)));
@@ -660,7 +660,7 @@ Result<std::shared_ptr<MpuUpload>> Store::FindUpload(const std::string& bucket, 
   std::lock_guard lock(uploads_mu_);
   auto it = uploads_.find(upload_id);
   if (it == uploads_.end() || it->second->bucket != bucket || it->second->name != name) {
-    return Status::NotFound(ObjCname(bucket, name) + ": upload ID \"" + upload_id + "\" does not exist");
+    return Status::NotFound(ObjectCname(bucket, name) + ": upload ID \"" + upload_id + "\" does not exist");
   }
   return it->second;
 }
@@ -695,17 +695,17 @@ Status Store::MpuComplete(const std::string& bucket, const std::string& name, co
   if (up.finished) return UploadGone(bucket, name, upload_id);
   // Wording as AIS (ais/tgtmpt.go, core/ufest.go): the SDK and users match on it.
   if (up.parts.empty()) {
-    return Status::InvalidArgument(ObjCname(bucket, name) + ": upload ID \"" + upload_id + "\": no chunks");
+    return Status::InvalidArgument(ObjectCname(bucket, name) + ": upload ID \"" + upload_id + "\": no chunks");
   }
   if (parts.size() != up.parts.size()) {
-    return Status::NotSupported(ObjCname(bucket, name) + ": partial completion is not allowed: requested " +
+    return Status::NotSupported(ObjectCname(bucket, name) + ": partial completion is not allowed: requested " +
                                 std::to_string(parts.size()) + " parts, have " + std::to_string(up.parts.size()));
   }
   std::sort(parts.begin(), parts.end());
   for (size_t i = 0; i < parts.size(); ++i) {
     if (parts[i] != i + 1 || !up.parts.count(parts[i])) {
       std::string what = i > 0 && parts[i] == parts[i - 1] ? " (duplicate part " + std::to_string(parts[i]) + ")" : "";
-      return Status::InvalidArgument(ObjCname(bucket, name) + ": parts must be exactly 1.." +
+      return Status::InvalidArgument(ObjectCname(bucket, name) + ": parts must be exactly 1.." +
                                      std::to_string(parts.size()) + ": got " + std::to_string(parts[i]) +
                                      " at position " + std::to_string(i) + what);
     }
@@ -797,7 +797,7 @@ static Status WriteObjectBytes(const std::string& bucket, ObjectHandle& src, Obj
   if (ck) {
     const ObjectMeta& m = src.meta();
     if (std::string got = ck->FinishHex(); got != m.cksum_value) {
-      return Status::Corruption("BAD DATA CHECKSUM: ais://" + bucket + "/" + m.name + ": " + m.cksum_type + "(" + got +
+      return Status::Corruption("BAD DATA CHECKSUM: " + ObjectCname(bucket, m.name) + ": " + m.cksum_type + "(" + got +
                                 ") != " + m.cksum_type + "(" + m.cksum_value + ")");
     }
   }
@@ -837,7 +837,7 @@ Status Store::SetCustom(const std::string& bucket, const std::string& name,
   // Through the normal commit path (atomic, crash-safe); a chunked object's chunks are copied too.
   Status st = Rewrite(bucket, name, *h, std::move(opts));
   if (st.code() == Status::Code::kConflict) {
-    return Status::Conflict("ais://" + bucket + "/" + name + " changed concurrently; retry");
+    return Status::Conflict(ObjectCname(bucket, name) + " changed concurrently; retry");
   }
   return st;
 }
@@ -883,7 +883,7 @@ Result<std::string> Store::Append(const std::string& bucket, const std::string& 
     if (!handle.empty()) {
       auto it = appends_.find(handle);
       if (it == appends_.end() || it->second->bucket != bucket || it->second->name != name) {
-        return Status::NotFound("append handle \"" + handle + "\" not found for ais://" + bucket + "/" + name);
+        return Status::NotFound("append handle \"" + handle + "\" not found for " + ObjectCname(bucket, name));
       }
       st = it->second;
     }
@@ -927,7 +927,7 @@ Status Store::AppendFlush(const std::string& bucket, const std::string& name, co
     std::lock_guard lock(appends_mu_);
     auto it = appends_.find(handle);
     if (it == appends_.end() || it->second->bucket != bucket || it->second->name != name) {
-      return Status::NotFound("append handle \"" + handle + "\" not found for ais://" + bucket + "/" + name);
+      return Status::NotFound("append handle \"" + handle + "\" not found for " + ObjectCname(bucket, name));
     }
     st = it->second;
     appends_.erase(it);
@@ -1025,6 +1025,7 @@ Status ObjectWriter::OpenNextChunk() {
   }
   fd_ = std::move(*fd);
   fd_mp_ = mp;
+  chunk_mps_.push_back(mp);
   meta_.chunk_sizes.push_back(0);
   chunk_fill_ = 0;
   return Status::OK();
@@ -1081,7 +1082,7 @@ Status ObjectWriter::Commit(ObjectMeta* meta) {
     if (!opts_.client_cksum_value.empty() && !opts_.client_cksum_type.empty()) {
       std::string got = client_cksum_ ? client_cksum_->FinishHex() : meta_.cksum_value;
       if (got != opts_.client_cksum_value) {
-        std::string msg = "BAD DATA CHECKSUM: ais://" + bucket_ + "/" + name_ + ": " + opts_.client_cksum_type +
+        std::string msg = "BAD DATA CHECKSUM: " + ObjectCname(bucket_, name_) + ": " + opts_.client_cksum_type +
                           "(" + got + ") != " + opts_.client_cksum_type + "(" + opts_.client_cksum_value + ")";
         st = opts_.cksum_from_store ? Status::Corruption(std::move(msg)) : Status::InvalidArgument(std::move(msg));
       }
@@ -1106,6 +1107,33 @@ Status ObjectWriter::Commit(ObjectMeta* meta) {
   done_ = true;
   fd_.reset();
   *meta = meta_;
+  return Status::OK();
+}
+
+void ObjectWriter::MergeCustom(const std::vector<std::pair<std::string, std::string>>& md) {
+  for (const auto& [k, v] : md) {
+    auto it = std::find_if(meta_.custom.begin(), meta_.custom.end(), [&](const auto& kv) { return kv.first == k; });
+    if (it != meta_.custom.end()) it->second = v;
+    else meta_.custom.emplace_back(k, v);
+  }
+  std::sort(meta_.custom.begin(), meta_.custom.end());
+}
+
+Status ObjectWriter::OpenWritten(std::vector<UniqueFd>* fds, std::vector<FileSegment>* segs) const {
+  if (done_) return Status::IOError("read-back after commit or abort");
+  const Mountpaths& mps = store_->mps_;
+  auto open = [&](const std::string& path, uint64_t offset, uint64_t len) -> Status {
+    auto fd = OpenFile(path, O_RDONLY);
+    if (!fd.ok()) return fd.status();
+    segs->push_back({fd->get(), offset, len});
+    fds->push_back(std::move(*fd));
+    return Status::OK();
+  };
+  if (chunk_size_ == 0) return open(temp_path_, data_offset_, written_);
+  for (size_t k = 0; k < meta_.chunk_sizes.size(); ++k) {
+    auto num = static_cast<uint32_t>(k + 1);
+    AIS_RETURN_IF_ERROR(open(mps.ChunkPath(chunk_mps_[k], bucket_, meta_.upload_id, num), 0, meta_.chunk_sizes[k]));
+  }
   return Status::OK();
 }
 
@@ -1231,7 +1259,7 @@ Result<std::vector<FileSegment>> ObjectHandle::Slice(uint64_t start, uint64_t le
       auto it = chunks_.find(num);
       if (it == chunks_.end()) {
         auto fd = OpenChunk(*mps_, bucket_, meta_.upload_id, num);
-        const std::string what = "ais://" + bucket_ + "/" + meta_.name + ": chunk " + std::to_string(num);
+        const std::string what = ObjectCname(bucket_, meta_.name) + ": chunk " + std::to_string(num);
         struct stat st {};
         if (!fd.ok()) {
           if (!fd.status().IsNotFound()) return fd.status();

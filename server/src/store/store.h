@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "store/bck.h"
 #include "store/bucket_registry.h"
 #include "store/mountpaths.h"
 #include "store/object_meta.h"
@@ -57,6 +58,13 @@ struct PutOptions {
   std::optional<ObjectMeta> expect;
 };
 
+// A run of bytes of an open file.
+struct FileSegment {
+  int fd;
+  uint64_t offset;
+  uint64_t len;
+};
+
 class Store;
 class PartWriter;
 struct MpuUpload;  // an in-flight multipart upload (store.cc)
@@ -68,6 +76,14 @@ class ObjectWriter {
   Status Write(const void* data, size_t len);
   // The commit point. On success *meta describes the new object.
   Status Commit(ObjectMeta* meta);
+  // Opens the files written so far for reading: *segs are the object's bytes in order, valid
+  // while *fds stay open (a write-through to a remote backend reads them before the commit).
+  // REQUIRES: neither committed nor aborted.
+  Status OpenWritten(std::vector<UniqueFd>* fds, std::vector<FileSegment>* segs) const;
+  uint64_t written() const { return written_; }
+  // Merges `md` into the custom metadata the commit will store (what a backend said of the
+  // object). REQUIRES: before Commit.
+  void MergeCustom(const std::vector<std::pair<std::string, std::string>>& md);
 
  private:
   friend class Store;
@@ -96,6 +112,7 @@ class ObjectWriter {
   uint64_t data_offset_ = 0;
   uint64_t written_ = 0;     // object bytes so far
   uint64_t chunk_fill_ = 0;  // bytes in the current chunk
+  std::vector<size_t> chunk_mps_;  // the mountpath of each chunk so far
   bool done_ = false;
 };
 
@@ -118,13 +135,6 @@ class PartWriter {
   std::string final_path_;
   UniqueFd fd_;
   bool done_ = false;
-};
-
-// A run of bytes of an open file.
-struct FileSegment {
-  int fd;
-  uint64_t offset;
-  uint64_t len;
 };
 
 // Reads the segments, in order, into `out` (their total length). The one pread loop over
@@ -291,7 +301,7 @@ class Store {
   static constexpr const char* kQuarantineDir = "quarantine";
 
   static std::string ObjNotFoundMessage(const std::string& bucket, const std::string& name) {
-    return "ais://" + bucket + "/" + name + " does not exist";
+    return ObjectCname(bucket, name) + " does not exist";
   }
 
  private:

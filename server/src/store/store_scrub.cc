@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "store/bck.h"
 #include "store/store.h"
 #include "util/checksum.h"
 #include "util/file.h"
@@ -28,7 +29,7 @@ Status MakeDir(const std::string& dir) {
 
 Status ObjectHandle::VerifyChecksum() {
   if (meta_.cksum_type.empty() || meta_.cksum_value.empty()) return Status::OK();
-  const std::string cname = "ais://" + bucket_ + "/" + meta_.name;
+  const std::string cname = ObjectCname(bucket_, meta_.name);
   auto ck = Checksummer::Create(meta_.cksum_type);
   if (!ck.ok()) return Status::Corruption(cname + ": object header is damaged: checksum type \"" + meta_.cksum_type + "\"");
   if (!*ck) return Status::OK();  // "none"

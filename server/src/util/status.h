@@ -14,32 +14,42 @@ class Status {
   enum class Code {
     kOk,
     kInvalidArgument,   // 400
+    kUnauthorized,      // 401
+    kForbidden,         // 403
     kNotFound,          // 404
     kBucketNotFound,    // 404, AIS ErrBckNotFound (the error JSON names it in "tcode")
     kMethodNotAllowed,  // 405
     kAlreadyExists,     // 409
     kConflict,          // 409
+    kGone,              // 410
+    kPreconditionFailed,  // 412
     kRangeNotSatisfiable,  // 416
     kTooManyRequests,   // 429: overloaded, the client should retry later
     kIOError,           // 500
     kCorruption,        // 500
     kNotSupported,      // 501
+    kUnavailable,       // 503: a backend is overloaded or down; retry later
     kNoSpace,           // 507
   };
 
   Status() = default;
   static Status OK() { return Status(); }
   static Status InvalidArgument(std::string m) { return {Code::kInvalidArgument, std::move(m)}; }
+  static Status Unauthorized(std::string m) { return {Code::kUnauthorized, std::move(m)}; }
+  static Status Forbidden(std::string m) { return {Code::kForbidden, std::move(m)}; }
   static Status NotFound(std::string m) { return {Code::kNotFound, std::move(m)}; }
   static Status BucketNotFound(std::string m) { return {Code::kBucketNotFound, std::move(m)}; }
   static Status MethodNotAllowed(std::string m) { return {Code::kMethodNotAllowed, std::move(m)}; }
   static Status AlreadyExists(std::string m) { return {Code::kAlreadyExists, std::move(m)}; }
   static Status Conflict(std::string m) { return {Code::kConflict, std::move(m)}; }
+  static Status Gone(std::string m) { return {Code::kGone, std::move(m)}; }
+  static Status PreconditionFailed(std::string m) { return {Code::kPreconditionFailed, std::move(m)}; }
   static Status RangeNotSatisfiable(std::string m) { return {Code::kRangeNotSatisfiable, std::move(m)}; }
   static Status TooManyRequests(std::string m) { return {Code::kTooManyRequests, std::move(m)}; }
   static Status IOError(std::string m) { return {Code::kIOError, std::move(m)}; }
   static Status Corruption(std::string m) { return {Code::kCorruption, std::move(m)}; }
   static Status NotSupported(std::string m) { return {Code::kNotSupported, std::move(m)}; }
+  static Status Unavailable(std::string m) { return {Code::kUnavailable, std::move(m)}; }
   static Status NoSpace(std::string m) { return {Code::kNoSpace, std::move(m)}; }
   // An errno from a syscall: ENOSPC/EDQUOT become kNoSpace, ENOENT kNotFound, the rest kIOError.
   static Status FromErrno(int err, const std::string& context);

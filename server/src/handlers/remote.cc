@@ -1,0 +1,198 @@
+#include "handlers/remote.h"
+
+#include <algorithm>
+
+#include "api/moss_request.h"
+#include "handlers/offload.h"
+#include "remote/cache_tier.h"
+#include "store/bck.h"
+#include "store/names.h"
+#include "util/strings.h"
+
+namespace ais {
+namespace {
+
+constexpr uint64_t kLsNameOnly = 1 << 4;
+constexpr uint64_t kLsNameSize = 1 << 5;
+constexpr uint64_t kLsNotCached = 1 << 9;
+constexpr uint64_t kLsNoRecursion = 1 << 11;
+constexpr uint64_t kLsNoDirs = 1 << 13;
+constexpr uint32_t kMaxRemotePage = 1000;  // AIS MaxPageSizeAWS
+
+bool QueryTrue(const Exchange& ex, std::string_view key) { return IEquals(ex.query(key).value_or(""), "true"); }
+
+// What a listing says of an object the remote has and this node does not.
+ObjectMeta FromRemoteEntry(const RemoteListEntry& e) {
+  ObjectMeta m;
+  m.name = e.name;
+  m.size = e.size;
+  if (!e.etag.empty() && e.etag.find('-') == std::string::npos) {
+    m.cksum_type = "md5";
+    m.cksum_value = e.etag;
+  }
+  if (!e.etag.empty()) m.custom.emplace_back("ETag", e.etag);
+  if (!e.last_modified.empty()) m.custom.emplace_back("LastModified", e.last_modified);
+  return m;
+}
+
+}  // namespace
+
+Task<Result<std::string>> ResolveBucket(ServerContext& ctx, Exchange& ex, const std::string& name) {
+  auto provider = NormalizeProvider(ex.query("provider").value_or(""));
+  if (!provider.ok()) co_return provider.status();
+  if (Status st = CheckNamespace(ex); !st.ok()) co_return st;
+  if (Status st = ValidateBucketName(name); !st.ok()) co_return st;
+  if (*provider == kProviderAis) co_return name;
+  if (*provider != kProviderAws) {
+    co_return Status::NotSupported("provider \"" + *provider + "\" is not served by this server (only ais and aws)");
+  }
+  std::string key = BucketKey(*provider, name);
+  if (ctx.store.buckets().Get(key)) co_return key;
+  if (!ctx.remote.aws_enabled()) co_return Status::NotFound("AWS backend is missing in the cluster configuration");
+  auto presence = ParseUint(ex.query("presence").value_or(""));
+  if (presence && *presence >= 2 && *presence <= 4) {
+    co_return BucketRegistry::NotFound(key);  // "present" asks about the BMD only
+  }
+  std::function<Status()> add = [&tier = ctx.remote, key] { return tier.AddBucket(key); };
+  Status st = co_await OffloadStatus(ctx.remote.pool(), std::move(add));
+  if (!st.ok()) co_return st;
+  co_return key;
+}
+
+Task<Status> EnsureCached(ServerContext& ctx, Exchange& ex, const std::string& key, const std::string& name) {
+  auto props = ctx.store.GetBucket(key);
+  if (!props.ok()) co_return props.status();
+  auto local = ctx.store.Head(key, name);
+  bool replace = false;
+  if (local.ok()) {
+    const bool check = QueryTrue(ex, "latest-ver") || props->remote_validate_warm_get || props->remote_sync;
+    if (!check) co_return Status::OK();  // warm
+    ObjectMeta cached = *local;
+    std::function<Result<bool>()> compare = [&tier = ctx.remote, key, cached] {
+      return tier.InSync(key, cached);
+    };
+    auto same = co_await Offload<bool>(ctx.remote.pool(), std::move(compare));
+    if (!same.ok()) {
+      if (!same.status().IsNotFound()) co_return same.status();
+      if (props->remote_sync) (void)ctx.store.Delete(key, name);
+      co_return Status::NotFound(ctx.node.node_id + ": " + ObjectCname(key, name) + " does not exist");
+    }
+    if (*same) co_return Status::OK();
+    replace = true;  // changed remotely: fetch the new version
+  } else if (!local.status().IsNotFound()) {
+    co_return local.status();
+  }
+  std::function<Result<ObjectMeta>()> fetch = [&tier = ctx.remote, key, name, replace] {
+    return tier.ColdGet(key, name, replace);
+  };
+  auto fetched = co_await Offload<ObjectMeta>(ctx.remote.pool(), std::move(fetch));
+  co_return fetched.status();
+}
+
+Task<Result<ObjectMeta>> HeadRemote(ServerContext& ctx, const std::string& key, const std::string& name) {
+  std::function<Result<RemoteObjectAttrs>()> head = [&tier = ctx.remote, key, name] {
+    return tier.Head(key, name);
+  };
+  auto attrs = co_await Offload<RemoteObjectAttrs>(ctx.remote.pool(), std::move(head));
+  if (!attrs.ok()) co_return attrs.status();
+  ObjectMeta m;
+  m.name = name;
+  m.size = attrs->size;
+  m.custom = CacheTier::CustomFrom(*attrs);
+  if (!attrs->content_type.empty()) m.custom.emplace_back("Content-Type", attrs->content_type);
+  std::sort(m.custom.begin(), m.custom.end());
+  if (!attrs->etag.empty() && attrs->etag.find('-') == std::string::npos) {
+    m.cksum_type = "md5";
+    m.cksum_value = attrs->etag;
+  }
+  co_return m;
+}
+
+Task<Handled> ListRemoteObjects(ServerContext& ctx, Exchange& ex, const std::string& key, const ListObjectsMsg& msg,
+                                const ListProps& props, uint64_t page_size) {
+  if (!msg.start_after.empty()) {
+    co_return Status::InvalidArgument("list-objects option --start_after (" + msg.start_after +
+                                      ") not yet supported for remote buckets (" + BucketCname(key) + ")");
+  }
+  const bool remote_only = msg.props.empty() || (msg.flags & (kLsNameOnly | kLsNameSize));
+  const bool not_cached = msg.flags & kLsNotCached;
+  const bool delimited = msg.flags & kLsNoRecursion;
+  const bool no_dirs = msg.flags & kLsNoDirs;
+  const auto max_keys = static_cast<uint32_t>(std::min<uint64_t>(page_size, kMaxRemotePage));
+  Store& store = ctx.store;
+  std::function<Result<ListPage>()> list = [&tier = ctx.remote, &store, key, msg, max_keys, remote_only, not_cached,
+                                             delimited, no_dirs]() -> Result<ListPage> {
+        auto listed = tier.List(key, msg.prefix, msg.continuation_token, max_keys, delimited);
+        if (!listed.ok()) return listed.status();
+        ListPage out;
+        out.remote = true;
+        out.continuation_token = listed->next_token;
+        for (auto& e : listed->entries) {
+          if (e.is_dir || (e.size == 0 && e.name.ends_with('/'))) {
+            if (no_dirs || !e.is_dir) continue;
+            ObjectMeta d;
+            d.name = e.name;
+            out.entries.push_back(std::move(d));
+            out.extra_flags.push_back(kEntryIsDir);
+            continue;
+          }
+          if (remote_only && !not_cached) {
+            out.entries.push_back(FromRemoteEntry(e));
+            out.extra_flags.push_back(0);
+            continue;
+          }
+          auto local = store.Head(key, e.name);
+          if (local.ok()) {
+            if (not_cached) continue;
+            ObjectMeta m = std::move(*local);
+            uint16_t flags = kEntryIsCached | (m.chunked() ? kEntryIsChunked : 0);
+            if (m.custom.empty()) m.custom = FromRemoteEntry(e).custom;
+            out.entries.push_back(std::move(m));
+            out.extra_flags.push_back(flags);
+            continue;
+          }
+          if (!local.status().IsNotFound()) return local.status();
+          out.entries.push_back(FromRemoteEntry(e));
+          out.extra_flags.push_back(0);
+        }
+        return out;
+  };
+  auto page = co_await Offload<ListPage>(ctx.remote.pool(), std::move(list));
+  if (!page.ok()) co_return page.status();
+  page->uuid = msg.uuid.empty() ? RandomId(10) : msg.uuid;
+  std::string location = "t[" + ctx.node.daemon_id + "]";
+  if (ex.header("Accept").find("application/msgpack") != std::string_view::npos) {
+    co_return co_await ex.Reply(http::status::ok, {}, EncodeListPageMsgpack(*page, props, location),
+                                "application/msgpack");
+  }
+  co_return co_await ex.Reply(http::status::ok, {}, EncodeListPageJson(*page, props, location), "application/json");
+}
+
+Task<Status> WriteThrough(ServerContext& ctx, const std::string& key, const std::string& name, ObjectWriter& w) {
+  std::vector<UniqueFd> fds;
+  std::vector<FileSegment> segs;
+  if (Status st = w.OpenWritten(&fds, &segs); !st.ok()) co_return st;
+  const uint64_t size = w.written();
+  // The upload owns the fds its segments read: they outlive this frame if the server stops.
+  auto owned = std::make_shared<std::vector<UniqueFd>>(std::move(fds));
+  std::function<Result<RemoteObjectAttrs>()> upload = [&tier = ctx.remote, key, name, segs, size, owned] {
+    return tier.Upload(key, name, segs, size);
+  };
+  auto attrs = co_await Offload<RemoteObjectAttrs>(ctx.remote.pool(), std::move(upload));
+  if (!attrs.ok()) co_return attrs.status();
+  w.MergeCustom(CacheTier::CustomFrom(*attrs));
+  co_return Status::OK();
+}
+
+Task<Status> DeleteThrough(ServerContext& ctx, const std::string& key, const std::string& name) {
+  std::function<Status()> remove = [&tier = ctx.remote, key, name] {
+    return tier.DeleteRemote(key, name);
+  };
+  Status st = co_await OffloadStatus(ctx.remote.pool(), std::move(remove));
+  if (!st.ok()) co_return st;
+  st = ctx.store.Delete(key, name);
+  if (st.IsNotFound()) co_return Status::OK();  // not cached: deleting it remotely was all
+  co_return st;
+}
+
+}  // namespace ais

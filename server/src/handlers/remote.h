@@ -1,0 +1,42 @@
+// The handlers' side of remote buckets: which bucket a request names, and the cache tier's calls
+// a request makes on its way (cold GET, HEAD and listing of what is not cached, write-through),
+// each run off the I/O thread (handlers/offload.h).
+#pragma once
+
+#include <string>
+
+#include "api/object_list.h"
+#include "handlers/context.h"
+#include "remote/s3_client.h"
+
+namespace ais {
+
+// The store key (store/bck.h) of bucket `name` with the request's provider and namespace: the
+// name for `ais`; for `aws`, "aws/<name>", after adding the bucket to the BMD on first use if the
+// backend says it exists (AIS adds remote buckets on the fly). Query `presence` 2..4 (present
+// only) answers 404 for a remote bucket not yet added, without asking the backend.
+Task<Result<std::string>> ResolveBucket(ServerContext& ctx, Exchange& ex, const std::string& name);
+
+// Before a GET (or a copy) of a remote bucket's object: fetches it unless cached; with
+// `latest-ver=true` or the bucket's versioning.validate_warm_get/synchronize, checks a cached
+// copy against the remote first and fetches it again if it changed. A copy the remote deleted is
+// a 404 (and removed locally when the bucket synchronizes).
+Task<Status> EnsureCached(ServerContext& ctx, Exchange& ex, const std::string& key, const std::string& name);
+
+// HEAD of an object that is not cached: what the remote says, as an ObjectMeta (size, custom
+// metadata per spec remote-backend §3, the MD5 of a single-part upload as its checksum).
+Task<Result<ObjectMeta>> HeadRemote(ServerContext& ctx, const std::string& key, const std::string& name);
+
+// list-objects on a remote bucket (spec remote-backend §7), except `cached` listings, which are
+// local and go the ais way.
+Task<Handled> ListRemoteObjects(ServerContext& ctx, Exchange& ex, const std::string& key, const ListObjectsMsg& msg,
+                                const ListProps& props, uint64_t page_size);
+
+// PUT to a remote bucket: uploads what `w` received, then merges the remote's metadata into it
+// (the caller commits). Nothing is committed when the upload fails.
+Task<Status> WriteThrough(ServerContext& ctx, const std::string& key, const std::string& name, ObjectWriter& w);
+
+// DELETE in a remote bucket: in the backend first, then the cached copy (if any).
+Task<Status> DeleteThrough(ServerContext& ctx, const std::string& key, const std::string& name);
+
+}  // namespace ais

@@ -1,0 +1,269 @@
+#include "remote/cache_tier.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <chrono>
+#include <ctime>
+
+#include "store/bck.h"
+#include "util/log_ring.h"
+
+namespace ais {
+namespace {
+
+std::string Rfc3339(int64_t unix_ns) {
+  time_t t = static_cast<time_t>(unix_ns / 1'000'000'000);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  size_t n = std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return std::string(buf, n);
+}
+
+// Go's http.CanonicalHeaderKey: "x-amz-meta-foo-bar" -> "X-Amz-Meta-Foo-Bar".
+std::string CanonicalHeader(std::string s) {
+  bool up = true;
+  for (char& c : s) {
+    c = static_cast<char>(up ? std::toupper(static_cast<unsigned char>(c)) : std::tolower(static_cast<unsigned char>(c)));
+    up = c == '-';
+  }
+  return s;
+}
+
+const std::string* CustomValue(const ObjectMeta& m, std::string_view key) {
+  for (auto& [k, v] : m.custom) {
+    if (k == key) return &v;
+  }
+  return nullptr;
+}
+
+AwsBucketConfig ConfigOf(const BucketProps& p) {
+  return {.profile = p.aws_profile,
+          .endpoint = p.aws_endpoint,
+          .region = p.aws_region,
+          .path_style = (p.features & BucketProps::kFeatS3PathStyle) != 0};
+}
+
+}  // namespace
+
+struct CacheTier::Flight {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;                                       // guarded by mu
+  Result<ObjectMeta> result = Status::IOError("pending");  // guarded by mu
+};
+
+CacheTier::CacheTier(Store& store, CacheTierOptions opts)
+    : store_(store), opts_(opts), pool_(opts.max_threads, std::chrono::seconds(30)) {}
+
+CacheTier::~CacheTier() { pool_.Shutdown(); }
+
+std::vector<std::pair<std::string, std::string>> CacheTier::CustomFrom(const RemoteObjectAttrs& a) {
+  std::vector<std::pair<std::string, std::string>> md = {{"source", std::string(kProviderAws)}};
+  if (!a.etag.empty()) {
+    md.emplace_back("ETag", a.etag);
+    if (a.etag.find('-') == std::string::npos) md.emplace_back("md5", a.etag);  // not multipart: the MD5
+  }
+  if (a.mtime_ns > 0) md.emplace_back("LastModified", Rfc3339(a.mtime_ns));
+  if (!a.last_modified.empty()) md.emplace_back("Last-Modified", a.last_modified);
+  if (!a.version.empty()) md.emplace_back("version", a.version);
+  for (auto& [k, v] : a.user_meta) {
+    if (k == "ais-cksum-type" || k == "ais-cksum-val") continue;
+    md.emplace_back("X-Amz-Meta-" + CanonicalHeader(k), v);
+  }
+  return md;
+}
+
+Result<std::shared_ptr<S3Client>> CacheTier::ClientFor(const BucketProps& props) {
+  auto settings = ResolveAwsSettings(ConfigOf(props));
+  if (!settings.ok()) return settings.status();
+  // Different credentials under one profile (the environment changed) are different clients.
+  std::string id = settings->Describe() + "|" + settings->access_key + "|" + (settings->path_style ? "p" : "v");
+  std::lock_guard lock(mu_);
+  auto& c = clients_[id];
+  if (!c) c = std::make_shared<S3Client>(std::move(*settings));
+  return c;
+}
+
+Result<std::shared_ptr<S3Client>> CacheTier::ClientFor(const std::string& key) {
+  auto props = store_.GetBucket(key);
+  if (!props.ok()) return props.status();
+  return ClientFor(*props);
+}
+
+Status CacheTier::AddBucket(const std::string& key) {
+  if (!opts_.aws_enabled) return Status::NotFound("AWS backend is missing in the cluster configuration");
+  if (store_.buckets().Get(key)) return Status::OK();
+  const std::string name(KeyName(key));
+  BucketProps defaults;
+  auto client = ClientFor(defaults);
+  if (!client.ok()) return client.status();
+  auto info = (*client)->HeadBucket(name);
+  if (info.ok() && !info->region.empty() && info->region != (*client)->settings().region) {
+    defaults.aws_region = info->region;  // the bucket lives elsewhere: ask there
+    client = ClientFor(defaults);
+    if (!client.ok()) return client.status();
+    info = (*client)->HeadBucket(name);
+  }
+  if (!info.ok()) return info.status();
+  nlohmann::json props = {{"versioning", {{"enabled", info->versioning}}}};
+  if (!info->region.empty()) props["extra"] = {{"aws", {{"cloud_region", info->region}}}};
+  Status st = store_.CreateBucket(key, props);
+  if (st.code() == Status::Code::kAlreadyExists) return Status::OK();  // added meanwhile
+  if (st.ok()) LogInfo("added remote bucket " + BucketCname(key) + " (" + (*client)->settings().Describe() + ")");
+  return st;
+}
+
+Result<ObjectMeta> CacheTier::Fetch(const std::string& key, const std::string& name) {
+  auto props = store_.GetBucket(key);
+  if (!props.ok()) return props.status();
+  if (props->features & BucketProps::kFeatDisableColdGet) {
+    return Status::NotFound(ObjectCname(key, name) + " does not exist (cold GET disabled)");
+  }
+  auto client = ClientFor(*props);
+  if (!client.ok()) return client.status();
+  std::unique_ptr<ObjectWriter> w;
+  auto on_attrs = [&](const RemoteObjectAttrs& a) -> Status {
+    PutOptions o;
+    o.size = a.size;
+    o.custom = CustomFrom(a);
+    o.cksum_from_store = true;  // a mismatch is damaged remote data, not a bad request
+    if (props->validate_cold_get) {
+      std::string type, value;
+      for (auto& [k, v] : a.user_meta) {
+        if (k == "ais-cksum-type") type = v;
+        if (k == "ais-cksum-val") value = v;
+      }
+      if (type.empty() || value.empty()) {
+        if (!a.etag.empty() && a.etag.find('-') == std::string::npos && a.etag.size() == 32) {
+          type = "md5";
+          value = a.etag;
+        } else {
+          type.clear();
+          value.clear();
+        }
+      }
+      o.client_cksum_type = type;
+      o.client_cksum_value = value;
+    }
+    w.reset();  // a retried GET starts over
+    auto r = store_.BeginPut(key, name, std::move(o));
+    if (!r.ok()) return r.status();
+    w = std::move(*r);
+    return Status::OK();
+  };
+  auto on_data = [&](const char* p, size_t n) { return w->Write(p, n); };
+  AIS_RETURN_IF_ERROR((*client)->GetObject(std::string(KeyName(key)), name, std::nullopt, on_attrs, on_data));
+  if (!w) return Status::IOError("aws-error[no reply body: " + ObjectCname(key, name) + "]");
+  ObjectMeta m;
+  AIS_RETURN_IF_ERROR(w->Commit(&m));
+  return m;
+}
+
+Result<ObjectMeta> CacheTier::ColdGet(const std::string& key, const std::string& name, bool replace) {
+  const std::string fk = key + '\n' + name;
+  std::shared_ptr<Flight> f;
+  bool leader = false;
+  {
+    std::lock_guard lock(mu_);
+    auto& slot = flights_[fk];
+    if (!slot) {
+      slot = std::make_shared<Flight>();
+      leader = true;
+    }
+    f = slot;
+  }
+  if (!leader) {
+    std::unique_lock lock(f->mu);
+    f->cv.wait(lock, [&] { return f->done; });
+    return f->result;
+  }
+  Result<ObjectMeta> r = Status::IOError("pending");
+  if (!replace) r = store_.Head(key, name);  // a fetch that finished just before this one began
+  if (replace || !r.ok()) r = Fetch(key, name);
+  {
+    std::lock_guard lock(mu_);
+    flights_.erase(fk);
+  }
+  {
+    std::lock_guard lock(f->mu);
+    f->result = r;
+    f->done = true;
+  }
+  f->cv.notify_all();
+  return r;
+}
+
+Result<bool> CacheTier::InSync(const std::string& key, const ObjectMeta& local) {
+  auto remote = Head(key, local.name);
+  if (!remote.ok()) return remote.status();
+  if (remote->size != local.size) return false;
+  const std::string* version = CustomValue(local, "version");
+  if (version && !remote->version.empty()) return *version == remote->version;
+  const std::string* etag = CustomValue(local, "ETag");
+  if (etag && !remote->etag.empty()) return *etag == remote->etag;
+  return true;
+}
+
+Result<RemoteObjectAttrs> CacheTier::Head(const std::string& key, const std::string& name) {
+  auto client = ClientFor(key);
+  if (!client.ok()) return client.status();
+  return (*client)->HeadObject(std::string(KeyName(key)), name);
+}
+
+Result<RemoteListPage> CacheTier::List(const std::string& key, const std::string& prefix, const std::string& token,
+                                       uint32_t max_keys, bool delimited) {
+  auto client = ClientFor(key);
+  if (!client.ok()) return client.status();
+  return (*client)->ListObjects(std::string(KeyName(key)), prefix, token, max_keys, delimited);
+}
+
+Result<RemoteObjectAttrs> CacheTier::Upload(const std::string& key, const std::string& name,
+                                            const std::vector<FileSegment>& segs, uint64_t size) {
+  auto client = ClientFor(key);
+  if (!client.ok()) return client.status();
+  size_t seg = 0;
+  uint64_t off = 0;
+  auto body = [&](char* buf, size_t len) -> Result<size_t> {
+    while (seg < segs.size() && off == segs[seg].len) {
+      ++seg;
+      off = 0;
+    }
+    if (seg == segs.size()) return size_t{0};
+    size_t n = static_cast<size_t>(std::min<uint64_t>(len, segs[seg].len - off));
+    for (;;) {
+      ssize_t got = ::pread(segs[seg].fd, buf, n, static_cast<off_t>(segs[seg].offset + off));
+      if (got > 0) {
+        off += static_cast<uint64_t>(got);
+        return static_cast<size_t>(got);
+      }
+      if (got < 0 && errno == EINTR) continue;
+      if (got == 0) return Status::Corruption(ObjectCname(key, name) + ": file shorter than written");
+      return Status::FromErrno(errno, "read " + ObjectCname(key, name));
+    }
+  };
+  std::function<Status()> rewind = [&] {
+    seg = 0;
+    off = 0;
+    return Status::OK();
+  };
+  return (*client)->PutObject(std::string(KeyName(key)), name, size, body, rewind, {});
+}
+
+Status CacheTier::DeleteRemote(const std::string& key, const std::string& name) {
+  auto client = ClientFor(key);
+  if (!client.ok()) return client.status();
+  return (*client)->DeleteObject(std::string(KeyName(key)), name);
+}
+
+Result<std::vector<std::string>> CacheTier::ListBuckets() {
+  if (!opts_.aws_enabled) return std::vector<std::string>{};
+  auto client = ClientFor(BucketProps{});
+  if (!client.ok()) return client.status();
+  return (*client)->ListBuckets();
+}
+
+}  // namespace ais

@@ -1,0 +1,79 @@
+// CacheTier: remote buckets served from the local store. The first read of an object fetches it
+// from the backend into a chunked local object (cold GET); later reads are local (warm) until the
+// object is evicted or found stale. Writes and deletes go to the backend first, then to the
+// store, so the local copy never claims what the remote does not hold.
+//
+// Every call here blocks on the network: handlers run them on pool() (handlers/offload.h), never
+// on an I/O thread. Thread-safe.
+#pragma once
+
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "archive/worker_pool.h"
+#include "remote/s3_client.h"
+#include "store/store.h"
+
+namespace ais {
+
+struct CacheTierOptions {
+  size_t max_threads = 64;  // remote calls in flight; more wait (429) rather than pile up
+  bool aws_enabled = true;  // AIS cluster config `backend.aws`
+};
+
+class CacheTier {
+ public:
+  CacheTier(Store& store, CacheTierOptions opts);
+  ~CacheTier();  // waits for the pool's threads
+  CacheTier(const CacheTier&) = delete;
+  CacheTier& operator=(const CacheTier&) = delete;
+
+  WorkerPool& pool() { return pool_; }
+  bool aws_enabled() const { return opts_.aws_enabled; }
+
+  // The bucket with store key `key` (bck.h) is in the BMD: if not yet, asks the backend whether
+  // it exists and adds it with the region and versioning the backend reports ("add-remote-bck").
+  Status AddBucket(const std::string& key);
+
+  // The object is in the store: a cold GET fetches it (validated against the remote's MD5 or
+  // AIS checksum when the bucket asks) and commits it in one step, so a failed or cut-off fetch
+  // leaves nothing. Concurrent calls for one object share one fetch. Returns the local object.
+  // `replace`: fetch even though a local copy exists (it was found stale).
+  Result<ObjectMeta> ColdGet(const std::string& key, const std::string& name, bool replace = false);
+  // Whether the local copy still is the remote object (size, then version, ETag, MD5 as AIS
+  // compares them); kNotFound when the remote no longer has it.
+  Result<bool> InSync(const std::string& key, const ObjectMeta& local);
+  Result<RemoteObjectAttrs> Head(const std::string& key, const std::string& name);
+  Result<RemoteListPage> List(const std::string& key, const std::string& prefix, const std::string& token,
+                              uint32_t max_keys, bool delimited);
+  // Uploads `size` bytes, the file segments `segs` in order, as object `name` (a PUT writes
+  // through before its local commit). Returns what the remote says of the new object.
+  Result<RemoteObjectAttrs> Upload(const std::string& key, const std::string& name,
+                                   const std::vector<FileSegment>& segs, uint64_t size);
+  // Deletes the object in the backend (S3 answers OK for a missing key).
+  Status DeleteRemote(const std::string& key, const std::string& name);
+  Result<std::vector<std::string>> ListBuckets();
+
+  // The custom metadata AIS keeps for a remote object (spec remote-backend §3).
+  static std::vector<std::pair<std::string, std::string>> CustomFrom(const RemoteObjectAttrs& a);
+
+ private:
+  struct Flight;  // one cold GET in progress
+  Result<std::shared_ptr<S3Client>> ClientFor(const std::string& key);
+  Result<std::shared_ptr<S3Client>> ClientFor(const BucketProps& props);
+  Result<ObjectMeta> Fetch(const std::string& key, const std::string& name);
+
+  Store& store_;
+  const CacheTierOptions opts_;
+  std::mutex mu_;
+  std::map<std::string, std::shared_ptr<S3Client>> clients_;  // by AwsSettings::Describe + key id; guarded by mu_
+  std::map<std::string, std::shared_ptr<Flight>> flights_;    // by key + "\n" + name; guarded by mu_
+  WorkerPool pool_;  // last: destroyed (joined) first
+};
+
+}  // namespace ais
