@@ -112,13 +112,17 @@ class FaultProxy:
                     ).encode()
                     self.send_response(fault.status)
                     self.send_header("Content-Type", "application/xml")
-                    self.send_header("Content-Length", str(len(doc) if self.command != "HEAD" else 0))
+                    self.send_header(
+                        "Content-Length", str(len(doc) if self.command != "HEAD" else 0)
+                    )
                     self.end_headers()
                     if self.command != "HEAD":
                         self.wfile.write(doc)
                     return
                 up = http.client.HTTPConnection("127.0.0.1", proxy.upstream_port, timeout=60)
-                headers = {k: v for k, v in self.headers.items() if k.lower() != "transfer-encoding"}
+                headers = {
+                    k: v for k, v in self.headers.items() if k.lower() != "transfer-encoding"
+                }
                 headers["Content-Length"] = str(len(body))
                 up.request(self.command, self.path, body=body, headers=headers)
                 resp = up.getresponse()

@@ -1,0 +1,370 @@
+"""Remote s3:// buckets against a real S3 server (moto in server mode) behind a fault proxy.
+
+One S3 server and one aistore-server for the module; each test makes its own S3 bucket.
+The proxy counts the requests the server sends to S3 and injects faults (a status, a cut body,
+a dead endpoint), so the tests show both what the user sees and what reached the backend.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+from _s3 import Fault, FaultProxy, MotoServer
+from _util import ENTRY_IS_CACHED, raw_request, work_files
+
+from aistore.sdk import Client
+from aistore.sdk.errors import AISError, ErrObjNotFound, ErrRemoteBckNotFound
+from aistore.sdk.list_object_flag import ListObjectFlag
+from aistore.server import LocalServer
+
+ENTRY_IS_DIR = 256
+KEYS = {
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_REGION": "us-east-1",
+}
+
+
+@pytest.fixture(scope="module")
+def moto() -> Iterator[MotoServer]:
+    server = MotoServer().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def proxy(moto: MotoServer) -> Iterator[FaultProxy]:
+    p = FaultProxy(moto.port)
+    yield p
+    p.close()
+
+
+@pytest.fixture(scope="module")
+def server(proxy: FaultProxy) -> Iterator[LocalServer]:
+    with LocalServer(num_mountpaths=2, env={"S3_ENDPOINT": proxy.endpoint, **KEYS}) as srv:
+        yield srv
+
+
+@pytest.fixture(scope="module")
+def s3(moto: MotoServer) -> Any:
+    return boto3.client(
+        "s3",
+        endpoint_url=moto.endpoint,
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+        region_name="us-east-1",
+    )
+
+
+@pytest.fixture
+def client(server: LocalServer, proxy: FaultProxy) -> Client:
+    proxy.reset()
+    return server.client()
+
+
+_counter = iter(range(10**6))
+
+
+def head_v1(endpoint: str, bucket: str, name: str) -> tuple[dict[str, str], dict[str, str]]:
+    """HEAD (v1: every property) of s3://bucket/name: (headers, custom metadata)."""
+    r = raw_request(endpoint, "HEAD", f"/v1/objects/{bucket}/{name}?provider=aws")
+    assert r.status == 200, r.header("Hdr-Error")
+    custom = {}
+    for line in r.headers.get_all("Ais-Custom-Md") or []:  # one k=v per header line
+        k, _, v = line.partition("=")
+        custom[k] = v
+    return dict(r.headers.items()), custom
+
+
+@pytest.fixture
+def bucket(s3: Any) -> str:
+    """A fresh S3 bucket (the server has never seen it)."""
+    name = f"remote-{next(_counter)}-{os.getpid()}"
+    s3.create_bucket(Bucket=name)
+    return name
+
+
+def test_cold_get_fetches_once_then_serves_locally(
+    client: Client, s3: Any, proxy: FaultProxy, bucket: str, server: LocalServer
+) -> None:
+    data = os.urandom(300_000)
+    s3.put_object(Bucket=bucket, Key="dir/obj", Body=data)
+    obj = client.bucket(bucket, provider="aws").object("dir/obj")
+    assert obj.get_reader().read_all() == data
+    assert proxy.count("GET", f"/{bucket}/dir/obj") == 1
+    for _ in range(3):
+        assert obj.get_reader().read_all() == data
+    assert proxy.count("GET", f"/{bucket}/dir/obj") == 1, "warm GETs must not reach S3"
+    headers, md = head_v1(server.endpoint, bucket, "dir/obj")
+    assert headers["Ais-Present"] == "true"
+    assert md["source"] == "aws"
+    etag = s3.head_object(Bucket=bucket, Key="dir/obj")["ETag"].strip('"')
+    assert md["ETag"] == etag and md["md5"] == etag
+
+
+def test_head_of_uncached_object_asks_s3(
+    client: Client, s3: Any, proxy: FaultProxy, bucket: str, server: LocalServer
+) -> None:
+    s3.put_object(Bucket=bucket, Key="h", Body=b"12345", Metadata={"color": "blue"})
+    headers, md = head_v1(server.endpoint, bucket, "h")
+    assert headers["Ais-Present"] == "false"
+    assert headers["Content-Length"] == "5"
+    assert md["X-Amz-Meta-Color"] == "blue"
+    assert client.bucket(bucket, provider="aws").object("h").head().size == 5
+    # HEAD does not cache it: presence=2 (present only) answers 404 without asking S3.
+    heads = proxy.count("HEAD", f"/{bucket}/h")
+    r = raw_request(
+        server.endpoint, "HEAD", f"/v1/objects/{bucket}/h?provider=aws&presence=2&props=size"
+    )
+    assert r.status == 404
+    assert proxy.count("HEAD", f"/{bucket}/h") == heads
+
+
+def test_range_get_cold_and_warm(client: Client, s3: Any, bucket: str) -> None:
+    data = os.urandom(100_000)
+    s3.put_object(Bucket=bucket, Key="r", Body=data)
+    obj = client.bucket(bucket, provider="aws").object("r")
+    assert obj.get_reader(byte_range="bytes=1000-1999").read_all() == data[1000:2000]
+    assert obj.get_reader(byte_range="bytes=-10").read_all() == data[-10:]
+
+
+def test_concurrent_cold_gets_fetch_once(
+    client: Client, s3: Any, proxy: FaultProxy, bucket: str
+) -> None:
+    data = os.urandom(2_000_000)
+    s3.put_object(Bucket=bucket, Key="hot", Body=data)
+    proxy.inject(Fault(delay=0.5, match=f"GET /{bucket}/hot"))  # keep the first fetch in flight
+    obj = client.bucket(bucket, provider="aws").object("hot")
+    results: list[bytes] = []
+    lock = threading.Lock()
+
+    def read() -> None:
+        got = obj.get_reader().read_all()
+        with lock:
+            results.append(got)
+
+    threads = [threading.Thread(target=read) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == [data] * 8
+    assert proxy.count("GET", f"/{bucket}/hot") == 1
+
+
+def test_large_object_is_stored_chunked(
+    client: Client, s3: Any, bucket: str, server: LocalServer
+) -> None:
+    b = client.bucket(bucket, provider="aws")
+    b.head()  # adds the bucket, so its chunk props can be set before the first GET
+    raw = raw_request(
+        server.endpoint,
+        "PATCH",
+        f"/v1/buckets/{bucket}?provider=aws",
+        body=json.dumps(
+            {
+                "action": "set-bprops",
+                "value": {"chunks": {"objsize_limit": "1MiB", "chunk_size": "1MiB"}},
+            }
+        ).encode(),
+    )
+    assert raw.status == 200, raw.body
+    data = os.urandom(5 * 1024 * 1024 + 17)
+    s3.put_object(Bucket=bucket, Key="big", Body=data)
+    assert b.object("big").get_reader().read_all() == data
+    r = raw_request(server.endpoint, "HEAD", f"/v1/objects/{bucket}/big?provider=aws&props=chunked")
+    assert r.status == 200
+    assert r.header("Ais-Chunks-Count") == "6"
+
+
+def test_latest_sees_out_of_band_changes(client: Client, s3: Any, bucket: str) -> None:
+    s3.put_object(Bucket=bucket, Key="v", Body=b"one")
+    obj = client.bucket(bucket, provider="aws").object("v")
+    assert obj.get_reader().read_all() == b"one"
+    s3.put_object(Bucket=bucket, Key="v", Body=b"two!")
+    assert obj.get_reader().read_all() == b"one", "a warm GET is local"
+    assert obj.get_reader(latest=True).read_all() == b"two!"
+    assert obj.get_reader().read_all() == b"two!", "the new version is cached"
+    s3.delete_object(Bucket=bucket, Key="v")
+    assert obj.get_reader().read_all() == b"two!", "deleted remotely, still served warm"
+    with pytest.raises(ErrObjNotFound):
+        obj.get_reader(latest=True).read_all()
+
+
+def test_synchronize_drops_what_the_remote_deleted(
+    client: Client, s3: Any, bucket: str, server: LocalServer
+) -> None:
+    s3.put_object(Bucket=bucket, Key="gone", Body=b"x")
+    b = client.bucket(bucket, provider="aws")
+    assert b.object("gone").get_reader().read_all() == b"x"
+    r = raw_request(
+        server.endpoint,
+        "PATCH",
+        f"/v1/buckets/{bucket}?provider=aws",
+        body=json.dumps(
+            {"action": "set-bprops", "value": {"versioning": {"synchronize": True}}}
+        ).encode(),
+    )
+    assert r.status == 200, r.body
+    s3.delete_object(Bucket=bucket, Key="gone")
+    with pytest.raises(ErrObjNotFound):
+        b.object("gone").get_reader().read_all()
+    cached = [e.name for e in b.list_all_objects(flags=[ListObjectFlag.CACHED])]
+    assert "gone" not in cached
+
+
+def test_listing_flags(client: Client, s3: Any, bucket: str) -> None:
+    for key in ("a/1", "a/2", "b", "c/d/e"):
+        s3.put_object(Bucket=bucket, Key=key, Body=key.encode())
+    b = client.bucket(bucket, provider="aws")
+    b.object("a/1").get_reader().read_all()
+
+    default = {e.name: e for e in b.list_all_objects()}
+    assert sorted(default) == ["a/1", "a/2", "b", "c/d/e"]
+    assert all(e.flags & ENTRY_IS_CACHED == 0 for e in default.values()), (
+        "default props: remote-only"
+    )
+    assert default["c/d/e"].size == 5
+
+    merged = {e.name: e for e in b.list_all_objects(props="name,size,atime")}
+    assert merged["a/1"].is_cached() and not merged["a/2"].is_cached()
+
+    cached = [e.name for e in b.list_all_objects(flags=[ListObjectFlag.CACHED])]
+    assert cached == ["a/1"]
+    not_cached = [
+        e.name for e in b.list_all_objects(props="name,size", flags=[ListObjectFlag.NOT_CACHED])
+    ]
+    assert sorted(not_cached) == ["a/2", "b", "c/d/e"]
+
+    top = {e.name: e.flags for e in b.list_all_objects(flags=[ListObjectFlag.NO_RECURSION])}
+    assert top == {"b": 0, "a/": ENTRY_IS_DIR, "c/": ENTRY_IS_DIR}
+    paged = list(b.list_objects_iter(page_size=2))
+    assert sorted(e.name for e in paged) == ["a/1", "a/2", "b", "c/d/e"]
+
+
+def test_put_and_delete_write_through(
+    client: Client, s3: Any, bucket: str, server: LocalServer
+) -> None:
+    b = client.bucket(bucket, provider="aws")
+    data = os.urandom(70_000)
+    b.object("w/new").get_writer().put_content(data)
+    assert s3.get_object(Bucket=bucket, Key="w/new")["Body"].read() == data
+    headers, md = head_v1(server.endpoint, bucket, "w/new")
+    assert headers["Ais-Present"] == "true"
+    assert md["ETag"] == s3.head_object(Bucket=bucket, Key="w/new")["ETag"].strip('"')
+    b.object("w/new").delete()
+    assert s3.list_objects_v2(Bucket=bucket).get("KeyCount") == 0
+    with pytest.raises(ErrObjNotFound):
+        b.object("w/new").get_reader().read_all()
+
+
+def test_put_fails_when_s3_refuses_and_nothing_is_cached(
+    client: Client, s3: Any, proxy: FaultProxy, bucket: str, server: LocalServer
+) -> None:
+    b = client.bucket(bucket, provider="aws")
+    b.head()
+    proxy.inject(Fault(status=403, match=f"PUT /{bucket}/denied"))
+    with pytest.raises(AISError) as e:
+        b.object("denied").get_writer().put_content(b"secret")
+    assert e.value.status_code == 403
+    assert "aws-error[Injected403" in str(e.value)
+    assert "testing" not in str(e.value), "credentials never appear in a message"
+    assert [x.name for x in b.list_all_objects(flags=[ListObjectFlag.CACHED])] == []
+    assert s3.list_objects_v2(Bucket=bucket).get("KeyCount") == 0
+
+
+def test_missing_remote_object_and_bucket(client: Client, bucket: str) -> None:
+    with pytest.raises(ErrObjNotFound):
+        client.bucket(bucket, provider="aws").object("nothing").get_reader().read_all()
+    with pytest.raises(ErrRemoteBckNotFound) as e:
+        client.bucket(f"{bucket}-missing", provider="aws").list_all_objects()
+    assert e.value.status_code == 404
+    assert f"s3://{bucket}-missing" in str(e.value)
+
+
+def test_s3_errors_are_retried_then_reported(
+    client: Client, s3: Any, proxy: FaultProxy, bucket: str, server: LocalServer
+) -> None:
+    s3.put_object(Bucket=bucket, Key="flaky", Body=b"ok")
+    obj = client.bucket(bucket, provider="aws").object("flaky")
+    proxy.inject(Fault(status=503, match="/flaky"), Fault(status=500, match="/flaky"))
+    assert obj.get_reader().read_all() == b"ok", "two 5xx replies are retried"
+
+    s3.put_object(Bucket=bucket, Key="broken", Body=b"never")
+    proxy.inject(*[Fault(status=500, match="/broken") for _ in range(4)])
+    started = time.monotonic()
+    r = raw_request(server.endpoint, "GET", f"/v1/objects/{bucket}/broken?provider=aws")
+    assert r.status == 500 and b"aws-error[Injected500" in r.body
+    assert time.monotonic() - started < 10, "retries are bounded"
+
+
+def test_cut_body_leaves_nothing(
+    client: Client, s3: Any, proxy: FaultProxy, bucket: str, server: LocalServer
+) -> None:
+    data = os.urandom(1_000_000)
+    s3.put_object(Bucket=bucket, Key="cut", Body=data)
+    proxy.inject(Fault(cut_after=100_000, match=f"GET /{bucket}/cut"))
+    r = raw_request(server.endpoint, "GET", f"/v1/objects/{bucket}/cut?provider=aws")
+    assert r.status == 500, r.body
+    b = client.bucket(bucket, provider="aws")
+    assert [x.name for x in b.list_all_objects(flags=[ListObjectFlag.CACHED])] == []
+    assert work_files(Path(p) for p in server.mountpaths) == []
+    assert b.object("cut").get_reader().read_all() == data, "the next GET fetches it whole"
+
+
+def test_s3_down_is_a_clear_error(
+    client: Client, s3: Any, proxy: FaultProxy, bucket: str, server: LocalServer
+) -> None:
+    s3.put_object(Bucket=bucket, Key="x", Body=b"x")
+    client.bucket(bucket, provider="aws").head()
+    proxy.down = True
+    try:
+        r = raw_request(server.endpoint, "GET", f"/v1/objects/{bucket}/x?provider=aws")
+        assert r.status == 500 and b"aws-error[" in r.body
+    finally:
+        proxy.down = False
+    assert client.bucket(bucket, provider="aws").object("x").get_reader().read_all() == b"x"
+
+
+def test_evict_bucket_keeps_or_drops_md(
+    client: Client, s3: Any, bucket: str, server: LocalServer
+) -> None:
+    s3.put_object(Bucket=bucket, Key="e", Body=b"e")
+    b = client.bucket(bucket, provider="aws")
+    b.object("e").get_reader().read_all()
+    b.evict(keep_md=True)
+    assert [x.name for x in b.list_all_objects(flags=[ListObjectFlag.CACHED])] == []
+    present = {m.name for m in client.cluster().list_buckets(provider="")}
+    assert bucket in present
+    b.evict(keep_md=False)
+    present = {m.name for m in client.cluster().list_buckets(provider="")}
+    assert bucket not in present
+    assert s3.get_object(Bucket=bucket, Key="e")["Body"].read() == b"e", "the cloud data stays"
+
+
+def test_bucket_rules(client: Client, bucket: str, server: LocalServer) -> None:
+    client.bucket(bucket, provider="aws").head()
+    r = raw_request(
+        server.endpoint,
+        "DELETE",
+        f"/v1/buckets/{bucket}?provider=aws",
+        body=json.dumps({"action": "destroy-bck"}).encode(),
+    )
+    assert r.status == 405 and b"cannot destroy cloud bucket" in r.body
+    r = raw_request(
+        server.endpoint,
+        "POST",
+        "/v1/buckets/not-in-s3?provider=aws",
+        body=json.dumps({"action": "create-bck"}).encode(),
+    )
+    assert r.status == 501 and b'aws bucket \\"s3://not-in-s3\\" does not exist' in r.body
+    names = {m.name for m in client.cluster().list_buckets(provider="aws")}
+    assert bucket in names
