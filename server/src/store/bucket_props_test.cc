@@ -23,6 +23,41 @@ TEST(BucketPropsTest, StoredFormRoundTrips) {
   EXPECT_EQ(back->ToStored(), p.ToStored());
 }
 
+TEST(BucketPropsTest, RemotePropsApplyRoundTripAndShow) {
+  BucketProps p;
+  auto patch = nlohmann::json::parse(R"({"extra":{"aws":{"cloud_region":"eu-west-1","endpoint":"http://minio:9000",
+      "profile":"p1","multipart_size":"8MiB"}},"versioning":{"validate_warm_get":true,"synchronize":true},
+      "checksum":{"validate_cold_get":false},"features":"16384"})");
+  ASSERT_TRUE(p.Apply(patch).ok());
+  EXPECT_EQ(p.aws_region, "eu-west-1");
+  EXPECT_EQ(p.aws_endpoint, "http://minio:9000");
+  EXPECT_EQ(p.aws_profile, "p1");
+  EXPECT_TRUE(p.remote_validate_warm_get);
+  EXPECT_TRUE(p.remote_sync);
+  EXPECT_FALSE(p.validate_cold_get);
+  EXPECT_EQ(p.features, BucketProps::kFeatS3PathStyle);
+  auto back = BucketProps::FromStored(nlohmann::json::parse(p.ToStored().dump()));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->ToStored(), p.ToStored());
+  // As AIS shows it: the provider from the key, extra.aws only for a remote bucket.
+  nlohmann::json shown = p.ToAisJson("aws/b");
+  EXPECT_EQ(shown["provider"], "aws");
+  EXPECT_EQ(shown["extra"]["aws"]["cloud_region"], "eu-west-1");
+  EXPECT_EQ(shown["features"], "16384");
+  EXPECT_EQ(shown["versioning"]["synchronize"], true);
+  EXPECT_EQ(p.ToAisJson("b")["provider"], "ais");
+  EXPECT_FALSE(p.ToAisJson("b").contains("extra"));
+}
+
+TEST(BucketPropsTest, BadRemotePropsAreRefusedNamingTheField) {
+  for (const char* text : {R"({"features":"x"})", R"({"features":-1})", R"({"extra":{"aws":{"endpoint":5}}})",
+                           R"({"versioning":{"synchronize":"yes"}})", R"({"extra":{"aws":{"nope":""}}})"}) {
+    BucketProps p;
+    Status st = p.Apply(nlohmann::json::parse(text));
+    EXPECT_EQ(st.code(), Status::Code::kInvalidArgument) << text;
+  }
+}
+
 TEST(BucketPropsTest, DamagedStoredFormIsCorruption) {
   for (const char* text : {R"("x")", R"([1])", R"({"versioning":"yes"})", R"({"checksum_type":7})",
                            R"({"chunk_size":1e300})", R"({"checkpoint_every":-1})", R"({"created_ns":0.5})"}) {
