@@ -368,3 +368,14 @@ def test_bucket_rules(client: Client, bucket: str, server: LocalServer) -> None:
     assert r.status == 501 and b'aws bucket \\"s3://not-in-s3\\" does not exist' in r.body
     names = {m.name for m in client.cluster().list_buckets(provider="aws")}
     assert bucket in names
+
+
+def test_evict_objects_drops_cached_copies_only(client: Client, s3: Any, bucket: str) -> None:
+    b = client.bucket(bucket, provider="aws")
+    for key in ("k1", "k2", "k3"):
+        s3.put_object(Bucket=bucket, Key=key, Body=key.encode())
+        b.object(key).get_reader().read_all()
+    job = b.objects(obj_names=["k1", "k2"]).evict()
+    client.job(job).wait(timeout=30)
+    assert [e.name for e in b.list_all_objects(flags=[ListObjectFlag.CACHED])] == ["k3"]
+    assert sorted(e.name for e in b.list_all_objects()) == ["k1", "k2", "k3"], "S3 keeps them"
