@@ -379,3 +379,43 @@ def test_evict_objects_drops_cached_copies_only(client: Client, s3: Any, bucket:
     client.job(job).wait(timeout=30)
     assert [e.name for e in b.list_all_objects(flags=[ListObjectFlag.CACHED])] == ["k3"]
     assert sorted(e.name for e in b.list_all_objects()) == ["k1", "k2", "k3"], "S3 keeps them"
+
+
+def test_prefetch_fetches_selected_objects(
+    client: Client, s3: Any, proxy: FaultProxy, bucket: str
+) -> None:
+    for i in range(12):
+        s3.put_object(Bucket=bucket, Key=f"p/{i:02d}", Body=os.urandom(1000 + i))
+    s3.put_object(Bucket=bucket, Key="q/other", Body=b"q")
+    b = client.bucket(bucket, provider="aws")
+
+    def cached() -> list[str]:
+        return sorted(e.name for e in b.list_all_objects(flags=[ListObjectFlag.CACHED]))
+
+    client.job(b.objects(obj_names=["p/00", "p/01"]).prefetch()).wait(timeout=60)
+    assert cached() == ["p/00", "p/01"]
+    client.job(b.objects(obj_template="p/{00..05}").prefetch(num_workers=2)).wait(timeout=60)
+    assert cached() == [f"p/{i:02d}" for i in range(6)]
+    assert proxy.count("GET", f"/{bucket}/p/00") == 1, "cached objects are not fetched again"
+    client.job(b.objects(obj_template="p/").prefetch()).wait(
+        timeout=60
+    )  # a prefix: listed remotely
+    assert cached() == [f"p/{i:02d}" for i in range(12)]
+    assert (
+        b.object("p/07").get_reader().read_all()
+        == s3.get_object(Bucket=bucket, Key="p/07")["Body"].read()
+    )
+    assert proxy.count("GET", f"/{bucket}/p/07") == 1, "the GET after prefetch is warm"
+
+
+def test_prefetch_errors(client: Client, s3: Any, bucket: str) -> None:
+    s3.put_object(Bucket=bucket, Key="there", Body=b"1")
+    b = client.bucket(bucket, provider="aws")
+    failing = b.objects(obj_names=["missing", "there"]).prefetch(num_workers=-1)
+    result = client.job(failing).wait(timeout=60)
+    assert not result.success
+    assert "NoSuchKey" in str(result.error)
+    coer = b.objects(obj_names=["missing", "there"]).prefetch(continue_on_error=True)
+    result = client.job(coer).wait(timeout=60)  # finishes; its error names what it skipped
+    assert result.end_time is not None and "missing" in str(result.error)
+    assert [e.name for e in b.list_all_objects(flags=[ListObjectFlag.CACHED])] == ["there"]

@@ -99,10 +99,11 @@ Result<MultiObjMsg> MultiObjMsg::Decode(const std::string& action, const nlohman
   MultiObjMsg m;
   JsonFields f(value, "value");
   f.Str("template", &m.tmpl).StrList("objnames", &m.objnames).Bool("coer", &m.continue_on_err);
-  f.Unused(JsonFields::Kind::kInt, {"num-workers"}).Unused(JsonFields::Kind::kBool, {"non-recurs"});
+  f.Int("num-workers", &m.num_workers, -1, 1024).Unused(JsonFields::Kind::kBool, {"non-recurs"});
   f.Unused(JsonFields::Kind::kString, {"TxnUUID"});
   if (action == "prefetch-listrange") {
-    f.Unused(JsonFields::Kind::kInt, {"blob-threshold"}).Unused(JsonFields::Kind::kBool, {"latest-ver"});
+    f.Bool("latest-ver", &m.latest).Unused(JsonFields::Kind::kInt, {"blob-threshold", "blob-num-workers"});
+    f.Unused(JsonFields::Kind::kAny, {"blob-chunk-size"});
   } else if (action == "copy-listrange") {
     f.Object("tobck", [&m](JsonFields& b) { m.to_bck.Read(b); });
     m.copy.Read(f);

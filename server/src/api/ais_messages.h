@@ -80,6 +80,8 @@ struct MultiObjMsg {
   bool include_src_bucket = false;      // archive "isbn"
   bool append = false;                  // archive "aate"
   bool continue_on_err = false;         // "coer"
+  int64_t num_workers = 0;              // "num-workers": 0 auto, -1 serial
+  bool latest = false;                  // prefetch "latest-ver"
 
   static Result<MultiObjMsg> Decode(const std::string& action, const nlohmann::json& value);
 };

@@ -9,6 +9,7 @@
 #include "api/headers.h"
 #include "jobs/bucket_jobs.h"
 #include "jobs/object_selection.h"
+#include "remote/prefetch.h"
 #include "store/bck.h"
 #include "store/names.h"
 #include "util/json_text.h"
@@ -225,6 +226,15 @@ Task<Handled> StartListRange(ServerContext& ctx, Exchange& ex, const std::string
   if (kind == "delete-listrange" || (kind == "evict-listrange" && IsRemoteKey(bucket))) {
     std::string id = ctx.jobs.Start(
         kind, bucket, [&store, bucket, s = *sel](JobControl& jc) { return RunDeleteObjects(store, jc, bucket, s); },
+        Opts("", ctlmsg));
+    co_return co_await ReplyJob(ex, id);
+  }
+  if (kind == "prefetch-listrange" && IsRemoteKey(bucket)) {
+    PrefetchArgs args{.key = bucket, .sel = *sel, .latest = m->latest, .continue_on_err = m->continue_on_err,
+                      .num_workers = m->num_workers};
+    CacheTier& tier = ctx.remote;
+    std::string id = ctx.jobs.Start(
+        kind, bucket, [&tier, &store, args](JobControl& jc) { return RunPrefetch(tier, store, jc, args); },
         Opts("", ctlmsg));
     co_return co_await ReplyJob(ex, id);
   }

@@ -249,8 +249,13 @@ Task<Handled> HandleBuckets(ServerContext& ctx, Exchange& ex, const Route& route
     if (msg->action == "create-bck") {
       co_return co_await CreateRemoteBucket(ctx, ex, BucketKey(kProviderAws, route.bucket), msg->value);
     }
-    co_return Status::NotSupported("invalid action \"" + msg->action + "\": not yet supported for remote buckets (" +
-                                   std::string(ProviderScheme(kProviderAws)) + route.bucket + ")");
+    if (msg->action != "prefetch-listrange") {
+      co_return Status::NotSupported("invalid action \"" + msg->action + "\": not yet supported for remote buckets (" +
+                                     std::string(ProviderScheme(kProviderAws)) + route.bucket + ")");
+    }
+    auto key = co_await ResolveBucket(ctx, ex, route.bucket);
+    if (!key.ok()) co_return key.status();
+    co_return co_await StartListRange(ctx, ex, *key, *msg);
   }
   auto key = co_await ResolveBucket(ctx, ex, route.bucket);
   if (!key.ok()) co_return key.status();

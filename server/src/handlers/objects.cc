@@ -13,6 +13,7 @@
 #include "handlers/bucket_actions.h"
 #include "handlers/context.h"
 #include "handlers/remote.h"
+#include "remote/cache_tier.h"
 #include "store/bck.h"
 #include "store/names.h"
 #include "util/checksum.h"
@@ -415,7 +416,12 @@ Task<Handled> PostObject(ServerContext& ctx, Exchange& ex, const std::string& bu
     if (!st.ok()) co_return st;
     co_return co_await ex.Reply(http::status::ok);
   }
-  if (msg->action == "check-lock") co_return co_await ex.Reply(http::status::ok);
+  if (msg->action == "check-lock") {
+    // 423 while a cold GET writes the object (the official SDK polls this before retrying a
+    // GET that timed out); 200 otherwise: readers never lock an object here.
+    if (IsRemoteKey(bucket) && ctx.remote.Fetching(bucket, name)) co_return co_await ex.Reply(http::status::locked);
+    co_return co_await ex.Reply(http::status::ok);
+  }
   co_return Status::InvalidArgument("invalid action \"" + msg->action + "\"");
 }
 

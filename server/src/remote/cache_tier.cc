@@ -197,6 +197,11 @@ Result<ObjectMeta> CacheTier::ColdGet(const std::string& key, const std::string&
   return r;
 }
 
+bool CacheTier::Fetching(const std::string& key, const std::string& name) {
+  std::lock_guard lock(mu_);
+  return flights_.count(key + '\n' + name) > 0;
+}
+
 Result<bool> CacheTier::InSync(const std::string& key, const ObjectMeta& local) {
   auto remote = Head(key, local.name);
   if (!remote.ok()) return remote.status();

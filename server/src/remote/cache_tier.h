@@ -45,6 +45,8 @@ class CacheTier {
   // leaves nothing. Concurrent calls for one object share one fetch. Returns the local object.
   // `replace`: fetch even though a local copy exists (it was found stale).
   Result<ObjectMeta> ColdGet(const std::string& key, const std::string& name, bool replace = false);
+  // Whether a cold GET of the object is in progress.
+  bool Fetching(const std::string& key, const std::string& name);
   // Whether the local copy still is the remote object (size, then version, ETag, MD5 as AIS
   // compares them); kNotFound when the remote no longer has it.
   Result<bool> InSync(const std::string& key, const ObjectMeta& local);

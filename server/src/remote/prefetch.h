@@ -1,0 +1,26 @@
+// The prefetch job (AIS `prefetch-listrange`): fetches the selected objects of a remote bucket
+// into the cache with a few concurrent cold GETs, so a training epoch later reads them locally.
+#pragma once
+
+#include <string>
+
+#include "jobs/job_registry.h"
+#include "jobs/object_selection.h"
+#include "remote/cache_tier.h"
+
+namespace ais {
+
+struct PrefetchArgs {
+  std::string key;  // the remote bucket's store key
+  ObjectSelection sel;
+  bool latest = false;           // re-check cached objects against the remote (refetch if changed)
+  bool continue_on_err = false;  // "coer": record errors and go on
+  int64_t num_workers = 0;       // concurrent fetches: 0 auto (4), -1 one at a time, else that many (<= 32)
+};
+
+// Cached objects are skipped (unless `latest` finds them changed); a prefix selection lists the
+// remote bucket. An object missing remotely is an error only when named in a list. Counts each
+// object fetched and its bytes.
+Status RunPrefetch(CacheTier& tier, Store& store, JobControl& jc, const PrefetchArgs& args);
+
+}  // namespace ais
