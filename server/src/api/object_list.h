@@ -53,7 +53,7 @@ struct ListPage {
   std::string uuid;
   std::string continuation_token;
   std::vector<ObjectMeta> entries;
-  std::vector<uint16_t> extra_flags;  // per entry, OR-ed into its flags (LsArchDir); empty: none
+  std::vector<uint16_t> extra_flags;  // per entry, OR-ed into its flags (LsArchDir, kEntryIsDir); empty: none
 };
 
 inline constexpr uint16_t kEntryIsCached = 64;

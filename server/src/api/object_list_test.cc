@@ -184,7 +184,7 @@ std::set<std::string> Keys(const std::map<std::string, msgpack::object>& m) {
 TEST(ListProps, NameOnlyGivesNamesAndTheCachedFlag) {
   ObjectMeta m = FullMeta();
   m.upload_id = "u";  // chunked: still no EntryIsChunked, AIS lists names only without metadata
-  for (const std::string props : {"", "name", "name,size", "name,size,version,checksum,custom"}) {
+  for (const char* props : {"", "name", "name,size", "name,size,version,checksum,custom"}) {
     auto p = ListProps::Parse(props, kLsNameOnly | /*LsCached*/ 1);
     ASSERT_TRUE(p.ok());
     msgpack::object_handle oh;
