@@ -8,9 +8,11 @@ import asyncio
 import concurrent.futures
 import json
 import os
+import subprocess
 import sys
 import threading
 from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -155,3 +157,21 @@ def test_etl_tools_report_the_refusal(agent: StdioMcp) -> None:
     assert "404" in agent.tool_error("ais_list_etls")
     assert "404" in agent.tool_error("ais_etl_details", etl_name="md5-etl")
     assert "404" in agent.tool_error("ais_etl_logs", etl_name="md5-etl")
+
+
+def test_without_the_mcp_package_main_says_what_to_install(tmp_path: Path) -> None:
+    hidden = (
+        "import sys\n"
+        "sys.modules['mcp'] = None  # as if not installed: importing it fails\n"
+        "from aistore.mcp import server\n"
+        "assert server.mcp is None\n"
+        "server.main()\n"
+    )
+    res = subprocess.run(
+        [sys.executable, "-I", "-c", hidden],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+    )
+    assert res.returncode == 1 and "pip install mcp" in res.stderr, res.stderr[-2000:]
