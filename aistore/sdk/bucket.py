@@ -653,16 +653,23 @@ class Bucket(AISSource):
 
         Returns:
             Entries named `<archive_obj_name>/<path in the archive>`, in name order (and the
-            archive's own entry first when asked for). Unlike the official SDK, which lists by
-            the archive's name as a prefix, objects that merely share that prefix
-            (`shard.tar-1`) are not included.
+            archive's own entry first when asked for). The listing's prefix is the archive's
+            name, as the official SDK sends it: a cluster lists an archive's files only
+            together with the archive, never for the prefix `<archive_obj_name>/`. Unlike the
+            official SDK, objects that merely share that prefix (`shard.tar-1`) are left out.
         """
         inside = archive_obj_name + "/"
-        prefix = archive_obj_name if include_archive_obj else inside
         entries = self.list_all_objects(
-            prefix=prefix, props=props, page_size=page_size, flags=[ListObjectFlag.ARCH_DIR]
+            prefix=archive_obj_name,
+            props=props,
+            page_size=page_size,
+            flags=[ListObjectFlag.ARCH_DIR],
         )
-        return [e for e in entries if e.name.startswith(inside) or e.name == archive_obj_name]
+        return [
+            e
+            for e in entries
+            if e.name.startswith(inside) or (include_archive_obj and e.name == archive_obj_name)
+        ]
 
     def list_all_objects_iter(
         self, prefix: str = "", props: str = "name,size", start_after: str = ""

@@ -6,11 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import requests
 
 from aistore import Client
 from aistore.sdk import Bucket
 from aistore.sdk.dsort import DsortFramework, DsortShardsGroup, ExternalKeyMap
-from aistore.sdk.errors import AISError
+from aistore.sdk.errors import AISError, ErrETLNotFound
+from aistore.sdk.etl import ETLConfig
 from aistore.sdk.etl.etl import Etl
 from aistore.sdk.multiobj import ObjectNames, ObjectRange
 from aistore.sdk.types import BucketModel
@@ -36,6 +38,23 @@ def test_etl_calls_are_refused(client: Client) -> None:
         with pytest.raises(AISError) as info:
             call()
         _refused(info.value, "/v1/etl")
+
+
+def test_transforming_get_is_refused(client: Client, bucket: Bucket) -> None:
+    """A GET naming an ETL fails as on a cluster where that ETL does not run (404 naming the
+    "etl job", which the SDK raises as ErrETLNotFound); it never returns the bytes untransformed."""
+    obj = bucket.object("img")
+    obj.get_writer().put_content(b"raw")
+    etl = ETLConfig(name="md5-etl", args={"k": "v"})
+    with pytest.raises(ErrETLNotFound) as info:
+        obj.get_reader(etl=etl).read_all()
+    assert info.value.status_code == 404 and "etl job md5-etl" in info.value.message
+    with pytest.raises(ErrETLNotFound):
+        obj.get_reader(etl=etl, byte_range="bytes=0-1").read_all()
+    url = obj.get_url(etl=etl)
+    assert "etl_name=md5-etl" in url
+    assert requests.get(url, timeout=10).status_code == 404
+    assert obj.get_reader().read_all() == b"raw"
 
 
 def test_etl_context_manager_swallows_the_refusal(client: Client) -> None:

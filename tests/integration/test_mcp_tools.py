@@ -1,102 +1,177 @@
-"""The MCP server's tools against the real server, registered on a plain recorder (the
-`mcp` package is optional); and the server module without `mcp` installed."""
+"""The MCP server as an agent runs it: `python -m aistore.mcp.server` started over stdio by the
+`mcp` package's own client, its tools called against the real server. One MCP server process
+for the module; the `mcp` client is async, so it lives on an event loop in a thread of its own."""
 
 from __future__ import annotations
 
-import importlib.util
+import asyncio
+import concurrent.futures
 import json
-from collections.abc import Callable
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from aistore import Client
-from aistore.mcp.tools.buckets import register_bucket_tools
-from aistore.mcp.tools.cluster import register_cluster_tools
-from aistore.mcp.tools.jobs import register_job_tools
 from aistore.sdk import Bucket
-from aistore.sdk.errors import AISError
+from aistore.server import LocalServer
+
+mcp = pytest.importorskip("mcp", reason="needs `pip install mcp` (the dev extra has it)")
+from mcp import ClientSession, StdioServerParameters  # noqa: E402
+from mcp.client.stdio import stdio_client  # noqa: E402
+
+Call = Callable[[ClientSession], Awaitable[Any]]
 
 
-class Recorder:
-    """Collects tools by name, as FastMCP's `tool()` decorator registers them."""
+class StdioMcp:
+    """One `python -m aistore.mcp.server` process and an initialized client session to it.
 
-    def __init__(self) -> None:
-        self.tools: dict[str, Callable[..., str]] = {}
+    The session's context managers must be entered and left by one task, so a single task
+    holds them and runs the calls handed to it through a queue."""
 
-    def tool(self) -> Callable[[Any], Any]:
-        def register(fn: Any) -> Any:
-            self.tools[fn.__name__] = fn
-            return fn
+    def __init__(self, env: dict[str, str]) -> None:
+        self._params = StdioServerParameters(
+            command=sys.executable, args=["-m", "aistore.mcp.server"], env=env
+        )
+        self._loop = asyncio.new_event_loop()
+        self._queue: asyncio.Queue[tuple[Call, concurrent.futures.Future[Any]] | None]
+        self._ready: concurrent.futures.Future[None] = concurrent.futures.Future()
+        self._thread = threading.Thread(target=self._loop.run_until_complete, args=(self._serve(),))
+        self._thread.start()
+        self._ready.result(timeout=60)
 
-        return register
+    async def _serve(self) -> None:
+        self._queue = asyncio.Queue()
+        try:
+            async with (
+                stdio_client(self._params) as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                await session.initialize()
+                self._ready.set_result(None)
+                while (item := await self._queue.get()) is not None:
+                    call, done = item
+                    try:
+                        done.set_result(await call(session))
+                    except Exception as e:  # handed to the caller's thread
+                        done.set_exception(e)
+        except Exception as e:
+            if not self._ready.done():
+                self._ready.set_exception(e)
+            raise
+
+    def run(self, call: Call) -> Any:
+        done: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        self._loop.call_soon_threadsafe(self._queue.put_nowait, (call, done))
+        return done.result(timeout=60)
+
+    def tool(self, name: str, **args: Any) -> Any:
+        """The tool's JSON reply, decoded; AssertionError with its text when it failed."""
+        result = self.run(lambda s: s.call_tool(name, args))
+        text = "".join(getattr(c, "text", "") for c in result.content)
+        assert not result.isError, f"{name}: {text}"
+        return json.loads(text)
+
+    def tool_error(self, name: str, **args: Any) -> str:
+        """The text of a tool call that failed."""
+        result = self.run(lambda s: s.call_tool(name, args))
+        assert result.isError, f"{name} did not fail"
+        return "".join(getattr(c, "text", "") for c in result.content)
+
+    def close(self) -> None:
+        self._loop.call_soon_threadsafe(self._queue.put_nowait, None)
+        self._thread.join(timeout=30)
+        self._loop.close()
 
 
-@pytest.fixture
-def tools(client: Client) -> dict[str, Callable[..., str]]:
-    rec = Recorder()
-    for register in (register_cluster_tools, register_bucket_tools, register_job_tools):
-        register(rec, lambda: client)
-    return rec.tools
+@pytest.fixture(scope="module")
+def agent(ais_server: LocalServer) -> Iterator[StdioMcp]:
+    env = {**os.environ, "AIS_ENDPOINT": ais_server.endpoint}
+    session = StdioMcp(env)
+    yield session
+    session.close()
 
 
-def test_cluster_tools(tools: dict[str, Callable[..., str]]) -> None:
-    health = json.loads(tools["ais_cluster_health"]())
+def test_the_server_lists_its_read_only_tools(agent: StdioMcp) -> None:
+    listed = agent.run(lambda s: s.list_tools())
+    names = sorted(t.name for t in listed.tools)
+    assert names == sorted(
+        [
+            "ais_bucket_summary",
+            "ais_cluster_health",
+            "ais_cluster_info",
+            "ais_cluster_performance",
+            "ais_etl_details",
+            "ais_is_ready",
+            "ais_job_status",
+            "ais_list_buckets",
+            "ais_list_etls",
+            "ais_list_jobs",
+            "ais_list_objects",
+            "ais_object_info",
+            "ais_running_jobs",
+            "ais_etl_logs",
+        ]
+    ), names
+    schema = next(t for t in listed.tools if t.name == "ais_list_objects").inputSchema
+    assert "bucket_name" in schema["properties"]
+
+
+def test_cluster_tools(agent: StdioMcp) -> None:
+    health = agent.tool("ais_cluster_health")
     assert health["status"] == "healthy" and health["targets"]["count"] == 1
     assert health["primary_proxy"]["url"].startswith("http://")
-    assert json.loads(tools["ais_cluster_info"]())["uuid"] == health["uuid"]
-    assert json.loads(tools["ais_is_ready"]())["ready"] is True
-    assert json.loads(tools["ais_cluster_performance"]())
+    assert agent.tool("ais_cluster_info")["uuid"] == health["uuid"]
+    assert agent.tool("ais_is_ready")["ready"] is True
+    assert agent.tool("ais_cluster_performance")
 
 
-def test_bucket_tools(tools: dict[str, Callable[..., str]], bucket: Bucket) -> None:
+def test_bucket_tools(agent: StdioMcp, bucket: Bucket) -> None:
     bucket.object("d/a").get_writer().put_content(b"12345")
     bucket.object("d/b").get_writer().put_content(b"x")
-    names = [b["name"] for b in json.loads(tools["ais_list_buckets"]())["buckets"]]
+    names = [b["name"] for b in agent.tool("ais_list_buckets")["buckets"]]
     assert bucket.name in names
-    listed = json.loads(tools["ais_list_objects"](bucket.name, prefix="d/", limit=1))
+    listed = agent.tool("ais_list_objects", bucket_name=bucket.name, prefix="d/", limit=1)
     assert listed["count"] == 1 and listed["objects"][0] == {"name": "d/a", "size": 5}
-    info = json.loads(tools["ais_object_info"](bucket.name, "d/a"))
+    info = agent.tool("ais_object_info", bucket_name=bucket.name, object_name="d/a")
     assert info["properties"]["size"] == 5 and info["properties"]["present"] is True
-    summary = json.loads(tools["ais_bucket_summary"](bucket.name))
-    assert summary["bucket"] == bucket.name
+    assert agent.tool("ais_bucket_summary", bucket_name=bucket.name)["bucket"] == bucket.name
 
 
-def test_job_tools(tools: dict[str, Callable[..., str]], client: Client, bucket: Bucket) -> None:
+def test_job_tools(agent: StdioMcp, client: Client) -> None:
     job_id = client.job(job_kind="lru").start()
     client.job(job_id).wait(timeout=30)
-    jobs = json.loads(tools["ais_list_jobs"]("lru"))
+    jobs = agent.tool("ais_list_jobs", kind="lru")
     assert job_id in [j["id"] for j in jobs["jobs"]]
-    assert json.loads(tools["ais_job_status"](job_id))["uuid"] == job_id
-    assert "jobs" in json.loads(tools["ais_running_jobs"]())
-    for name, args in (("ais_list_etls", ()), ("ais_etl_details", ("md5-etl",))):
-        with pytest.raises(AISError):
-            tools[name](*args)
+    assert agent.tool("ais_job_status", job_id=job_id)["uuid"] == job_id
+    assert "jobs" in agent.tool("ais_running_jobs")
 
 
-@pytest.mark.skipif(importlib.util.find_spec("mcp") is not None, reason="mcp is installed")
-def test_server_without_the_mcp_package() -> None:
-    from aistore.mcp import server
-
-    assert server.mcp is None
-    with pytest.raises(SystemExit, match="pip install mcp"):
-        server.main()
+def test_etl_tools_report_the_refusal(agent: StdioMcp) -> None:
+    # no ETL here: the tools fail with the server's error, as on a cluster without ETL
+    assert "404" in agent.tool_error("ais_list_etls")
+    assert "404" in agent.tool_error("ais_etl_details", etl_name="md5-etl")
+    assert "404" in agent.tool_error("ais_etl_logs", etl_name="md5-etl")
 
 
-@pytest.mark.skipif(importlib.util.find_spec("mcp") is None, reason="needs `pip install mcp`")
-def test_server_with_the_mcp_package(ais_server: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    import asyncio
-
-    from aistore.mcp import server
-
-    monkeypatch.setenv("AIS_ENDPOINT", ais_server.endpoint)
-    monkeypatch.setattr(server, "_client", None)
-
-    async def run() -> tuple[list[str], str]:
-        listed = await server.mcp.list_tools()
-        reply = await server.mcp.call_tool("ais_is_ready", {})
-        return sorted(t.name for t in listed), str(reply)
-
-    names, reply = asyncio.run(run())
-    assert len(names) == 14 and "ais_cluster_health" in names
-    assert '\\"ready\\": true' in reply or '"ready": true' in reply
+def test_without_the_mcp_package_main_says_what_to_install(tmp_path: Path) -> None:
+    hidden = (
+        "import sys\n"
+        "sys.modules['mcp'] = None  # as if not installed: importing it fails\n"
+        "from aistore.mcp import server\n"
+        "assert server.mcp is None\n"
+        "server.main()\n"
+    )
+    res = subprocess.run(
+        [sys.executable, "-I", "-c", hidden],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+    )
+    assert res.returncode == 1 and "pip install mcp" in res.stderr, res.stderr[-2000:]

@@ -38,6 +38,10 @@ def test_head_props(big) -> None:  # type: ignore[no-untyped-def]
     props = big.head()
     assert props.size == len(DATA) and props.present
     assert big.props_cached is props
+    # the default asks for name,size only, as the official SDK's and as a cluster answers it
+    assert props.obj_version == "" and props.checksum_value == ""
+    asked = big.head("version,checksum")
+    assert asked.obj_version == "1" and len(asked.checksum_value) == 16
     full = big.props
     assert full.checksum_type == "xxhash" and len(full.checksum_value) == 16
     assert full.obj_version == "1" and full.access_time.isdigit()

@@ -18,8 +18,13 @@ std::string JoinCustom(const ObjectMeta& m) {
   return out;
 }
 
-uint16_t EntryFlags(const ObjectMeta& m) {
-  return static_cast<uint16_t>(kEntryIsCached | (m.chunked() ? kEntryIsChunked : 0));
+constexpr uint16_t kInArchFlag = 128;  // AIS EntryInArch (archive/arch_dir.h lists them)
+
+// Past every valid UTF-8 name that starts with what precedes it: no UTF-8 byte is 0xFF.
+constexpr std::string_view kPastSubtree = "\xff\xff\xff\xff";
+
+uint16_t EntryFlags(const ObjectMeta& m, const ListProps& props) {
+  return static_cast<uint16_t>(kEntryIsCached | (props.chunked && m.chunked() ? kEntryIsChunked : 0));
 }
 
 std::string FormatTime(int64_t unix_ns, const char* layout) {
@@ -55,6 +60,71 @@ Result<ListProps> ListProps::Parse(const std::string& props) {
   return p;
 }
 
+Result<ListProps> ListProps::Parse(const std::string& props, uint64_t flags) {
+  auto p = Parse(props);
+  if (!p.ok()) return p;
+  if (flags & kLsNameOnly) return ListProps{.size = false, .chunked = false};
+  if (flags & kLsNameSize) return ListProps{};
+  return p;
+}
+
+std::string NoRecursionDir(std::string_view prefix, std::string_view name) {
+  size_t start = prefix.size();
+  // A prefix that names a directory without its '/' ("a" for "a/x") is walked into, as "a/".
+  if (!prefix.empty() && prefix.back() != '/' && start < name.size() && name[start] == '/') ++start;
+  size_t slash = name.find('/', start);
+  if (slash == std::string_view::npos) return {};
+  return std::string(name.substr(0, slash + 1));
+}
+
+Result<std::vector<ListEntry>> ListNoRecursion(const std::string& prefix, const std::string& after, size_t limit,
+                                               bool no_dirs, const ListFetch& fetch) {
+  // Every name maps to itself or to a directory that is a prefix of it, and every name below
+  // that directory maps to it: the mapping keeps name order, so a directory's names come in one
+  // run and the entries leave in order. `last` is the greatest entry given or skipped so far.
+  constexpr size_t kBatch = 256;  // names read ahead; a directory ends the batch
+  std::vector<ListEntry> out;
+  std::string last = after;
+  std::string cursor = after.ends_with('/') ? after + std::string(kPastSubtree) : after;
+  // Files inside an archive (LsArchDir) come right after it: they are listed when it was, and at
+  // the start of a page that continues after an entry (the previous page may end inside one).
+  bool members_pass = !after.empty() && !after.ends_with('/');
+  while (out.size() < limit) {
+    size_t want = std::min(kBatch, limit - out.size());
+    auto batch = fetch(cursor, want);
+    if (!batch.ok()) return batch.status();
+    bool refetch = false;
+    for (auto& e : *batch) {
+      cursor = e.meta.name;
+      if ((e.flags & kInArchFlag) && members_pass) {
+        last = e.meta.name;
+        out.push_back(std::move(e));
+      } else if (std::string dir = NoRecursionDir(prefix, e.meta.name); dir.empty()) {
+        if (e.meta.name <= last) continue;
+        last = e.meta.name;
+        members_pass = true;
+        out.push_back(std::move(e));
+      } else {
+        cursor = dir + std::string(kPastSubtree);
+        refetch = true;
+        members_pass = false;
+        if (dir > last) {
+          last = dir;
+          if (!no_dirs) {
+            ListEntry d;
+            d.meta.name = std::move(dir);
+            d.flags = kEntryIsDir;
+            out.push_back(std::move(d));
+          }
+        }
+      }
+      if (refetch || out.size() == limit) break;
+    }
+    if (!refetch && batch->size() < want) break;  // the bucket has no more under the prefix
+  }
+  return out;
+}
+
 void ListObjectsMsg::Read(JsonFields& f) {
   f.Str("prefix", &prefix).Str("props", &props).Str("continuation_token", &continuation_token);
   f.Str("uuid", &uuid).Str("start_after", &start_after).Uint("pagesize", &page_size);
@@ -85,6 +155,14 @@ std::string EncodeEntryMsgpack(const ObjectMeta& m, const ListProps& props, cons
                                uint16_t extra_flags, bool local) {
   msgpack::sbuffer buf(64 + m.name.size());
   msgpack::packer<msgpack::sbuffer> pk(buf);
+  if (extra_flags & kEntryIsDir) {
+    pk.pack_map(2);
+    pk.pack("n");
+    pk.pack(m.name);
+    pk.pack("f");
+    pk.pack(kEntryIsDir);
+    return std::string(buf.data(), buf.size());
+  }
   std::string custom = props.custom ? JoinCustom(m) : std::string();
   bool cs = props.checksum && !m.cksum_value.empty();
   uint32_t n = 2 + (cs ? 1 : 0) + (props.atime ? 1 : 0) + (props.version ? 1 : 0) + (props.location ? 1 : 0) +
@@ -121,7 +199,7 @@ std::string EncodeEntryMsgpack(const ObjectMeta& m, const ListProps& props, cons
     pk.pack(int16_t{1});
   }
   pk.pack("f");
-  pk.pack(static_cast<uint16_t>((local ? EntryFlags(m) : 0) | extra_flags));
+  pk.pack(static_cast<uint16_t>((local ? EntryFlags(m, props) : 0) | extra_flags));
   return std::string(buf.data(), buf.size());
 }
 
@@ -182,7 +260,12 @@ std::string EncodeListPageJson(const ListPage& page, const ListProps& props, con
   for (size_t i = 0; i < page.entries.size(); ++i) {
     const ObjectMeta& m = page.entries[i];
     uint16_t extra = i < page.extra_flags.size() ? page.extra_flags[i] : 0;
-    nlohmann::json e = {{"name", m.name}, {"flags", static_cast<uint16_t>((page.remote ? 0 : EntryFlags(m)) | extra)}};
+    if (extra & kEntryIsDir) {
+      entries.push_back({{"name", m.name}, {"flags", kEntryIsDir}});
+      continue;
+    }
+    nlohmann::json e = {{"name", m.name},
+                        {"flags", static_cast<uint16_t>((page.remote ? 0 : EntryFlags(m, props)) | extra)}};
     if (props.checksum && !m.cksum_value.empty()) e["checksum"] = m.cksum_value;
     if (props.atime) e["atime"] = FormatRfc822(m.atime_ns);
     if (props.version) e["version"] = std::to_string(m.version);

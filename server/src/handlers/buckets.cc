@@ -18,11 +18,6 @@
 namespace ais {
 namespace {
 
-constexpr uint64_t kLsCached = 1;
-constexpr uint64_t kLsNotCached = 512;
-constexpr uint64_t kLsNbi = 32768;
-constexpr uint64_t kLsArchDir = 8;
-
 Task<Handled> ListBuckets(ServerContext& ctx, Exchange& ex) {
   auto provider = NormalizeProvider(ex.query("provider").value_or(""));
   if (!provider.ok()) co_return provider.status();
@@ -119,12 +114,30 @@ void SplitArchDir(std::vector<ArchDirEntry> listed, ListPage* page) {
   }
 }
 
+// The bucket's objects under q.prefix after q.after, with the files inside archives (LsArchDir).
+Result<std::vector<ListEntry>> FetchEntries(Store& store, const std::string& bucket, const ListQuery& q,
+                                            bool arch_dir) {
+  std::vector<ListEntry> out;
+  if (arch_dir) {
+    auto listed = ListWithArchives(store, bucket, q);
+    if (!listed.ok()) return listed.status();
+    out.reserve(listed->size());
+    for (auto& e : *listed) out.push_back(ListEntry{.meta = std::move(e.meta), .flags = e.flags});
+    return out;
+  }
+  auto listed = store.List(bucket, q);
+  if (!listed.ok()) return listed.status();
+  out.reserve(listed->size());
+  for (auto& m : *listed) out.push_back(ListEntry{.meta = std::move(m), .flags = 0});
+  return out;
+}
+
 Task<Handled> ListObjects(ServerContext& ctx, Exchange& ex, const std::string& bucket, const nlohmann::json& value) {
   ServerStats().lst_n.fetch_add(1, std::memory_order_relaxed);  // every list-objects page asked for, as AIS counts
   auto msg = ListObjectsMsg::FromJson(value);
   if (!msg.ok()) co_return msg.status();
   if (Status st = ValidatePrefix(msg->prefix); !st.ok()) co_return st;
-  auto props = ListProps::Parse(msg->props);
+  auto props = ListProps::Parse(msg->props, msg->flags);
   if (!props.ok()) co_return props.status();
   uint64_t page = msg->page_size == 0 ? ctx.max_page_size : std::min(msg->page_size, ctx.max_page_size);
   if (IsRemoteKey(bucket) && !(msg->flags & (kLsCached | kLsNbi))) {
@@ -134,18 +147,33 @@ Task<Handled> ListObjects(ServerContext& ctx, Exchange& ex, const std::string& b
     co_return Status::InvalidArgument("flag \"not-cached\" is not supported for ais:// buckets");
   }
   if (msg->flags & kLsNbi) co_return co_await ListFromInventory(ctx, ex, bucket, *msg, page);
-  ListQuery q{.prefix = msg->prefix,
-              .after = msg->continuation_token.empty() ? msg->start_after : msg->continuation_token,
-              .limit = page};
+  const std::string& after = msg->continuation_token.empty() ? msg->start_after : msg->continuation_token;
+  const bool arch_dir = (msg->flags & kLsArchDir) != 0;
   ListPage out;
-  if (msg->flags & kLsArchDir) {
-    auto listed = ListWithArchives(ctx.store, bucket, q);
+  if (msg->flags & kLsNoRecursion) {
+    Store& store = ctx.store;
+    ListFetch fetch = [&](const std::string& from, size_t limit) {
+      return FetchEntries(store, bucket, ListQuery{.prefix = msg->prefix, .after = from, .limit = limit}, arch_dir);
+    };
+    auto listed = ListNoRecursion(msg->prefix, after, page, (msg->flags & kLsNoDirs) != 0, fetch);
     if (!listed.ok()) co_return listed.status();
-    SplitArchDir(std::move(*listed), &out);
+    out.entries.reserve(listed->size());
+    out.extra_flags.reserve(listed->size());
+    for (auto& e : *listed) {
+      out.entries.push_back(std::move(e.meta));
+      out.extra_flags.push_back(e.flags);
+    }
   } else {
-    auto entries = ctx.store.List(bucket, q);
-    if (!entries.ok()) co_return entries.status();
-    out.entries = std::move(*entries);
+    ListQuery q{.prefix = msg->prefix, .after = after, .limit = page};
+    if (arch_dir) {
+      auto listed = ListWithArchives(ctx.store, bucket, q);
+      if (!listed.ok()) co_return listed.status();
+      SplitArchDir(std::move(*listed), &out);
+    } else {
+      auto entries = ctx.store.List(bucket, q);
+      if (!entries.ok()) co_return entries.status();
+      out.entries = std::move(*entries);
+    }
   }
   out.uuid = msg->uuid.empty() ? RandomId(10) : msg->uuid;
   if (out.entries.size() == page) out.continuation_token = out.entries.back().name;

@@ -142,6 +142,10 @@ Task<Handled> GetArchived(ServerContext& ctx, Exchange& ex, const std::string& b
 }
 
 Task<Handled> GetObject(ServerContext& ctx, Exchange& ex, const std::string& bucket, const std::string& name) {
+  // A transforming GET names an ETL; with no ETL running (none can, here) AIS's lookup of it fails.
+  if (std::string etl = ex.query("etl_name").value_or(""); !etl.empty()) {
+    co_return Status::NotFound("t[" + ctx.node.daemon_id + "]: etl job " + etl + " does not exist");
+  }
   // The SDK always sends archpath= and archregx=, usually empty: empty means "the object itself".
   std::string archpath = ex.query("archpath").value_or("");
   std::string regx = ex.query("archregx").value_or("");

@@ -12,11 +12,6 @@
 namespace ais {
 namespace {
 
-constexpr uint64_t kLsNameOnly = 1 << 4;
-constexpr uint64_t kLsNameSize = 1 << 5;
-constexpr uint64_t kLsNotCached = 1 << 9;
-constexpr uint64_t kLsNoRecursion = 1 << 11;
-constexpr uint64_t kLsNoDirs = 1 << 13;
 constexpr uint32_t kMaxRemotePage = 1000;  // AIS MaxPageSizeAWS
 
 bool QueryTrue(const Exchange& ex, std::string_view key) { return IEquals(ex.query(key).value_or(""), "true"); }

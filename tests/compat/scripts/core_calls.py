@@ -20,6 +20,7 @@ import xxhash
 
 import aistore
 from aistore import Client
+from aistore.sdk import ListObjectFlag
 from aistore.sdk.errors import (
     AISError,
     ErrBckAlreadyExists,
@@ -171,6 +172,35 @@ def list_all_objects() -> None:
     assert sizes["file.bin"] == len(file_data) and sizes["other/z"] == 3, sizes
     objs = list(bucket.list_all_objects_iter(prefix="other/"))
     assert [o.name for o in objs] == ["other/z"]
+
+
+@check
+def list_no_recursion() -> None:
+    # one level: objects there and one entry per virtual directory (flag EntryIsDir, 256)
+    nr = [ListObjectFlag.NO_RECURSION]
+    top = bucket.list_all_objects(flags=nr)
+    assert [(e.name, e.flags & 256) for e in top] == [
+        ("dir/", 256),
+        ("file.bin", 0),
+        ("other/", 256),
+    ], [(e.name, e.flags) for e in top]
+    assert [e.name for e in bucket.list_objects_iter(flags=nr, page_size=1)] == [
+        "dir/",
+        "file.bin",
+        "other/",
+    ]
+    inside = [e.name for e in bucket.list_all_objects(prefix="dir/", flags=nr, page_size=3)]
+    assert inside == sorted(n for n in small if n.startswith("dir/")), inside
+    no_dirs = bucket.list_all_objects(flags=[*nr, ListObjectFlag.NO_DIRS])
+    assert [e.name for e in no_dirs] == ["file.bin"]
+
+
+@check
+def list_name_only() -> None:
+    flags = [ListObjectFlag.NAME_ONLY, ListObjectFlag.CACHED]
+    entries = bucket.list_all_objects(prefix="dir/", props="name,size", flags=flags)
+    assert [e.name for e in entries] == sorted(n for n in small if n.startswith("dir/"))
+    assert all(e.size == 0 and e.is_cached() for e in entries), [(e.size, e.flags) for e in entries]
 
 
 @check

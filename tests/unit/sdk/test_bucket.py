@@ -83,6 +83,22 @@ def test_list_objects_request_and_entries(server: FakeServer, client: Client) ->
     assert page.entries[0].object.bucket_name == "b1"
 
 
+def test_list_archive_lists_by_the_archive_name(server: FakeServer, client: Client) -> None:
+    """A cluster lists an archive's files only together with the archive: the prefix is the
+    archive's name (as the official SDK sends it), never `<name>/`, which lists nothing."""
+    names = ["s.tar", "s.tar-1", "s.tar/a", "s.tar/b"]
+    server.route = lambda req: _page(names, "")
+    bucket = client.bucket("b1")
+    assert [e.name for e in bucket.list_archive("s.tar")] == ["s.tar/a", "s.tar/b"]
+    with_self = bucket.list_archive("s.tar", include_archive_obj=True, page_size=7)
+    assert [e.name for e in with_self] == ["s.tar", "s.tar/a", "s.tar/b"]
+    for req in server.requests:
+        value = json.loads(req.body)["value"]
+        assert value["prefix"] == "s.tar"
+        assert value["flags"] == str(1 << ListObjectFlag.ARCH_DIR.value)
+    assert json.loads(server.requests[-1].body)["value"]["pagesize"] == 7
+
+
 def _paged_route(names: list[str], page_size: int) -> tuple[list[Req], object]:
     seen: list[Req] = []
 
