@@ -419,3 +419,53 @@ def test_prefetch_errors(client: Client, s3: Any, bucket: str) -> None:
     result = client.job(coer).wait(timeout=60)  # finishes; its error names what it skipped
     assert result.end_time is not None and "missing" in str(result.error)
     assert [e.name for e in b.list_all_objects(flags=[ListObjectFlag.CACHED])] == ["there"]
+
+
+def test_blob_download_job_and_get(
+    client: Client, s3: Any, proxy: FaultProxy, bucket: str, server: LocalServer
+) -> None:
+    from aistore.sdk.blob_download_config import BlobDownloadConfig
+
+    data = os.urandom(5 * 1024 * 1024 + 5)
+    s3.put_object(Bucket=bucket, Key="blob1", Body=data)
+    s3.put_object(Bucket=bucket, Key="blob2", Body=data[::-1])
+    b = client.bucket(bucket, provider="aws")
+
+    job = b.object("blob1").blob_download(chunk_size=1024 * 1024, num_workers=3)
+    assert client.job(job).wait(timeout=60).success
+    assert proxy.count("GET", f"/{bucket}/blob1") == 6, "one range read per chunk"
+    r = raw_request(
+        server.endpoint, "HEAD", f"/v1/objects/{bucket}/blob1?provider=aws&props=chunked"
+    )
+    assert r.header("Ais-Chunks-Count") == "6"
+    assert b.object("blob1").get_reader().read_all() == data
+    assert b.object("blob1").blob_download() == "", "cached: nothing to do"
+
+    cfg = BlobDownloadConfig(chunk_size="2MiB", num_workers="2")
+    assert b.object("blob2").get_reader(blob_download_config=cfg).read_all() == data[::-1]
+    assert proxy.count("GET", f"/{bucket}/blob2") == 3
+
+    s3.put_object(Bucket=bucket, Key="blob3", Body=data)
+    proxy.inject(Fault(cut_after=1000, match=f"GET /{bucket}/blob3"))
+    r = raw_request(
+        server.endpoint,
+        "GET",
+        f"/v1/objects/{bucket}/blob3?provider=aws",
+        headers={"Ais-Blob-Download": "true", "Ais-Blob-Chunk": "1MiB", "Ais-Blob-Workers": "-1"},
+    )
+    assert r.status == 500, r.body
+    assert "blob3" not in [e.name for e in b.list_all_objects(flags=[ListObjectFlag.CACHED])]
+    r = raw_request(
+        server.endpoint,
+        "GET",
+        f"/v1/objects/{bucket}/blob3?provider=aws",
+        headers={"Ais-Blob-Workers": "x"},
+    )
+    assert r.status == 200, "the blob headers count only with Ais-Blob-Download: true"
+    r = raw_request(
+        server.endpoint,
+        "GET",
+        f"/v1/objects/{bucket}/blob3?provider=aws",
+        headers={"Ais-Blob-Download": "true", "Ais-Blob-Workers": "500"},
+    )
+    assert r.status == 400 and b"blob-downloader: failed to parse" in r.body

@@ -466,6 +466,37 @@ Task<Handled> DeleteObject(ServerContext& ctx, Exchange& ex, const std::string& 
   co_return co_await ex.Reply(http::status::ok);
 }
 
+// blob-download job: the object fetched by concurrent range reads into its chunks; "" (nothing to
+// do) when it is cached and `latest-ver` does not ask to check it.
+Task<Handled> StartBlobDownload(ServerContext& ctx, Exchange& ex, const std::string& bucket, const ActionMsg& msg) {
+  auto blob = BlobMsg::Decode(msg.value);
+  if (!blob.ok()) co_return blob.status();
+  if (!IsRemoteKey(bucket)) {
+    co_return Status::InvalidArgument("blob-download: expecting remote bucket (have " + BucketCname(bucket) + ")");
+  }
+  const std::string name = msg.name;
+  if (Status st = ValidateObjectName(name); !st.ok()) co_return st;
+  auto local = ctx.store.Head(bucket, name);
+  if (local.ok() && !blob->latest) co_return co_await ex.Reply(http::status::ok, {}, "", "text/plain");
+  const BlobOptions opts{.chunk_size = blob->chunk_size, .workers = blob->num_workers};
+  CacheTier& tier = ctx.remote;
+  Store& store = ctx.store;
+  std::string id = ctx.jobs.Start("blob-download", bucket, [&tier, &store, bucket, name, opts](JobControl& jc) -> Status {
+    bool replace = false;
+    if (auto cached = store.Head(bucket, name); cached.ok()) {  // latest-ver: fetch again only if changed
+      auto same = tier.InSync(bucket, *cached);
+      if (!same.ok()) return same.status();
+      if (*same) return Status::OK();
+      replace = true;
+    }
+    auto got = tier.ColdGet(bucket, name, replace, opts);
+    if (!got.ok()) return got.status();
+    jc.Add(1, static_cast<int64_t>(got->size));
+    return Status::OK();
+  });
+  co_return co_await ex.Reply(http::status::ok, {}, id, "text/plain");
+}
+
 // POST /v1/objects/<bucket>: actions on objects named in the message (promote, blob-download).
 Task<Handled> PostBucketObjects(ServerContext& ctx, Exchange& ex, const std::string& bucket) {
   auto msg = co_await ReadActionMsg(ex);
@@ -474,11 +505,7 @@ Task<Handled> PostBucketObjects(ServerContext& ctx, Exchange& ex, const std::str
     if (IsRemoteKey(bucket)) co_return Status::NotSupported("promote: not yet supported for remote buckets");
     co_return co_await Promote(ctx, ex, bucket, *msg);
   }
-  if (msg->action == "blob-download") {
-    if (auto blob = BlobMsg::Decode(msg->value); !blob.ok()) co_return blob.status();
-    if (IsRemoteKey(bucket)) co_return Status::NotSupported("blob-download: not yet supported by this server");
-    co_return Status::InvalidArgument("blob-download: expecting remote bucket (have " + BucketCname(bucket) + ")");
-  }
+  if (msg->action == "blob-download") co_return co_await StartBlobDownload(ctx, ex, bucket, *msg);
   co_return Status::InvalidArgument("invalid action \"" + msg->action + "\"");
 }
 
@@ -507,6 +534,9 @@ Task<Handled> HandleObjects(ServerContext& ctx, Exchange& ex, const Route& route
   const bool remote = IsRemoteKey(bucket);
   switch (ex.method()) {
     case http::verb::get:
+      if (!remote && IEquals(ex.header("Ais-Blob-Download"), "true")) {
+        co_return Status::InvalidArgument("blob-downloader is not supported for local buckets: " + BucketCname(bucket));
+      }
       if (remote) {
         if (Status st = co_await EnsureCached(ctx, ex, bucket, name); !st.ok()) co_return st;
       }

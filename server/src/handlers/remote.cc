@@ -54,7 +54,29 @@ Task<Result<std::string>> ResolveBucket(ServerContext& ctx, Exchange& ex, const 
   co_return key;
 }
 
+Result<std::optional<BlobOptions>> BlobRequest(const Exchange& ex) {
+  if (!IEquals(ex.header("Ais-Blob-Download"), "true")) return std::optional<BlobOptions>();
+  BlobOptions blob;
+  if (auto chunk = ex.header("Ais-Blob-Chunk"); !chunk.empty()) {
+    auto n = ParseIecSize(chunk);
+    if (!n) return Status::InvalidArgument("blob-downloader: failed to parse chunk size \"" + std::string(chunk) + "\"");
+    blob.chunk_size = *n;
+  }
+  if (auto workers = ex.header("Ais-Blob-Workers"); !workers.empty()) {
+    const bool serial = workers == "-1";
+    auto v = serial ? std::optional<uint64_t>(0) : ParseUint(workers);
+    if (!v || *v > 128) {
+      return Status::InvalidArgument("blob-downloader: failed to parse number of workers \"" + std::string(workers) +
+                                     "\" (expecting -1..128)");
+    }
+    blob.workers = serial ? -1 : static_cast<int64_t>(*v);
+  }
+  return std::optional<BlobOptions>(blob);
+}
+
 Task<Status> EnsureCached(ServerContext& ctx, Exchange& ex, const std::string& key, const std::string& name) {
+  auto blob = BlobRequest(ex);
+  if (!blob.ok()) co_return blob.status();
   auto props = ctx.store.GetBucket(key);
   if (!props.ok()) co_return props.status();
   auto local = ctx.store.Head(key, name);
@@ -77,8 +99,8 @@ Task<Status> EnsureCached(ServerContext& ctx, Exchange& ex, const std::string& k
   } else if (!local.status().IsNotFound()) {
     co_return local.status();
   }
-  std::function<Result<ObjectMeta>()> fetch = [&tier = ctx.remote, key, name, replace] {
-    return tier.ColdGet(key, name, replace);
+  std::function<Result<ObjectMeta>()> fetch = [&tier = ctx.remote, key, name, replace, blob = *blob] {
+    return tier.ColdGet(key, name, replace, blob);
   };
   auto fetched = co_await Offload<ObjectMeta>(ctx.remote.pool(), std::move(fetch));
   co_return fetched.status();

@@ -7,6 +7,7 @@
 
 #include "api/object_list.h"
 #include "handlers/context.h"
+#include "remote/cache_tier.h"
 #include "remote/s3_client.h"
 
 namespace ais {
@@ -22,6 +23,10 @@ Task<Result<std::string>> ResolveBucket(ServerContext& ctx, Exchange& ex, const 
 // copy against the remote first and fetches it again if it changed. A copy the remote deleted is
 // a 404 (and removed locally when the bucket synchronizes).
 Task<Status> EnsureCached(ServerContext& ctx, Exchange& ex, const std::string& key, const std::string& name);
+
+// The blob download a GET asks for (headers Ais-Blob-Download: true, Ais-Blob-Chunk,
+// Ais-Blob-Workers), if any; kInvalidArgument naming a malformed one.
+Result<std::optional<BlobOptions>> BlobRequest(const Exchange& ex);
 
 // HEAD of an object that is not cached: what the remote says, as an ObjectMeta (size, custom
 // metadata per spec remote-backend §3, the MD5 of a single-part upload as its checksum).

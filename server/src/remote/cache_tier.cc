@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <thread>
 #include <cctype>
 #include <cerrno>
 #include <chrono>
@@ -13,6 +15,13 @@
 
 namespace ais {
 namespace {
+
+// Blob downloads (AIS xact/xs/blob_download.go): chunk sizes and workers.
+constexpr uint64_t kBlobChunkDefault = 4 << 20;
+constexpr uint64_t kBlobChunkMin = 32 << 10;
+constexpr uint64_t kBlobChunkMax = 16 << 20;
+constexpr uint64_t kBlobAutoWorkers = 8;
+constexpr uint64_t kBlobMaxWorkers = 32;
 
 std::string Rfc3339(int64_t unix_ns) {
   time_t t = static_cast<time_t>(unix_ns / 1'000'000'000);
@@ -163,7 +172,69 @@ Result<ObjectMeta> CacheTier::Fetch(const std::string& key, const std::string& n
   return m;
 }
 
-Result<ObjectMeta> CacheTier::ColdGet(const std::string& key, const std::string& name, bool replace) {
+Result<ObjectMeta> CacheTier::FetchBlob(const std::string& key, const std::string& name, const BlobOptions& blob) {
+  auto props = store_.GetBucket(key);
+  if (!props.ok()) return props.status();
+  auto client = ClientFor(*props);
+  if (!client.ok()) return client.status();
+  const std::string bucket(KeyName(key));
+  auto attrs = (*client)->HeadObject(bucket, name);
+  if (!attrs.ok()) return attrs.status();
+  const uint64_t size = attrs->size;
+  if (size == 0) return Fetch(key, name);
+  uint64_t chunk = std::clamp<uint64_t>(blob.chunk_size ? blob.chunk_size : kBlobChunkDefault, kBlobChunkMin,
+                                        kBlobChunkMax);
+  chunk = std::max<uint64_t>(chunk, (size + kMaxChunks - 1) / kMaxChunks);
+  const uint64_t nchunks = (size + chunk - 1) / chunk;
+  const uint64_t workers = blob.workers < 0    ? 1
+                           : blob.workers == 0 ? std::min<uint64_t>(nchunks, kBlobAutoWorkers)
+                                               : std::min<uint64_t>({static_cast<uint64_t>(blob.workers), nchunks,
+                                                                     kBlobMaxWorkers});
+  auto upload = store_.MpuCreate(key, name, CustomFrom(*attrs));
+  if (!upload.ok()) return upload.status();
+
+  std::atomic<uint64_t> next{0};
+  std::mutex err_mu;
+  Status first_error;
+  auto fail = [&](Status st) {
+    std::lock_guard lock(err_mu);
+    if (first_error.ok()) first_error = std::move(st);
+    next.store(nchunks);  // the other workers stop at their next chunk
+  };
+  auto work = [&] {
+    for (uint64_t k = next++; k < nchunks; k = next++) {
+      const uint64_t off = k * chunk;
+      const uint64_t len = std::min(chunk, size - off);
+      auto part = store_.MpuPart(key, name, *upload, static_cast<uint32_t>(k + 1), len);
+      if (!part.ok()) return fail(part.status());
+      auto same_object = [&](const RemoteObjectAttrs& a) -> Status {
+        if (a.size != size || a.etag != attrs->etag) {
+          return Status::Conflict(ObjectCname(key, name) + " changed remotely during its blob download");
+        }
+        return Status::OK();
+      };
+      auto into_part = [&](const char* p, size_t n) { return (*part)->Write(p, n); };
+      Status st = (*client)->GetObject(bucket, name, std::make_pair(off, len), same_object, into_part);
+      if (st.ok()) st = (*part)->Commit();
+      if (!st.ok()) return fail(st);
+    }
+  };
+  std::vector<std::thread> threads;
+  for (uint64_t i = 1; i < workers; ++i) threads.emplace_back(work);
+  work();
+  for (auto& t : threads) t.join();
+  if (!first_error.ok()) {
+    (void)store_.MpuAbort(key, name, *upload);
+    return first_error;
+  }
+  std::vector<uint32_t> parts(nchunks);
+  for (uint64_t k = 0; k < nchunks; ++k) parts[k] = static_cast<uint32_t>(k + 1);
+  AIS_RETURN_IF_ERROR(store_.MpuComplete(key, name, *upload, std::move(parts)));
+  return store_.Head(key, name);
+}
+
+Result<ObjectMeta> CacheTier::ColdGet(const std::string& key, const std::string& name, bool replace,
+                                      const std::optional<BlobOptions>& blob) {
   const std::string fk = key + '\n' + name;
   std::shared_ptr<Flight> f;
   bool leader = false;
@@ -183,7 +254,7 @@ Result<ObjectMeta> CacheTier::ColdGet(const std::string& key, const std::string&
   }
   Result<ObjectMeta> r = Status::IOError("pending");
   if (!replace) r = store_.Head(key, name);  // a fetch that finished just before this one began
-  if (replace || !r.ok()) r = Fetch(key, name);
+  if (replace || !r.ok()) r = blob ? FetchBlob(key, name, *blob) : Fetch(key, name);
   {
     std::lock_guard lock(mu_);
     flights_.erase(fk);

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -20,6 +21,13 @@
 #include "store/store.h"
 
 namespace ais {
+
+// A blob download (AIS blob downloader): one object fetched by concurrent range reads, each
+// straight into its own chunk file.
+struct BlobOptions {
+  uint64_t chunk_size = 0;  // 0: 4 MiB; clamped to [32 KiB, 16 MiB] (and raised to stay <= 9999 chunks)
+  int64_t workers = 0;      // 0: one per chunk up to 8; -1: one at a time; else that many (<= 32)
+};
 
 struct CacheTierOptions {
   size_t max_threads = 64;  // remote calls in flight; more wait (429) rather than pile up
@@ -44,7 +52,9 @@ class CacheTier {
   // AIS checksum when the bucket asks) and commits it in one step, so a failed or cut-off fetch
   // leaves nothing. Concurrent calls for one object share one fetch. Returns the local object.
   // `replace`: fetch even though a local copy exists (it was found stale).
-  Result<ObjectMeta> ColdGet(const std::string& key, const std::string& name, bool replace = false);
+  // With `blob`, the fetch is a blob download.
+  Result<ObjectMeta> ColdGet(const std::string& key, const std::string& name, bool replace = false,
+                             const std::optional<BlobOptions>& blob = std::nullopt);
   // Whether a cold GET of the object is in progress.
   bool Fetching(const std::string& key, const std::string& name);
   // Whether the local copy still is the remote object (size, then version, ETag, MD5 as AIS
@@ -69,6 +79,7 @@ class CacheTier {
   Result<std::shared_ptr<S3Client>> ClientFor(const std::string& key);
   Result<std::shared_ptr<S3Client>> ClientFor(const BucketProps& props);
   Result<ObjectMeta> Fetch(const std::string& key, const std::string& name);
+  Result<ObjectMeta> FetchBlob(const std::string& key, const std::string& name, const BlobOptions& blob);
 
   Store& store_;
   const CacheTierOptions opts_;
