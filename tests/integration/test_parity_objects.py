@@ -196,4 +196,7 @@ def test_blob_download_needs_a_remote_bucket(bucket: Bucket) -> None:
     bucket.object("b").get_writer().put_content(b"x")
     with pytest.raises(AISError) as e:
         bucket.object("b").blob_download()
-    assert e.value.status_code == 400 and "not remote" in e.value.message
+    assert (
+        e.value.status_code == 400
+        and "blob-download: expecting remote bucket (have ais://" in e.value.message
+    )

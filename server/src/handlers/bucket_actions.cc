@@ -9,7 +9,7 @@
 #include "api/headers.h"
 #include "jobs/bucket_jobs.h"
 #include "jobs/object_selection.h"
-#include "remote/prefetch.h"
+#include "remote/cache_jobs.h"
 #include "store/bck.h"
 #include "store/names.h"
 #include "util/json_text.h"
@@ -222,8 +222,13 @@ Task<Handled> StartListRange(ServerContext& ctx, Exchange& ex, const std::string
   Store& store = ctx.store;
   const std::string kind = msg.action;
   std::string ctlmsg = Cname(bucket) + ", " + sel->Describe();
-  // Evicting a remote bucket's objects deletes their cached copies only (the backend keeps them).
-  if (kind == "delete-listrange" || (kind == "evict-listrange" && IsRemoteKey(bucket))) {
+  if (kind == "evict-listrange" && IsRemoteKey(bucket)) {
+    std::string id = ctx.jobs.Start(
+        kind, bucket, [&store, bucket, s = *sel](JobControl& jc) { return RunEvict(store, jc, bucket, s); },
+        Opts("", ctlmsg));
+    co_return co_await ReplyJob(ex, id);
+  }
+  if (kind == "delete-listrange") {
     std::string id = ctx.jobs.Start(
         kind, bucket, [&store, bucket, s = *sel](JobControl& jc) { return RunDeleteObjects(store, jc, bucket, s); },
         Opts("", ctlmsg));

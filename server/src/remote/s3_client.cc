@@ -18,7 +18,9 @@ constexpr int kMaxAttempts = 4;                   // one try and three retries
 constexpr long kConnectTimeoutMs = 10'000;
 constexpr long kLowSpeedSecs = 30;                // a transfer slower than 1 B/s this long is cut
 constexpr size_t kMaxErrorBody = 64 << 10;        // error documents are small; keep no more
+constexpr size_t kMaxXmlBody = 32 << 20;          // a listing page of 1000 keys of 1 KiB is ~1.5 MB
 constexpr size_t kMaxIdleHandles = 64;
+constexpr long kReceiveBuffer = 512 << 10;        // bytes handed to a GET's sink per call (curl's default: 16 KiB)
 
 void GlobalInit() {
   static std::once_flag once;
@@ -178,7 +180,18 @@ struct S3Client::Request {
       r->callback_status = (*r->on_data)(p, len);
       return r->callback_status.ok() ? len : 0;
     }
-    if (r->resp_body.size() < kMaxErrorBody) r->resp_body.append(p, std::min(len, kMaxErrorBody - r->resp_body.size()));
+    const bool ok = r->status >= 200 && r->status < 300;
+    const size_t limit = ok ? kMaxXmlBody : kMaxErrorBody;
+    if (r->resp_body.size() + len > limit) {
+      if (ok) {  // a reply this server must parse whole: never a truncated one
+        r->callback_status = Status::IOError("aws-error[reply larger than " + std::to_string(limit) + " bytes: " +
+                                             r->what + "]");
+        return 0;
+      }
+      r->resp_body.append(p, limit - std::min(limit, r->resp_body.size()));  // enough of an error to name it
+      return len;
+    }
+    r->resp_body.append(p, len);
     return len;
   }
 
@@ -261,6 +274,7 @@ Status S3Client::Perform(Request& req) {
 
     curl_easy_setopt(c, CURLOPT_URL, req.url.c_str());
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(c, CURLOPT_BUFFERSIZE, kReceiveBuffer);
     curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, kConnectTimeoutMs);
     curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
     curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, kLowSpeedSecs);

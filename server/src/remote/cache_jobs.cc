@@ -1,4 +1,4 @@
-#include "remote/prefetch.h"
+#include "remote/cache_jobs.h"
 
 #include <condition_variable>
 #include <deque>
@@ -139,6 +139,14 @@ Status RunPrefetch(CacheTier& tier, Store& store, JobControl& jc, const Prefetch
   queue.Close();
   for (auto& w : workers) w.join();
   return queue.first_error();
+}
+
+Status RunEvict(Store& store, JobControl& jc, const std::string& key, const ObjectSelection& sel) {
+  return sel.ForEach(store, key, [&jc] { return jc.aborted(); }, [&](const std::string& name) {
+    Status st = store.Delete(key, name);
+    if (st.ok()) jc.Add(1, 0);
+    return st.IsNotFound() ? Status::OK() : st;
+  });
 }
 
 }  // namespace ais

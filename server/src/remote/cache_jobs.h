@@ -1,5 +1,6 @@
-// The prefetch job (AIS `prefetch-listrange`): fetches the selected objects of a remote bucket
-// into the cache with a few concurrent cold GETs, so a training epoch later reads them locally.
+// The jobs of the cache tier: prefetch (AIS `prefetch-listrange`) fetches the selected objects of a
+// remote bucket with a few concurrent cold GETs, so a training epoch later reads them locally;
+// evict (`evict-listrange`) drops their cached copies.
 #pragma once
 
 #include <string>
@@ -22,5 +23,9 @@ struct PrefetchArgs {
 // remote bucket. An object missing remotely is an error only when named in a list. Counts each
 // object fetched and its bytes.
 Status RunPrefetch(CacheTier& tier, Store& store, JobControl& jc, const PrefetchArgs& args);
+
+// Removes the cached copies of the selected objects (the remote keeps them); one not cached is
+// skipped, not an error. Counts the copies removed.
+Status RunEvict(Store& store, JobControl& jc, const std::string& key, const ObjectSelection& sel);
 
 }  // namespace ais
