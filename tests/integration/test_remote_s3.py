@@ -469,3 +469,28 @@ def test_blob_download_job_and_get(
         headers={"Ais-Blob-Download": "true", "Ais-Blob-Workers": "500"},
     )
     assert r.status == 400 and b"blob-downloader: failed to parse" in r.body
+
+
+def test_copy_cached_objects_and_datasets(
+    client: Client, s3: Any, bucket: str, server: LocalServer
+) -> None:
+    from aistore.pytorch import AISMapDataset
+
+    for i in range(4):
+        s3.put_object(Bucket=bucket, Key=f"d/{i}", Body=f"sample {i}".encode())
+    b = client.bucket(bucket, provider="aws")
+    ds = AISMapDataset(b)  # s3:// buckets as they are: the first read of each sample is cold
+    assert sorted(ds[i] for i in range(len(ds))) == [
+        (f"d/{i}", f"sample {i}".encode()) for i in range(4)
+    ]
+    dst = client.bucket(f"{bucket}-copy")
+    assert client.job(b.copy(dst)).wait(timeout=60).success  # copies what is cached: all four now
+    assert sorted(e.name for e in dst.list_all_objects()) == [f"d/{i}" for i in range(4)]
+    assert dst.object("d/2").get_reader().read_all() == b"sample 2"
+    r = raw_request(
+        server.endpoint,
+        "POST",
+        f"/v1/buckets/{bucket}?provider=aws",
+        body=json.dumps({"action": "move-bck", "value": {"name": "x", "provider": "ais"}}).encode(),
+    )
+    assert r.status == 405 and b"cannot rename/move remote bucket" in r.body

@@ -277,12 +277,18 @@ Task<Handled> HandleBuckets(ServerContext& ctx, Exchange& ex, const Route& route
     if (msg->action == "create-bck") {
       co_return co_await CreateRemoteBucket(ctx, ex, BucketKey(kProviderAws, route.bucket), msg->value);
     }
-    if (msg->action != "prefetch-listrange") {
+    const std::string cname = std::string(ProviderScheme(kProviderAws)) + route.bucket;
+    if (msg->action == "move-bck") {
+      co_return Status::MethodNotAllowed("cannot rename/move remote bucket " + cname + " - operation not supported");
+    }
+    if (msg->action != "prefetch-listrange" && msg->action != "copy-bck") {
       co_return Status::NotSupported("invalid action \"" + msg->action + "\": not yet supported for remote buckets (" +
-                                     std::string(ProviderScheme(kProviderAws)) + route.bucket + ")");
+                                     cname + ")");
     }
     auto key = co_await ResolveBucket(ctx, ex, route.bucket);
     if (!key.ok()) co_return key.status();
+    // copy-bck copies the cached objects (AIS: unless asked to list the remote; prefetch first).
+    if (msg->action == "copy-bck") co_return co_await StartCopyOrMoveBucket(ctx, ex, *key, *msg);
     co_return co_await StartListRange(ctx, ex, *key, *msg);
   }
   auto key = co_await ResolveBucket(ctx, ex, route.bucket);
