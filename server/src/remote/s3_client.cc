@@ -46,20 +46,13 @@ std::string Unquote(std::string s) {
   return s;
 }
 
-// AWS's URI encoding of a query value (every byte but A-Z a-z 0-9 - _ . ~).
+// AWS's URI encoding of a query value: every byte but A-Z a-z 0-9 - _ . ~ as %XX, which is
+// exactly what curl_easy_escape leaves alone (its handle argument is ignored since 7.82).
 std::string EncodeValue(std::string_view v) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  out.reserve(v.size());
-  for (unsigned char c : v) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out.push_back(static_cast<char>(c));
-    } else {
-      out.push_back('%');
-      out.push_back(kHex[c >> 4]);
-      out.push_back(kHex[c & 15]);
-    }
-  }
+  char* escaped = curl_easy_escape(nullptr, v.data(), static_cast<int>(v.size()));
+  if (escaped == nullptr) return {};  // out of memory
+  std::string out(escaped);
+  curl_free(escaped);
   return out;
 }
 
