@@ -78,7 +78,9 @@ def reverse(ep: str, node: str, what: str, status: int = 200, **params: str) -> 
     return r
 
 
-def qryxstats(ep: str, kind: str, show_active: bool | None = True, xid: str = "") -> requests.Response:
+def qryxstats(
+    ep: str, kind: str, show_active: bool | None = True, xid: str = ""
+) -> requests.Response:
     body = {"show_active": show_active, "bck": EMPTY_BCK, "id": xid, "kind": kind}
     return requests.get(f"{ep}/v1/cluster", params={"what": "qryxstats"}, json=body, timeout=30)
 
@@ -293,7 +295,9 @@ def test_show_storage(ep: str, ids: tuple[str, str], srv: LocalServer) -> None:
     reverse(ep, pid, "disk", 400)  # a proxy has no disks
     want = sorted(str(p) for p in srv.mountpaths)
     for mps in (reverse(ep, tid, "mountpaths").json(), get(ep, "/v1/daemon", what="mountpaths")):
-        assert sorted(mps["available"]) == want and mps["disabled"] == [] and mps["waiting_dd"] == []
+        assert (
+            sorted(mps["available"]) == want and mps["disabled"] == [] and mps["waiting_dd"] == []
+        )
     assert get(ep, "/v1/cluster", what="mountpaths") == {"targets": {tid: mps}}
     assert get(ep, "/v1/cluster", what="remote") == {"a": None, "ver": 0}
     assert reverse(ep, tid, "remote").json() == {"a": None, "ver": 0}
@@ -341,7 +345,9 @@ def test_space_cleanup(ep: str, ids: tuple[str, str]) -> None:
     for kind in ("cleanup-store", "cleanup"):  # `ais space-cleanup`; the display name as well
         args = {"ID": "", "Kind": kind, "DaemonID": "", "Bck": EMPTY_BCK, "Buckets": None,
                 "Timeout": 0, "Force": False, "OnlyRunning": False}  # fmt: skip
-        r = requests.put(f"{ep}/v1/cluster", json={"action": "start", "name": "", "value": args}, timeout=30)
+        r = requests.put(
+            f"{ep}/v1/cluster", json={"action": "start", "name": "", "value": args}, timeout=30
+        )
         assert r.status_code == 200, r.text
         job_id = r.text
         assert CLI_JOB_ID.match(job_id), job_id
