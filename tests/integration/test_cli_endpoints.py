@@ -117,6 +117,10 @@ def test_show_job_every_kind_answers_an_empty_list_per_node(ep: str, ids: tuple[
     for params in ({"only_active": "true", "regex": ""}, {"regex": ""}):
         r = requests.get(f"{ep}/v1/sort", params=params, timeout=30)
         assert r.status_code == 200 and r.json() == []
+    # A job asked for by id does not exist.
+    assert requests.get(f"{ep}/v1/sort", params={"uuid": "job-1"}, timeout=30).status_code == 404
+    r = requests.get(f"{ep}/v1/download", json={"id": "dnl-1"}, timeout=30)
+    assert r.status_code == 404
 
 
 # --- ais show cluster [smap] ---------------------------------------------------------

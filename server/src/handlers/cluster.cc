@@ -200,7 +200,7 @@ Task<Handled> HandleJobLists(ServerContext& ctx, Exchange& ex, const Route& rout
   // Downloads and dSort jobs: this server runs neither, so there are none to list. Anything
   // else on these paths (starting one, asking for one by id) is refused as before.
   if (ex.method() == http::verb::get && route.bucket.empty()) {
-    std::string id = ex.query("id").value_or("");
+    std::string id = ex.query("uuid").value_or(ex.query("id").value_or(""));  // dSort: ?uuid=<job>
     if (route.area == "download") {
       auto body = co_await ReadJsonBody(ex);
       if (!body.ok()) co_return body.status();
