@@ -166,9 +166,7 @@ Task<Handled> ClusterQuery(ServerContext& ctx, Exchange& ex, const std::string& 
   } else if (what == "bmd") {
     out = BmdJson(ctx);
   } else if (what == "mountpaths") {
-    MountpathState st = ctx.store.GetMountpaths();
-    nlohmann::json list = {{"available", st.available}, {"waiting_dd", nlohmann::json::array()}, {"disabled", st.disabled}};
-    out = {{"targets", {{tid, list}}}};
+    out = {{"targets", {{tid, MountpathListJson(ctx.store)}}}};
   } else if (what == "target_ips") {
     std::string host(ex.header("Host"));
     host = host.substr(0, host.rfind(':'));

@@ -275,7 +275,8 @@ nlohmann::json MemCpuInfo(const Store& store, NodeRole role) {
   uint64_t sys_ms = stime * 1000 / static_cast<uint64_t>(ticks > 0 ? ticks : 100);
   double load[3] = {0, 0, 0};
   (void)::getloadavg(load, 3);
-  int64_t cpu_util = std::min<int64_t>(100, static_cast<int64_t>(load[0] * 100 / static_cast<double>(ncpu > 0 ? ncpu : 1)));
+  double cpus = static_cast<double>(ncpu > 0 ? ncpu : 1);
+  int64_t cpu_util = std::min<int64_t>(100, static_cast<int64_t>(load[0] * 100 / cpus));
   nlohmann::json info = {
       {"mem_used", resident},
       {"mem_avail", actual_free},
@@ -487,6 +488,11 @@ nlohmann::json ClusterNodesJson(ServerContext& ctx, const Exchange& ex, const st
           {"target", {{tid, NodeStatsJson(ctx, ex, NodeRole::kTarget)}}}};
 }
 
+nlohmann::json MountpathListJson(const Store& store) {
+  MountpathState st = store.GetMountpaths();
+  return {{"available", st.available}, {"waiting_dd", nlohmann::json::array()}, {"disabled", st.disabled}};
+}
+
 nlohmann::json BmdJson(ServerContext& ctx) {
   nlohmann::json buckets = nlohmann::json::object();
   for (const auto& name : ctx.store.buckets().Names()) {
@@ -554,9 +560,7 @@ Task<Handled> DaemonQuery(ServerContext& ctx, Exchange& ex, NodeRole role, const
   }
   if (what == "tls_certificate") co_return Status::NotFound("no TLS certificate: this node serves plain HTTP");
   if (target && what == "mountpaths") {
-    MountpathState st = ctx.store.GetMountpaths();
-    nlohmann::json list = {{"available", st.available}, {"waiting_dd", nlohmann::json::array()}, {"disabled", st.disabled}};
-    co_return co_await ReplyJson(ex, JsonText(list));
+    co_return co_await ReplyJson(ex, JsonText(MountpathListJson(ctx.store)));
   }
   if (target && what == "disk") co_return co_await ReplyJson(ex, JsonText(DiskStatsJson(ctx.store)));
   if (target && what == "remote") {
