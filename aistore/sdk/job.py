@@ -205,7 +205,7 @@ class Job:
         force: bool = False,
         buckets: list[Bucket] | None = None,
     ) -> str:
-        """Start a job of this kind (e.g. "lru", "cleanup", "rechunk") and return its id.
+        """Start a job of this kind (e.g. "lru", "cleanup-store", "rechunk") and return its id.
 
         Args:
             daemon_id: the target to run it on, for single-target kinds.

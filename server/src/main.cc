@@ -53,6 +53,9 @@ Limits (a request over one gets a 4xx, or 503 + Retry-After, never unbounded mem
   --getbatch-max-items N   items in one GetBatch request (default 100000)
   --list-max-page-size N   entries in one list-objects page (default 10000, as AIS); larger
                            asks are clamped
+  --job-idle-timeout MS    how long a job that idles (get-batch, copy-objects) stays listed as
+                           running and idle after its last work before it ends (default 60000,
+                           AIS xact.IdleDefault)
   --help            show this help and exit
   --version         print the version and exit
 
@@ -86,6 +89,7 @@ int main(int argc, char** argv) {
   std::string promote_root = "/var/lib/ais/promote";
   ais::JsonLimits& json_limits = ais::DefaultJsonLimits();
   uint64_t max_page_size = 10000;
+  uint64_t job_idle_ms = static_cast<uint64_t>(ais::JobRegistry::kDefaultIdleTimeout.count());
   // A numeric flag in [lo, hi] (sizes may be IEC: "64KiB"); false after printing why not.
   auto number = [](const char* flag, uint64_t lo, uint64_t hi, bool iec, auto* out) {
     auto n = iec ? ais::ParseIecSize(optarg) : ais::ParseUint(optarg);
@@ -112,6 +116,7 @@ int main(int argc, char** argv) {
                                {"max-json-depth", required_argument, nullptr, 1005},
                                {"getbatch-max-items", required_argument, nullptr, 1006},
                                {"list-max-page-size", required_argument, nullptr, 1007},
+                               {"job-idle-timeout", required_argument, nullptr, 1008},
                                {"help", no_argument, nullptr, 'h'},
                                {"version", no_argument, nullptr, 'v'},
                                {nullptr, 0, nullptr, 0}};
@@ -186,6 +191,9 @@ int main(int argc, char** argv) {
       case 1007:
         if (!number("list-max-page-size", 1, 1 << 24, false, &max_page_size)) return 2;
         break;
+      case 1008:
+        if (!number("job-idle-timeout", 1, 86400000, false, &job_idle_ms)) return 2;
+        break;
       case 'h': std::cout << kUsage; return 0;
       case 'v': std::cout << "aistore-server 0.1.0 (AIS API v1)\n"; return 0;
       default: std::cerr << kUsage; return 2;
@@ -213,7 +221,7 @@ int main(int argc, char** argv) {
     std::cerr << "aistore-server: " << store.status().message() << "\n";
     return 1;
   }
-  ais::JobRegistry jobs;
+  ais::JobRegistry jobs{std::chrono::milliseconds(job_idle_ms)};
   ais::InventoryCatalog inventory(**store, jobs);
   ais::BatchService batch(batch_cfg, jobs);
   ais::CacheTier remote(**store, {});

@@ -797,9 +797,13 @@ def test_list_archive(ds: Dataset) -> None:
 # --- GetBatch requests as jobs ------------------------------------------------------------
 
 
-def _get_batch_jobs(client: Client) -> list[str]:
-    """Ids of the running get-batch jobs."""
-    return [j.split("[", 1)[1].rstrip("]") for j in client.cluster().list_running_jobs("get-batch")]
+def _get_batch_jobs(client: Client, bucket: Bucket) -> list[str]:
+    """Ids of the running get-batch jobs of `bucket` (as AIS's x-moss, one per bucket)."""
+    running = {
+        j.split("[", 1)[1].rstrip("]") for j in client.cluster().list_running_jobs("get-batch")
+    }
+    snaps = client.job(job_kind="get-batch").get_details().list_snapshots()
+    return [s.id for s in snaps if s.id in running and s.bucket and s.bucket.name == bucket.name]
 
 
 def test_get_batch_requests_run_as_a_job(ds: Dataset) -> None:
@@ -807,13 +811,13 @@ def test_get_batch_requests_run_as_a_job(ds: Dataset) -> None:
     client = ds.client
     b0 = ds.buckets[0]
     assert len(list(client.batch(["obj/100", "obj/4096"], bucket=b0).get())) == 2
-    ids = _get_batch_jobs(client)
+    ids = _get_batch_jobs(client, b0)
     assert len(ids) == 1
     job = client.job(ids[0])
     assert job.status().end_time == 0  # running, idle between requests
     before = sum(s.stats.objects for s in job.get_details().list_snapshots() if s.stats)
     assert len(list(client.batch(["obj/100"] * 5, bucket=b0).get())) == 5
-    assert _get_batch_jobs(client) == ids  # the same job serves the next request
+    assert _get_batch_jobs(client, b0) == ids  # the same job serves the next request
 
     def counted() -> int:
         snaps = job.get_details().list_snapshots()
@@ -846,7 +850,7 @@ def test_aborting_the_job_cuts_the_stream(ds: Dataset, by: str) -> None:
         got += 1
         if got == 3:
             break
-    (job_id,) = _get_batch_jobs(client)
+    (job_id,) = _get_batch_jobs(client, b0)
     if by == "id":
         client.job(job_id).abort()
     else:
@@ -861,9 +865,9 @@ def test_aborting_the_job_cuts_the_stream(ds: Dataset, by: str) -> None:
         time.sleep(0.05)
         status = client.job(job_id).status()
     assert status.aborted
-    assert job_id not in _get_batch_jobs(client)
+    assert job_id not in _get_batch_jobs(client, b0)
     # A new request works, under a new job.
     assert [len(d) for _, d in client.batch(["obj/100"], bucket=b0).get()] == [100]
-    assert _get_batch_jobs(client) != [job_id]
+    assert _get_batch_jobs(client, b0) != [job_id]
     finished = {s.uuid: s for s in client.cluster().list_jobs_status("get-batch")}
     assert finished[job_id].aborted

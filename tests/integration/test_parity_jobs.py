@@ -39,7 +39,8 @@ def test_start_wait_status(client: Client, kind: str) -> None:
     status = client.job(job_id).status()
     assert status.uuid == job_id and status.end_time > 0 and not status.aborted and not status.err
     snap = client.job(job_id).get_details().list_snapshots()[0]
-    assert snap.kind in (kind, "lru")  # the display name "lru-eviction" is kind "lru"
+    # Display names are kinds' other names: "lru-eviction" is "lru", "cleanup" is "cleanup-store".
+    assert snap.kind in (kind, "lru", "cleanup-store")
 
 
 def test_start_on_buckets_and_rechunk(

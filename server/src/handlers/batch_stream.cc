@@ -159,7 +159,9 @@ BatchWork StartBatchWork(ServerContext& ctx, MossRequest req, ArchiveFormat form
   opts.pool = &ctx.batch.pool();
   bw.assembler = std::make_shared<BatchAssembler>(ctx.store, *bw.req, format, std::move(opts));
   std::weak_ptr<BatchAssembler> weak = bw.assembler;
-  *work = ctx.batch.jobs().Begin([weak] {
+  // The job of the request's bucket, as AIS keys x-moss by its default bucket ("" when it names several).
+  const std::string job_bucket = bw.req->buckets.size() == 1 ? bw.req->buckets.front().name : std::string();
+  *work = ctx.batch.jobs().Begin(job_bucket, [weak] {
     if (auto a = weak.lock()) a->Abort();
   });
   bw.work = *work;

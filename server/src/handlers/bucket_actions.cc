@@ -267,9 +267,10 @@ Task<Handled> StartListRange(ServerContext& ctx, Exchange& ex, const std::string
       Status st = ctx.store.CreateBucket(args.dst, props->ToAisJson(args.dst));
       if (!st.ok() && st.code() != Status::Code::kAlreadyExists) co_return st;
     }
+    JobOptions opts = Opts(args.dst, ctlmsg + " => " + Cname(args.dst));
+    opts.idles_after = true;  // AIS x-tco: a demand job, listed as idle until its idle timeout
     std::string id = ctx.jobs.Start(
-        kind, bucket, [&store, args](JobControl& jc) { return RunCopyObjects(store, jc, args); },
-        Opts(args.dst, ctlmsg + " => " + Cname(args.dst)));
+        kind, bucket, [&store, args](JobControl& jc) { return RunCopyObjects(store, jc, args); }, std::move(opts));
     co_return co_await ReplyJob(ex, id);
   }
   // archive

@@ -1,10 +1,12 @@
-// Health, cluster map (Smap) and jobs: the "cluster" face of this one-node cluster.
+// Health, the cluster queries (GET /v1/cluster?what=..., the node ones under /v1/daemon go to
+// node_actions.cc) and jobs: the "cluster" face of this one-proxy, one-target cluster.
 #include <chrono>
 #include <ctime>
-#include <xxhash.h>
 
 #include "api/headers.h"
 #include "handlers/context.h"
+#include "remote/cache_tier.h"
+#include "store/bck.h"
 #include "handlers/node_actions.h"
 #include "jobs/job_kinds.h"
 #include "util/json_text.h"
@@ -35,19 +37,6 @@ std::string Rfc3339(int64_t ns) {
   return out + "Z";
 }
 
-nlohmann::json Snode(const ServerContext& ctx, const std::string& type, const std::string& url,
-                     const std::string& host, const std::string& port) {
-  nlohmann::json net = {{"node_ip_addr", host}, {"daemon_port", port}, {"direct_url", url}};
-  const std::string& id = ctx.node.daemon_id;
-  return {{"daemon_id", id},
-          {"daemon_type", type},
-          {"flags", 0},
-          {"id_digest", XXH64(id.data(), id.size(), 1103515245)},
-          {"public_net", net},
-          {"intra_control_net", net},
-          {"intra_data_net", net}};
-}
-
 nlohmann::json BucketJson(const std::string& name) {
   return {{"name", name}, {"provider", "ais"}, {"namespace", {{"uuid", ""}, {"name", ""}}}};
 }
@@ -63,10 +52,10 @@ nlohmann::json StatusJson(const JobSnapshot& j) {
 
 nlohmann::json SnapJson(const JobSnapshot& j) {
   auto n = [](int64_t v) { return std::to_string(v); };
-  // Kinds that idle (copy-listrange, archive, get-batch, ...) report idle once their work is
-  // done, or while a long-lived one waits for more: that is what a client waiting for them polls for.
+  // As AIS (xact.Base.IsIdle): a finished job is idle; a running one of a kind that idles
+  // (copy-listrange, get-batch, ...) is while it waits for more work.
   const JobKind* jk = FindJobKind(j.kind);
-  bool idle = (!j.running() || j.idle) && jk != nullptr && jk->idles;
+  bool idle = !j.running() || (j.idle && jk != nullptr && jk->idles);
   nlohmann::json snap = {{"ext", nullptr},
                          {"start-time", Rfc3339(j.start_ns)},
                          {"end-time", Rfc3339(j.end_ns)},
@@ -99,11 +88,6 @@ Result<std::string> QueryBucket(const XactMsg& q) {
   return q.buckets.size() == 1 ? q.buckets.front().name : std::string();
 }
 
-nlohmann::json MountpathList(const Store& store) {
-  MountpathState st = store.GetMountpaths();
-  return {{"available", st.available}, {"waiting_dd", nlohmann::json::array()}, {"disabled", st.disabled}};
-}
-
 // /v1/daemon/mountpaths (AIS api.EnableMountpath & co.): body {"action": "enable-mp", "value": "<path>"}.
 // AIS sends enable/disable as POST, attach as PUT and detach as DELETE; any of them is accepted here.
 Task<Handled> MountpathAction(ServerContext& ctx, Exchange& ex) {
@@ -131,6 +115,75 @@ Task<Handled> MountpathAction(ServerContext& ctx, Exchange& ex) {
   co_return co_await ex.Reply(http::status::ok);
 }
 
+// GET /v1/cluster?what=status|status_all|qryxstats|running_all (body: xact.QueryMsg).
+Task<Handled> JobQuery(ServerContext& ctx, Exchange& ex, const std::string& what) {
+  auto body = co_await ReadJsonBody(ex);
+  if (!body.ok()) co_return body.status();
+  auto q = XactMsg::Decode(*body, "");
+  if (!q.ok()) co_return q.status();
+  auto bucket = QueryBucket(*q);
+  if (!bucket.ok()) co_return bucket.status();
+  std::string id = q->id, kind = NormalizeJobKind(q->kind);
+  if (what == "status") {
+    if (id.empty() && kind.empty()) co_return Status::InvalidArgument("job status query requires a job ID or kind");
+    auto jobs = ctx.jobs.Query(id, "", *bucket, false);
+    if (jobs.empty()) co_return Status::NotFound("job \"" + id + "\" not found");
+    if (!kind.empty() && jobs.front().kind != kind) {
+      co_return Status::InvalidArgument("kind mismatch: " + kind + " vs " + jobs.front().kind);
+    }
+    co_return co_await ex.Reply(http::status::ok, {}, JsonText(StatusJson(jobs.front())), "application/json");
+  }
+  bool running = what == "running_all" || q->show_active.value_or(false);
+  auto jobs = ctx.jobs.Query(id, kind, *bucket, running);
+  nlohmann::json out = nlohmann::json::array();
+  if (what == "qryxstats") {
+    // As AIS: a kind it knows that has no job here is an empty list, not an error (the CLI asks
+    // for every kind in turn); an unknown kind, or an id that matches nothing, is a 404.
+    bool known = kind.empty() || FindJobKind(kind) != nullptr;
+    if (jobs.empty() && (!known || !id.empty())) {
+      co_return Status::NotFound("\"" + JsonText(*body).substr(0, 512) + "\" not found");
+    }
+    for (auto& j : jobs) out.push_back(SnapJson(j));
+    out = nlohmann::json{{ctx.node.daemon_id, out}};
+  } else if (what == "running_all") {
+    for (auto& j : jobs) out.push_back(j.kind + "[" + j.id + "]");
+  } else {
+    for (auto& j : jobs) out.push_back(StatusJson(j));
+  }
+  co_return co_await ex.Reply(http::status::ok, {}, JsonText(out), "application/json");
+}
+
+// GET /v1/cluster?what=<what> other than the job queries. Unknown `what`: 400, as AIS.
+Task<Handled> ClusterQuery(ServerContext& ctx, Exchange& ex, const std::string& what) {
+  const std::string& tid = ctx.node.daemon_id;
+  nlohmann::json out;
+  if (what == "cluster_config") {
+    out = ClusterConfigJson(ctx, ex);
+  } else if (what == "backends") {
+    out = nlohmann::json::array();  // the cloud backends configured
+    if (ctx.remote.aws_enabled()) out.push_back(std::string(kProviderAws));
+  } else if (what == "remote") {
+    out = {{"a", nullptr}, {"ver", 0}};  // no remote AIS clusters attached
+  } else if (what == "smap") {
+    out = SmapJson(ctx, ex);
+  } else if (what == "bmd") {
+    out = BmdJson(ctx);
+  } else if (what == "mountpaths") {
+    out = {{"targets", {{tid, MountpathListJson(ctx.store)}}}};
+  } else if (what == "target_ips") {
+    std::string host(ex.header("Host"));
+    host = host.substr(0, host.rfind(':'));
+    co_return co_await ex.Reply(http::status::ok, {}, host + "," + host + "," + host, "text/plain; charset=utf-8");
+  } else if (what == "node_stats" || what == "sysinfo") {
+    out = ClusterNodesJson(ctx, ex, what);
+  } else if (what == "node_status" || what == "log") {
+    co_return co_await DaemonQuery(ctx, ex, NodeRole::kTarget, what);  // served here before: kept
+  } else {
+    co_return Status::InvalidArgument("unexpected query [what=" + what.substr(0, 64) + "]");
+  }
+  co_return co_await ex.Reply(http::status::ok, {}, JsonText(out), "application/json");
+}
+
 }  // namespace
 
 Task<Handled> HandleHealth(ServerContext& ctx, Exchange& ex) {
@@ -143,69 +196,34 @@ Task<Handled> HandleHealth(ServerContext& ctx, Exchange& ex) {
   co_return co_await ex.Reply(http::status::ok, headers);
 }
 
+Task<Handled> HandleJobLists(ServerContext& ctx, Exchange& ex, const Route& route) {
+  (void)ctx;
+  // Downloads and dSort jobs: this server runs neither, so there are none to list. Anything
+  // else on these paths (starting one, asking for one by id) is refused as before.
+  if (ex.method() == http::verb::get && route.bucket.empty()) {
+    std::string id = ex.query("uuid").value_or(ex.query("id").value_or(""));  // dSort: ?uuid=<job>
+    if (route.area == "download") {
+      auto body = co_await ReadJsonBody(ex);
+      if (!body.ok()) co_return body.status();
+      if (body->is_object() && body->contains("id") && (*body)["id"].is_string()) id = (*body)["id"].get<std::string>();
+    }
+    if (id.empty()) co_return co_await ex.Reply(http::status::ok, {}, "[]", "application/json");
+    co_return Status::NotFound(route.area + " job \"" + id.substr(0, 64) + "\" not found");
+  }
+  co_return Status::NotFound("invalid URL path \"" + std::string(ex.raw_path()) + "\"");
+}
+
 Task<Handled> HandleCluster(ServerContext& ctx, Exchange& ex, const Route& route) {
-  (void)route;
   if (route.area == "daemon" && route.bucket == "mountpaths") co_return co_await MountpathAction(ctx, ex);
   std::string what = ex.query("what").value_or("");
   if (ex.method() == http::verb::get) {
-    if (what == "mountpaths") {
-      nlohmann::json out = MountpathList(ctx.store);
-      if (route.area == "cluster") out = {{"targets", {{ctx.node.daemon_id, out}}}};
-      co_return co_await ex.Reply(http::status::ok, {}, JsonText(out), "application/json");
-    }
-    if (what == "smap") {
-      std::string host_port(ex.header("Host"));
-      std::string host = host_port.substr(0, host_port.rfind(':'));
-      std::string port = host_port.find(':') == std::string::npos ? "80" : host_port.substr(host_port.rfind(':') + 1);
-      std::string url = "http://" + host_port;
-      auto self = Snode(ctx, "proxy", url, host, port);
-      auto target = Snode(ctx, "target", url, host, port);
-      nlohmann::json smap = {{"tmap", {{ctx.node.daemon_id, target}}},
-                             {"pmap", {{ctx.node.daemon_id, self}}},
-                             {"proxy_si", self},
-                             {"uuid", ctx.cluster_uuid},
-                             {"creation_time", "2026-01-01 00:00:00"},
-                             {"version", "1"}};
-      co_return co_await ex.Reply(http::status::ok, {}, JsonText(smap), "application/json");
-    }
     if (what == "status" || what == "status_all" || what == "qryxstats" || what == "running_all") {
-      auto body = co_await ReadJsonBody(ex);
-      if (!body.ok()) co_return body.status();
-      auto q = XactMsg::Decode(*body, "");
-      if (!q.ok()) co_return q.status();
-      auto bucket = QueryBucket(*q);
-      if (!bucket.ok()) co_return bucket.status();
-      std::string id = q->id, kind = NormalizeJobKind(q->kind);
-      if (what == "status") {
-        if (id.empty() && kind.empty()) {
-          co_return Status::InvalidArgument("job status query requires a job ID or kind");
-        }
-        auto jobs = ctx.jobs.Query(id, "", *bucket, false);
-        if (jobs.empty()) co_return Status::NotFound("job \"" + id + "\" not found");
-        if (!kind.empty() && jobs.front().kind != kind) {
-          co_return Status::InvalidArgument("kind mismatch: " + kind + " vs " + jobs.front().kind);
-        }
-        co_return co_await ex.Reply(http::status::ok, {}, JsonText(StatusJson(jobs.front())), "application/json");
-      }
-      bool running = what == "running_all" || q->show_active.value_or(false);
-      auto jobs = ctx.jobs.Query(id, kind, *bucket, running);
-      nlohmann::json out = nlohmann::json::array();
-      if (what == "qryxstats") {
-        if (jobs.empty()) {
-          co_return Status::NotFound("\"" + JsonText(*body).substr(0, 512) + "\" not found");
-        }
-        for (auto& j : jobs) out.push_back(SnapJson(j));
-        out = nlohmann::json{{ctx.node.daemon_id, out}};
-      } else if (what == "running_all") {
-        for (auto& j : jobs) out.push_back(j.kind + "[" + j.id + "]");
-      } else {
-        for (auto& j : jobs) out.push_back(StatusJson(j));
-      }
-      co_return co_await ex.Reply(http::status::ok, {}, JsonText(out), "application/json");
+      co_return co_await JobQuery(ctx, ex, what);
     }
-    if (what == "node_status") co_return co_await NodeStatus(ctx, ex);
-    if (what == "log") co_return co_await NodeLog(ctx, ex);
-    co_return Status::InvalidArgument("invalid GET /v1/" + route.area + " query what=\"" + what + "\"");
+    // A direct /v1/daemon query is answered by the target face (the proxy's is reached through
+    // /v1/reverse/daemon with its id).
+    if (route.area == "daemon") co_return co_await DaemonQuery(ctx, ex, NodeRole::kTarget, what);
+    co_return co_await ClusterQuery(ctx, ex, what);
   }
   if (ex.method() == http::verb::put) {
     auto msg = co_await ReadActionMsg(ex);

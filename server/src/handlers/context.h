@@ -42,6 +42,8 @@ Status CheckNamespace(const Exchange& ex);
 
 Task<Handled> HandleHealth(ServerContext& ctx, Exchange& ex);
 Task<Handled> HandleCluster(ServerContext& ctx, Exchange& ex, const Route& route);
+// /v1/download, /v1/sort: the (empty) job lists of features this server does not have.
+Task<Handled> HandleJobLists(ServerContext& ctx, Exchange& ex, const Route& route);
 Task<Handled> HandleBuckets(ServerContext& ctx, Exchange& ex, const Route& route);
 Task<Handled> HandleObjects(ServerContext& ctx, Exchange& ex, const Route& route);
 // /v1/ml/moss: GetBatch (handlers/batch.cc).

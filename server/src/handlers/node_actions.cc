@@ -1,10 +1,18 @@
 #include "handlers/node_actions.h"
 
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "archive/archive_writer.h"
@@ -12,6 +20,7 @@
 #include "handlers/bucket_actions.h"
 #include "jobs/job_kinds.h"
 #include "jobs/maintenance_jobs.h"
+#include "store/bucket_props.h"
 #include "store/names.h"
 #include "util/file.h"
 #include "util/json_text.h"
@@ -22,7 +31,10 @@
 namespace ais {
 namespace {
 
-constexpr const char* kVersion = "0.1.0";
+// What the CLI's version check expects of a node (major 5, minor 0: AIS 4.x/5.x API).
+constexpr const char* kAisVersion = "5.0.0";
+// AIS cos.NodeStateFlags: ClusterStarted | NodeStarted, a healthy node.
+constexpr int64_t kNodeStateHealthy = 6;
 
 int64_t NowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
@@ -67,24 +79,427 @@ std::string SeverityName(LogSeverity s) {
   return "INFO";
 }
 
-nlohmann::json Capacity(const Store& store) {
-  nlohmann::json cap = nlohmann::json::object();
-  for (const auto& p : store.mountpaths().paths()) {
-    struct statvfs v{};
-    if (::statvfs(p.c_str(), &v) != 0) continue;
-    uint64_t total = static_cast<uint64_t>(v.f_blocks) * v.f_frsize;
-    uint64_t avail = static_cast<uint64_t>(v.f_bavail) * v.f_frsize;
-    uint64_t used = total - static_cast<uint64_t>(v.f_bfree) * v.f_frsize;
-    cap[p] = {{"used", std::to_string(used)},
-              {"avail", std::to_string(avail)},
-              {"pct_used", total ? (used * 100 + total / 2) / total : 0},
-              {"disks", nlohmann::json::array()},
-              {"mountpath", p}};
+// The address the request came to: the one URL both faces answer at.
+struct NodeAddr {
+  std::string url, host, port;
+};
+NodeAddr AddrOf(const Exchange& ex) {
+  std::string host_port(ex.header("Host"));
+  size_t colon = host_port.rfind(':');
+  NodeAddr a;
+  a.url = "http://" + host_port;
+  a.host = host_port.substr(0, colon);
+  a.port = colon == std::string::npos ? "80" : host_port.substr(colon + 1);
+  return a;
+}
+
+std::string RoleId(const ServerContext& ctx, NodeRole role) {
+  return role == NodeRole::kProxy ? ProxyId(ctx) : ctx.node.daemon_id;
+}
+
+nlohmann::json SnodeJson(const ServerContext& ctx, const Exchange& ex, NodeRole role) {
+  NodeAddr a = AddrOf(ex);
+  nlohmann::json net = {{"node_ip_addr", a.host}, {"daemon_port", a.port}, {"direct_url", a.url}};
+  std::string id = RoleId(ctx, role);
+  return {{"daemon_id", id},
+          {"daemon_type", role == NodeRole::kProxy ? "proxy" : "target"},
+          {"flags", 0},
+          {"id_digest", XXH64(id.data(), id.size(), 1103515245)},
+          {"public_net", net},
+          {"intra_control_net", net},
+          {"intra_data_net", net}};
+}
+
+// The block device a path's filesystem sits on, as AIS names disks ("sda", "nvme0n1"): the
+// partition's parent disk; "" for filesystems on no block device (tmpfs, overlay).
+std::string DiskOf(const std::string& path) {
+  struct stat st{};
+  if (::stat(path.c_str(), &st) != 0 || major(st.st_dev) == 0) return "";
+  std::error_code ec;
+  std::filesystem::path sys =
+      "/sys/dev/block/" + std::to_string(major(st.st_dev)) + ":" + std::to_string(minor(st.st_dev));
+  std::filesystem::path dev = std::filesystem::canonical(sys, ec);
+  if (ec) return "";
+  if (std::filesystem::exists(dev / "partition", ec)) dev = dev.parent_path();
+  return dev.filename().string();
+}
+
+// The filesystem a path is on, from /proc/mounts: the longest mount point above it.
+struct FsInfo {
+  std::string fs, type;
+};
+FsInfo FsOf(const std::string& path) {
+  std::ifstream in("/proc/mounts");
+  std::string dev, dir, type, rest;
+  FsInfo best;
+  size_t best_len = 0;
+  while (in >> dev >> dir >> type && std::getline(in, rest)) {
+    bool above = path == dir || dir == "/" || (path.starts_with(dir) && path[dir.size()] == '/');
+    if (above && dir.size() >= best_len) {
+      best = {dev, type};
+      best_len = dir.size();
+    }
   }
-  return cap;
+  return best;
+}
+
+// AIS fs.Tcdf: per mountpath capacity, disks and filesystem, and the totals. `with_paths`
+// false: a proxy's (no mountpaths, zeros).
+nlohmann::json Tcdf(const Store& store, bool with_paths) {
+  nlohmann::json mps = with_paths ? nlohmann::json::object() : nlohmann::json(nullptr);
+  uint64_t total_used = 0, total_avail = 0;
+  int64_t pct_max = 0, pct_min = 0, pct_sum = 0, n = 0;
+  if (with_paths) {
+    for (const auto& p : store.mountpaths().paths()) {
+      struct statvfs v{};
+      if (::statvfs(p.c_str(), &v) != 0) continue;
+      uint64_t total = static_cast<uint64_t>(v.f_blocks) * v.f_frsize;
+      uint64_t avail = static_cast<uint64_t>(v.f_bavail) * v.f_frsize;
+      uint64_t used = total - static_cast<uint64_t>(v.f_bfree) * v.f_frsize;
+      int64_t pct = total ? static_cast<int64_t>((used * 100 + total / 2) / total) : 0;
+      std::string disk = DiskOf(p);
+      FsInfo fs = FsOf(p);
+      uint64_t fsid = v.f_fsid;
+      mps[p] = {{"used", std::to_string(used)},
+                {"avail", std::to_string(avail)},
+                {"pct_used", pct},
+                {"disks", disk.empty() ? nlohmann::json::array() : nlohmann::json::array({disk})},
+                {"mountpath_label", ""},
+                {"fs",
+                 {{"Fs", fs.fs},
+                  {"FsType", fs.type},
+                  {"FsID", {static_cast<int32_t>(fsid & 0xffffffffu), static_cast<int32_t>(fsid >> 32)}}}}};
+      total_used += used;
+      total_avail += avail;
+      pct_max = n == 0 ? pct : std::max(pct_max, pct);
+      pct_min = n == 0 ? pct : std::min(pct_min, pct);
+      pct_sum += pct;
+      ++n;
+    }
+  }
+  return {{"mountpaths", mps},
+          {"total_used", std::to_string(total_used)},
+          {"total_avail", std::to_string(total_avail)},
+          {"pct_max", pct_max},
+          {"pct_avg", n ? pct_sum / n : 0},
+          {"pct_min", pct_min},
+          {"cs_err", ""}};
+}
+
+// Counters of one disk (/sys/block/<d>/stat) and the rates since the previous query of it:
+// AIS computes them over its stats interval; here the interval is between two queries (the
+// first query of a disk reports zero rates).
+struct DiskSample {
+  std::chrono::steady_clock::time_point at;
+  uint64_t rd_ios = 0, rd_sectors = 0, wr_ios = 0, wr_sectors = 0, io_ms = 0;
+};
+nlohmann::json DiskRates(const std::string& disk) {
+  static std::mutex mu;
+  static std::map<std::string, DiskSample> prev;  // guarded by mu
+  std::ifstream in("/sys/block/" + disk + "/stat");
+  uint64_t f[11] = {};
+  for (auto& x : f) in >> x;
+  DiskSample now{std::chrono::steady_clock::now(), f[0], f[2], f[4], f[6], f[9]};
+  int64_t rbps = 0, ravg = 0, wbps = 0, wavg = 0, util = 0;
+  {
+    std::lock_guard lock(mu);
+    auto it = prev.find(disk);
+    if (in && it != prev.end()) {
+      const DiskSample& p = it->second;
+      double secs = std::chrono::duration<double>(now.at - p.at).count();
+      if (secs > 0) {
+        uint64_t rb = (now.rd_sectors - p.rd_sectors) * 512, wb = (now.wr_sectors - p.wr_sectors) * 512;
+        uint64_t ri = now.rd_ios - p.rd_ios, wi = now.wr_ios - p.wr_ios;
+        rbps = static_cast<int64_t>(static_cast<double>(rb) / secs);
+        wbps = static_cast<int64_t>(static_cast<double>(wb) / secs);
+        ravg = ri ? static_cast<int64_t>(rb / ri) : 0;
+        wavg = wi ? static_cast<int64_t>(wb / wi) : 0;
+        util = std::min<int64_t>(100, static_cast<int64_t>(static_cast<double>(now.io_ms - p.io_ms) / (secs * 10)));
+      }
+    }
+    if (in) prev[disk] = now;
+  }
+  return {{"RBps", rbps}, {"Ravg", ravg}, {"WBps", wbps}, {"Wavg", wavg}, {"Util", util}};
+}
+
+// AIS TcdfExt (what=disk): the Tcdf keys and "AllDiskStats" by disk.
+nlohmann::json DiskStatsJson(const Store& store) {
+  nlohmann::json out = Tcdf(store, true);
+  nlohmann::json all = nlohmann::json::object();
+  for (const auto& [mp, cdf] : out["mountpaths"].items()) {
+    for (const auto& d : cdf["disks"]) all[d.get<std::string>()] = DiskRates(d.get<std::string>());
+  }
+  out["AllDiskStats"] = all;
+  return out;
+}
+
+std::map<std::string, uint64_t> ReadMeminfo() {
+  std::map<std::string, uint64_t> kb;
+  std::ifstream in("/proc/meminfo");
+  std::string key, unit;
+  uint64_t v = 0;
+  while (in >> key >> v) {
+    std::getline(in, unit);
+    if (!key.empty() && key.back() == ':') key.pop_back();
+    kb[key] = v * 1024;
+  }
+  return kb;
+}
+
+// AIS apc.MemCPUInfo of this process; a target's adds its mountpaths' capacity.
+nlohmann::json MemCpuInfo(const Store& store, NodeRole role) {
+  auto m = ReadMeminfo();
+  uint64_t total = m["MemTotal"], free = m["MemFree"], buff = m["Buffers"] + m["Cached"];
+  uint64_t actual_free = m.count("MemAvailable") ? m["MemAvailable"] : free + buff;
+  long page = ::sysconf(_SC_PAGESIZE), ticks = ::sysconf(_SC_CLK_TCK), ncpu = ::sysconf(_SC_NPROCESSORS_ONLN);
+  uint64_t size = 0, resident = 0, share = 0;
+  {
+    std::ifstream statm("/proc/self/statm");
+    statm >> size >> resident >> share;
+    size *= static_cast<uint64_t>(page);
+    resident *= static_cast<uint64_t>(page);
+    share *= static_cast<uint64_t>(page);
+  }
+  uint64_t utime = 0, stime = 0;
+  {
+    std::ifstream stat("/proc/self/stat");
+    std::string all((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    std::istringstream rest(all.substr(all.rfind(')') + 2));  // fields from the 3rd on
+    std::string field;
+    for (int i = 3; i <= 15 && rest >> field; ++i) {
+      if (i == 14) utime = std::stoull(field);
+      if (i == 15) stime = std::stoull(field);
+    }
+  }
+  uint64_t user_ms = utime * 1000 / static_cast<uint64_t>(ticks > 0 ? ticks : 100);
+  uint64_t sys_ms = stime * 1000 / static_cast<uint64_t>(ticks > 0 ? ticks : 100);
+  double load[3] = {0, 0, 0};
+  (void)::getloadavg(load, 3);
+  double cpus = static_cast<double>(ncpu > 0 ? ncpu : 1);
+  int64_t cpu_util = std::min<int64_t>(100, static_cast<int64_t>(load[0] * 100 / cpus));
+  nlohmann::json info = {
+      {"mem_used", resident},
+      {"mem_avail", actual_free},
+      {"pct_mem_used", total ? static_cast<double>(resident) * 100 / static_cast<double>(total) : 0.0},
+      {"pct_cpu_used", 0.0},
+      {"load_avg", {{"One", load[0]}, {"Five", load[1]}, {"Fifteen", load[2]}}},
+      {"cpu_util", cpu_util},
+      {"mem",
+       {{"Total", total},
+        {"Used", total - free},
+        {"Free", free},
+        {"BuffCache", buff},
+        {"ActualFree", actual_free},
+        {"ActualUsed", total - actual_free},
+        {"SwapTotal", m["SwapTotal"]},
+        {"SwapFree", m["SwapFree"]},
+        {"SwapUsed", m["SwapTotal"] - m["SwapFree"]}}},
+      {"proc",
+       {{"CPU",
+         {{"User", user_ms}, {"System", sys_ms}, {"Total", user_ms + sys_ms}, {"LastTime", NowNs() / 1000000},
+          {"Percent", 0.0}}},
+        {"Mem", {{"Size", size}, {"Resident", resident}, {"Share", share}}}}},
+  };
+  if (role == NodeRole::kTarget) {
+    nlohmann::json tcdf = Tcdf(store, true);
+    uint64_t used = std::stoull(tcdf["total_used"].get<std::string>());
+    uint64_t avail = std::stoull(tcdf["total_avail"].get<std::string>());
+    info["fs_used"] = std::to_string(used);
+    info["fs_capacity"] = std::to_string(used + avail);
+    info["pct_fs_used"] = used + avail ? static_cast<double>(used) * 100 / static_cast<double>(used + avail) : 0.0;
+  }
+  return info;
+}
+
+// AIS stats tracker: {metric: int64}, counters that are zero left out (as AIS does).
+nlohmann::json Tracker(const ServerContext& ctx, NodeRole role) {
+  NodeStats& st = ServerStats();
+  nlohmann::json t = nlohmann::json::object();
+  auto put = [&t](const char* name, int64_t v) {
+    if (v != 0) t[name] = v;
+  };
+  if (role == NodeRole::kTarget) {
+    put("get.n", st.get_n.load());
+    put("put.n", st.put_n.load());
+    put("put.size", st.put_size.load());
+    put("head.n", st.head_n.load());
+    put("del.n", st.del_n.load());
+    put("lst.n", st.lst_n.load());
+  }
+  t["up.ns.time"] = NowNs() - ctx.start_ns;
+  t["state.flags"] = kNodeStateHealthy;
+  return t;
+}
+
+// AIS what=metrics: the name and kind of each metric the tracker may report.
+nlohmann::json MetricNames(const Store& store, NodeRole role) {
+  nlohmann::json m = {{"up.ns.time", "special"}, {"state.flags", "gauge"}};
+  if (role == NodeRole::kProxy) return m;
+  for (const char* c : {"get.n", "put.n", "head.n", "del.n", "lst.n"}) m[c] = "counter";
+  m["put.size"] = "size";
+  std::set<std::string> disks;
+  for (const auto& p : store.mountpaths().paths()) {
+    if (std::string d = DiskOf(p); !d.empty()) disks.insert(d);
+  }
+  for (const auto& d : disks) {
+    m["disk." + d + ".read.bps"] = "compbw";
+    m["disk." + d + ".write.bps"] = "compbw";
+    m["disk." + d + ".avg.rsize"] = "gauge";
+    m["disk." + d + ".avg.wsize"] = "gauge";
+    m["disk." + d + ".util"] = "gauge";
+  }
+  return m;
+}
+
+// AIS cos.NodeStateInfo: the cluster as this node sees it.
+nlohmann::json ClusterState(const ServerContext& ctx, const Exchange& ex) {
+  NodeAddr a = AddrOf(ex);
+  return {{"smap",
+           {{"Primary", {{"pub_url", a.url}, {"control_url", a.url}, {"id", ProxyId(ctx)}}},
+            {"version", "1"},
+            {"uuid", ctx.cluster_uuid}}},
+          {"bmd", {{"uuid", ctx.cluster_uuid}, {"version", "1"}}},
+          {"rmd", {{"version", "0"}}},
+          {"config", {{"version", "1"}}},
+          {"etlmd", {{"version", "0"}}},
+          {"flags", kNodeStateHealthy}};
+}
+
+// AIS stats.NodeStatus.
+nlohmann::json NodeStatusJson(ServerContext& ctx, const Exchange& ex, NodeRole role) {
+  return {{"status", ""},
+          {"deployment", "dev"},
+          {"ais_version", kAisVersion},
+          {"build_time", ""},
+          {"k8s_pod_name", ""},
+          {"snode", SnodeJson(ctx, ex, role)},
+          {"tracker", Tracker(ctx, role)},
+          {"capacity", Tcdf(ctx.store, role == NodeRole::kTarget)},
+          {"cluster", ClusterState(ctx, ex)},
+          {"sys_info", MemCpuInfo(ctx.store, role)},
+          {"smap_version", "1"}};
+}
+
+// AIS stats.Node (what=node_stats).
+nlohmann::json NodeStatsJson(ServerContext& ctx, const Exchange& ex, NodeRole role) {
+  return {{"snode", SnodeJson(ctx, ex, role)},
+          {"tracker", Tracker(ctx, role)},
+          {"capacity", Tcdf(ctx.store, role == NodeRole::kTarget)}};
+}
+
+// A node's config: the cluster's, and the node-local sections.
+nlohmann::json NodeConfigJson(const ServerContext& ctx, const Exchange& ex, NodeRole role) {
+  nlohmann::json c = ClusterConfigJson(ctx, ex);
+  NodeAddr a = AddrOf(ex);
+  nlohmann::json paths = nlohmann::json::object();
+  if (role == NodeRole::kTarget) {
+    for (const auto& p : ctx.store.mountpaths().paths()) paths[p] = "";
+  }
+  c["fspaths"] = {{"paths", paths}};
+  c["confdir"] = "";
+  c["log_dir"] = "";
+  c["test_fspaths"] = {{"root", ""}, {"count", 0}, {"instance", 0}};
+  c["host_net"] = {{"hostname", a.host},
+                   {"hostname_intra_control", ""},
+                   {"hostname_intra_data", ""},
+                   {"port", a.port},
+                   {"port_intra_control", "0"},
+                   {"port_intra_data", "0"}};
+  return c;
+}
+
+Task<Handled> ReplyJson(Exchange& ex, std::string json) {
+  co_return co_await ex.Reply(http::status::ok, {}, std::move(json), "application/json");
 }
 
 }  // namespace
+
+std::string ProxyId(const ServerContext& ctx) { return "p" + ctx.node.daemon_id; }
+
+nlohmann::json SmapJson(const ServerContext& ctx, const Exchange& ex) {
+  nlohmann::json proxy = SnodeJson(ctx, ex, NodeRole::kProxy);
+  return {{"tmap", {{ctx.node.daemon_id, SnodeJson(ctx, ex, NodeRole::kTarget)}}},
+          {"pmap", {{ProxyId(ctx), proxy}}},
+          {"proxy_si", proxy},
+          {"uuid", ctx.cluster_uuid},
+          {"creation_time", "2026-01-01 00:00:00"},
+          {"version", "1"}};
+}
+
+nlohmann::json ClusterConfigJson(const ServerContext& ctx, const Exchange& ex) {
+  // The bucket sections are the defaults every new bucket gets.
+  nlohmann::json bprops = BucketProps{}.ToAisJson("");
+  NodeAddr a = AddrOf(ex);
+  auto section = [] { return nlohmann::json::object(); };
+  return {
+      {"write_policy", bprops["write_policy"]},
+      {"checksum", bprops["checksum"]},
+      {"tcb", section()},
+      {"tco", section()},
+      {"arch", section()},
+      {"lso", section()},
+      {"rate_limit", section()},
+      {"keepalivetracker", section()},
+      {"rebalance", {{"enabled", false}}},  // one target: nothing to move
+      {"log", {{"level", "3"}}},
+      {"ec", bprops["ec"]},
+      {"get_batch", section()},
+      {"space", {{"cleanupwm", 65}, {"lowwm", 75}, {"highwm", 90}, {"out_of_space", 95}}},
+      {"transport", section()},
+      {"disk",
+       {{"disk_util_low_wm", 20},
+        {"disk_util_high_wm", 80},
+        {"disk_util_max_wm", 95},
+        {"iostat_time_long", "2s"},
+        {"iostat_time_short", "100ms"}}},
+      {"fshc", {{"enabled", true}}},
+      {"chunks", bprops["chunks"]},
+      {"lru", bprops["lru"]},
+      {"mirror", bprops["mirror"]},
+      {"periodic", {{"stats_time", "10s"}, {"notif_time", "30s"}, {"retry_sync_time", "2s"}}},
+      {"client", {{"client_timeout", "10s"}, {"client_long_timeout", "30m"}, {"list_timeout", "10m"}}},
+      {"downloader", section()},
+      {"auth", {{"enabled", false}}},  // the public view: no secrets
+      {"backend", ctx.remote.aws_enabled() ? nlohmann::json{{"aws", section()}} : section()},
+      {"uuid", ctx.cluster_uuid},
+      {"lastupdate_time", ""},
+      {"proxy", {{"primary_url", a.url}, {"original_url", a.url}, {"discovery_url", ""}, {"non_electable", false}}},
+      {"net", {{"l4", {{"proto", "tcp"}}}, {"http", {{"use_https", false}}}}},
+      {"timeout",
+       {{"cplane_operation", "2s"},
+        {"max_keepalive", "4s"},
+        {"max_host_busy", "20s"},
+        {"startup_time", "1m"},
+        {"send_file_time", "5m"}}},
+      {"memsys", section()},
+      {"features", "0"},
+      {"config_version", "1"},
+      {"versioning", bprops["versioning"]},
+      {"resilver", {{"enabled", true}}},
+  };
+}
+
+nlohmann::json ClusterNodesJson(ServerContext& ctx, const Exchange& ex, const std::string& what) {
+  const std::string& tid = ctx.node.daemon_id;
+  if (what == "sysinfo") {
+    return {{"proxy", nlohmann::json::object()}, {"target", {{tid, MemCpuInfo(ctx.store, NodeRole::kTarget)}}}};
+  }
+  return {{"proxy", NodeStatsJson(ctx, ex, NodeRole::kProxy)},
+          {"target", {{tid, NodeStatsJson(ctx, ex, NodeRole::kTarget)}}}};
+}
+
+nlohmann::json MountpathListJson(const Store& store) {
+  MountpathState st = store.GetMountpaths();
+  return {{"available", st.available}, {"waiting_dd", nlohmann::json::array()}, {"disabled", st.disabled}};
+}
+
+nlohmann::json BmdJson(ServerContext& ctx) {
+  nlohmann::json buckets = nlohmann::json::object();
+  for (const auto& name : ctx.store.buckets().Names()) {
+    if (auto props = ctx.store.GetBucket(name); props.ok()) buckets[name] = props->ToAisJson(name);
+  }
+  return {{"providers", {{"ais", {{"@#", buckets}}}}}, {"uuid", ctx.cluster_uuid}, {"version", "1"}};
+}
 
 Task<Handled> StartJobByKind(ServerContext& ctx, Exchange& ex, const ActionMsg& msg) {
   auto args = XactMsg::Decode(msg.value, "value");
@@ -105,7 +520,7 @@ Task<Handled> StartJobByKind(ServerContext& ctx, Exchange& ex, const ActionMsg& 
   std::function<Status(JobControl&)> fn;
   if (kind == "lru") {
     fn = [&store, b = *buckets](JobControl& jc) { return RunLru(store, jc, b); };
-  } else if (kind == "cleanup") {
+  } else if (kind == "cleanup-store") {
     fn = [&store](JobControl& jc) { return RunCleanup(store, jc); };
   } else if (kind == "scrub") {
     fn = [&store, b = *buckets](JobControl& jc) { return RunScrub(store, jc, b); };
@@ -129,38 +544,31 @@ Task<Handled> StartJobByKind(ServerContext& ctx, Exchange& ex, const ActionMsg& 
   co_return co_await ex.Reply(http::status::ok, {}, id, "text/plain");
 }
 
-Task<Handled> NodeStatus(ServerContext& ctx, Exchange& ex) {
-  NodeStats& st = ServerStats();
-  auto v = [](int64_t x) { return nlohmann::json{{"v", std::to_string(x)}}; };
-  int64_t uptime = NowNs() - ctx.start_ns;
-  nlohmann::json tracker = {
-      {"get.n", v(st.get_n.load())},       {"put.n", v(st.put_n.load())},
-      {"put.size", v(st.put_size.load())}, {"head.n", v(st.head_n.load())},
-      {"del.n", v(st.del_n.load())},       {"lst.n", v(st.lst_n.load())},
-      {"up.ns.time", v(uptime)},
-  };
-  long ncpu = ::sysconf(_SC_NPROCESSORS_ONLN);
-  double load[3] = {0, 0, 0};
-  (void)::getloadavg(load, 3);
-  auto running = ctx.jobs.Query("", "", "", true);
-  nlohmann::json status = {
-      {"snode", {{"daemon_id", ctx.node.daemon_id}, {"daemon_type", "target"}}},
-      {"tracker", tracker},
-      {"capacity", Capacity(ctx.store)},
-      {"status", "online"},
-      {"deployment", "dev"},
-      {"ais_version", kVersion},
-      {"build_time", ""},
-      {"k8s_pod_name", ""},
-      {"smap_version", "1"},
-      {"cluster_uuid", ctx.cluster_uuid},
-      {"running_jobs", running.size()},
-      {"log_lines", ServerLog().total_lines()},
-      {"sys_info",
-       {{"cpus", ncpu > 0 ? ncpu : 1},
-        {"load_avg", {{"one", load[0]}, {"five", load[1]}, {"fifteen", load[2]}}}}},
-  };
-  co_return co_await ex.Reply(http::status::ok, {}, JsonText(status), "application/json");
+Task<Handled> DaemonQuery(ServerContext& ctx, Exchange& ex, NodeRole role, const std::string& what) {
+  bool target = role == NodeRole::kTarget;
+  if (what == "smap") co_return co_await ReplyJson(ex, JsonText(SmapJson(ctx, ex)));
+  if (what == "bmd") co_return co_await ReplyJson(ex, JsonText(BmdJson(ctx)));
+  if (what == "config") co_return co_await ReplyJson(ex, JsonText(NodeConfigJson(ctx, ex, role)));
+  if (what == "snode") co_return co_await ReplyJson(ex, JsonText(SnodeJson(ctx, ex, role)));
+  if (what == "node_status") co_return co_await ReplyJson(ex, JsonText(NodeStatusJson(ctx, ex, role)));
+  if (what == "node_stats") co_return co_await ReplyJson(ex, JsonText(NodeStatsJson(ctx, ex, role)));
+  if (what == "metrics") co_return co_await ReplyJson(ex, JsonText(MetricNames(ctx.store, role)));
+  if (what == "sysinfo") co_return co_await ReplyJson(ex, JsonText(MemCpuInfo(ctx.store, role)));
+  if (what == "log") co_return co_await NodeLog(ctx, ex);
+  if (what == "software_version") {
+    co_return co_await ex.Reply(http::status::ok, {}, kAisVersion, "text/plain; charset=utf-8");
+  }
+  if (what == "tls_certificate") co_return Status::NotFound("no TLS certificate: this node serves plain HTTP");
+  if (target && what == "mountpaths") {
+    co_return co_await ReplyJson(ex, JsonText(MountpathListJson(ctx.store)));
+  }
+  if (target && what == "disk") co_return co_await ReplyJson(ex, JsonText(DiskStatsJson(ctx.store)));
+  if (target && what == "remote") {
+    nlohmann::json none = {{"a", nullptr}, {"ver", 0}};  // no remote AIS clusters attached
+    co_return co_await ReplyJson(ex, JsonText(none));
+  }
+  co_return Status::InvalidArgument("invalid '/v1/daemon' request: unrecognized 'what=" + what.substr(0, 64) +
+                                    "' query");
 }
 
 Task<Handled> NodeLog(ServerContext& ctx, Exchange& ex) {
@@ -190,17 +598,25 @@ Task<Handled> NodeLog(ServerContext& ctx, Exchange& ex) {
 Task<Handled> HandleReverse(ServerContext& ctx, Exchange& ex, const Route& route) {
   std::string node(ex.header("Ais-Node-Id"));
   if (node.empty()) co_return Status::InvalidArgument("missing node ID");
-  if (node != ctx.node.daemon_id) {
-    co_return Status::NotFound("node \"" + node + "\" does not exist (cluster map has t[" +
-                                                      ctx.node.daemon_id + "], p[" + ctx.node.daemon_id + "])");
+  NodeRole role;
+  if (node == ctx.node.daemon_id) {
+    role = NodeRole::kTarget;
+  } else if (node == ProxyId(ctx)) {
+    role = NodeRole::kProxy;
+  } else {
+    co_return Status::NotFound("node \"" + node + "\" does not exist (cluster map has t[" + ctx.node.daemon_id +
+                               "], p[" + ProxyId(ctx) + "])");
   }
   if (route.bucket != "daemon") {
     co_return Status::NotFound("invalid URL path \"" + std::string(ex.raw_path()) + "\"");
   }
-  Route daemon;
-  daemon.area = "daemon";
-  daemon.bucket = route.object;  // /v1/reverse/daemon/mountpaths
-  co_return co_await HandleCluster(ctx, ex, daemon);
+  if (!route.object.empty() || ex.method() != http::verb::get) {  // /v1/reverse/daemon/mountpaths and the like
+    Route daemon;
+    daemon.area = "daemon";
+    daemon.bucket = route.object;
+    co_return co_await HandleCluster(ctx, ex, daemon);
+  }
+  co_return co_await DaemonQuery(ctx, ex, role, ex.query("what").value_or(""));
 }
 
 }  // namespace ais

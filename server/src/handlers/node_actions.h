@@ -1,19 +1,43 @@
-// This node's own face (handlers/node_actions.cc): starting jobs by kind, its performance
-// counters and its log, as a real AIS node serves them under /v1/daemon (and the proxy under
-// /v1/reverse/daemon with an Ais-Node-Id header).
+// This node's own faces (handlers/node_actions.cc). The one process is a one-proxy, one-target
+// cluster: the cluster map lists a proxy and a target with distinct ids (the official CLI looks
+// nodes up by id, target map first), and /v1/reverse/daemon with an Ais-Node-Id header reaches
+// either face. Served here: starting jobs by kind, the node queries of GET /v1/daemon?what=...
+// (status and stats, config, BMD, disks, metric names, sysinfo, log) and the cluster-wide ones
+// built from them (cluster config, backends, remote clusters), in the JSON shapes AIS's CLI
+// and SDK decode (Go types: int64 as numbers, ",string" fields as strings).
 #pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
 
 #include "handlers/context.h"
 
 namespace ais {
 
+enum class NodeRole { kProxy, kTarget };
+
+// The proxy face's daemon id (the target's is ctx.node.daemon_id).
+std::string ProxyId(const ServerContext& ctx);
+
+// GET /v1/daemon?what=smap: the cluster map, both faces at the URL the request came to.
+nlohmann::json SmapJson(const ServerContext& ctx, const Exchange& ex);
+// GET /v1/cluster?what=cluster_config: AIS ClusterConfig (its 34 top-level sections).
+nlohmann::json ClusterConfigJson(const ServerContext& ctx, const Exchange& ex);
+// GET /v1/cluster?what=node_stats|sysinfo: each face's answer to the daemon query, gathered as
+// AIS's proxy does ({"proxy": ..., "target": {id: ...}}; sysinfo leaves out the answering proxy).
+nlohmann::json ClusterNodesJson(ServerContext& ctx, const Exchange& ex, const std::string& what);
+// GET /v1/daemon?what=mountpaths (a target's): {"available", "waiting_dd", "disabled"}.
+nlohmann::json MountpathListJson(const Store& store);
+// GET /v1/daemon?what=bmd: the bucket metadata, every bucket with its props.
+nlohmann::json BmdJson(ServerContext& ctx);
+
 // PUT /v1/cluster {"action":"start","value":{"kind"|"Kind",...,"bck"|"Bck","buckets"|"Buckets"}}.
 Task<Handled> StartJobByKind(ServerContext& ctx, Exchange& ex, const ActionMsg& msg);
-// GET ?what=node_status: the node's status and stats (AIS stats.NodeStatus shape).
-Task<Handled> NodeStatus(ServerContext& ctx, Exchange& ex);
+// GET /v1/daemon?what=<what> answered by the node of `role`. Unknown `what`: 400, as AIS.
+Task<Handled> DaemonQuery(ServerContext& ctx, Exchange& ex, NodeRole role, const std::string& what);
 // GET ?what=log[&severity=info|warning|error][&all=true]: the log as text, or (all) as .tar.gz.
 Task<Handled> NodeLog(ServerContext& ctx, Exchange& ex);
-// /v1/reverse/daemon: the request is for the node named in Ais-Node-Id (this one, or 404).
+// /v1/reverse/daemon: the request is for the node named in Ais-Node-Id (a face of this one, or 404).
 Task<Handled> HandleReverse(ServerContext& ctx, Exchange& ex, const Route& route);
 
 }  // namespace ais

@@ -75,6 +75,7 @@ Task<Handled> Serve(ServerContext& ctx, Exchange& ex, const Result<Route>& parse
   }
   if (route.area == "ml") return HandleMl(ctx, ex, route);
   if (route.area == "reverse") return HandleReverse(ctx, ex, route);
+  if (route.area == "download" || route.area == "sort") return HandleJobLists(ctx, ex, route);
   return Fail(Status::NotFound("invalid URL path \"" + std::string(ex.raw_path()) + "\""));
 }
 

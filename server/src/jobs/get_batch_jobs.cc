@@ -85,16 +85,22 @@ struct GetBatchJobs::State {
 GetBatchJobs::GetBatchJobs(JobRegistry& registry, std::chrono::milliseconds idle_end)
     : registry_(registry), idle_end_(idle_end) {}
 
-std::unique_ptr<GetBatchJobs::Work> GetBatchJobs::Begin(std::function<void()> cancel) {
+std::unique_ptr<GetBatchJobs::Work> GetBatchJobs::Begin(const std::string& bucket, std::function<void()> cancel) {
   std::lock_guard lock(mu_);
-  if (current_) {
-    std::lock_guard state_lock(current_->mu);
-    if (!current_->ended) {
-      bool was_idle = current_->works.empty();
-      uint64_t ticket = current_->next_ticket++;
-      current_->works.emplace(ticket, std::move(cancel));
-      if (was_idle) current_->cv.notify_all();  // busy again: the job's thread says so
-      return std::unique_ptr<Work>(new Work(current_, ticket));
+  // Jobs that ended take no more work: forget them (the registry keeps their snapshots).
+  std::erase_if(current_, [](const auto& kv) {
+    std::lock_guard state_lock(kv.second->mu);
+    return kv.second->ended;
+  });
+  if (auto it = current_.find(bucket); it != current_.end()) {
+    State& cur = *it->second;
+    std::lock_guard state_lock(cur.mu);
+    if (!cur.ended) {  // it may have ended since
+      bool was_idle = cur.works.empty();
+      uint64_t ticket = cur.next_ticket++;
+      cur.works.emplace(ticket, std::move(cancel));
+      if (was_idle) cur.cv.notify_all();  // busy again: the job's thread says so
+      return std::unique_ptr<Work>(new Work(it->second, ticket));
     }
   }
   auto state = std::make_shared<State>();
@@ -102,9 +108,10 @@ std::unique_ptr<GetBatchJobs::Work> GetBatchJobs::Begin(std::function<void()> ca
   uint64_t ticket = state->next_ticket++;
   state->works.emplace(ticket, std::move(cancel));  // the job starts busy
   auto idle_end = idle_end_;
-  state->id = registry_.Start("get-batch", "", [state, idle_end](JobControl& jc) { return State::Run(state, jc, idle_end); });
-  current_ = state;
-  return std::unique_ptr<Work>(new Work(current_, ticket));
+  state->id = registry_.Start("get-batch", bucket,
+                              [state, idle_end](JobControl& jc) { return State::Run(state, jc, idle_end); });
+  current_[bucket] = state;
+  return std::unique_ptr<Work>(new Work(state, ticket));
 }
 
 GetBatchJobs::Work::~Work() {

@@ -10,7 +10,7 @@ constexpr std::array kKinds = {
     JobKind{"rebalance", "", true, false},
     JobKind{"resilver", "", true, false},
     JobKind{"lru", "lru-eviction", true, false},
-    JobKind{"cleanup", "", true, false},
+    JobKind{"cleanup-store", "cleanup", true, false},
     JobKind{"summary-bck", "summary", false, false},
     JobKind{"rechunk", "", true, false},
     JobKind{"archive", "", false, true},
@@ -32,6 +32,15 @@ constexpr std::array kKinds = {
     JobKind{"get-batch", "", false, true},
     JobKind{"load-lom-cache", "warm-up-metadata", true, false},
     JobKind{"create-inventory", "", false, false},
+    // AIS kinds this server never runs: valid in queries (an empty list), not startable.
+    JobKind{"election", "elect-primary", false, false},
+    JobKind{"etl-inline", "", false, false},
+    JobKind{"ec-get", "", false, true},
+    JobKind{"ec-put", "", false, true},
+    JobKind{"ec-resp", "", false, true},
+    JobKind{"put-copies", "", false, true},
+    JobKind{"index-shard", "", false, false},
+    JobKind{"summary-shard", "", false, false},
     // Ours, no AIS kind: verifies every object, quarantines the damaged (docs/storage-format.md).
     JobKind{"scrub", "", true, false},
 };

@@ -19,14 +19,20 @@ int64_t NowNs() {
 }  // namespace
 
 void JobControl::Abort() {
-  aborted_.store(true, std::memory_order_relaxed);
   std::function<void()> fn;
   {
     std::lock_guard lock(err_mu_);
+    aborted_.store(true, std::memory_order_relaxed);
     fn = std::move(on_abort_);
     on_abort_ = nullptr;
   }
+  aborted_cv_.notify_all();
   if (fn) fn();
+}
+
+bool JobControl::WaitAborted(std::chrono::milliseconds d) {
+  std::unique_lock lock(err_mu_);
+  return aborted_cv_.wait_for(lock, d, [this] { return aborted(); });
 }
 
 void JobControl::OnAbort(std::function<void()> fn) {
@@ -87,8 +93,13 @@ std::string JobRegistry::Start(std::string kind, std::string bucket, std::functi
   std::string job_id = raw->info.id;
   jobs_[job_id] = job;
   LogInfo(raw->info.kind + "[" + job_id + "] started" + (raw->info.ctlmsg.empty() ? "" : ": " + raw->info.ctlmsg));
-  raw->thread = std::thread([this, raw, fn = std::move(fn)] {
+  bool idles_after = opts.idles_after;
+  raw->thread = std::thread([this, raw, idles_after, fn = std::move(fn)] {
     Status st = fn(raw->control);
+    if (st.ok() && idles_after && !raw->control.aborted()) {
+      raw->control.SetIdle(true);
+      raw->control.WaitAborted(idle_timeout_);
+    }
     std::lock_guard l(mu_);
     raw->info.err = st.ok() ? "" : st.message();
     raw->info.aborted = raw->control.aborted();

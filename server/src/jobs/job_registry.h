@@ -3,6 +3,8 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -55,6 +57,8 @@ class JobControl {
   void AddError(const std::string& msg);
   // "first error (and N more errors)", or "".
   std::string SoftErrors() const;
+  // Waits until the job is aborted or `d` has passed; returns aborted().
+  bool WaitAborted(std::chrono::milliseconds d);
 
  private:
   friend class JobRegistry;
@@ -63,6 +67,7 @@ class JobControl {
   std::atomic<int64_t> objs_{0};
   std::atomic<int64_t> bytes_{0};
   mutable std::mutex err_mu_;
+  std::condition_variable aborted_cv_;  // with err_mu_: Abort() wakes WaitAborted()
   std::string first_err_;  // guarded by err_mu_
   size_t num_errs_ = 0;    // guarded by err_mu_
   std::function<void()> on_abort_;  // guarded by err_mu_; cleared once run
@@ -73,12 +78,20 @@ struct JobOptions {
   std::string id;  // "" -> a generated one
   std::string dst_bucket;
   std::string ctlmsg;
+  // A kind that idles (AIS "demand" xactions such as copy-listrange): once its work is done
+  // the job stays running, idle, for the registry's idle timeout, then ends; an abort ends it
+  // sooner (and it is reported aborted). A job that failed ends at once.
+  bool idles_after = false;
 };
 
 class JobRegistry {
  public:
-  JobRegistry() = default;
+  // AIS xact.IdleDefault: how long a demand job idles before it ends.
+  static constexpr std::chrono::milliseconds kDefaultIdleTimeout{60000};
+
+  explicit JobRegistry(std::chrono::milliseconds idle_timeout = kDefaultIdleTimeout) : idle_timeout_(idle_timeout) {}
   ~JobRegistry();  // aborts running jobs and joins them
+  std::chrono::milliseconds idle_timeout() const { return idle_timeout_; }
 
   // Starts fn on a new thread; the job is visible to Get/Query before this returns.
   // `id` "" -> a generated one.
@@ -102,6 +115,7 @@ class JobRegistry {
   JobSnapshot SnapshotLocked(const Job& job) const;
   void PruneLocked();
 
+  const std::chrono::milliseconds idle_timeout_;
   mutable std::mutex mu_;
   std::map<std::string, std::shared_ptr<Job>> jobs_;  // guarded by mu_
 };
