@@ -494,3 +494,20 @@ def test_copy_cached_objects_and_datasets(
         body=json.dumps({"action": "move-bck", "value": {"name": "x", "provider": "ais"}}).encode(),
     )
     assert r.status == 405 and b"cannot rename/move remote bucket" in r.body
+
+
+def test_inventory_of_a_remote_bucket(
+    client: Client, s3: Any, proxy: FaultProxy, bucket: str
+) -> None:
+    for i in range(30):
+        s3.put_object(Bucket=bucket, Key=f"inv/{i:03d}", Body=b"z" * i)
+    b = client.bucket(bucket, provider="aws")
+    b.object("inv/007").get_reader().read_all()
+    job = b.create_inventory(name="snap")
+    assert client.job(job).wait(timeout=60).success
+    lists_before = proxy.count("GET", f"/{bucket}/")
+    entries = list(b.list_objects_iter(flags=[ListObjectFlag.NBI], page_size=7))
+    assert proxy.count("GET", f"/{bucket}/") == lists_before, "an inventory listing never asks S3"
+    assert [e.name for e in entries] == [f"inv/{i:03d}" for i in range(30)]
+    assert [e.name for e in entries if e.is_cached()] == ["inv/007"]
+    assert entries[12].size == 12

@@ -99,6 +99,28 @@ Task<Handled> CreateInventory(ServerContext& ctx, Exchange& ex, const std::strin
   opts.prefix = lso.prefix;
   opts.props = lso.props;
   opts.flags = lso.flags;
+  if (IsRemoteKey(bucket)) {
+    // The backend's listing, once, with what is cached as of now.
+    opts.remote = [&tier = ctx.remote, &store = ctx.store, bucket,
+                   prefix = lso.prefix](const std::string& token) -> Result<std::pair<std::vector<ListEntry>, std::string>> {
+      auto page = tier.List(bucket, prefix, token, 1000, false);
+      if (!page.ok()) return page.status();
+      std::vector<ListEntry> out;
+      for (auto& e : page->entries) {
+        if (e.is_dir || e.name.ends_with('/')) continue;
+        ListEntry entry;
+        if (auto local = store.Head(bucket, e.name); local.ok()) {
+          entry.meta = std::move(*local);
+          entry.flags = kEntryIsCached;
+        } else {
+          entry.meta.name = e.name;
+          entry.meta.size = e.size;
+        }
+        out.push_back(std::move(entry));
+      }
+      return std::make_pair(std::move(out), page->next_token);
+    };
+  }
   if (opts.name.empty()) opts.name = msg.name;
   auto id = ctx.inventory.StartCreate(bucket, std::move(opts));
   if (!id.ok()) co_return id.status();
@@ -281,7 +303,7 @@ Task<Handled> HandleBuckets(ServerContext& ctx, Exchange& ex, const Route& route
     if (msg->action == "move-bck") {
       co_return Status::MethodNotAllowed("cannot rename/move remote bucket " + cname + " - operation not supported");
     }
-    if (msg->action != "prefetch-listrange" && msg->action != "copy-bck") {
+    if (msg->action != "prefetch-listrange" && msg->action != "copy-bck" && msg->action != "create-inventory") {
       co_return Status::NotSupported("invalid action \"" + msg->action + "\": not yet supported for remote buckets (" +
                                      cname + ")");
     }
@@ -289,6 +311,7 @@ Task<Handled> HandleBuckets(ServerContext& ctx, Exchange& ex, const Route& route
     if (!key.ok()) co_return key.status();
     // copy-bck copies the cached objects (AIS: unless asked to list the remote; prefetch first).
     if (msg->action == "copy-bck") co_return co_await StartCopyOrMoveBucket(ctx, ex, *key, *msg);
+    if (msg->action == "create-inventory") co_return co_await CreateInventory(ctx, ex, *key, *msg);
     co_return co_await StartListRange(ctx, ex, *key, *msg);
   }
   auto key = co_await ResolveBucket(ctx, ex, route.bucket);

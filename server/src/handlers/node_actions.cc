@@ -18,6 +18,7 @@
 #include "archive/archive_writer.h"
 #include "archive/output_sink.h"
 #include "handlers/bucket_actions.h"
+#include "remote/cache_tier.h"
 #include "jobs/job_kinds.h"
 #include "jobs/maintenance_jobs.h"
 #include "store/bucket_props.h"

@@ -1,5 +1,7 @@
 #include "inventory/inventory_catalog.h"
 
+#include "store/bck.h"
+
 #include <algorithm>
 #include <chrono>
 
@@ -86,12 +88,12 @@ Result<std::string> InventoryCatalog::StartCreate(const std::string& bucket, Cre
   if (!existing->empty() && !opts.force) {
     std::string list;
     for (auto& n : *existing) list += (list.empty() ? "" : ", ") + InventoryObjectName(bucket, n);
-    return Status::InvalidArgument("inventory for bucket ais://" + bucket + " already exists: [" + list +
+    return Status::InvalidArgument("inventory for bucket " + BucketCname(bucket) + " already exists: [" + list +
                                    "] (use force to replace it)");
   }
   std::lock_guard lock(mu_);
   if (auto it = building_.find(bucket); it != building_.end()) {
-    return Status::Conflict("create-inventory[" + it->second + "] is already running for bucket ais://" + bucket);
+    return Status::Conflict("create-inventory[" + it->second + "] is already running for bucket " + BucketCname(bucket));
   }
   building_[bucket] = id;
   std::string objname = InventoryObjectName(bucket, opts.name);
@@ -134,20 +136,39 @@ Status InventoryCatalog::Build(JobControl& jc, const std::string& bucket, const 
     index.chunks.push_back(std::move(info));
     return Status::OK();
   };
-  auto body = [&]() -> Status {
+  const std::string location;
+  auto add = [&](const ObjectMeta& m, uint16_t flags, bool local) -> Status {
+    enc.Add(m.name, EncodeEntryMsgpack(m, *props, location, flags, local));
+    ++index.ntotal;
+    jc.Add(1, 0);
+    return enc.count() == opts.names_per_chunk ? flush() : Status::OK();
+  };
+  auto scan_local = [&]() -> Status {
     ObjectScanner scan(store_.mountpaths(), bucket, opts.prefix, "");
     ObjectMeta m;
-    const std::string location;
-    for (;;) {
-      if (jc.aborted()) return Status::OK();
+    while (!jc.aborted()) {
       auto more = scan.Next(&m);
       if (!more.ok()) return more.status();
       if (!*more) break;
-      enc.Add(m.name, EncodeEntryMsgpack(m, *props, location));
-      ++index.ntotal;
-      jc.Add(1, 0);
-      if (enc.count() == opts.names_per_chunk) AIS_RETURN_IF_ERROR(flush());
+      AIS_RETURN_IF_ERROR(add(m, 0, true));
     }
+    return Status::OK();
+  };
+  // A remote bucket's listing comes sorted by name, as the inventory keeps it.
+  auto scan_remote = [&]() -> Status {
+    std::string token;
+    do {
+      if (jc.aborted()) return Status::OK();
+      auto page = opts.remote(token);
+      if (!page.ok()) return page.status();
+      for (const auto& e : page->first) AIS_RETURN_IF_ERROR(add(e.meta, e.flags, false));
+      token = page->second;
+    } while (!token.empty());
+    return Status::OK();
+  };
+  auto body = [&]() -> Status {
+    AIS_RETURN_IF_ERROR(opts.remote ? scan_remote() : scan_local());
+    if (jc.aborted()) return Status::OK();
     if (enc.count() > 0) AIS_RETURN_IF_ERROR(flush());
     index.finished = NowNs();
     AIS_RETURN_IF_ERROR(put_part(1, index.ToJson()));
@@ -174,7 +195,7 @@ Result<nlohmann::json> InventoryCatalog::Show(const std::string& bucket, const s
       return inv.status();
     }
     const InventoryIndex& idx = *(*inv)->index;
-    out[objname] = {{"bucket", "ais://" + bucket},     {"name", n},
+    out[objname] = {{"bucket", BucketCname(bucket)},     {"name", n},
                     {"obj_name", objname},             {"size", (*inv)->handle.meta().size},
                     {"prefix", idx.prefix},            {"started", idx.started},
                     {"finished", idx.finished},        {"ntotal", idx.ntotal},
@@ -203,9 +224,9 @@ Result<std::string> InventoryCatalog::Resolve(const std::string& bucket, const s
   }
   auto names = Names(bucket);
   if (!names.ok()) return names.status();
-  if (names->empty()) return Status::InvalidArgument("bucket \"ais://" + bucket + "\" has no inventories");
+  if (names->empty()) return Status::InvalidArgument("bucket \"" + BucketCname(bucket) + "\" has no inventories");
   if (names->size() > 1) {
-    return Status::InvalidArgument("missing \"Ais-Inv-Name\" header: bucket \"ais://" + bucket + "\" has " +
+    return Status::InvalidArgument("missing \"Ais-Inv-Name\" header: bucket \"" + BucketCname(bucket) + "\" has " +
                                    std::to_string(names->size()) + " inventories; please specify which one");
   }
   return names->front();

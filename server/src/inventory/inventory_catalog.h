@@ -3,6 +3,7 @@
 // inventory reads a few chunks of one object instead of walking every directory and object header.
 #pragma once
 
+#include <functional>
 #include <list>
 #include <map>
 #include <memory>
@@ -11,11 +12,16 @@
 #include <string_view>
 #include <vector>
 
+#include "api/object_list.h"
 #include "inventory/inventory_format.h"
 #include "jobs/job_registry.h"
 #include "store/store.h"
 
 namespace ais {
+
+// The next page of a remote bucket's entries after continuation `token` (flags: cached or not),
+// and the token of the page after it ("" at the end).
+using RemoteEntries = std::function<Result<std::pair<std::vector<ListEntry>, std::string>>(const std::string& token)>;
 
 struct CreateInventoryOptions {
   std::string name;  // "" -> the job id
@@ -24,6 +30,7 @@ struct CreateInventoryOptions {
   std::string prefix;
   std::string props;
   uint64_t flags = 0;
+  RemoteEntries remote;  // set for a remote bucket: its names come from the backend's listing
 };
 
 // One page read from an inventory; `entries` view into `chunks`, which keep them alive.

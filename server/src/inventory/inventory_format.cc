@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "store/bck.h"
 #include "util/json_text.h"
 
 namespace ais {
@@ -32,7 +33,11 @@ std::string Hex64(uint64_t v) {
 
 }  // namespace
 
-std::string InventoryObjectPrefix(const std::string& bucket) { return "ais/@#/" + bucket + "/"; }
+// The bucket's uname as AIS writes it ("ais/@#/b/", "aws/@#/b/"): one bucket's inventories never
+// share a prefix with another's.
+std::string InventoryObjectPrefix(const std::string& bucket) {
+  return std::string(KeyProvider(bucket)) + "/@#/" + std::string(KeyName(bucket)) + "/";
+}
 
 std::string InventoryObjectName(const std::string& bucket, const std::string& inventory) {
   return InventoryObjectPrefix(bucket) + inventory;
