@@ -16,6 +16,7 @@ Foreign errors become the `requests` exceptions the retry policies know, by the 
 
 from __future__ import annotations
 
+import functools
 import os
 import urllib.request
 from collections.abc import Callable, Mapping
@@ -150,15 +151,26 @@ def _plain(session: requests.Session) -> bool:
     )
 
 
+@functools.lru_cache(maxsize=256)
+def _host_port(origin: str) -> tuple[str, int] | None:
+    """(host, port) of `http://host[:port]` without credentials, else None. Cached: a client
+    talks to a handful of origins, and parsing one costs more than the rest of a small GET's
+    Python path (`urlsplit`'s properties parse the netloc again on each access)."""
+    parts = urlsplit(origin)
+    if parts.username is not None or parts.hostname is None:
+        return None
+    return parts.hostname, parts.port or 80
+
+
 def _http_origin(url: str) -> tuple[str, int, str] | None:
     """(host, port, target) of an `http://` URL without credentials, else None."""
     if not url.startswith(HTTP):
         return None
     slash = url.find("/", len(HTTP))
-    parts = urlsplit(url[:slash] if slash >= 0 else url)
-    if parts.username is not None or parts.hostname is None:
+    host_port = _host_port(url[:slash] if slash >= 0 else url)
+    if host_port is None:
         return None
-    return parts.hostname, parts.port or 80, url[slash:] if slash >= 0 else "/"
+    return host_port[0], host_port[1], url[slash:] if slash >= 0 else "/"
 
 
 def select_transport(
