@@ -85,7 +85,8 @@ class HttpResponse:
 class HttpClient:
     """Keep-alive HTTP/1.1 requests; one per process (not fork-safe)."""
 
-    def __init__(self, max_idle_per_host: int = 32) -> None: ...
+    def __init__(self, min_idle_per_host: int = 10) -> None: ...
+    def keep_idle_at_least(self, n: int) -> None: ...
     def get(
         self,
         host: str,

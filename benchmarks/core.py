@@ -69,6 +69,7 @@ class Config:
     big_size: int = 2 * GiB
     reps: int = 3  # rounds of every case; the median is reported
     put_big_size: int = 100 * MiB
+    ours_only: bool = False  # skip the peers (official SDK, requests, wrk, curl, loopback)
 
     @classmethod
     def quick(cls) -> Config:
@@ -136,14 +137,17 @@ def timed(fn: Callable[[], object]) -> Callable[[], float]:
 
 
 def interleaved_median(
-    cases: dict[str, Callable[[], float | None]], reps: int
+    cases: dict[str, Callable[[], float | None]], reps: int, run_only: set[str] | None = None
 ) -> dict[str, float | None]:
     """Median result (seconds or a rate) of each case over `reps` rounds. Cases take turns
     within a round, so a change in the machine's load hits all of them alike; a case returns
-    None when it cannot run."""
+    None when it cannot run. With `run_only`, the other cases are not run (their result is
+    None)."""
     times: dict[str, list[float]] = {name: [] for name in cases}
     for _ in range(reps):
         for name, case in cases.items():
+            if run_only is not None and name not in run_only:
+                continue
             if (secs := case()) is not None:
                 times[name].append(secs)
     return {name: statistics.median(t) if t else None for name, t in times.items()}
@@ -231,6 +235,10 @@ class CoreBench:
             self.notes.append(f"official SDK not run: {self.official_error}")
             return None
 
+    def ours_cases(self, ours: set[str]) -> set[str] | None:
+        """The cases to run: all, or only `ours` under --ours-only."""
+        return ours if self.cfg.ours_only else None
+
     # (a) small GET
 
     def get_small(self, conc: int) -> Row:
@@ -268,6 +276,7 @@ class CoreBench:
                 "wrk": lambda: parse_wrk_rate(run([*wrk, self.endpoint]).stdout),
             },
             self.cfg.reps,
+            self.ours_cases({"ours"}),
         )
         for s in sessions:
             s.close()
@@ -335,6 +344,7 @@ class CoreBench:
                 "loopback": loopback,
             },
             reps,
+            self.ours_cases(set(ours)),
         )
         gbps = {k: v and size / v / 1e9 for k, v in secs.items()}
         if gbps["loopback"]:
@@ -393,6 +403,7 @@ class CoreBench:
                 "curl": curl,
             },
             self.cfg.reps,
+            self.ours_cases({"ours"}),
         )
         session.close()
         return Row(
@@ -435,6 +446,7 @@ class CoreBench:
                 "official": official,
             },
             reps,
+            self.ours_cases({"ours"}),
         )
         session.close()
         mbps = {k: v and size / v / 1e6 for k, v in secs.items()}
@@ -522,9 +534,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="small, fast run (~40 s)")
     ap.add_argument("--json", metavar="PATH", help="also write all measurements as JSON")
+    ap.add_argument(
+        "--ours-only", action="store_true", help="measure our client only (no peers, no limit)"
+    )
     args = ap.parse_args()
     cfg = Config.quick() if args.quick else Config()
-    if not shutil.which("wrk") or not shutil.which("curl"):
+    cfg.ours_only = args.ours_only
+    if not cfg.ours_only and (not shutil.which("wrk") or not shutil.which("curl")):
         sys.exit("benchmarks/core.py needs wrk and curl (apt-get install wrk curl)")
 
     load_before = os.getloadavg()[0]

@@ -68,6 +68,7 @@ class Config:
     distinct_bytes: int = 512 * MiB  # distinct objects per size
     max_distinct: int = 20_000
     get_seconds: float = 2.0  # per-object GETs per round
+    ours_only: bool = False  # skip the official SDK's batch
 
     @classmethod
     def quick(cls) -> Config:
@@ -183,7 +184,7 @@ class Bench:
         return done / (time.perf_counter() - t0)
 
     def official(self, size: int, batch: int) -> Rate | None:
-        if self.official_error is not None:
+        if self.official_error is not None or self.cfg.ours_only:
             return None
         total = self.items_per_round(size, batch)
         args = [
@@ -324,8 +325,10 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="one round, smaller data")
     ap.add_argument("--reps", type=int, help="rounds per case (median reported)")
     ap.add_argument("--json", type=Path, help="also write every figure here")
+    ap.add_argument("--ours-only", action="store_true", help="skip the official SDK's batch")
     args = ap.parse_args()
     cfg = Config.quick() if args.quick else Config()
+    cfg.ours_only = args.ours_only
     if args.reps:
         cfg.reps = args.reps
     started = time.perf_counter()

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import json
 import os
 import random
 import resource
@@ -75,6 +76,7 @@ class Config:
     chunk: int = 64 * MiB
     workers: tuple[int, ...] = (1, 2, 4, 8, 16)
     rounds: int = 3
+    ours_only: bool = False  # skip the official SDK and curl
     loader: parallel_dataloader.Settings = field(default_factory=parallel_dataloader.Settings)
 
     @classmethod
@@ -251,19 +253,24 @@ class Bench:
         return case
 
     def cases(self, obj: Object) -> dict[tuple[str, str, int], Callable[[], Sample | None]]:
-        """Every case of one object, keyed (mode, client, workers)."""
+        """Every case of one object, keyed (mode, client, workers); the peers' are left out
+        under --ours-only."""
+        peers = not self.cfg.ours_only
         cases: dict[tuple[str, str, int], Callable[[], Sample | None]] = {
             ("single GET", "ours", 1): self.ours(obj, "single", 1),
-            ("single GET", "official", 1): self.official(obj, "single", 1),
         }
-        if shutil.which("curl"):
+        if peers:
+            cases[("single GET", "official", 1)] = self.official(obj, "single", 1)
+        if peers and shutil.which("curl"):
             cases[("single GET", "curl", 1)] = self.curl(obj)
         for w in self.cfg.workers:
             cases[("stream", "ours", w)] = self.ours(obj, "stream", w)
-            cases[("stream", "official", w)] = self.official(obj, "stream", w)
+            if peers:
+                cases[("stream", "official", w)] = self.official(obj, "stream", w)
             cases[("read_all", "ours", w)] = self.ours(obj, "read_all", w)
             cases[("read_all", "ours cold", w)] = self.ours(obj, "read_all cold", w)
-            cases[("read_all", "official", w)] = self.official(obj, "read_all", w)
+            if peers:
+                cases[("read_all", "official", w)] = self.official(obj, "read_all", w)
         return cases
 
     def measure(
@@ -459,8 +466,15 @@ def main() -> None:
         "--dl-workers", type=int, default=2, help="DataLoader workers of our second loader run"
     )
     parser.add_argument("--no-dataloader", action="store_true", help="skip the DataLoader table")
+    parser.add_argument(
+        "--ours-only", action="store_true", help="skip the official SDK and curl cases"
+    )
+    parser.add_argument(
+        "--json", type=Path, help="also write the download cases' figures here (no DataLoader)"
+    )
     args = parser.parse_args()
     cfg = Config.quick() if args.quick else Config()
+    cfg.ours_only = args.ours_only
     cfg.loader.dl_workers = args.dl_workers
     cfg.loader.from_env()
     if not args.no_dataloader:
@@ -488,6 +502,21 @@ def main() -> None:
                 loader = parallel_dataloader.measure(srv.endpoint, bucket, cfg.loader)
             notes = bench.notes
             official_left = bench.official_shm_left
+            if args.json:
+                figures = {
+                    f"{label}: {mode} {client} W={w}": cell.gbps(cfg.size)
+                    for label, cells in results.items()
+                    for (mode, client, w), cell in cells.items()
+                }
+                figures["loopback"] = loopback_gbps
+                cpu = {
+                    f"{label}: {mode} {client} W={w}": per_gib
+                    for label, cells in results.items()
+                    for (mode, client, w), cell in cells.items()
+                    if (per_gib := cell.cpu_per_gib(cfg.size)) is not None
+                }
+                doc = {"unit": "GB/s", "figures": figures, "cpu_s_per_gib": cpu}
+                args.json.write_text(json.dumps(doc, indent=2))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     gc.collect()

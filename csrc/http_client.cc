@@ -40,9 +40,9 @@ HttpExchange::HttpExchange(HttpClient* client, std::string key, Interrupted inte
     : client_(client), key_(std::move(key)), interrupted_(std::move(interrupted)) {}
 
 HttpExchange::~HttpExchange() {
-  if (conn_ != nullptr && finished_ && keep_alive_ && !aborted_ && conn_->buffer().size() == 0) {
-    client_->GiveBack(key_, std::move(conn_));
-  }
+  if (!entered_) return;
+  const bool reusable = conn_ != nullptr && finished_ && keep_alive_ && !aborted_ && conn_->buffer().size() == 0;
+  client_->Leave(key_, reusable ? std::move(conn_) : nullptr);
 }
 
 void HttpExchange::Abort() {
@@ -146,6 +146,8 @@ std::unique_ptr<HttpExchange> HttpClient::Send(const std::string& host, uint16_t
 
   std::string key = host + ":" + std::to_string(port);
   std::unique_ptr<HttpExchange> ex(new HttpExchange(this, key, std::move(interrupted)));
+  Enter(key);
+  ex->entered_ = true;
   for (bool retried = false;; retried = true) {
     ex->conn_ = retried ? nullptr : TakeIdle(key);
     const bool reused = ex->conn_ != nullptr;
@@ -194,25 +196,38 @@ std::unique_ptr<HttpExchange> HttpClient::Send(const std::string& host, uint16_t
   }
 }
 
+void HttpClient::KeepIdleAtLeast(size_t n) {
+  std::lock_guard<std::mutex> lock(mu_);
+  min_idle_ = std::max(min_idle_, n);
+}
+
+void HttpClient::Enter(const std::string& key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  HostPool& pool = hosts_[key];
+  pool.peak = std::max(pool.peak, ++pool.in_use);
+}
+
 std::unique_ptr<HttpConnection> HttpClient::TakeIdle(const std::string& key) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = idle_.find(key);
-  if (it == idle_.end() || it->second.empty()) return nullptr;
-  std::unique_ptr<HttpConnection> conn = std::move(it->second.back());
-  it->second.pop_back();
+  auto it = hosts_.find(key);
+  if (it == hosts_.end() || it->second.idle.empty()) return nullptr;
+  std::unique_ptr<HttpConnection> conn = std::move(it->second.idle.back());
+  it->second.idle.pop_back();
   return conn;
 }
 
 void HttpClient::DropIdle(const std::string& key) {
-  std::vector<std::unique_ptr<HttpConnection>> dropped;
+  std::vector<std::unique_ptr<HttpConnection>> dropped;  // closed after the unlock
   std::lock_guard<std::mutex> lock(mu_);
-  if (auto it = idle_.find(key); it != idle_.end()) dropped.swap(it->second);
+  if (auto it = hosts_.find(key); it != hosts_.end()) dropped.swap(it->second.idle);
 }
 
-void HttpClient::GiveBack(const std::string& key, std::unique_ptr<HttpConnection> conn) {
+void HttpClient::Leave(const std::string& key, std::unique_ptr<HttpConnection> conn) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto& idle = idle_[key];
-  if (idle.size() < max_idle_) idle.push_back(std::move(conn));
+  HostPool& pool = hosts_[key];
+  --pool.in_use;
+  const size_t keep = std::max(min_idle_, std::min(pool.peak, kMaxAdaptiveIdle));
+  if (conn != nullptr && pool.idle.size() < keep) pool.idle.push_back(std::move(conn));
 }
 
 }  // namespace aisnative

@@ -2,7 +2,8 @@
 // read straight into the caller's buffers (a whole body into one sized from Content-Length).
 // Beast parses and serializes the messages; this class owns connections and their reuse.
 //
-// Thread-safe: any number of threads may Send at once, each on its own connection. Not
+// Thread-safe: any number of threads may Send at once, each on its own connection; the idle
+// pool grows to the most connections used at once, so threads never outnumber it for long. Not
 // fork-safe: a child process must make its own client (the Python side keeps one per pid).
 #pragma once
 
@@ -84,6 +85,7 @@ class HttpExchange {
 
   HttpClient* const client_;  // not owned; outlives the exchange
   const std::string key_;     // host:port of the pool the connection belongs to
+  bool entered_ = false;      // counted in use by the client (HttpClient::Enter)
   std::unique_ptr<HttpConnection> conn_;
   // The connection polls it while waiting: it lives here, at a fixed address.
   const Interrupted interrupted_;
@@ -95,10 +97,23 @@ class HttpExchange {
   std::atomic<bool> aborted_{false};  // set by Abort from any thread
 };
 
+// Connections of one host:port: those idle in the pool, and how many exchanges hold one now.
+struct HostPool {
+  std::vector<std::unique_ptr<HttpConnection>> idle;
+  size_t in_use = 0;  // live HttpExchanges of this host
+  size_t peak = 0;    // the most in use at once so far
+};
+
 class HttpClient {
  public:
-  // Keeps at most `max_idle_per_host` idle connections per host:port.
-  explicit HttpClient(size_t max_idle_per_host) : max_idle_(max_idle_per_host) {}
+  // Idle connections kept per host:port: as many as were ever in use at once (up to
+  // kMaxAdaptiveIdle), and at least `min_idle_per_host`. A pool sized below the number of
+  // threads that share it would otherwise close and reopen a connection for most requests.
+  static constexpr size_t kMaxAdaptiveIdle = 256;
+  explicit HttpClient(size_t min_idle_per_host) : min_idle_(min_idle_per_host) {}
+
+  // Raises the idle connections always kept per host to `n` (never lowers it).
+  void KeepIdleAtLeast(size_t n);
 
   // Sends `method target` with `headers` (Host and, for a body, Content-Length are added) and
   // `body` (empty: none) to host:port, and reads the reply's head; its fields are kept when
@@ -113,13 +128,17 @@ class HttpClient {
 
  private:
   friend class HttpExchange;
+  // An exchange begins: counted in use until Leave.
+  void Enter(const std::string& key);
   std::unique_ptr<HttpConnection> TakeIdle(const std::string& key);
   void DropIdle(const std::string& key);
-  void GiveBack(const std::string& key, std::unique_ptr<HttpConnection> conn);
+  // An exchange ends; its connection (nullptr: none to reuse) goes back to the pool if the
+  // pool keeps fewer than its limit.
+  void Leave(const std::string& key, std::unique_ptr<HttpConnection> conn);
 
-  const size_t max_idle_;
   std::mutex mu_;
-  std::unordered_map<std::string, std::vector<std::unique_ptr<HttpConnection>>> idle_;  // mu_
+  size_t min_idle_;                                   // guarded by mu_
+  std::unordered_map<std::string, HostPool> hosts_;  // guarded by mu_
 };
 
 }  // namespace aisnative

@@ -318,7 +318,11 @@ void AddHttpClientTypes(py::module_& m) {
 
   py::class_<HttpClient>(m, "HttpClient",
                          "Keep-alive HTTP/1.1 requests; one per process (not fork-safe).")
-      .def(py::init<size_t>(), py::arg("max_idle_per_host") = 32)
+      .def(py::init<size_t>(), py::arg("min_idle_per_host") = 10,
+           "Idle connections kept per host: as many as were in use at once (up to 256), and at "
+           "least min_idle_per_host.")
+      .def("keep_idle_at_least", &HttpClient::KeepIdleAtLeast, py::arg("n"),
+           "Keep at least n idle connections per host from now on (never lowers the floor).")
       .def("get", &Get, py::arg("host"), py::arg("port"), py::arg("target"), py::arg("headers"),
            py::arg("connect_timeout") = py::none(), py::arg("read_timeout") = py::none(),
            "GET target from host:port -> (status, body bytes | HttpResponse, header fields | None).")

@@ -16,6 +16,7 @@ Foreign errors become the `requests` exceptions the retry policies know, by the 
 
 from __future__ import annotations
 
+import functools
 import os
 import urllib.request
 from collections.abc import Callable, Mapping
@@ -150,15 +151,54 @@ def _plain(session: requests.Session) -> bool:
     )
 
 
+@functools.lru_cache(maxsize=256)
+def _host_port(origin: str) -> tuple[str, int] | None:
+    """(host, port) of `http://host[:port]` without credentials, else None. Cached: a client
+    talks to a handful of origins, and parsing one costs more than the rest of a small GET's
+    Python path (`urlsplit`'s properties parse the netloc again on each access)."""
+    parts = urlsplit(origin)
+    if parts.username is not None or parts.hostname is None:
+        return None
+    return parts.hostname, parts.port or 80
+
+
 def _http_origin(url: str) -> tuple[str, int, str] | None:
     """(host, port, target) of an `http://` URL without credentials, else None."""
     if not url.startswith(HTTP):
         return None
     slash = url.find("/", len(HTTP))
-    parts = urlsplit(url[:slash] if slash >= 0 else url)
-    if parts.username is not None or parts.hostname is None:
+    host_port = _host_port(url[:slash] if slash >= 0 else url)
+    if host_port is None:
         return None
-    return parts.hostname, parts.port or 80, url[slash:] if slash >= 0 else "/"
+    return host_port[0], host_port[1], url[slash:] if slash >= 0 else "/"
+
+
+# The session's header fields as the native client sends them, by the headers' (name, value)
+# pairs: a session's headers rarely change, and reading a CaseInsensitiveDict costs more than
+# the rest of building a request. Bounded; past the bound, fields are built each time.
+_SESSION_FIELDS: dict[tuple[Any, ...], dict[str, tuple[str, str]]] = {}
+_SESSION_FIELDS_MAX = 64
+
+
+def _session_fields(headers: Mapping[str, Any]) -> dict[str, tuple[str, str]]:
+    """{lower-case name: (name, value)} of a session's headers, without those the native
+    client must not send. The caller must not modify the result."""
+    store = getattr(headers, "_store", None)  # CaseInsensitiveDict: {lower: (name, value)}
+    pairs = tuple(store.values()) if isinstance(store, dict) else tuple(headers.items())
+    try:
+        return _SESSION_FIELDS[pairs]
+    except KeyError:
+        pass
+    except TypeError:  # an unhashable value
+        pairs = ()
+    fields = {
+        name.lower(): (name, str(value))
+        for name, value in (pairs or headers.items())
+        if value is not None and name.lower() not in _NATIVE_DROPPED_HEADERS
+    }
+    if pairs and len(_SESSION_FIELDS) < _SESSION_FIELDS_MAX:
+        _SESSION_FIELDS[pairs] = fields
+    return fields
 
 
 def select_transport(
@@ -212,13 +252,14 @@ class NativeTransport(HttpTransport):
         timeout: TimeoutArg = None,
         follow_redirects: bool = True,
     ) -> Reply:
-        merged: dict[str, Any] = dict(self._session.headers)
-        merged.update(headers)
-        fields = [
-            (name, str(value))
-            for name, value in merged.items()
-            if value is not None and name.lower() not in _NATIVE_DROPPED_HEADERS
-        ]
+        merged = dict(_session_fields(self._session.headers))
+        for name, value in headers.items():
+            key = name.lower()
+            if value is None or key in _NATIVE_DROPPED_HEADERS:
+                merged.pop(key, None)  # None removes a session header, as in `requests`
+            else:
+                merged[key] = (name, str(value))
+        fields = list(merged.values())
         connect, read = _split_timeout(timeout)
         for _hop in range(_MAX_REDIRECTS + 1):
             origin = _http_origin(url)

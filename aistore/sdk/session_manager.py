@@ -46,8 +46,13 @@ class SessionManager:
 
     Pooled sockets must never be shared by a parent and its forked children, so a process that
     finds none under its own pid builds its own. Pickling drops them: a worker process that
-    unpickles a client opens its own connections. Both pools keep up to `max_pool_size` idle
-    connections per host. The adapters retry nothing: `retry`, the status policy, is applied by
+    unpickles a client opens its own connections. The session's pool keeps up to
+    `max_pool_size` idle connections per host, as the official SDK's (more threads than that
+    still work; urllib3 logs "Connection pool is full" and closes the extra ones). The native
+    client, which serves most requests, keeps at least `max_pool_size` and grows to as many
+    as were ever in use at once (up to 256 per host), so threads sharing a client never pay a
+    new connection per request for a pool sized below their number. The adapters retry
+    nothing: `retry`, the status policy, is applied by
     `aistore.sdk.retry_manager.RetryManager` to both kinds of requests.
 
     Example:
@@ -60,7 +65,7 @@ class SessionManager:
         ca_cert: CA bundle to verify servers with.
         skip_verify: do not verify server certificates (insecure).
         client_cert: certificate (path, or (cert, key) paths) for mutual TLS.
-        max_pool_size: idle connections kept per host.
+        max_pool_size: idle connections kept per host (the native client's floor).
     """
 
     def __init__(
@@ -131,13 +136,15 @@ class SessionManager:
 
     def ensure_pool_size(self, size: int) -> None:
         """Let both pools keep at least `size` connections per host (parallel range readers
-        hold one each). The calling process's pools are rebuilt when they keep fewer; replies
-        in flight keep the native client they came from."""
+        hold one each). The native client raises its floor in place (its idle connections
+        stay); the session's adapters are replaced when they keep fewer."""
         if size <= self._max_pool_size:
             return
         self._max_pool_size = size
         pid = os.getpid()
-        self._native_clients.pop(pid, None)
+        native = self._native_clients.get(pid)
+        if native is not None:
+            native.keep_idle_at_least(size)
         session = self._sessions.get(pid)
         if session is not None:
             for prefix in (HTTP, HTTPS):

@@ -1,17 +1,37 @@
 """The one error path of the server (issue 17): handlers return a Status, the router replies with
 it. These pin what that reply carries for the errors whose path moved: headers staged by the
 handler (Content-Range of a 416), the AIS error code carried by the Status (ErrBckNotFound in
-"tcode", never inferred from the message text), HEAD errors in Hdr-Error, and errors that come
-after the request body was read."""
+"tcode", never inferred from the message text), HEAD errors in Hdr-Error, errors that come
+after the request body was read, and a multipart GetBatch whose spool (the work directory)
+fails: a clean AIS error, never part of a reply. (The replies made before a request's head is
+read, 431/400/503, and a file shorter than its segments under ReplyFile are pinned by the C++
+unit tests in server/src/http/server_test.cc.)"""
 
 from __future__ import annotations
 
+import errno
 import json
+import shutil
+import subprocess
+import tempfile
 import uuid
+from collections.abc import Iterator
+from pathlib import Path
 
-from _util import create_bucket, destroy_bucket, error_doc, obj_path, raw_request
+import pytest
+from _util import (
+    content_for,
+    create_bucket,
+    destroy_bucket,
+    error_doc,
+    obj_path,
+    raw_request,
+    work_files,
+)
 
 from aistore.server import LocalServer
+
+MiB = 1 << 20
 
 
 def _bucket(ep: str) -> str:
@@ -118,3 +138,115 @@ def test_getbatch_error_before_the_first_byte(ais_server: LocalServer) -> None:
         assert error_doc(r.status, r.headers, r.body, "GET").get("tcode") == "ErrBckNotFound"
     finally:
         destroy_bucket(ep, b)
+
+
+# --- a multipart GetBatch whose spool fails ---------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def tmpfs_server() -> Iterator[LocalServer]:
+    """A server on two small tmpfs mountpaths (skipped where mount is refused)."""
+    root = Path(tempfile.mkdtemp(prefix="ais-spool-"))
+    mounted: list[Path] = []
+    try:
+        for name in ("mp0", "mp1"):
+            mp = root / name
+            mp.mkdir()
+            res = subprocess.run(
+                ["mount", "-t", "tmpfs", "-o", "size=24m", "tmpfs", str(mp)],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            if res.returncode != 0:
+                pytest.skip(f"cannot mount tmpfs here (needs root): {res.stderr.strip()}")
+            mounted.append(mp)
+        with LocalServer(mounted) as srv:
+            yield srv
+    finally:
+        for mp in reversed(mounted):
+            subprocess.run(["umount", "-l", str(mp)], capture_output=True, check=False)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _fill(path: Path) -> None:
+    """Writes `path` until its filesystem is full."""
+    block = b"\0" * MiB
+    with open(path, "wb", buffering=0) as f:
+        try:
+            while True:
+                f.write(block)
+        except OSError as e:
+            assert e.errno == errno.ENOSPC, e
+    # Whatever is left is less than one block: take it too, a page at a time.
+    with open(path, "ab", buffering=0) as f:
+        try:
+            while True:
+                f.write(b"\0" * 4096)
+        except OSError as e:
+            assert e.errno == errno.ENOSPC, e
+
+
+def _multipart(ep: str, bucket: str, names: list[str]) -> tuple[int, str, bytes]:
+    body = json.dumps(
+        {"mime": ".tar", "strm": False, "in": [{"objname": n} for n in names]}
+    ).encode()
+    r = raw_request(
+        ep, "GET", f"/v1/ml/moss/{bucket}", body=body, headers={"Content-Type": "application/json"}
+    )
+    return r.status, r.header("Content-Type") or "", r.body
+
+
+def test_multipart_getbatch_on_a_full_disk_is_507_and_nothing_partial(
+    tmpfs_server: LocalServer,
+) -> None:
+    ep, mps = tmpfs_server.endpoint, [Path(p) for p in tmpfs_server.mountpaths]
+    b = _bucket(ep)
+    names = [f"o{i}" for i in range(6)]
+    for n in names:
+        assert raw_request(ep, "PUT", obj_path(b, n), body=content_for(n, MiB)).status == 200
+    status, ctype, _ = _multipart(ep, b, names)
+    assert status == 200 and ctype.startswith("multipart/mixed"), status
+    fillers = [mp / "filler" for mp in mps]
+    try:
+        for f in fillers:
+            _fill(f)
+        status, ctype, body = _multipart(ep, b, names)
+        assert status == 507, (status, body[:300])
+        doc = error_doc(status, {"Content-Type": ctype}, body, "GET")
+        assert "no space left on device" in doc["message"].lower(), doc
+        assert work_files(mps) == []  # the spool left nothing behind
+        # A streamed GetBatch needs no spool: it still serves, byte-exact.
+        strm = json.dumps({"mime": ".tar", "strm": True, "in": [{"objname": "o0"}]}).encode()
+        r = raw_request(ep, "GET", f"/v1/ml/moss/{b}", body=strm)
+        assert r.status == 200 and content_for("o0", MiB) in r.body
+    finally:
+        for f in fillers:
+            f.unlink(missing_ok=True)
+    status, ctype, _ = _multipart(ep, b, names)
+    assert status == 200 and ctype.startswith("multipart/mixed"), status
+    destroy_bucket(ep, b)
+
+
+def test_multipart_getbatch_with_no_work_dir_is_a_clean_error(tmpfs_server: LocalServer) -> None:
+    ep, mps = tmpfs_server.endpoint, [Path(p) for p in tmpfs_server.mountpaths]
+    b = _bucket(ep)
+    assert raw_request(ep, "PUT", obj_path(b, "o"), body=content_for("o", 1000)).status == 200
+    work = [mp / ".ais.work" for mp in mps]
+    saved = [mp / "work.saved" for mp in mps]
+    try:
+        for w, keep in zip(work, saved, strict=True):
+            w.rename(keep)
+            w.write_bytes(b"not a directory")  # the spool cannot be created in it
+        status, ctype, body = _multipart(ep, b, ["o"])
+        # The work directory is the server's: its failure is a 500, not the client's 404.
+        assert status == 500, (status, body[:300])
+        doc = error_doc(status, {"Content-Type": ctype}, body, "GET")
+        assert "spool" in doc["message"], doc
+    finally:
+        for w, keep in zip(work, saved, strict=True):
+            w.unlink(missing_ok=True)
+            keep.rename(w)
+    status, ctype, _ = _multipart(ep, b, ["o"])
+    assert status == 200 and ctype.startswith("multipart/mixed"), status
+    destroy_bucket(ep, b)

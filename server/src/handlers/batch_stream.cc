@@ -3,7 +3,6 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <iostream>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -14,6 +13,7 @@
 #include "archive/worker_pool.h"
 #include "jobs/get_batch_jobs.h"
 #include "util/json_text.h"
+#include "util/log_ring.h"
 #include "util/strings.h"
 
 namespace ais {
@@ -242,6 +242,14 @@ Task<PieceQueue::Taken> TakeNext(Job& job, asio::steady_timer& timer) {
   }
 }
 
+// The error reply for a spool that cannot be created: the work directory is the server's own,
+// so its absence (ENOENT, ENOTDIR) is a server error, never the client's 404; a full disk stays
+// kNoSpace (507).
+Status SpoolFailure(const Status& st) {
+  if (st.code() == Status::Code::kNoSpace) return st;
+  return Status::IOError(st.message());
+}
+
 // The body from `taken`, the first pieces, on. The reply has begun: an error can only cut it
 // short, and the client going away ends it (the caller's CancelOnExit then stops the thread).
 Task<Replied> StreamOut(StreamReply out, Job& job, asio::steady_timer& timer, PieceQueue::Taken taken,
@@ -251,7 +259,7 @@ Task<Replied> StreamOut(StreamReply out, Job& job, asio::steady_timer& timer, Pi
     if (!co_await out.Write(body)) co_return co_await out.End(false);
     if (taken.closed) {
       if (!taken.final.ok()) {
-        std::cerr << "aistore-server: " << what << ": reply cut short: " << taken.final.message() << std::endl;
+        LogError(std::string(what) + ": reply cut short: " + taken.final.message());
       }
       co_return co_await out.End(taken.final.ok());
     }
@@ -311,7 +319,7 @@ Task<Handled> ReplyArchiveMultipart(ServerContext& ctx, Exchange& ex, MossReques
   size_t spool_mp = 0;
   while (spool_mp + 1 < mps.size() && !mps.enabled(spool_mp)) ++spool_mp;
   auto spool = FileSpool::Create(mps.WorkDir(spool_mp));
-  if (!spool.ok()) co_return spool.status();
+  if (!spool.ok()) co_return SpoolFailure(spool.status());
   job->spool = std::move(*spool);
   job->wake = Waker(exec, timer);
   if (Status st = Launch(ctx.batch, job); !st.ok()) co_return st;

@@ -1,10 +1,10 @@
 #include <algorithm>
 #include <cctype>
-#include <iostream>
 
 #include "api/moss_request.h"
 #include "handlers/context.h"
 #include "handlers/node_actions.h"
+#include "util/log_ring.h"
 #include "util/node_stats.h"
 #include "util/strings.h"
 
@@ -87,8 +87,7 @@ Task<void> Dispatch(ServerContext& ctx, Exchange& ex) {
   Handled h = co_await Serve(ctx, ex, route);
   if (h.replied()) co_return;
   if (ex.replied()) {  // a bug: an error after a reply began (Handled's contract forbids it)
-    std::cerr << "aistore-server: " << ex.raw_path() << ": error after the reply began: " << h.status().message()
-              << std::endl;
+    LogError(std::string(ex.raw_path()) + ": error after the reply began: " + h.status().message());
     co_return;
   }
   co_await ex.ReplyError(h.status());

@@ -408,17 +408,22 @@ Task<bool> Exchange::SendFile(const FileSegment& seg) {
   co_return true;
 }
 
-Task<Replied> Exchange::ReplyError(const Status& st) {
-  auto code = HttpStatusFor(st);
+std::string AisErrorText(const Status& st, http::status code, std::string_view method, std::string_view url_path,
+                         std::string_view remote_addr, const NodeInfo& node) {
   nlohmann::json j = {{"message", st.message()},
-                      {"method", std::string(method_string())},
-                      {"url_path", std::string(raw_path_)},
-                      {"remote_addr", remote_addr_},
+                      {"method", std::string(method)},
+                      {"url_path", std::string(url_path)},
+                      {"remote_addr", std::string(remote_addr)},
                       {"caller", ""},
-                      {"node", node_.node_id},
+                      {"node", node.node_id},
                       {"status", static_cast<int>(code)}};
   if (st.code() == Status::Code::kBucketNotFound) j["tcode"] = "ErrBckNotFound";
-  std::string text = JsonText(j);
+  return JsonText(j);
+}
+
+Task<Replied> Exchange::ReplyError(const Status& st) {
+  auto code = HttpStatusFor(st);
+  std::string text = AisErrorText(st, code, method_string(), raw_path_, remote_addr_, node_);
   HeaderList headers = error_headers_;
   headers.emplace_back("X-Content-Type-Options", "nosniff");
   if (st.code() == Status::Code::kMethodNotAllowed) headers.emplace_back("Allow", "GET, HEAD, PUT, POST, DELETE, PATCH");

@@ -44,6 +44,12 @@ struct NodeInfo {
   std::string daemon_id;
 };
 
+// The AIS error JSON every error reply carries (the body, or HEAD's Hdr-Error): message, method,
+// url_path, remote_addr, caller, node, status (`code`) and, from the Status's code alone, tcode.
+// `method` and `url_path` are empty when the request's head could not be read.
+std::string AisErrorText(const Status& st, http::status code, std::string_view method, std::string_view url_path,
+                         std::string_view remote_addr, const NodeInfo& node);
+
 // A reply whose header is out (Exchange::BeginStream) and whose body follows. It can only write
 // and end: once it exists, the reply has begun and no error reply is possible any more.
 class StreamReply {

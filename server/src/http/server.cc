@@ -5,9 +5,6 @@
 #include <algorithm>
 #include <chrono>
 #include <limits>
-#include <iostream>
-
-#include <nlohmann/json.hpp>
 
 #include "util/strings.h"
 
@@ -18,6 +15,7 @@ namespace {
 // reading (and dropping) before the close.
 constexpr auto kLingerTime = std::chrono::seconds(2);
 constexpr size_t kLingerBytes = 8 << 20;
+const HeaderList kNoHeaders;
 
 // Connections go round-robin to I/O threads, and a thread in a long sendfile makes the others it
 // serves wait: twice as many threads as CPUs (at least 4) keeps one long send from stalling the
@@ -97,16 +95,33 @@ Task<void> HttpServer::AcceptLoop() {
 
 Task<void> HttpServer::Refuse(tcp::socket socket) {
   beast::tcp_stream stream(std::move(socket));
-  http::response<http::string_body> res{http::status::service_unavailable, 11};
+  // Named locals, not temporaries in the co_await operand (GCC 12 mishandles those).
+  const HeaderList headers = {{"Retry-After", "1"}};
+  const Status st = Status::TooManyRequests("too many connections: the server is at its limit, retry later");
+  const std::string remote = RemoteAddress(stream.socket());
+  co_await ReplyWithoutExchange(stream, http::status::service_unavailable, st, remote, headers);
+  beast::error_code ec;
+  stream.socket().shutdown(tcp::socket::shutdown_send, ec);
+}
+
+std::string HttpServer::RemoteAddress(const tcp::socket& socket) {
+  beast::error_code ec;
+  auto ep = socket.remote_endpoint(ec);
+  return ec ? std::string() : ep.address().to_string() + ":" + std::to_string(ep.port());
+}
+
+Task<void> HttpServer::ReplyWithoutExchange(beast::tcp_stream& stream, http::status code, const Status& st,
+                                            std::string_view remote, const HeaderList& headers) {
+  http::response<http::string_body> res{code, 11};
+  for (const auto& [name, value] : headers) res.set(name, value);
   res.set(http::field::content_type, "application/json");
-  res.set(http::field::retry_after, "1");
-  res.body() = R"({"message":"too many connections: the server is at its limit, retry later","status":503})";
+  res.set("X-Content-Type-Options", "nosniff");
+  res.body() = AisErrorText(st, code, {}, {}, remote, node_);
   res.keep_alive(false);
   res.prepare_payload();
   beast::error_code ec;
-  stream.expires_after(std::chrono::seconds(5));
+  stream.expires_after(std::chrono::seconds(10));
   co_await http::async_write(stream, res, asio::redirect_error(asio::use_awaitable, ec));
-  stream.socket().shutdown(tcp::socket::shutdown_send, ec);
 }
 
 Task<void> HttpServer::Session(tcp::socket socket) {
@@ -115,12 +130,7 @@ Task<void> HttpServer::Session(tcp::socket socket) {
     std::atomic<size_t>& n;
     ~Uncount() { n.fetch_sub(1, std::memory_order_relaxed); }
   } uncount{connections_};
-  std::string remote;
-  {
-    beast::error_code ec;
-    auto ep = socket.remote_endpoint(ec);
-    if (!ec) remote = ep.address().to_string() + ":" + std::to_string(ep.port());
-  }
+  const std::string remote = RemoteAddress(socket);
   beast::tcp_stream stream(std::move(socket));
   beast::flat_buffer buffer;
   bool unread = false;  // we replied before reading all the client sent
@@ -140,24 +150,17 @@ Task<void> HttpServer::Session(tcp::socket socket) {
     stream.expires_after(opts_.header_timeout);
     co_await http::async_read_header(stream, buffer, parser, asio::redirect_error(asio::use_awaitable, ec));
     if (ec) {
+      // No Exchange exists for a request whose head was not read: the reply is written here,
+      // with the same AIS error JSON as every other error, and the connection closes after it.
       if (ec == http::error::header_limit) {
-        http::response<http::string_body> res{http::status::request_header_fields_too_large, 11};
-        res.set(http::field::content_type, "application/json");
-        res.body() = R"({"message":"request header fields too large","status":431})";
-        res.keep_alive(false);
-        res.prepare_payload();
-        stream.expires_after(std::chrono::seconds(10));
-        co_await http::async_write(stream, res, asio::redirect_error(asio::use_awaitable, ec));
+        const Status st = Status::InvalidArgument("request header fields too large (limit " +
+                                                  std::to_string(opts_.header_limit) + " bytes)");
+        co_await ReplyWithoutExchange(stream, http::status::request_header_fields_too_large, st, remote, kNoHeaders);
         unread = true;
       } else if (ec != http::error::end_of_stream && ec != asio::error::operation_aborted &&
                  ec != asio::error::connection_reset && ec != beast::error::timeout && ec != asio::error::eof) {
-        http::response<http::string_body> res{http::status::bad_request, 11};
-        res.set(http::field::content_type, "application/json");
-        res.body() = nlohmann::json{{"message", "malformed HTTP request: " + ec.message()}, {"status", 400}}.dump();
-        res.keep_alive(false);
-        res.prepare_payload();
-        stream.expires_after(std::chrono::seconds(10));
-        co_await http::async_write(stream, res, asio::redirect_error(asio::use_awaitable, ec));
+        const Status st = Status::InvalidArgument("malformed HTTP request: " + ec.message());
+        co_await ReplyWithoutExchange(stream, http::status::bad_request, st, remote, kNoHeaders);
         unread = true;
       }
       break;

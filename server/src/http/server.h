@@ -44,7 +44,12 @@ class HttpServer {
   Task<void> AcceptLoop();
   Task<void> Session(tcp::socket socket);
   // Tells a connection over max_connections to come back later, then closes it.
-  static Task<void> Refuse(tcp::socket socket);
+  Task<void> Refuse(tcp::socket socket);
+  // An error reply for a connection that has no Exchange (the request's head was not read, or
+  // the connection is refused): AisErrorText's JSON with HTTP status `code`, not kept alive.
+  Task<void> ReplyWithoutExchange(beast::tcp_stream& stream, http::status code, const Status& st,
+                                  std::string_view remote, const HeaderList& headers);
+  static std::string RemoteAddress(const tcp::socket& socket);
 
   const HttpServerOptions opts_;
   const NodeInfo node_;

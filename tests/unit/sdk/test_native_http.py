@@ -180,6 +180,40 @@ def test_threads_share_the_client(server: FakeServer, client: Client) -> None:
         assert all(pool.map(read, range(400)))
 
 
+def test_more_threads_than_the_pool_size_reuse_their_connections(server: FakeServer) -> None:
+    # A pool sized below the threads sharing the client must not cost a new connection per
+    # request: the native pool keeps as many idle connections as were in use at once.
+    server.route = lambda req: Reply(200, PAYLOAD)
+    client = Client(server.url, max_pool_size=2, retry_config=fast_retry_config())
+    bucket = client.bucket("b")
+    threads, per_thread = 16, 25
+    start = threading.Barrier(threads)
+
+    def read(_: int) -> bool:
+        start.wait()
+        return all(bucket.object("o").get_reader().read_all() == PAYLOAD for _ in range(per_thread))
+
+    with ThreadPoolExecutor(threads) as pool:
+        assert all(pool.map(read, range(threads)))
+    assert len(server.requests) == threads * per_thread
+    # At most one connection per thread ever opened (a fixed pool of 2 opens one for most
+    # of the 400 requests).
+    assert len({req.peer_port for req in server.requests}) <= threads
+
+
+def test_growing_the_pool_keeps_the_native_connections(server: FakeServer) -> None:
+    server.route = lambda req: Reply(200, PAYLOAD)
+    client = Client(server.url, max_pool_size=2, retry_config=fast_retry_config())
+    obj = client.bucket("b").object("o")
+    assert obj.get_reader().read_all() == PAYLOAD
+    manager = client._request_client.session_manager
+    manager.ensure_pool_size(32)
+    assert manager.max_pool_size == 32
+    assert obj.get_reader().read_all() == PAYLOAD
+    first, second = (req.peer_port for req in server.requests)
+    assert first == second
+
+
 def test_forked_child_opens_its_own_connection(server: FakeServer, client: Client) -> None:
     server.route = lambda req: Reply(200, PAYLOAD)
     obj = client.bucket("b").object("o")
