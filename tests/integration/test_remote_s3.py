@@ -511,3 +511,29 @@ def test_inventory_of_a_remote_bucket(
     assert [e.name for e in entries] == [f"inv/{i:03d}" for i in range(30)]
     assert [e.name for e in entries if e.is_cached()] == ["inv/007"]
     assert entries[12].size == 12
+
+
+def test_getbatch_and_parallel_read_fetch_cold_items(
+    client: Client, s3: Any, proxy: FaultProxy, bucket: str
+) -> None:
+    data = {f"gb/{i}": os.urandom(1000 * (i + 1)) for i in range(6)}
+    for k, v in data.items():
+        s3.put_object(Bucket=bucket, Key=k, Body=v)
+    b = client.bucket(bucket, provider="aws")
+    b.object("gb/0").get_reader().read_all()  # one warm item among cold ones
+    for streaming in (True, False):
+        names = list(data) + ["gb/missing"]
+        got = {
+            info.obj_name: content
+            for info, content in client.batch(names, bucket=b, streaming_get=streaming).get()
+        }
+        assert {k: v for k, v in got.items() if k in data} == data
+        assert got["gb/missing"] == b"", "a missing item is a placeholder (cont_on_err)"
+    assert proxy.count("GET", f"/{bucket}/gb/3") == 1, "a cold item is fetched once, then cached"
+    big = os.urandom(3 * 1024 * 1024)
+    s3.put_object(Bucket=bucket, Key="gb/big", Body=big)
+    with b.object("gb/big").get_reader(num_workers=4).read_all() as buf:
+        assert bytes(buf.buf) == big
+    assert proxy.count("GET", f"/{bucket}/gb/big") == 1, (
+        "parallel range readers share one cold fetch"
+    )

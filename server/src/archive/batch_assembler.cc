@@ -5,6 +5,7 @@
 
 #include "archive/archive_writer.h"
 #include "archive/ordered_window.h"
+#include "store/bck.h"
 #include "store/store.h"
 #include "util/file.h"
 
@@ -132,7 +133,12 @@ Result<ObjectHandle> BatchAssembler::OpenObject(uint32_t bucket, const std::stri
                                                 size_t* got) {
   if (got != nullptr) *got = 0;
   const std::optional<BucketDirs>& dirs = dirs_[bucket];
-  return dirs ? store_.Open(*dirs, objname, ahead, got) : store_.Open(req_.buckets[bucket].name, objname);
+  if (dirs) return store_.Open(*dirs, objname, ahead, got);
+  const std::string& key = keys_[bucket];
+  auto h = store_.Open(key, objname);
+  if (h.ok() || !h.status().IsNotFound() || !IsRemoteKey(key) || !opts_.fetch_missing) return h;
+  if (Status st = opts_.fetch_missing(key, objname); !st.ok()) return st;  // cold: fetched on the way
+  return store_.Open(key, objname);
 }
 
 Prepared BatchAssembler::PrepareObject(const MossItem& it) {
@@ -257,7 +263,8 @@ Prepared BatchAssembler::PrepareArchived(const MossItem& it) {
 Prepared BatchAssembler::Prepare(size_t i) {
   try {
     const MossItem& it = req_.items[i];
-    if (req_.bucket(it).provider != "ais") {
+    const std::string& provider = req_.bucket(it).provider;
+    if (provider != kProviderAis && !(provider == kProviderAws && opts_.fetch_missing)) {
       return Missing(opts_.node_id + ": bucket \"" + req_.bucket(it).Cname() + "\" does not exist", false);
     }
     return req_.archpath(it).empty() ? PrepareObject(it) : PrepareArchived(it);
@@ -286,12 +293,13 @@ Status BatchAssembler::RunItems(OutputSink* sink, int64_t* objs, int64_t* bytes)
   auto writer = ArchiveWriter::Create(format_, sink);
   if (!writer.ok()) return writer.status();
   for (const MossBucket& b : req_.buckets) {
-    std::optional<BucketDirs> dirs;  // none: its objects are opened by name (and fail as they should)
-    if (b.provider == "ais") {
+    keys_.push_back(BucketKey(b.provider, b.name));
+    std::optional<BucketDirs> dirs;  // none: its objects are opened by key (and fail as they should)
+    if (b.provider == kProviderAis) {
       if (auto d = store_.OpenBucketDirs(b.name); d.ok()) dirs = std::move(*d);
     }
     dirs_.push_back(std::move(dirs));
-    auto props = b.provider == "ais" ? store_.GetBucket(b.name) : Result<BucketProps>(Status::NotFound(""));
+    auto props = store_.GetBucket(keys_.back());
     verify_.push_back(props.ok() && props->validate_warm_get);
   }
   ArchiveWriter& w = **writer;

@@ -38,6 +38,9 @@ struct BatchOptions {
   std::function<void(int64_t objs, int64_t bytes)> progress;
   // Runs the fetchers besides Run's own thread (none: Run fetches every item itself).
   WorkerPool* pool = nullptr;
+  // Brings a remote bucket's object that is not cached into the store (a cold GET; blocks), by
+  // its store key and name; kNotFound when the remote has none. Unset: remote buckets are missing.
+  std::function<Status(const std::string& key, const std::string& name)> fetch_missing;
 };
 
 // One item's MossOut facts.
@@ -82,6 +85,7 @@ class BatchAssembler {
   const MossRequest& req_;
   const ArchiveFormat format_;
   const BatchOptions opts_;
+  std::vector<std::string> keys_;  // per req_.buckets entry: its store key (store/bck.h); set with dirs_
   std::vector<std::optional<BucketDirs>> dirs_;  // per req_.buckets entry; set before any fetching
   std::vector<bool> verify_;  // per req_.buckets entry: checksum.validate_warm_get; set with dirs_
   std::vector<ItemOutcome> outcomes_;

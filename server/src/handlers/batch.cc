@@ -4,6 +4,9 @@
 #include "archive/archive_format.h"
 #include "handlers/batch_stream.h"
 #include "handlers/context.h"
+#include "handlers/offload.h"
+#include "remote/cache_tier.h"
+#include "store/bck.h"
 #include "store/names.h"
 
 namespace ais {
@@ -30,11 +33,18 @@ Status CheckColoc(const Exchange& ex) {
   return Status::OK();
 }
 
-// Every bucket the batch names must exist (none is created on the fly).
-Status CheckBucket(ServerContext& ctx, const MossBucket& b) {
-  if (b.provider != "ais") return Status::BucketNotFound("bucket \"" + b.Cname() + "\" does not exist");
+// Every bucket the batch names must exist: an ais bucket already, a remote one in its backend
+// (added on first use, as any request adds it).
+Task<Status> CheckBucket(ServerContext& ctx, const MossBucket& b) {
+  if (b.provider == kProviderAws) {
+    std::string key = BucketKey(b.provider, b.name);
+    if (ctx.store.buckets().Get(key)) co_return Status::OK();
+    std::function<Status()> add = [&tier = ctx.remote, key] { return tier.AddBucket(key); };
+    co_return co_await OffloadStatus(ctx.remote.pool(), std::move(add));
+  }
+  if (b.provider != kProviderAis) co_return Status::BucketNotFound("bucket \"" + b.Cname() + "\" does not exist");
   auto props = ctx.store.GetBucket(b.name);
-  return props.ok() ? Status::OK() : props.status();
+  co_return props.ok() ? Status::OK() : props.status();
 }
 
 }  // namespace
@@ -59,14 +69,19 @@ Task<Handled> HandleMl(ServerContext& ctx, Exchange& ex, const Route& route) {
   auto format = ParseArchiveMime(req->mime);
   if (!format.ok()) co_return format.status();
   if (*def) {
-    if (Status st = CheckBucket(ctx, **def); !st.ok()) co_return st;
+    if (Status st = co_await CheckBucket(ctx, **def); !st.ok()) co_return st;
   }
   for (const auto& b : req->buckets) {
-    if (Status st = CheckBucket(ctx, b); !st.ok()) co_return st;
+    if (Status st = co_await CheckBucket(ctx, b); !st.ok()) co_return st;
   }
+  BatchOptions opts;
+  // Items of remote buckets that are not cached are fetched by the fetcher threads on the way.
+  opts.fetch_missing = [&tier = ctx.remote](const std::string& key, const std::string& name) {
+    return tier.ColdGet(key, name).status();
+  };
   bool streaming = req->strm;
-  if (streaming) co_return co_await ReplyArchiveStream(ctx, ex, std::move(*req), *format, BatchOptions());
-  co_return co_await ReplyArchiveMultipart(ctx, ex, std::move(*req), *format, BatchOptions());
+  if (streaming) co_return co_await ReplyArchiveStream(ctx, ex, std::move(*req), *format, std::move(opts));
+  co_return co_await ReplyArchiveMultipart(ctx, ex, std::move(*req), *format, std::move(opts));
 }
 
 }  // namespace ais
