@@ -537,3 +537,36 @@ def test_getbatch_and_parallel_read_fetch_cold_items(
     assert proxy.count("GET", f"/{bucket}/gb/big") == 1, (
         "parallel range readers share one cold fetch"
     )
+
+
+def test_blob_thresholds(
+    client: Client, s3: Any, proxy: FaultProxy, bucket: str, server: LocalServer
+) -> None:
+    big, small = os.urandom(3 * 1024 * 1024), os.urandom(100_000)
+    for k, v in (("t/big", big), ("t/small", small), ("h/big", big), ("h/small", small)):
+        s3.put_object(Bucket=bucket, Key=k, Body=v)
+    b = client.bucket(bucket, provider="aws")
+
+    def chunks(name: str) -> str | None:
+        r = raw_request(
+            server.endpoint, "HEAD", f"/v1/objects/{bucket}/{name}?provider=aws&props=chunked"
+        )
+        return r.header("Ais-Chunks-Count")
+
+    job = b.objects(obj_template="t/").prefetch(
+        blob_threshold=1024 * 1024
+    )  # raised to 1 MiB anyway
+    assert client.job(job).wait(timeout=60).success
+    assert chunks("t/big") == "1", "a blob download: 4 MiB chunks by default"
+    assert proxy.count("GET", f"/{bucket}/t/big") == 1 and chunks("t/small") is None
+
+    for name in ("h/big", "h/small"):
+        r = raw_request(
+            server.endpoint,
+            "GET",
+            f"/v1/objects/{bucket}/{name}?provider=aws",
+            headers={"Ais-Blob-Threshold": str(1024 * 1024), "Ais-Blob-Chunk": "1MiB"},
+        )
+        assert r.status == 200 and r.body == (big if name == "h/big" else small)
+    assert chunks("h/big") == "3" and proxy.count("GET", f"/{bucket}/h/big") == 3
+    assert chunks("h/small") is None and proxy.count("GET", f"/{bucket}/h/small") == 1

@@ -102,8 +102,8 @@ Result<MultiObjMsg> MultiObjMsg::Decode(const std::string& action, const nlohman
   f.Int("num-workers", &m.num_workers, -1, 1024).Unused(JsonFields::Kind::kBool, {"non-recurs"});
   f.Unused(JsonFields::Kind::kString, {"TxnUUID"});
   if (action == "prefetch-listrange") {
-    f.Bool("latest-ver", &m.latest).Unused(JsonFields::Kind::kInt, {"blob-threshold", "blob-num-workers"});
-    f.Unused(JsonFields::Kind::kAny, {"blob-chunk-size"});
+    f.Bool("latest-ver", &m.latest).Size("blob-threshold", &m.blob_threshold).Size("blob-chunk-size", &m.blob_chunk_size);
+    f.Int("blob-num-workers", &m.blob_workers, -1, 128);
   } else if (action == "copy-listrange") {
     f.Object("tobck", [&m](JsonFields& b) { m.to_bck.Read(b); });
     m.copy.Read(f);

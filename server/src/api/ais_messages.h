@@ -82,6 +82,9 @@ struct MultiObjMsg {
   bool continue_on_err = false;         // "coer"
   int64_t num_workers = 0;              // "num-workers": 0 auto, -1 serial
   bool latest = false;                  // prefetch "latest-ver"
+  uint64_t blob_threshold = 0;          // prefetch "blob-threshold": objects this big use the blob downloader
+  uint64_t blob_chunk_size = 0;         // prefetch "blob-chunk-size"
+  int64_t blob_workers = 0;             // prefetch "blob-num-workers"
 
   static Result<MultiObjMsg> Decode(const std::string& action, const nlohmann::json& value);
 };

@@ -235,8 +235,11 @@ Task<Handled> StartListRange(ServerContext& ctx, Exchange& ex, const std::string
     co_return co_await ReplyJob(ex, id);
   }
   if (kind == "prefetch-listrange" && IsRemoteKey(bucket)) {
+    // A positive threshold under 1 MiB is raised to 1 MiB, as AIS does.
+    uint64_t threshold = m->blob_threshold == 0 ? 0 : std::max<uint64_t>(m->blob_threshold, 1 << 20);
     PrefetchArgs args{.key = bucket, .sel = *sel, .latest = m->latest, .continue_on_err = m->continue_on_err,
-                      .num_workers = m->num_workers};
+                      .num_workers = m->num_workers, .blob_threshold = threshold,
+                      .blob = {.chunk_size = m->blob_chunk_size, .workers = m->blob_workers}};
     CacheTier& tier = ctx.remote;
     std::string id = ctx.jobs.Start(
         kind, bucket, [&tier, &store, args](JobControl& jc) { return RunPrefetch(tier, store, jc, args); },

@@ -54,13 +54,20 @@ Task<Result<std::string>> ResolveBucket(ServerContext& ctx, Exchange& ex, const 
   co_return key;
 }
 
-Result<std::optional<BlobOptions>> BlobRequest(const Exchange& ex) {
-  if (!IEquals(ex.header("Ais-Blob-Download"), "true")) return std::optional<BlobOptions>();
-  BlobOptions blob;
+Result<BlobRequest> ParseBlobRequest(const Exchange& ex) {
+  BlobRequest req;
+  if (auto t = ex.header("Ais-Blob-Threshold"); !t.empty()) {
+    req.threshold = ParseUint(t);
+    if (!req.threshold) {
+      return Status::InvalidArgument("blob-downloader: failed to parse threshold \"" + std::string(t) +
+                                     "\" (expecting a non-negative number of bytes)");
+    }
+  }
+  if (!IEquals(ex.header("Ais-Blob-Download"), "true") && !req.threshold) return req;
   if (auto chunk = ex.header("Ais-Blob-Chunk"); !chunk.empty()) {
     auto n = ParseIecSize(chunk);
     if (!n) return Status::InvalidArgument("blob-downloader: failed to parse chunk size \"" + std::string(chunk) + "\"");
-    blob.chunk_size = *n;
+    req.options.chunk_size = *n;
   }
   if (auto workers = ex.header("Ais-Blob-Workers"); !workers.empty()) {
     const bool serial = workers == "-1";
@@ -69,13 +76,14 @@ Result<std::optional<BlobOptions>> BlobRequest(const Exchange& ex) {
       return Status::InvalidArgument("blob-downloader: failed to parse number of workers \"" + std::string(workers) +
                                      "\" (expecting -1..128)");
     }
-    blob.workers = serial ? -1 : static_cast<int64_t>(*v);
+    req.options.workers = serial ? -1 : static_cast<int64_t>(*v);
   }
-  return std::optional<BlobOptions>(blob);
+  req.blob = !req.threshold;  // with a threshold, the remote size decides
+  return req;
 }
 
 Task<Status> EnsureCached(ServerContext& ctx, Exchange& ex, const std::string& key, const std::string& name) {
-  auto blob = BlobRequest(ex);
+  auto blob = ParseBlobRequest(ex);
   if (!blob.ok()) co_return blob.status();
   auto props = ctx.store.GetBucket(key);
   if (!props.ok()) co_return props.status();
@@ -100,7 +108,13 @@ Task<Status> EnsureCached(ServerContext& ctx, Exchange& ex, const std::string& k
     co_return local.status();
   }
   std::function<Result<ObjectMeta>()> fetch = [&tier = ctx.remote, key, name, replace, blob = *blob] {
-    return tier.ColdGet(key, name, replace, blob);
+    bool use_blob = blob.blob;
+    if (blob.threshold) {  // the blob downloader only for an object at least this big
+      auto head = tier.Head(key, name);
+      if (!head.ok()) return Result<ObjectMeta>(head.status());
+      use_blob = head->size >= *blob.threshold;
+    }
+    return tier.ColdGet(key, name, replace, use_blob ? std::optional<BlobOptions>(blob.options) : std::nullopt);
   };
   auto fetched = co_await Offload<ObjectMeta>(ctx.remote.pool(), std::move(fetch));
   co_return fetched.status();

@@ -24,9 +24,15 @@ Task<Result<std::string>> ResolveBucket(ServerContext& ctx, Exchange& ex, const 
 // a 404 (and removed locally when the bucket synchronizes).
 Task<Status> EnsureCached(ServerContext& ctx, Exchange& ex, const std::string& key, const std::string& name);
 
-// The blob download a GET asks for (headers Ais-Blob-Download: true, Ais-Blob-Chunk,
-// Ais-Blob-Workers), if any; kInvalidArgument naming a malformed one.
-Result<std::optional<BlobOptions>> BlobRequest(const Exchange& ex);
+// The blob download a GET asks for: headers Ais-Blob-Download: true (always), or
+// Ais-Blob-Threshold: N (only for a remote object of N bytes or more), with Ais-Blob-Chunk and
+// Ais-Blob-Workers; kInvalidArgument naming a malformed one.
+struct BlobRequest {
+  bool blob = false;                  // a blob download whatever the size
+  std::optional<uint64_t> threshold;  // or one if the remote size is at least this
+  BlobOptions options;
+};
+Result<BlobRequest> ParseBlobRequest(const Exchange& ex);
 
 // HEAD of an object that is not cached: what the remote says, as an ObjectMeta (size, custom
 // metadata per spec remote-backend §3, the MD5 of a single-part upload as its checksum).

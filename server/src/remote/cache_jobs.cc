@@ -13,18 +13,19 @@ constexpr size_t kQueueMax = 1024;
 constexpr int64_t kAutoWorkers = 4;
 constexpr int64_t kMaxWorkers = 32;
 
-// Names from the enumerating thread to the fetching ones; Close() ends it, Fail() stops it.
+// Names (with their listed sizes) from the enumerating thread to the fetching ones; Close() ends
+// it, Fail() stops it.
 class NameQueue {
  public:
-  bool Push(std::string name) {
+  bool Push(std::string name, uint64_t size) {
     std::unique_lock lock(mu_);
     room_.wait(lock, [&] { return q_.size() < kQueueMax || stopped_; });
     if (stopped_) return false;
-    q_.push_back(std::move(name));
+    q_.emplace_back(std::move(name), size);
     ready_.notify_one();
     return true;
   }
-  bool Pop(std::string* out) {
+  bool Pop(std::pair<std::string, uint64_t>* out) {
     std::unique_lock lock(mu_);
     ready_.wait(lock, [&] { return !q_.empty() || closed_ || stopped_; });
     if (stopped_ || q_.empty()) return false;
@@ -53,7 +54,7 @@ class NameQueue {
  private:
   std::mutex mu_;
   std::condition_variable ready_, room_;
-  std::deque<std::string> q_;  // guarded by mu_
+  std::deque<std::pair<std::string, uint64_t>> q_;  // names and listed sizes (0: unknown); guarded by mu_
   bool closed_ = false;        // guarded by mu_
   bool stopped_ = false;       // guarded by mu_
   Status first_error_;         // guarded by mu_
@@ -63,7 +64,19 @@ class NameQueue {
 
 Status RunPrefetch(CacheTier& tier, Store& store, JobControl& jc, const PrefetchArgs& args) {
   const bool list = args.sel.kind() == ObjectSelection::Kind::kList;
-  auto fetch_one = [&](const std::string& name) -> Status {
+  // The size, when the blob threshold needs it: from the listing (0: unknown, ask S3).
+  auto blob_for = [&](const std::string& name, uint64_t listed_size) -> Result<std::optional<BlobOptions>> {
+    if (args.blob_threshold == 0) return std::optional<BlobOptions>();
+    uint64_t size = listed_size;
+    if (size == 0) {
+      auto head = tier.Head(args.key, name);
+      if (!head.ok()) return head.status();
+      size = head->size;
+    }
+    if (size < args.blob_threshold) return std::optional<BlobOptions>();
+    return std::optional<BlobOptions>(args.blob);
+  };
+  auto fetch_one = [&](const std::string& name, uint64_t listed_size) -> Status {
     bool replace = false;
     auto local = store.Head(args.key, name);
     if (local.ok()) {
@@ -76,7 +89,9 @@ Status RunPrefetch(CacheTier& tier, Store& store, JobControl& jc, const Prefetch
     } else if (!local.status().IsNotFound()) {
       return local.status();
     }
-    auto got = tier.ColdGet(args.key, name, replace);
+    auto blob = blob_for(name, listed_size);
+    if (!blob.ok()) return blob.status().IsNotFound() && !list ? Status::OK() : blob.status();
+    auto got = tier.ColdGet(args.key, name, replace, *blob);
     if (got.ok()) {
       jc.Add(1, static_cast<int64_t>(got->size));
       return Status::OK();
@@ -90,13 +105,13 @@ Status RunPrefetch(CacheTier& tier, Store& store, JobControl& jc, const Prefetch
   std::vector<std::thread> workers;
   for (int64_t i = 0; i < n; ++i) {
     workers.emplace_back([&] {
-      std::string name;
-      while (queue.Pop(&name)) {
+      std::pair<std::string, uint64_t> item;
+      while (queue.Pop(&item)) {
         if (jc.aborted()) {
           queue.Fail(Status::OK());  // wakes an enumerator waiting for room
           break;
         }
-        Status st = fetch_one(name);
+        Status st = fetch_one(item.first, item.second);
         if (st.ok()) continue;
         if (args.continue_on_err) {
           jc.AddError(st.message());
@@ -107,7 +122,7 @@ Status RunPrefetch(CacheTier& tier, Store& store, JobControl& jc, const Prefetch
     });
   }
   Status enumerated;
-  auto push = [&](const std::string& name) { return !jc.aborted() && queue.Push(name); };
+  auto push = [&](const std::string& name, uint64_t size = 0) { return !jc.aborted() && queue.Push(name, size); };
   switch (args.sel.kind()) {
     case ObjectSelection::Kind::kList:
       for (const auto& name : args.sel.names()) {
@@ -128,7 +143,7 @@ Status RunPrefetch(CacheTier& tier, Store& store, JobControl& jc, const Prefetch
         bool more = true;
         for (const auto& e : page->entries) {
           if (e.is_dir || e.name.ends_with('/')) continue;
-          if (!(more = push(e.name))) break;
+          if (!(more = push(e.name, e.size))) break;
         }
         token = more ? page->next_token : "";
       } while (!token.empty());

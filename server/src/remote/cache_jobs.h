@@ -17,10 +17,13 @@ struct PrefetchArgs {
   bool latest = false;           // re-check cached objects against the remote (refetch if changed)
   bool continue_on_err = false;  // "coer": record errors and go on
   int64_t num_workers = 0;       // concurrent fetches: 0 auto (4), -1 one at a time, else that many (<= 32)
+  uint64_t blob_threshold = 0;   // objects at least this big are blob downloads (0: none; else >= 1 MiB)
+  BlobOptions blob;              // how those are fetched
 };
 
 // Cached objects are skipped (unless `latest` finds them changed); a prefix selection lists the
-// remote bucket. An object missing remotely is an error only when named in a list. Counts each
+// remote bucket (whose listing gives the sizes the blob threshold needs; a list or range asks S3
+// for each object's size only when a threshold is set). An object missing remotely is an error only when named in a list. Counts each
 // object fetched and its bytes.
 Status RunPrefetch(CacheTier& tier, Store& store, JobControl& jc, const PrefetchArgs& args);
 
