@@ -570,3 +570,17 @@ def test_blob_thresholds(
         assert r.status == 200 and r.body == (big if name == "h/big" else small)
     assert chunks("h/big") == "3" and proxy.count("GET", f"/{bucket}/h/big") == 3
     assert chunks("h/small") is None and proxy.count("GET", f"/{bucket}/h/small") == 1
+
+
+def test_head_latest_compares_with_the_remote(
+    client: Client, s3: Any, bucket: str, server: LocalServer
+) -> None:
+    s3.put_object(Bucket=bucket, Key="hl", Body=b"v1")
+    client.bucket(bucket, provider="aws").object("hl").get_reader().read_all()
+    url = f"/v1/objects/{bucket}/hl?provider=aws&props=size&latest-ver=true"
+    assert raw_request(server.endpoint, "HEAD", url).status == 200
+    s3.put_object(Bucket=bucket, Key="hl", Body=b"v2!")
+    r = raw_request(server.endpoint, "HEAD", url)
+    assert r.status == 409 and "metadata mismatch" in (r.header("Hdr-Error") or "")
+    s3.delete_object(Bucket=bucket, Key="hl")
+    assert raw_request(server.endpoint, "HEAD", url).status == 410

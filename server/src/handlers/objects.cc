@@ -222,6 +222,10 @@ Task<Handled> HeadObject(ServerContext& ctx, Exchange& ex, const std::string& bu
     }
   }
   if (!meta.ok()) co_return meta.status();
+  if (present && IsRemoteKey(bucket) && IEquals(ex.query("latest-ver").value_or(""), "true")) {
+    // The cached copy against the remote: gone there is 410, changed is 409 (AIS's HEAD rules).
+    if (Status st = co_await CheckLatest(ctx, bucket, *meta); !st.ok()) co_return st;
+  }
   const ObjectMeta& m = *meta;
   HeaderList h;
   if (has("checksum")) AddChecksum(h, m);

@@ -139,6 +139,17 @@ Task<Result<ObjectMeta>> HeadRemote(ServerContext& ctx, const std::string& key, 
   co_return m;
 }
 
+Task<Status> CheckLatest(ServerContext& ctx, const std::string& key, const ObjectMeta& cached) {
+  std::function<Result<bool>()> compare = [&tier = ctx.remote, key, cached] { return tier.InSync(key, cached); };
+  auto same = co_await Offload<bool>(ctx.remote.pool(), std::move(compare));
+  if (!same.ok()) {
+    if (same.status().IsNotFound()) co_return Status::Gone(ObjectCname(key, cached.name) + " was deleted remotely");
+    co_return same.status();
+  }
+  if (!*same) co_return Status::Conflict("metadata mismatch: " + ObjectCname(key, cached.name) + " changed remotely");
+  co_return Status::OK();
+}
+
 Task<Handled> ListRemoteObjects(ServerContext& ctx, Exchange& ex, const std::string& key, const ListObjectsMsg& msg,
                                 const ListProps& props, uint64_t page_size) {
   if (!msg.start_after.empty()) {

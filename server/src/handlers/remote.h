@@ -38,6 +38,10 @@ Result<BlobRequest> ParseBlobRequest(const Exchange& ex);
 // metadata per spec remote-backend §3, the MD5 of a single-part upload as its checksum).
 Task<Result<ObjectMeta>> HeadRemote(ServerContext& ctx, const std::string& key, const std::string& name);
 
+// HEAD ?latest-ver=true of a cached object: OK when the remote still has it unchanged, kGone when
+// the remote deleted it, kConflict "metadata mismatch" when it changed.
+Task<Status> CheckLatest(ServerContext& ctx, const std::string& key, const ObjectMeta& cached);
+
 // list-objects on a remote bucket (spec remote-backend §7), except `cached` listings, which are
 // local and go the ais way.
 Task<Handled> ListRemoteObjects(ServerContext& ctx, Exchange& ex, const std::string& key, const ListObjectsMsg& msg,
