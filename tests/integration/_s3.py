@@ -67,6 +67,7 @@ class Fault:
     status: int = 0  # reply with this status (and an S3 error document)
     cut_after: int = -1  # forward the reply but close the connection after this many body bytes
     delay: float = 0.0  # seconds to wait before forwarding
+    trickle: float = 0.0  # send the body in 64 KiB pieces, this many seconds apart
     match: str = ""  # only requests whose "METHOD path" contains this
 
 
@@ -139,7 +140,12 @@ class FaultProxy:
                     self.connection.shutdown(socket.SHUT_RDWR)
                     return
                 if self.command != "HEAD":
-                    self.wfile.write(data)
+                    step = 64 * 1024 if fault and fault.trickle else max(len(data), 1)
+                    for i in range(0, len(data), step):
+                        self.wfile.write(data[i : i + step])
+                        self.wfile.flush()
+                        if fault and fault.trickle:
+                            time.sleep(fault.trickle)
                 up.close()
 
             def _read_chunked(self) -> bytes:

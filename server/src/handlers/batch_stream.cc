@@ -295,6 +295,9 @@ Task<Handled> ReplyProduced(BatchService& batch, Exchange& ex, Producer producer
   // Nothing sent yet: an error is still a proper HTTP error reply.
   if (first.closed && !first.final.ok()) co_return first.final;
   HeaderList headers;
+  // The producer set these before its first byte; taking the pieces under the queue's lock
+  // orders that write before this read.
+  if (job->producer.describe) job->producer.describe(&headers, &content_length);
   StreamReply out = co_await ex.BeginStream(http::status::ok, headers, content_type, content_length);
   co_return co_await StreamOut(std::move(out), *job, *timer, std::move(first), ex.raw_path());
 }

@@ -61,10 +61,13 @@ class BatchService {
 struct Producer {
   std::function<Status(OutputSink*)> run;
   std::function<void()> cancel;
+  // Optional: the reply's headers and length, asked once the first bytes are in (or the body
+  // ended), just before the reply starts; `run` decides them before its first byte.
+  std::function<void(HeaderList* headers, std::optional<uint64_t>* content_length)> describe;
 };
 
 // Streams what `producer` writes as a 200 reply of `content_type` (HTTP chunked unless
-// `content_length` is known), committed with the first bytes. An error before anything was sent
+// `content_length` is known, or the producer's `describe` says), committed with the first bytes. An error before anything was sent
 // is a normal error reply; after that the body just ends early (as AIS does for GetBatch).
 Task<Handled> ReplyProduced(BatchService& batch, Exchange& ex, Producer producer, std::string content_type,
                             std::optional<uint64_t> content_length);

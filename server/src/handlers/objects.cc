@@ -1,7 +1,9 @@
 // /v1/objects: GET (whole, ranged, archived files), PUT, HEAD (v1 and v2), DELETE, multipart upload.
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstdio>
+#include <mutex>
 
 #include "api/byte_range.h"
 #include "api/headers.h"
@@ -139,6 +141,69 @@ Task<Handled> GetArchived(ServerContext& ctx, Exchange& ex, const std::string& b
     return sh->Read(archpath, 0, size, [sink](const char* d, size_t n) { return sink->Append(d, n); });
   };
   co_return co_await ReplyProduced(ctx.batch, ex, std::move(p), "application/octet-stream", m->size);
+}
+
+// A cold GET of a whole remote object, streamed while it is written: the reply starts with the
+// first bytes from S3 instead of after the last. Its headers are S3's (version, custom metadata;
+// no checksum, which is known only at the end). A fetch that fails cuts the reply short, and the
+// last byte goes out only once the object is committed, so a complete reply is a cached object.
+// When another request's fetch serves this one, or the object is cached meanwhile, the local
+// copy is sent.
+Task<Handled> StreamColdGet(ServerContext& ctx, Exchange& ex, const std::string& key, const std::string& name) {
+  struct Head {
+    std::mutex mu;
+    HeaderList headers;  // guarded by mu
+    std::optional<uint64_t> length;  // guarded by mu
+    void Set(const ObjectMeta& m) {
+      std::lock_guard lock(mu);
+      headers = GetHeaders(m);
+      length = m.size;
+    }
+  };
+  auto head = std::make_shared<Head>();
+  Producer p;
+  p.run = [&tier = ctx.remote, &store = ctx.store, key, name, head](OutputSink* sink) -> Status {
+    ColdTee tee;
+    tee.attrs = [&](const RemoteObjectAttrs& a) {
+      ObjectMeta m;
+      m.size = a.size;
+      m.atime_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                       std::chrono::system_clock::now().time_since_epoch())
+                       .count();
+      m.custom = CacheTier::CustomFrom(a);
+      std::sort(m.custom.begin(), m.custom.end());
+      head->Set(m);
+    };
+    tee.data = [sink](const char* d, size_t n) { return sink->Append(d, n); };
+    bool teed = false;
+    auto got = tier.ColdGet(key, name, false, std::nullopt, &tee, &teed);
+    if (!got.ok() || teed) return got.status();
+    auto obj = store.OpenShared(key, name);
+    if (!obj.ok()) return obj.status();
+    head->Set((*obj)->meta());
+    for (const FileSegment& seg : (*obj)->Segments(0, (*obj)->size())) AIS_RETURN_IF_ERROR(sink->AppendFile(seg, *obj));
+    return Status::OK();
+  };
+  p.describe = [head](HeaderList* headers, std::optional<uint64_t>* length) {
+    std::lock_guard lock(head->mu);
+    *headers = head->headers;
+    *length = head->length;
+  };
+  co_return co_await ReplyProduced(ctx.batch, ex, std::move(p), "application/octet-stream", std::nullopt);
+}
+
+// Whether a GET of a remote object is a streamed cold GET: the whole object (no range, no
+// archived file, no blob download, no version check asked), not cached.
+bool StreamsCold(ServerContext& ctx, const Exchange& ex, const std::string& key, const std::string& name) {
+  for (const char* q : {"archpath", "archregx", "archmode"}) {
+    if (!ex.query(q).value_or("").empty()) return false;
+  }
+  if (!ex.header("Range").empty() || !ex.header("Ais-Blob-Download").empty() ||
+      !ex.header("Ais-Blob-Threshold").empty()) {
+    return false;
+  }
+  auto local = ctx.store.Head(key, name);
+  return !local.ok() && local.status().IsNotFound();
 }
 
 Task<Handled> GetObject(ServerContext& ctx, Exchange& ex, const std::string& bucket, const std::string& name) {
@@ -542,6 +607,7 @@ Task<Handled> HandleObjects(ServerContext& ctx, Exchange& ex, const Route& route
         co_return Status::InvalidArgument("blob-downloader is not supported for local buckets: " + BucketCname(bucket));
       }
       if (remote) {
+        if (StreamsCold(ctx, ex, bucket, name)) co_return co_await StreamColdGet(ctx, ex, bucket, name);
         if (Status st = co_await EnsureCached(ctx, ex, bucket, name); !st.ok()) co_return st;
       }
       co_return co_await GetObject(ctx, ex, bucket, name);

@@ -126,7 +126,7 @@ Status CacheTier::AddBucket(const std::string& key) {
   return st;
 }
 
-Result<ObjectMeta> CacheTier::Fetch(const std::string& key, const std::string& name) {
+Result<ObjectMeta> CacheTier::Fetch(const std::string& key, const std::string& name, ColdTee* tee) {
   auto props = store_.GetBucket(key);
   if (!props.ok()) return props.status();
   if (props->features & BucketProps::kFeatDisableColdGet) {
@@ -162,13 +162,24 @@ Result<ObjectMeta> CacheTier::Fetch(const std::string& key, const std::string& n
     auto r = store_.BeginPut(key, name, std::move(o));
     if (!r.ok()) return r.status();
     w = std::move(*r);
+    if (tee) tee->attrs(a);
     return Status::OK();
   };
-  auto on_data = [&](const char* p, size_t n) { return w->Write(p, n); };
+  // With a tee, every byte but the last is passed on once written; the last waits for the commit.
+  std::optional<char> held;
+  auto on_data = [&](const char* p, size_t n) -> Status {
+    AIS_RETURN_IF_ERROR(w->Write(p, n));
+    if (!tee || n == 0) return Status::OK();
+    if (held) AIS_RETURN_IF_ERROR(tee->data(&*held, 1));
+    held = p[n - 1];
+    return n > 1 ? tee->data(p, n - 1) : Status::OK();
+  };
   AIS_RETURN_IF_ERROR((*client)->GetObject(std::string(KeyName(key)), name, std::nullopt, on_attrs, on_data));
   if (!w) return Status::IOError("aws-error[no reply body: " + ObjectCname(key, name) + "]");
   ObjectMeta m;
   AIS_RETURN_IF_ERROR(w->Commit(&m));
+  // The object is in: a reader that went away meanwhile is no failure of the fetch.
+  if (held) (void)tee->data(&*held, 1);
   return m;
 }
 
@@ -234,7 +245,8 @@ Result<ObjectMeta> CacheTier::FetchBlob(const std::string& key, const std::strin
 }
 
 Result<ObjectMeta> CacheTier::ColdGet(const std::string& key, const std::string& name, bool replace,
-                                      const std::optional<BlobOptions>& blob) {
+                                      const std::optional<BlobOptions>& blob, ColdTee* tee, bool* teed) {
+  if (teed) *teed = false;
   const std::string fk = key + '\n' + name;
   std::shared_ptr<Flight> f;
   bool leader = false;
@@ -254,7 +266,10 @@ Result<ObjectMeta> CacheTier::ColdGet(const std::string& key, const std::string&
   }
   Result<ObjectMeta> r = Status::IOError("pending");
   if (!replace) r = store_.Head(key, name);  // a fetch that finished just before this one began
-  if (replace || !r.ok()) r = blob ? FetchBlob(key, name, *blob) : Fetch(key, name);
+  if (replace || !r.ok()) {
+    r = blob ? FetchBlob(key, name, *blob) : Fetch(key, name, tee);
+    if (teed) *teed = tee && !blob;
+  }
   {
     std::lock_guard lock(mu_);
     flights_.erase(fk);

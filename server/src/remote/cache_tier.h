@@ -8,6 +8,7 @@
 #pragma once
 
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -27,6 +28,15 @@ namespace ais {
 struct BlobOptions {
   uint64_t chunk_size = 0;  // 0: 4 MiB; clamped to [32 KiB, 16 MiB] (and raised to stay <= 9999 chunks)
   int64_t workers = 0;      // 0: one per chunk up to 8; -1: one at a time; else that many (<= 32)
+};
+
+// A cold GET's bytes passed on as they land, for a reply streamed while the object is written:
+// `attrs` once before any byte (again if S3 is asked again before a byte came), then the bytes
+// in order, the last one held back until the object is committed, so a fetch that fails, or
+// fails its checksum, never delivers a whole object. A `data` error aborts the fetch.
+struct ColdTee {
+  std::function<void(const RemoteObjectAttrs&)> attrs;
+  std::function<Status(const char*, size_t)> data;
 };
 
 struct CacheTierOptions {
@@ -53,8 +63,11 @@ class CacheTier {
   // leaves nothing. Concurrent calls for one object share one fetch. Returns the local object.
   // `replace`: fetch even though a local copy exists (it was found stale).
   // With `blob`, the fetch is a blob download.
+  // With `tee`, a fetch this call makes passes its bytes on (*teed says whether it did: not when
+  // another call's fetch served it, or it was cached meanwhile).
   Result<ObjectMeta> ColdGet(const std::string& key, const std::string& name, bool replace = false,
-                             const std::optional<BlobOptions>& blob = std::nullopt);
+                             const std::optional<BlobOptions>& blob = std::nullopt, ColdTee* tee = nullptr,
+                             bool* teed = nullptr);
   // Whether a cold GET of the object is in progress.
   bool Fetching(const std::string& key, const std::string& name);
   // Whether the local copy still is the remote object (size, then version, ETag, MD5 as AIS
@@ -78,7 +91,7 @@ class CacheTier {
   struct Flight;  // one cold GET in progress
   Result<std::shared_ptr<S3Client>> ClientFor(const std::string& key);
   Result<std::shared_ptr<S3Client>> ClientFor(const BucketProps& props);
-  Result<ObjectMeta> Fetch(const std::string& key, const std::string& name);
+  Result<ObjectMeta> Fetch(const std::string& key, const std::string& name, ColdTee* tee = nullptr);
   Result<ObjectMeta> FetchBlob(const std::string& key, const std::string& name, const BlobOptions& blob);
 
   Store& store_;
