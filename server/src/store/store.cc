@@ -1111,10 +1111,11 @@ Status ObjectWriter::Commit(ObjectMeta* meta) {
 }
 
 void ObjectWriter::MergeCustom(const std::vector<std::pair<std::string, std::string>>& md) {
-  for (const auto& [k, v] : md) {
-    auto it = std::find_if(meta_.custom.begin(), meta_.custom.end(), [&](const auto& kv) { return kv.first == k; });
-    if (it != meta_.custom.end()) it->second = v;
-    else meta_.custom.emplace_back(k, v);
+  for (const auto& entry : md) {  // (no structured binding: clang 14 cannot capture one)
+    auto it = std::find_if(meta_.custom.begin(), meta_.custom.end(),
+                           [&](const auto& kv) { return kv.first == entry.first; });
+    if (it != meta_.custom.end()) it->second = entry.second;
+    else meta_.custom.push_back(entry);
   }
   std::sort(meta_.custom.begin(), meta_.custom.end());
 }
