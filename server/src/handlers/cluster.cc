@@ -9,16 +9,12 @@
 #include "store/bck.h"
 #include "handlers/node_actions.h"
 #include "jobs/job_kinds.h"
+#include "util/clock.h"
 #include "util/json_text.h"
 #include "util/strings.h"
 
 namespace ais {
 namespace {
-
-int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 // RFC3339Nano as Go prints it; zero time is "0001-01-01T00:00:00Z".
 std::string Rfc3339(int64_t ns) {

@@ -23,6 +23,7 @@
 #include "jobs/maintenance_jobs.h"
 #include "store/bucket_props.h"
 #include "store/names.h"
+#include "util/clock.h"
 #include "util/file.h"
 #include "util/json_text.h"
 #include "util/log_ring.h"
@@ -36,11 +37,6 @@ namespace {
 constexpr const char* kAisVersion = "5.0.0";
 // AIS cos.NodeStateFlags: ClusterStarted | NodeStarted, a healthy node.
 constexpr int64_t kNodeStateHealthy = 6;
-
-int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 // The buckets a job names ("Bck" and "Buckets"); each must be an existing ais:// bucket.
 Result<std::vector<std::string>> JobBuckets(Store& store, const XactMsg& args) {

@@ -1,7 +1,6 @@
 // /v1/objects: GET (whole, ranged, archived files), PUT, HEAD (v1 and v2), DELETE, multipart upload.
 #include <algorithm>
 #include <array>
-#include <chrono>
 #include <cstdio>
 #include <mutex>
 
@@ -19,6 +18,7 @@
 #include "store/bck.h"
 #include "store/names.h"
 #include "util/checksum.h"
+#include "util/clock.h"
 #include "util/file.h"
 #include "util/strings.h"
 
@@ -167,9 +167,7 @@ Task<Handled> StreamColdGet(ServerContext& ctx, Exchange& ex, const std::string&
     tee.attrs = [&](const RemoteObjectAttrs& a) {
       ObjectMeta m;
       m.size = a.size;
-      m.atime_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                       std::chrono::system_clock::now().time_since_epoch())
-                       .count();
+      m.atime_ns = NowNs();
       m.custom = CacheTier::CustomFrom(a);
       std::sort(m.custom.begin(), m.custom.end());
       head->Set(m);

@@ -7,6 +7,7 @@
 
 #include "api/object_list.h"
 #include "store/object_scanner.h"
+#include "util/clock.h"
 #include "util/file.h"
 #include "util/strings.h"
 
@@ -20,11 +21,6 @@ constexpr std::pair<int, const char*> kBadCreateFlags[] = {
     {10, "only-remote-props"}, {11, "no-recursion"}, {12, "diff"},       {14, "s3"}};
 constexpr uint64_t kLsNameOnly = 1ULL << 4;
 constexpr uint64_t kLsNameSize = 1ULL << 5;
-
-int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 std::string NormalizeProps(const CreateInventoryOptions& o) {
   if (o.flags & kLsNameOnly) return "name";

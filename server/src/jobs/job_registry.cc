@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "util/clock.h"
 #include "util/log_ring.h"
 #include "util/strings.h"
 
@@ -10,11 +11,6 @@ namespace ais {
 namespace {
 
 constexpr size_t kKeepFinished = 1024;
-
-int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 }  // namespace
 

@@ -16,6 +16,7 @@
 
 #include "store/names.h"
 #include "store/sorted_walker.h"
+#include "util/clock.h"
 #include "util/json_text.h"
 #include "util/log_ring.h"
 #include "util/strings.h"
@@ -44,11 +45,6 @@ Status UploadGone(const std::string& bucket, const std::string& name, const std:
 
 constexpr size_t kCopyBuf = 1 << 20;
 constexpr const char* kChunkMarkerPrefix = "chunks-";
-
-int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 // Reads the committed object's header, if any.
 Result<ObjectMeta> ReadMetaAt(const std::string& path) {
