@@ -199,7 +199,7 @@ std::string EncodeEntryMsgpack(const ObjectMeta& m, const ListProps& props, cons
     pk.pack(int16_t{1});
   }
   pk.pack("f");
-  pk.pack(static_cast<uint16_t>((local ? EntryFlags(m, props) : 0) | extra_flags));
+  pk.pack(static_cast<uint16_t>((local || (extra_flags & kEntryIsCached) ? EntryFlags(m, props) : 0) | extra_flags));
   return std::string(buf.data(), buf.size());
 }
 
@@ -264,8 +264,8 @@ std::string EncodeListPageJson(const ListPage& page, const ListProps& props, con
       entries.push_back({{"name", m.name}, {"flags", kEntryIsDir}});
       continue;
     }
-    nlohmann::json e = {{"name", m.name},
-                        {"flags", static_cast<uint16_t>((page.remote ? 0 : EntryFlags(m, props)) | extra)}};
+    const bool stored = !page.remote || (extra & kEntryIsCached);
+    nlohmann::json e = {{"name", m.name}, {"flags", static_cast<uint16_t>((stored ? EntryFlags(m, props) : 0) | extra)}};
     if (props.checksum && !m.cksum_value.empty()) e["checksum"] = m.cksum_value;
     if (props.atime) e["atime"] = FormatRfc822(m.atime_ns);
     if (props.version) e["version"] = std::to_string(m.version);

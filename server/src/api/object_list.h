@@ -57,7 +57,8 @@ struct ListPage {
   std::string continuation_token;
   std::vector<ObjectMeta> entries;
   std::vector<uint16_t> extra_flags;  // per entry, OR-ed into its flags (LsArchDir, kEntryIsDir); empty: none
-  // A remote bucket's listing: an entry is cached (and chunked) only if its extra_flags say so.
+  // A remote bucket's listing: an entry is a stored object (flags cached, chunked) only if its
+  // extra_flags have kEntryIsCached; else its flags are extra_flags alone.
   bool remote = false;
 };
 
@@ -95,8 +96,9 @@ Result<std::vector<ListEntry>> ListNoRecursion(const std::string& prefix, const 
 std::string EncodeListPageMsgpack(const ListPage& page, const ListProps& props, const std::string& location);
 std::string EncodeListPageJson(const ListPage& page, const ListProps& props, const std::string& location);
 
-// One LsoEnt in msgpack form (empty fields omitted), as stored in inventories. `local`: the
-// entry is a stored object (flags cached, chunked); else its flags are extra_flags alone.
+// One LsoEnt in msgpack form (empty fields omitted), as stored in inventories. `local`, or
+// kEntryIsCached in extra_flags: the entry is a stored object (flags cached, chunked); else its
+// flags are extra_flags alone.
 std::string EncodeEntryMsgpack(const ObjectMeta& m, const ListProps& props, const std::string& location,
                                uint16_t extra_flags = 0, bool local = true);
 // A page whose entries are already msgpack-encoded LsoEnt maps.

@@ -55,10 +55,8 @@ void AddCustom(HeaderList& h, const ObjectMeta& m) {
 
 // Ais-Version: a remote object's version is the backend's (spec remote-backend §3).
 std::string VersionOf(const ObjectMeta& m) {
-  for (auto& [k, v] : m.custom) {
-    if (k == "version") return v;
-  }
-  return std::to_string(m.version);
+  const std::string* remote = m.custom_value("version");
+  return remote ? *remote : std::to_string(m.version);
 }
 
 // Headers every GET carries (rest-core §3/§4).
@@ -165,11 +163,8 @@ Task<Handled> StreamColdGet(ServerContext& ctx, Exchange& ex, const std::string&
   p.run = [&tier = ctx.remote, &store = ctx.store, key, name, head](OutputSink* sink) -> Status {
     ColdTee tee;
     tee.attrs = [&](const RemoteObjectAttrs& a) {
-      ObjectMeta m;
-      m.size = a.size;
+      ObjectMeta m = CacheTier::MetaFrom(name, a);
       m.atime_ns = NowNs();
-      m.custom = CacheTier::CustomFrom(a);
-      std::sort(m.custom.begin(), m.custom.end());
       head->Set(m);
     };
     tee.data = [sink](const char* d, size_t n) { return sink->Append(d, n); };
@@ -310,17 +305,12 @@ Task<Handled> HeadObject(ServerContext& ctx, Exchange& ex, const std::string& bu
     h.emplace_back(hdr::kChunksMaxSize, std::to_string(m.max_chunk_size()));
   }
   if (v2 && has("last-modified")) {
-    const std::string* remote_lm = nullptr;
-    for (auto& [k, v] : m.custom) {
-      if (k == "Last-Modified") remote_lm = &v;
-    }
+    const std::string* remote_lm = m.custom_value("Last-Modified");
     h.emplace_back("Last-Modified", remote_lm ? *remote_lm : FormatHttpDate(m.atime_ns));
   }
   if (v2 && has("etag")) {
-    std::string etag;
-    for (auto& [k, v] : m.custom) {
-      if (k == "ETag") etag = v;
-    }
+    const std::string* remote_etag = m.custom_value("ETag");
+    std::string etag = remote_etag ? *remote_etag : "";
     if (etag.empty() && !m.cksum_value.empty()) {
       etag = m.cksum_type == "md5" && !m.chunked() ? m.cksum_value
                                                   : "v1-" + m.cksum_value + "-" + Base36(static_cast<uint64_t>(m.atime_ns));

@@ -21,13 +21,17 @@ ObjectMeta FromRemoteEntry(const RemoteListEntry& e) {
   ObjectMeta m;
   m.name = e.name;
   m.size = e.size;
-  if (!e.etag.empty() && e.etag.find('-') == std::string::npos) {
-    m.cksum_type = "md5";
-    m.cksum_value = e.etag;
-  }
+  m.cksum_value = SinglePartMd5(e.etag);
+  if (!m.cksum_value.empty()) m.cksum_type = "md5";
   if (!e.etag.empty()) m.custom.emplace_back("ETag", e.etag);
   if (!e.last_modified.empty()) m.custom.emplace_back("LastModified", e.last_modified);
   return m;
+}
+
+// Whether the cached copy still is the remote object; kNotFound when the remote has none.
+Task<Result<bool>> SameAsRemote(ServerContext& ctx, const std::string& key, const ObjectMeta& cached) {
+  std::function<Result<bool>()> compare = [&tier = ctx.remote, key, cached] { return tier.InSync(key, cached); };
+  co_return co_await Offload<bool>(ctx.remote.pool(), std::move(compare));
 }
 
 }  // namespace
@@ -92,11 +96,7 @@ Task<Status> EnsureCached(ServerContext& ctx, Exchange& ex, const std::string& k
   if (local.ok()) {
     const bool check = QueryTrue(ex, "latest-ver") || props->remote_validate_warm_get || props->remote_sync;
     if (!check) co_return Status::OK();  // warm
-    ObjectMeta cached = *local;
-    std::function<Result<bool>()> compare = [&tier = ctx.remote, key, cached] {
-      return tier.InSync(key, cached);
-    };
-    auto same = co_await Offload<bool>(ctx.remote.pool(), std::move(compare));
+    auto same = co_await SameAsRemote(ctx, key, *local);
     if (!same.ok()) {
       if (!same.status().IsNotFound()) co_return same.status();
       if (props->remote_sync) (void)ctx.store.Delete(key, name);
@@ -126,22 +126,18 @@ Task<Result<ObjectMeta>> HeadRemote(ServerContext& ctx, const std::string& key, 
   };
   auto attrs = co_await Offload<RemoteObjectAttrs>(ctx.remote.pool(), std::move(head));
   if (!attrs.ok()) co_return attrs.status();
-  ObjectMeta m;
-  m.name = name;
-  m.size = attrs->size;
-  m.custom = CacheTier::CustomFrom(*attrs);
-  if (!attrs->content_type.empty()) m.custom.emplace_back("Content-Type", attrs->content_type);
-  std::sort(m.custom.begin(), m.custom.end());
-  if (!attrs->etag.empty() && attrs->etag.find('-') == std::string::npos) {
-    m.cksum_type = "md5";
-    m.cksum_value = attrs->etag;
+  ObjectMeta m = CacheTier::MetaFrom(name, *attrs);
+  if (!attrs->content_type.empty()) {  // HEAD only, as AIS (not kept with the object)
+    m.custom.emplace_back("Content-Type", attrs->content_type);
+    std::sort(m.custom.begin(), m.custom.end());
   }
+  m.cksum_value = SinglePartMd5(attrs->etag);
+  if (!m.cksum_value.empty()) m.cksum_type = "md5";
   co_return m;
 }
 
 Task<Status> CheckLatest(ServerContext& ctx, const std::string& key, const ObjectMeta& cached) {
-  std::function<Result<bool>()> compare = [&tier = ctx.remote, key, cached] { return tier.InSync(key, cached); };
-  auto same = co_await Offload<bool>(ctx.remote.pool(), std::move(compare));
+  auto same = co_await SameAsRemote(ctx, key, cached);
   if (!same.ok()) {
     if (same.status().IsNotFound()) co_return Status::Gone(ObjectCname(key, cached.name) + " was deleted remotely");
     co_return same.status();
@@ -163,41 +159,40 @@ Task<Handled> ListRemoteObjects(ServerContext& ctx, Exchange& ex, const std::str
   const auto max_keys = static_cast<uint32_t>(std::min<uint64_t>(page_size, kMaxRemotePage));
   Store& store = ctx.store;
   std::function<Result<ListPage>()> list = [&tier = ctx.remote, &store, key, msg, max_keys, remote_only, not_cached,
-                                             delimited, no_dirs]() -> Result<ListPage> {
-        auto listed = tier.List(key, msg.prefix, msg.continuation_token, max_keys, delimited);
-        if (!listed.ok()) return listed.status();
-        ListPage out;
-        out.remote = true;
-        out.continuation_token = listed->next_token;
-        for (auto& e : listed->entries) {
-          if (e.is_dir || (e.size == 0 && e.name.ends_with('/'))) {
-            if (no_dirs || !e.is_dir) continue;
-            ObjectMeta d;
-            d.name = e.name;
-            out.entries.push_back(std::move(d));
-            out.extra_flags.push_back(kEntryIsDir);
-            continue;
-          }
-          if (remote_only && !not_cached) {
-            out.entries.push_back(FromRemoteEntry(e));
-            out.extra_flags.push_back(0);
-            continue;
-          }
-          auto local = store.Head(key, e.name);
-          if (local.ok()) {
-            if (not_cached) continue;
-            ObjectMeta m = std::move(*local);
-            uint16_t flags = kEntryIsCached | (m.chunked() ? kEntryIsChunked : 0);
-            if (m.custom.empty()) m.custom = FromRemoteEntry(e).custom;
-            out.entries.push_back(std::move(m));
-            out.extra_flags.push_back(flags);
-            continue;
-          }
-          if (!local.status().IsNotFound()) return local.status();
-          out.entries.push_back(FromRemoteEntry(e));
-          out.extra_flags.push_back(0);
-        }
-        return out;
+                                            delimited, no_dirs]() -> Result<ListPage> {
+    auto listed = tier.List(key, msg.prefix, msg.continuation_token, max_keys, delimited);
+    if (!listed.ok()) return listed.status();
+    ListPage out;
+    out.remote = true;
+    out.continuation_token = listed->next_token;
+    for (auto& e : listed->entries) {
+      if (e.is_dir || (e.size == 0 && e.name.ends_with('/'))) {
+        if (no_dirs || !e.is_dir) continue;
+        ObjectMeta d;
+        d.name = e.name;
+        out.entries.push_back(std::move(d));
+        out.extra_flags.push_back(kEntryIsDir);
+        continue;
+      }
+      if (remote_only && !not_cached) {
+        out.entries.push_back(FromRemoteEntry(e));
+        out.extra_flags.push_back(0);
+        continue;
+      }
+      auto local = store.Head(key, e.name);
+      if (local.ok()) {
+        if (not_cached) continue;
+        ObjectMeta m = std::move(*local);
+        if (m.custom.empty()) m.custom = FromRemoteEntry(e).custom;
+        out.entries.push_back(std::move(m));
+        out.extra_flags.push_back(kEntryIsCached);  // the encoder adds what a stored object shows
+        continue;
+      }
+      if (!local.status().IsNotFound()) return local.status();
+      out.entries.push_back(FromRemoteEntry(e));
+      out.extra_flags.push_back(0);
+    }
+    return out;
   };
   auto page = co_await Offload<ListPage>(ctx.remote.pool(), std::move(list));
   if (!page.ok()) co_return page.status();

@@ -42,13 +42,6 @@ std::string CanonicalHeader(std::string s) {
   return s;
 }
 
-const std::string* CustomValue(const ObjectMeta& m, std::string_view key) {
-  for (auto& [k, v] : m.custom) {
-    if (k == key) return &v;
-  }
-  return nullptr;
-}
-
 AwsBucketConfig ConfigOf(const BucketProps& p) {
   return {.profile = p.aws_profile,
           .endpoint = p.aws_endpoint,
@@ -72,10 +65,8 @@ CacheTier::~CacheTier() { pool_.Shutdown(); }
 
 std::vector<std::pair<std::string, std::string>> CacheTier::CustomFrom(const RemoteObjectAttrs& a) {
   std::vector<std::pair<std::string, std::string>> md = {{"source", std::string(kProviderAws)}};
-  if (!a.etag.empty()) {
-    md.emplace_back("ETag", a.etag);
-    if (a.etag.find('-') == std::string::npos) md.emplace_back("md5", a.etag);  // not multipart: the MD5
-  }
+  if (!a.etag.empty()) md.emplace_back("ETag", a.etag);
+  if (std::string md5 = SinglePartMd5(a.etag); !md5.empty()) md.emplace_back("md5", md5);
   if (a.mtime_ns > 0) md.emplace_back("LastModified", Rfc3339(a.mtime_ns));
   if (!a.last_modified.empty()) md.emplace_back("Last-Modified", a.last_modified);
   if (!a.version.empty()) md.emplace_back("version", a.version);
@@ -86,11 +77,26 @@ std::vector<std::pair<std::string, std::string>> CacheTier::CustomFrom(const Rem
   return md;
 }
 
+ObjectMeta CacheTier::MetaFrom(const std::string& name, const RemoteObjectAttrs& a) {
+  ObjectMeta m;
+  m.name = name;
+  m.size = a.size;
+  m.custom = CustomFrom(a);
+  std::sort(m.custom.begin(), m.custom.end());
+  return m;
+}
+
 Result<std::shared_ptr<S3Client>> CacheTier::ClientFor(const BucketProps& props) {
-  auto settings = ResolveAwsSettings(ConfigOf(props));
+  const AwsBucketConfig cfg = ConfigOf(props);
+  const std::string id = cfg.profile + '\n' + cfg.endpoint + '\n' + cfg.region + '\n' + (cfg.path_style ? "p" : "v");
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = clients_.find(id); it != clients_.end()) return it->second;
+  }
+  // Resolved once per bucket config, as the AWS SDKs read their environment and shared files
+  // once: not on every request.
+  auto settings = ResolveAwsSettings(cfg);
   if (!settings.ok()) return settings.status();
-  // Different credentials under one profile (the environment changed) are different clients.
-  std::string id = settings->Describe() + "|" + settings->access_key + "|" + (settings->path_style ? "p" : "v");
   std::lock_guard lock(mu_);
   auto& c = clients_[id];
   if (!c) c = std::make_shared<S3Client>(std::move(*settings));
@@ -146,14 +152,9 @@ Result<ObjectMeta> CacheTier::Fetch(const std::string& key, const std::string& n
         if (k == "ais-cksum-type") type = v;
         if (k == "ais-cksum-val") value = v;
       }
-      if (type.empty() || value.empty()) {
-        if (!a.etag.empty() && a.etag.find('-') == std::string::npos && a.etag.size() == 32) {
-          type = "md5";
-          value = a.etag;
-        } else {
-          type.clear();
-          value.clear();
-        }
+      if (type.empty() || value.empty()) {  // else the MD5 of a single-part upload, if that is what it is
+        value = SinglePartMd5(a.etag);
+        type = value.empty() ? "" : "md5";
       }
       o.client_cksum_type = type;
       o.client_cksum_value = value;
@@ -292,9 +293,9 @@ Result<bool> CacheTier::InSync(const std::string& key, const ObjectMeta& local) 
   auto remote = Head(key, local.name);
   if (!remote.ok()) return remote.status();
   if (remote->size != local.size) return false;
-  const std::string* version = CustomValue(local, "version");
+  const std::string* version = local.custom_value("version");
   if (version && !remote->version.empty()) return *version == remote->version;
-  const std::string* etag = CustomValue(local, "ETag");
+  const std::string* etag = local.custom_value("ETag");
   if (etag && !remote->etag.empty()) return *etag == remote->etag;
   return true;
 }

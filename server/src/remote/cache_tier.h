@@ -86,6 +86,9 @@ class CacheTier {
 
   // The custom metadata AIS keeps for a remote object (spec remote-backend §3).
   static std::vector<std::pair<std::string, std::string>> CustomFrom(const RemoteObjectAttrs& a);
+  // What S3 says of object `name` as this server describes an object: name, size, custom
+  // metadata (sorted); no checksum, version or times of a local copy.
+  static ObjectMeta MetaFrom(const std::string& name, const RemoteObjectAttrs& a);
 
  private:
   struct Flight;  // one cold GET in progress
@@ -97,7 +100,7 @@ class CacheTier {
   Store& store_;
   const CacheTierOptions opts_;
   std::mutex mu_;
-  std::map<std::string, std::shared_ptr<S3Client>> clients_;  // by AwsSettings::Describe + key id; guarded by mu_
+  std::map<std::string, std::shared_ptr<S3Client>> clients_;  // by AwsBucketConfig; guarded by mu_
   std::map<std::string, std::shared_ptr<Flight>> flights_;    // by key + "\n" + name; guarded by mu_
   WorkerPool pool_;  // last: destroyed (joined) first
 };

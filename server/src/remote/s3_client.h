@@ -34,6 +34,12 @@ struct RemoteObjectAttrs {
   std::vector<std::pair<std::string, std::string>> user_meta;  // x-amz-meta-<k>: v (k as sent)
 };
 
+// The MD5 that an S3 ETag is, for a single-part upload (32 hex digits, no "-N" suffix); "" for a
+// multipart one, whose ETag is no digest of the bytes.
+inline std::string SinglePartMd5(const std::string& etag) {
+  return etag.size() == 32 && etag.find('-') == std::string::npos ? etag : std::string();
+}
+
 struct RemoteListEntry {
   std::string name;
   uint64_t size = 0;

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -36,6 +37,13 @@ struct ObjectMeta {
   std::vector<uint64_t> chunk_sizes; // in order; chunk k covers [sum(sizes[<k]), +sizes[k])
 
   bool chunked() const { return !upload_id.empty(); }
+  // The value of custom metadata `key`, or null.
+  const std::string* custom_value(std::string_view key) const {
+    for (const auto& [k, v] : custom) {
+      if (k == key) return &v;
+    }
+    return nullptr;
+  }
   uint64_t max_chunk_size() const;
 };
 
