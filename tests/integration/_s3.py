@@ -17,6 +17,8 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+from aistore.server import _die_with_parent
+
 
 def free_port() -> int:
     with socket.socket() as s:
@@ -40,6 +42,8 @@ class MotoServer:
             [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
+            # Gone with the test process even when it is killed, as LocalServer's server is.
+            preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
         )
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
