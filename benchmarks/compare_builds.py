@@ -38,6 +38,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _table import render_table
+
 HERE = Path(__file__).resolve().parent
 BENCHES = ("core", "getbatch", "parallel_download")
 # Variables that would point a benchmark at another build, cluster or bucket.
@@ -141,17 +143,7 @@ def render(
                     flag,
                 ]
             )
-    widths = [max(len(line[i]) for line in lines) for i in range(len(head))]
-    out = []
-    for n, line in enumerate(lines):
-        cells = [
-            c.ljust(w) if i < 2 else c.rjust(w)
-            for i, (c, w) in enumerate(zip(line, widths, strict=True))
-        ]
-        out.append("  ".join(cells).rstrip())
-        if n == 0:
-            out.append("  ".join("-" * w for w in widths))
-    return "\n".join(out), noises
+    return render_table(lines), noises
 
 
 def main() -> None:

@@ -50,6 +50,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.append(str(REPO / "tests" / "compat"))
 import official_sdk  # noqa: E402
 from _loopback import loopback_seconds  # noqa: E402
+from _table import render_table  # noqa: E402
 
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
 SMALL_SIZE = 10 * KiB
@@ -516,18 +517,8 @@ def render(rows: list[Row]) -> str:
                 "; ".join(r.goals),
             ]
         )
-    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
-    right = {2, 3, 4, 5, 6, 7, 8, 9}
-    out = []
-    for n, line in enumerate(lines):
-        cells = [
-            c.rjust(w) if i in right else c.ljust(w)
-            for i, (c, w) in enumerate(zip(line, widths, strict=True))
-        ]
-        out.append("  ".join(cells).rstrip())
-        if n == 0:
-            out.append("  ".join("-" * w for w in widths))
-    return "\n".join(out)
+    figures = range(2, 10)
+    return render_table(lines, left=[i for i in range(len(header)) if i not in figures])
 
 
 def main() -> None:

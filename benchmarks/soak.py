@@ -74,6 +74,7 @@ from urllib.parse import urlsplit
 
 import msgspec
 import numpy as np
+from _table import render_table
 
 KiB, MiB = 1 << 10, 1 << 20
 MASK = (1 << 64) - 1
@@ -849,18 +850,7 @@ def table_rows(ph: PhaseResult, duration: float, prober: Prober) -> list[list[st
 
 def render(rows: list[list[str]]) -> str:
     header = ["phase", "operation", "count", "req/s", "errors", "p50 ms", "p99 ms", "max ms"]
-    lines = [header, *rows]
-    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
-    out = []
-    for n, line in enumerate(lines):
-        cells = [
-            c.ljust(w) if i < 2 else c.rjust(w)
-            for i, (c, w) in enumerate(zip(line, widths, strict=True))
-        ]
-        out.append("  ".join(cells).rstrip())
-        if n == 0:
-            out.append("  ".join("-" * w for w in widths))
-    return "\n".join(out)
+    return render_table([header, *rows])
 
 
 def preload(endpoint: str, cfg: Config) -> None:
