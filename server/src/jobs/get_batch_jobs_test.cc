@@ -6,20 +6,14 @@
 #include <atomic>
 #include <thread>
 
+#include "util/test_util.h"
+
 namespace ais {
 namespace {
 
 using namespace std::chrono_literals;
 
-// Polls `pred` for up to 5 s (the job's thread publishes asynchronously).
-template <typename Pred>
-bool Eventually(Pred pred) {
-  for (int i = 0; i < 500; ++i) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(10ms);
-  }
-  return pred();
-}
+using test::Eventually;
 
 TEST(GetBatchJobs, RequestsShareOneJobThatIdlesAndCounts) {
   JobRegistry registry;

@@ -6,19 +6,14 @@
 
 #include <thread>
 
+#include "util/test_util.h"
+
 namespace ais {
 namespace {
 
 using namespace std::chrono_literals;
 
-template <typename Pred>
-bool Eventually(Pred pred) {
-  for (int i = 0; i < 500; ++i) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(10ms);
-  }
-  return pred();
-}
+using test::Eventually;
 
 JobOptions Idling() {
   JobOptions o;

@@ -4,8 +4,10 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <chrono>
 #include <filesystem>
 #include <string>
+#include <thread>
 
 namespace ais::test {
 
@@ -31,5 +33,15 @@ class TempDir {
  private:
   std::string path_;
 };
+
+// Polls `pred` every 10 ms for up to 5 s (for what another thread publishes asynchronously).
+template <typename Pred>
+bool Eventually(Pred pred) {
+  for (int i = 0; i < 500; ++i) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return pred();
+}
 
 }  // namespace ais::test
