@@ -1,5 +1,6 @@
 // /v1/buckets: list buckets, create/destroy/head/set-props, list objects, rechunk.
 #include "api/headers.h"
+#include "api/moss_request.h"
 #include "api/object_list.h"
 #include "archive/arch_dir.h"
 #include "handlers/bucket_actions.h"
@@ -7,7 +8,6 @@
 #include "handlers/offload.h"
 #include "handlers/remote.h"
 #include "remote/cache_tier.h"
-#include "api/moss_request.h"
 #include "store/bck.h"
 #include "store/names.h"
 #include "util/json_text.h"
@@ -103,22 +103,14 @@ Task<Handled> CreateInventory(ServerContext& ctx, Exchange& ex, const std::strin
     // The backend's listing, once, with what is cached as of now.
     opts.remote = [&tier = ctx.remote, &store = ctx.store, bucket,
                    prefix = lso.prefix](const std::string& token) -> Result<std::pair<std::vector<ListEntry>, std::string>> {
-      auto page = tier.List(bucket, prefix, token, 1000, false);
+      auto page = ListRemotePage(tier, store, bucket, {.prefix = prefix, .token = token, .no_dirs = true});
       if (!page.ok()) return page.status();
       std::vector<ListEntry> out;
-      for (auto& e : page->entries) {
-        if (e.is_dir || e.name.ends_with('/')) continue;
-        ListEntry entry;
-        if (auto local = store.Head(bucket, e.name); local.ok()) {
-          entry.meta = std::move(*local);
-          entry.flags = kEntryIsCached;
-        } else {
-          entry.meta.name = e.name;
-          entry.meta.size = e.size;
-        }
-        out.push_back(std::move(entry));
+      out.reserve(page->entries.size());
+      for (size_t i = 0; i < page->entries.size(); ++i) {
+        out.push_back(ListEntry{.meta = std::move(page->entries[i]), .flags = page->extra_flags[i]});
       }
-      return std::make_pair(std::move(out), page->next_token);
+      return std::make_pair(std::move(out), std::move(page->continuation_token));
     };
   }
   if (opts.name.empty()) opts.name = msg.name;

@@ -12,8 +12,6 @@
 namespace ais {
 namespace {
 
-constexpr uint32_t kMaxRemotePage = 1000;  // AIS MaxPageSizeAWS
-
 bool QueryTrue(const Exchange& ex, std::string_view key) { return IEquals(ex.query(key).value_or(""), "true"); }
 
 // What a listing says of an object the remote has and this node does not.
@@ -146,53 +144,57 @@ Task<Status> CheckLatest(ServerContext& ctx, const std::string& key, const Objec
   co_return Status::OK();
 }
 
+Result<ListPage> ListRemotePage(CacheTier& tier, Store& store, const std::string& key, const RemotePageQuery& q) {
+  auto listed = tier.List(key, q.prefix, q.token, q.max_keys, q.delimited);
+  if (!listed.ok()) return listed.status();
+  ListPage out;
+  out.remote = true;
+  out.continuation_token = listed->next_token;
+  for (auto& e : listed->entries) {
+    if (e.is_dir || (e.size == 0 && e.name.ends_with('/'))) {  // a directory, or its placeholder
+      if (q.no_dirs || !e.is_dir) continue;
+      ObjectMeta d;
+      d.name = e.name;
+      out.entries.push_back(std::move(d));
+      out.extra_flags.push_back(kEntryIsDir);
+      continue;
+    }
+    if (q.remote_only && !q.not_cached) {
+      out.entries.push_back(FromRemoteEntry(e));
+      out.extra_flags.push_back(0);
+      continue;
+    }
+    auto local = store.Head(key, e.name);
+    if (local.ok()) {
+      if (q.not_cached) continue;
+      ObjectMeta m = std::move(*local);
+      if (m.custom.empty()) m.custom = FromRemoteEntry(e).custom;
+      out.entries.push_back(std::move(m));
+      out.extra_flags.push_back(kEntryIsCached);  // the encoder adds what a stored object shows
+      continue;
+    }
+    if (!local.status().IsNotFound()) return local.status();
+    out.entries.push_back(FromRemoteEntry(e));
+    out.extra_flags.push_back(0);
+  }
+  return out;
+}
+
 Task<Handled> ListRemoteObjects(ServerContext& ctx, Exchange& ex, const std::string& key, const ListObjectsMsg& msg,
                                 const ListProps& props, uint64_t page_size) {
   if (!msg.start_after.empty()) {
     co_return Status::InvalidArgument("list-objects option --start_after (" + msg.start_after +
                                       ") not yet supported for remote buckets (" + BucketCname(key) + ")");
   }
-  const bool remote_only = msg.props.empty() || (msg.flags & (kLsNameOnly | kLsNameSize));
-  const bool not_cached = msg.flags & kLsNotCached;
-  const bool delimited = msg.flags & kLsNoRecursion;
-  const bool no_dirs = msg.flags & kLsNoDirs;
-  const auto max_keys = static_cast<uint32_t>(std::min<uint64_t>(page_size, kMaxRemotePage));
-  Store& store = ctx.store;
-  std::function<Result<ListPage>()> list = [&tier = ctx.remote, &store, key, msg, max_keys, remote_only, not_cached,
-                                            delimited, no_dirs]() -> Result<ListPage> {
-    auto listed = tier.List(key, msg.prefix, msg.continuation_token, max_keys, delimited);
-    if (!listed.ok()) return listed.status();
-    ListPage out;
-    out.remote = true;
-    out.continuation_token = listed->next_token;
-    for (auto& e : listed->entries) {
-      if (e.is_dir || (e.size == 0 && e.name.ends_with('/'))) {
-        if (no_dirs || !e.is_dir) continue;
-        ObjectMeta d;
-        d.name = e.name;
-        out.entries.push_back(std::move(d));
-        out.extra_flags.push_back(kEntryIsDir);
-        continue;
-      }
-      if (remote_only && !not_cached) {
-        out.entries.push_back(FromRemoteEntry(e));
-        out.extra_flags.push_back(0);
-        continue;
-      }
-      auto local = store.Head(key, e.name);
-      if (local.ok()) {
-        if (not_cached) continue;
-        ObjectMeta m = std::move(*local);
-        if (m.custom.empty()) m.custom = FromRemoteEntry(e).custom;
-        out.entries.push_back(std::move(m));
-        out.extra_flags.push_back(kEntryIsCached);  // the encoder adds what a stored object shows
-        continue;
-      }
-      if (!local.status().IsNotFound()) return local.status();
-      out.entries.push_back(FromRemoteEntry(e));
-      out.extra_flags.push_back(0);
-    }
-    return out;
+  const RemotePageQuery q{.prefix = msg.prefix,
+                          .token = msg.continuation_token,
+                          .max_keys = static_cast<uint32_t>(std::min<uint64_t>(page_size, kMaxRemotePage)),
+                          .remote_only = msg.props.empty() || (msg.flags & (kLsNameOnly | kLsNameSize)),
+                          .not_cached = (msg.flags & kLsNotCached) != 0,
+                          .delimited = (msg.flags & kLsNoRecursion) != 0,
+                          .no_dirs = (msg.flags & kLsNoDirs) != 0};
+  std::function<Result<ListPage>()> list = [&tier = ctx.remote, &store = ctx.store, key, q] {
+    return ListRemotePage(tier, store, key, q);
   };
   auto page = co_await Offload<ListPage>(ctx.remote.pool(), std::move(list));
   if (!page.ok()) co_return page.status();

@@ -42,6 +42,21 @@ Task<Result<ObjectMeta>> HeadRemote(ServerContext& ctx, const std::string& key, 
 // the remote deleted it, kConflict "metadata mismatch" when it changed.
 Task<Status> CheckLatest(ServerContext& ctx, const std::string& key, const ObjectMeta& cached);
 
+// One page of a remote bucket's listing as list-objects gives it (spec remote-backend §7):
+// S3's page (with `delimited`, directories flagged kEntryIsDir unless `no_dirs`), each object
+// either S3's entry alone (`remote_only`) or merged with its cached copy (flag kEntryIsCached);
+// `not_cached` leaves the cached ones out. Blocks on S3: call it off the I/O threads.
+struct RemotePageQuery {
+  std::string prefix;
+  std::string token;
+  uint32_t max_keys = kMaxRemotePage;
+  bool remote_only = false;
+  bool not_cached = false;
+  bool delimited = false;
+  bool no_dirs = false;
+};
+Result<ListPage> ListRemotePage(CacheTier& tier, Store& store, const std::string& key, const RemotePageQuery& q);
+
 // list-objects on a remote bucket (spec remote-backend §7), except `cached` listings, which are
 // local and go the ais way.
 Task<Handled> ListRemoteObjects(ServerContext& ctx, Exchange& ex, const std::string& key, const ListObjectsMsg& msg,

@@ -135,7 +135,7 @@ Status RunPrefetch(CacheTier& tier, Store& store, JobControl& jc, const Prefetch
     case ObjectSelection::Kind::kPrefix: {
       std::string token;
       do {
-        auto page = tier.List(args.key, args.sel.tmpl().prefix, token, 1000, false);
+        auto page = tier.List(args.key, args.sel.tmpl().prefix, token, kMaxRemotePage, false);
         if (!page.ok()) {
           enumerated = page.status();
           break;

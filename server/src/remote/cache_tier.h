@@ -39,6 +39,8 @@ struct ColdTee {
   std::function<Status(const char*, size_t)> data;
 };
 
+inline constexpr uint32_t kMaxRemotePage = 1000;  // keys per S3 listing page (AIS MaxPageSizeAWS)
+
 struct CacheTierOptions {
   size_t max_threads = 64;  // remote calls in flight; more wait (429) rather than pile up
   bool aws_enabled = true;  // AIS cluster config `backend.aws`
