@@ -185,18 +185,14 @@ Task<Handled> StreamColdGet(ServerContext& ctx, Exchange& ex, const std::string&
   co_return co_await ReplyProduced(ctx.batch, ex, std::move(p), "application/octet-stream", std::nullopt);
 }
 
-// Whether a GET of a remote object is a streamed cold GET: the whole object (no range, no
-// archived file, no blob download, no version check asked), not cached.
-bool StreamsCold(ServerContext& ctx, const Exchange& ex, const std::string& key, const std::string& name) {
+// Whether a GET of a remote object that is not cached is a streamed cold GET: the whole object
+// (no range, no archived file, no blob download).
+bool StreamsCold(const Exchange& ex) {
   for (const char* q : {"archpath", "archregx", "archmode"}) {
     if (!ex.query(q).value_or("").empty()) return false;
   }
-  if (!ex.header("Range").empty() || !ex.header("Ais-Blob-Download").empty() ||
-      !ex.header("Ais-Blob-Threshold").empty()) {
-    return false;
-  }
-  auto local = ctx.store.Head(key, name);
-  return !local.ok() && local.status().IsNotFound();
+  return ex.header("Range").empty() && ex.header("Ais-Blob-Download").empty() &&
+         ex.header("Ais-Blob-Threshold").empty();
 }
 
 Task<Handled> GetObject(ServerContext& ctx, Exchange& ex, const std::string& bucket, const std::string& name) {
@@ -595,8 +591,9 @@ Task<Handled> HandleObjects(ServerContext& ctx, Exchange& ex, const Route& route
         co_return Status::InvalidArgument("blob-downloader is not supported for local buckets: " + BucketCname(bucket));
       }
       if (remote) {
-        if (StreamsCold(ctx, ex, bucket, name)) co_return co_await StreamColdGet(ctx, ex, bucket, name);
-        if (Status st = co_await EnsureCached(ctx, ex, bucket, name); !st.ok()) co_return st;
+        const Result<ObjectMeta> local = ctx.store.Head(bucket, name);
+        if (local.status().IsNotFound() && StreamsCold(ex)) co_return co_await StreamColdGet(ctx, ex, bucket, name);
+        if (Status st = co_await EnsureCached(ctx, ex, bucket, name, &local); !st.ok()) co_return st;
       }
       co_return co_await GetObject(ctx, ex, bucket, name);
     case http::verb::head: co_return co_await HeadObject(ctx, ex, bucket, name);

@@ -84,12 +84,13 @@ Result<BlobRequest> ParseBlobRequest(const Exchange& ex) {
   return req;
 }
 
-Task<Status> EnsureCached(ServerContext& ctx, Exchange& ex, const std::string& key, const std::string& name) {
+Task<Status> EnsureCached(ServerContext& ctx, Exchange& ex, const std::string& key, const std::string& name,
+                          const Result<ObjectMeta>* head) {
   auto blob = ParseBlobRequest(ex);
   if (!blob.ok()) co_return blob.status();
   auto props = ctx.store.GetBucket(key);
   if (!props.ok()) co_return props.status();
-  auto local = ctx.store.Head(key, name);
+  Result<ObjectMeta> local = head ? *head : ctx.store.Head(key, name);
   bool replace = false;
   if (local.ok()) {
     const bool check = QueryTrue(ex, "latest-ver") || props->remote_validate_warm_get || props->remote_sync;

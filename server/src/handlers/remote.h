@@ -22,7 +22,9 @@ Task<Result<std::string>> ResolveBucket(ServerContext& ctx, Exchange& ex, const 
 // `latest-ver=true` or the bucket's versioning.validate_warm_get/synchronize, checks a cached
 // copy against the remote first and fetches it again if it changed. A copy the remote deleted is
 // a 404 (and removed locally when the bucket synchronizes).
-Task<Status> EnsureCached(ServerContext& ctx, Exchange& ex, const std::string& key, const std::string& name);
+// `local`: the store's Head of the object, when the caller has it already (null: ask the store).
+Task<Status> EnsureCached(ServerContext& ctx, Exchange& ex, const std::string& key, const std::string& name,
+                          const Result<ObjectMeta>* local = nullptr);
 
 // The blob download a GET asks for: headers Ais-Blob-Download: true (always), or
 // Ais-Blob-Threshold: N (only for a remote object of N bytes or more), with Ais-Blob-Chunk and
