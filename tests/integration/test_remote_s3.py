@@ -619,3 +619,150 @@ def test_cold_get_streams_while_it_writes(
         client.bucket(bucket, provider="aws").object("slow").get_reader().read_all() == data
     )  # now warm
     assert proxy.count("GET", f"/{bucket}/slow") == 1
+
+
+def set_remote_props(endpoint: str, bucket: str, value: dict[str, Any]) -> None:
+    r = raw_request(
+        endpoint,
+        "PATCH",
+        f"/v1/buckets/{bucket}?provider=aws",
+        body=json.dumps({"action": "set-bprops", "value": value}).encode(),
+    )
+    assert r.status == 200, r.body
+
+
+def test_large_put_is_a_multipart_upload(
+    client: Client, s3: Any, proxy: FaultProxy, bucket: str, server: LocalServer
+) -> None:
+    b = client.bucket(bucket, provider="aws")
+    b.head()
+    set_remote_props(server.endpoint, bucket, {"extra": {"aws": {"multipart_size": "5MiB"}}})
+    assert b.head()  # the prop reads back in AIS's shape
+    r = raw_request(server.endpoint, "HEAD", f"/v1/buckets/{bucket}?provider=aws")
+    props = json.loads(r.header("Ais-Bucket-Props"))
+    assert props["extra"]["aws"]["multipart_size"] == "5MiB"
+
+    data = os.urandom(12 * 2**20 + 12345)
+    b.object("big").get_writer().put_content(data)
+    head = s3.head_object(Bucket=bucket, Key="big")
+    assert head["ETag"].strip('"').endswith("-3"), "three 5 MiB parts"
+    assert s3.get_object(Bucket=bucket, Key="big")["Body"].read() == data
+    _, md = head_v1(server.endpoint, bucket, "big")
+    assert md["ETag"] == head["ETag"].strip('"') and "md5" not in md  # no digest of the bytes
+    assert b.object("big").get_reader().read_all() == data  # the cached copy
+    assert proxy.count("GET", f"/{bucket}/big") == 0
+
+    # A part S3 refuses fails the PUT: nothing in S3 (the upload is aborted), nothing cached.
+    proxy.inject(Fault(status=403, match=f"PUT /{bucket}/refused"))
+    with pytest.raises(AISError) as e:
+        b.object("refused").get_writer().put_content(data)
+    assert e.value.status_code == 403
+    assert "refused" not in [o["Key"] for o in s3.list_objects_v2(Bucket=bucket).get("Contents", [])]
+    assert s3.list_multipart_uploads(Bucket=bucket).get("Uploads", []) == []
+    assert "refused" not in [x.name for x in b.list_all_objects(flags=[ListObjectFlag.CACHED])]
+
+    for bad in ("1MiB", "6GiB", "-2", True):
+        r = raw_request(
+            server.endpoint,
+            "PATCH",
+            f"/v1/buckets/{bucket}?provider=aws",
+            body=json.dumps(
+                {"action": "set-bprops", "value": {"extra": {"aws": {"multipart_size": bad}}}}
+            ).encode(),
+        )
+        assert r.status == 400 and b"multipart_size" in r.body, (bad, r.body)
+
+
+def test_append_and_multipart_write_through(
+    client: Client, s3: Any, bucket: str, server: LocalServer
+) -> None:
+    b = client.bucket(bucket, provider="aws")
+    writer = b.object("appended").get_writer()
+    handle = writer.append_content(b"first,")
+    handle = writer.append_content(b"second", handle=handle)
+    assert "appended" not in [o["Key"] for o in s3.list_objects_v2(Bucket=bucket).get("Contents", [])]
+    writer.append_content(b"", handle=handle, flush=True)
+    assert s3.get_object(Bucket=bucket, Key="appended")["Body"].read() == b"first,second"
+
+    # Native multipart upload: parts kept locally, the object uploaded at completion.
+    parts = [os.urandom(100_000), os.urandom(50_000)]
+    mpu = b.object("mpu").multipart_upload().create()
+    for n, p in enumerate(parts, 1):
+        mpu.add_part(n).put_content(p)
+    assert s3.list_objects_v2(Bucket=bucket, Prefix="mpu").get("KeyCount") == 0
+    mpu.complete()
+    assert s3.get_object(Bucket=bucket, Key="mpu")["Body"].read() == b"".join(parts)
+    _, md = head_v1(server.endpoint, bucket, "mpu")
+    assert md["ETag"] == s3.head_object(Bucket=bucket, Key="mpu")["ETag"].strip('"')
+    aborted = b.object("aborted").multipart_upload().create()
+    aborted.add_part(1).put_content(b"never")
+    aborted.abort()
+    assert s3.list_objects_v2(Bucket=bucket, Prefix="aborted").get("KeyCount") == 0
+    with pytest.raises(AISError) as e:
+        b.object("mpu").get_writer().set_custom_props({"k": "v"})
+    assert e.value.status_code == 501
+
+
+def start_copy(endpoint: str, src: str, dst: str, value: dict[str, Any], query: str = "") -> str:
+    """copy-bck of s3://src into ais://dst (raw: the SDK sends no `presence`); the job id."""
+    r = raw_request(
+        endpoint,
+        "POST",
+        f"/v1/buckets/{src}?provider=aws&bck_to=ais/@%23/{dst}/{query}",
+        body=json.dumps({"action": "copy-bck", "value": value}).encode(),
+    )
+    assert r.status == 200, r.body
+    return r.body.decode()
+
+
+def test_copy_remote_bucket_all_latest_sync(
+    client: Client, s3: Any, bucket: str, server: LocalServer
+) -> None:
+    for i in range(5):
+        s3.put_object(Bucket=bucket, Key=f"c/{i}", Body=f"v1 {i}".encode())
+    b = client.bucket(bucket, provider="aws")
+    assert b.object("c/0").get_reader().read_all() == b"v1 0"  # one cached object
+    dst = client.bucket(f"{bucket}-all")
+
+    # By default only what is cached; presence=0 ("exists") lists the remote and copies it all.
+    assert client.job(b.copy(dst)).wait(timeout=60).success
+    assert [e.name for e in dst.list_all_objects()] == ["c/0"]
+    job = start_copy(server.endpoint, bucket, dst.name, {}, "&presence=0")
+    assert client.job(job).wait(timeout=60).success
+    assert [e.name for e in dst.list_all_objects()] == [f"c/{i}" for i in range(5)]
+    assert dst.object("c/4").get_reader().read_all() == b"v1 4"
+
+    # Out of band: one object rewritten, one deleted. latest refreshes, sync also deletes.
+    s3.put_object(Bucket=bucket, Key="c/1", Body=b"v2 1")
+    s3.delete_object(Bucket=bucket, Key="c/2")
+    assert client.job(b.copy(dst)).wait(timeout=60).success
+    assert dst.object("c/1").get_reader().read_all() == b"v1 1", "no latest: the cached copy"
+    assert client.job(b.copy(dst, latest=True, sync=True)).wait(timeout=60).success
+    assert dst.object("c/1").get_reader().read_all() == b"v2 1"
+    assert b.object("c/1").get_reader().read_all() == b"v2 1"
+    assert [e.name for e in dst.list_all_objects()] == ["c/0", "c/1", "c/3", "c/4"]
+    cached = [e.name for e in b.list_all_objects(flags=[ListObjectFlag.CACHED])]
+    assert "c/2" not in cached
+
+    # A remote bucket onto itself: a refresh of its cache.
+    s3.put_object(Bucket=bucket, Key="c/3", Body=b"v2 3")
+    assert b.object("c/3").get_reader().read_all() == b"v1 3", "warm: the cached copy"
+    r = raw_request(
+        server.endpoint,
+        "POST",
+        f"/v1/buckets/{bucket}?provider=aws&bck_to=aws/@%23/{bucket}/",
+        body=json.dumps({"action": "copy-bck", "value": {"latest-ver": True}}).encode(),
+    )
+    assert r.status == 200, r.body
+    assert client.job(r.body.decode()).wait(timeout=60).success
+    assert b.object("c/3").get_reader().read_all() == b"v2 3"
+
+    r = raw_request(
+        server.endpoint,
+        "POST",
+        f"/v1/buckets/{bucket}?provider=aws&bck_to=ais/@%23/{dst.name}/",
+        body=json.dumps(
+            {"action": "copy-bck", "value": {"prepend": "p/", "synchronize": True}}
+        ).encode(),
+    )
+    assert r.status == 400 and b"incompatible with the request to synchronize" in r.body

@@ -81,10 +81,11 @@ Result<XactMsg> XactMsg::Decode(const nlohmann::json& j, std::string path) {
 void CopyMsg::Read(JsonFields& f) {
   f.Str("prefix", &prefix).Str("prepend", &prepend).Bool("dry_run", &dry_run).Bool("coer", &continue_on_err);
   f.StrMap("ext", &ext);
-  // AIS fields without meaning on one node with no backend or ETL: accepted, not used.
-  f.Unused(JsonFields::Kind::kBool, {"force", "latest-ver", "synchronize", "non-recurs"});
+  f.Bool("latest-ver", &latest).Bool("synchronize", &sync).Int("num-workers", &num_workers, -1, 1024);
+  // AIS fields without meaning on one node with no ETL: accepted, not used.
+  f.Unused(JsonFields::Kind::kBool, {"force", "non-recurs"});
   f.Unused(JsonFields::Kind::kString, {"id"}).Unused(JsonFields::Kind::kArray, {"pipeline"});
-  f.Unused(JsonFields::Kind::kInt, {"num-workers"}).Unused(JsonFields::Kind::kAny, {"request_timeout"});
+  f.Unused(JsonFields::Kind::kAny, {"request_timeout"});
 }
 
 Result<CopyMsg> CopyMsg::Decode(const nlohmann::json& value) {

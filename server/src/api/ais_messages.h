@@ -63,6 +63,9 @@ struct CopyMsg {
   std::vector<std::pair<std::string, std::string>> ext;  // extension renames, "from" -> "to"
   bool dry_run = false;
   bool continue_on_err = false;
+  bool latest = false;       // "latest-ver": a remote source's cached copies re-checked (refetched if changed)
+  bool sync = false;         // "synchronize": also delete what the remote source no longer has
+  int64_t num_workers = 0;   // "num-workers": 0 auto, -1 serial
 
   void Read(JsonFields& f);
   static Result<CopyMsg> Decode(const nlohmann::json& value);

@@ -25,12 +25,18 @@ constexpr size_t kKeepSummaries = 256;
 
 std::string Cname(const std::string& bucket) { return BucketCname(bucket); }
 
-// "ais/@#/<name>/" (a bucket uname, as `bck_to` carries it) -> name.
+// "ais/@#/<name>/" (a bucket uname, as `bck_to` carries it) -> its store key (bck.h); "aws/@#/<name>/"
+// too, for a remote bucket copied onto itself (a refresh of its cache).
 Result<std::string> ParseBucketUname(const std::string& uname) {
   auto bad = Status::InvalidArgument("invalid destination bucket \"" + uname + "\" (expecting ais/@#/BUCKET/)");
   std::vector<std::string_view> parts = Split(uname, '/');
   while (!parts.empty() && parts.back().empty()) parts.pop_back();
   if (parts.size() != 3) return bad;
+  if (parts[0] == kProviderAws && (parts[1] == "@#" || parts[1].empty())) {
+    std::string name(parts[2]);
+    AIS_RETURN_IF_ERROR(ValidateBucketName(name));
+    return BucketKey(kProviderAws, name);
+  }
   if (parts[0] != "ais") {
     return Status::NotSupported("destination \"" + uname + "\": only ais:// buckets are served by this server");
   }
@@ -165,6 +171,34 @@ SummaryState SummaryStatus(ServerContext& ctx, const std::string& id, Status* er
   return SummaryState::kDone;
 }
 
+// copy-bck from a remote bucket: the cached objects, or every object the remote lists when
+// query `presence` asks for more than what is present (AIS `ais cp --all`); see RunCopyRemoteBucket.
+Task<Handled> StartCopyRemoteBucket(ServerContext& ctx, Exchange& ex, const std::string& bucket, const std::string& dst,
+                                    const BucketProps& props, const CopyMsg& copy) {
+  CopyRemoteArgs args{.src = bucket, .dst = dst, .prefix = copy.prefix, .naming = Naming(copy), .latest = copy.latest,
+                      .sync = copy.sync, .dry_run = copy.dry_run, .continue_on_err = copy.continue_on_err,
+                      .num_workers = copy.num_workers};
+  if (Status st = ValidatePrefix(args.prefix); !st.ok()) co_return st;
+  if (auto flt = ex.query("presence"); flt && !flt->empty()) {
+    auto v = ParseUint(*flt);
+    if (!v || *v > 5) co_return Status::InvalidArgument("parse 'flt-presence': invalid value \"" + *flt + "\"");
+    args.all = *v < 2 || *v > 4;  // not one of the "present" filters
+  }
+  if (!args.dry_run && !IsRemoteKey(dst) && !ctx.store.GetBucket(dst).ok()) {
+    Status st = ctx.store.CreateBucket(dst, props.ToAisJson(dst));
+    if (!st.ok() && st.code() != Status::Code::kAlreadyExists) co_return st;
+  }
+  std::string ctlmsg = Cname(bucket) + " => " + Cname(dst) + (args.prefix.empty() ? "" : ", prefix:" + args.prefix) +
+                       (args.all ? ", all" : ", cached") + (args.latest ? ", latest" : "") +
+                       (args.sync ? ", sync" : "") + (args.dry_run ? ", dry-run" : "");
+  CacheTier& tier = ctx.remote;
+  Store& store = ctx.store;
+  std::string id = ctx.jobs.Start(
+      "copy-bck", bucket, [&tier, &store, args](JobControl& jc) { return RunCopyRemoteBucket(tier, store, jc, args); },
+      Opts(dst, ctlmsg));
+  co_return co_await ReplyJob(ex, id);
+}
+
 }  // namespace
 
 Task<Handled> StartCopyOrMoveBucket(ServerContext& ctx, Exchange& ex, const std::string& bucket, const ActionMsg& msg) {
@@ -172,7 +206,10 @@ Task<Handled> StartCopyOrMoveBucket(ServerContext& ctx, Exchange& ex, const std:
   if (!to.ok()) co_return to.status();
   const std::string dst = *to;
   bool move = msg.action == "move-bck";
-  if (dst == bucket) {
+  if (IsRemoteKey(dst) && (move || dst != bucket)) {
+    co_return Status::NotSupported("destination " + Cname(dst) + ": copying into a remote bucket is not yet supported");
+  }
+  if (dst == bucket && !IsRemoteKey(bucket)) {
     co_return 
         Status::InvalidArgument("cannot " + msg.action + " bucket \"" + Cname(bucket) + "\" onto itself");
   }
@@ -193,6 +230,11 @@ Task<Handled> StartCopyOrMoveBucket(ServerContext& ctx, Exchange& ex, const std:
   }
   auto copy = CopyMsg::Decode(msg.value);
   if (!copy.ok()) co_return copy.status();
+  if (copy->sync && !copy->prepend.empty()) {
+    co_return Status::InvalidArgument("prepend option (\"" + copy->prepend +
+                                      "\") is incompatible with the request to synchronize buckets");
+  }
+  if (IsRemoteKey(bucket)) co_return co_await StartCopyRemoteBucket(ctx, ex, bucket, dst, *props, *copy);
   CopyBucketArgs args;
   args.src = bucket;
   args.dst = dst;

@@ -13,6 +13,7 @@
 #include "handlers/batch_stream.h"
 #include "handlers/bucket_actions.h"
 #include "handlers/context.h"
+#include "handlers/offload.h"
 #include "handlers/remote.h"
 #include "remote/cache_tier.h"
 #include "store/bck.h"
@@ -390,10 +391,22 @@ Task<Handled> AppendObject(ServerContext& ctx, Exchange& ex, const std::string& 
   if (type == "flush") {
     if (handle.empty()) co_return Status::InvalidArgument("flush requires append_handle");
     (void)co_await ex.ReadBody(DefaultJsonLimits().max_body);
-    ObjectMeta meta;
-    Status st = ctx.store.AppendFlush(bucket, name, handle, &meta);
-    if (!st.ok()) co_return st;
-    co_return co_await ex.Reply(http::status::ok, GetHeaders(meta));
+    if (!IsRemoteKey(bucket)) {
+      ObjectMeta meta;
+      Status st = ctx.store.AppendFlush(bucket, name, handle, &meta);
+      if (!st.ok()) co_return st;
+      co_return co_await ex.Reply(http::status::ok, GetHeaders(meta));
+    }
+    // A remote bucket's object goes to the backend first (off the I/O thread), then commits.
+    std::function<Result<ObjectMeta>()> flush = [&store = ctx.store, through = UploadThrough(ctx.remote, bucket, name),
+                                                 bucket, name, handle]() -> Result<ObjectMeta> {
+      ObjectMeta meta;
+      AIS_RETURN_IF_ERROR(store.AppendFlush(bucket, name, handle, &meta, through));
+      return meta;
+    };
+    auto meta = co_await Offload<ObjectMeta>(ctx.remote.pool(), std::move(flush));
+    if (!meta.ok()) co_return meta.status();
+    co_return co_await ex.Reply(http::status::ok, GetHeaders(*meta));
   }
   co_return Status::InvalidArgument("invalid append_type \"" + type + "\"");
 }
@@ -451,7 +464,7 @@ Task<Handled> PostObject(ServerContext& ctx, Exchange& ex, const std::string& bu
   if (msg->action != "mpt-complete") {
     if (Status st = msg->CheckNoValue(); !st.ok()) co_return st;
   }
-  if (IsRemoteKey(bucket) && msg->action != "check-lock") {
+  if (IsRemoteKey(bucket) && msg->action == "rename-obj") {
     co_return Status::NotSupported("invalid action \"" + msg->action + "\": not supported for remote buckets (" +
                                    BucketCname(bucket) + ")");
   }
@@ -466,9 +479,18 @@ Task<Handled> PostObject(ServerContext& ctx, Exchange& ex, const std::string& bu
     Status st;
     if (msg->action == "mpt-abort") {
       st = ctx.store.MpuAbort(bucket, name, upload_id);
+    } else if (auto parts = DecodeMptParts(msg->value, kMaxChunks); !parts.ok()) {
+      st = parts.status();
+    } else if (!IsRemoteKey(bucket)) {
+      st = ctx.store.MpuComplete(bucket, name, upload_id, std::move(*parts));
     } else {
-      auto parts = DecodeMptParts(msg->value, kMaxChunks);
-      st = parts.ok() ? ctx.store.MpuComplete(bucket, name, upload_id, std::move(*parts)) : parts.status();
+      // Parts are kept locally; the assembled object goes to the backend (itself a multipart
+      // upload when large) before the local commit, off the I/O thread.
+      std::function<Status()> complete = [&store = ctx.store, through = UploadThrough(ctx.remote, bucket, name),
+                                          bucket, name, upload_id, parts = std::move(*parts)] {
+        return store.MpuComplete(bucket, name, upload_id, parts, through);
+      };
+      st = co_await OffloadStatus(ctx.remote.pool(), std::move(complete));
     }
     if (!st.ok()) co_return st;
     co_return co_await ex.Reply(http::status::ok);
@@ -562,17 +584,6 @@ Task<Handled> PostBucketObjects(ServerContext& ctx, Exchange& ex, const std::str
   co_return Status::InvalidArgument("invalid action \"" + msg->action + "\"");
 }
 
-// What remote buckets do not do yet (each is a 501 naming it, never a silent local-only write).
-Status RemoteUnsupported(const Exchange& ex, const std::string& bucket) {
-  if (!IsRemoteKey(bucket)) return Status::OK();
-  const char* what = nullptr;
-  if (ex.query("uploadId").value_or("") != "") what = "multipart upload";
-  else if (ex.query("append_type").value_or("") != "") what = "append";
-  else if (ex.method() == http::verb::patch) what = "setting custom metadata";
-  if (!what) return Status::OK();
-  return Status::NotSupported(std::string(what) + " is not yet supported for remote buckets (" + BucketCname(bucket) + ")");
-}
-
 }  // namespace
 
 Task<Handled> HandleObjects(ServerContext& ctx, Exchange& ex, const Route& route) {
@@ -583,7 +594,6 @@ Task<Handled> HandleObjects(ServerContext& ctx, Exchange& ex, const Route& route
   if (name.empty() && ex.method() == http::verb::post) co_return co_await PostBucketObjects(ctx, ex, bucket);
   Status valid = ValidateObjectName(name, ex.is_head());
   if (!valid.ok()) co_return valid;
-  if (Status st = RemoteUnsupported(ex, bucket); !st.ok()) co_return st;
   const bool remote = IsRemoteKey(bucket);
   switch (ex.method()) {
     case http::verb::get:
@@ -600,13 +610,18 @@ Task<Handled> HandleObjects(ServerContext& ctx, Exchange& ex, const Route& route
     case http::verb::put: co_return co_await PutObject(ctx, ex, bucket, name);
     case http::verb::post: co_return co_await PostObject(ctx, ex, bucket, name);
     case http::verb::delete_:
-      if (remote) {
+      if (remote && ex.query("uploadId").value_or("").empty()) {
         Status st = co_await DeleteThrough(ctx, bucket, name);
         if (!st.ok()) co_return st;
         co_return co_await ex.Reply(http::status::ok);
       }
       co_return co_await DeleteObject(ctx, ex, bucket, name);
-    case http::verb::patch: co_return co_await PatchObject(ctx, ex, bucket, name);
+    case http::verb::patch:
+      if (remote) {  // a 501 naming it, never a local-only change the backend does not hold
+        co_return Status::NotSupported("setting custom metadata is not yet supported for remote buckets (" +
+                                       BucketCname(bucket) + ")");
+      }
+      co_return co_await PatchObject(ctx, ex, bucket, name);
     default:
       co_return Status::MethodNotAllowed("invalid method " + std::string(ex.method_string()));
   }

@@ -208,6 +208,15 @@ Task<Handled> ListRemoteObjects(ServerContext& ctx, Exchange& ex, const std::str
   co_return co_await ex.Reply(http::status::ok, {}, EncodeListPageJson(*page, props, location), "application/json");
 }
 
+WriteThroughFn UploadThrough(CacheTier& tier, const std::string& key, const std::string& name) {
+  return [&tier, key, name](const std::vector<FileSegment>& segs,
+                            uint64_t size) -> Result<std::vector<std::pair<std::string, std::string>>> {
+    auto attrs = tier.Upload(key, name, segs, size);
+    if (!attrs.ok()) return attrs.status();
+    return CacheTier::CustomFrom(*attrs);
+  };
+}
+
 Task<Status> WriteThrough(ServerContext& ctx, const std::string& key, const std::string& name, ObjectWriter& w) {
   std::vector<UniqueFd> fds;
   std::vector<FileSegment> segs;
@@ -215,12 +224,13 @@ Task<Status> WriteThrough(ServerContext& ctx, const std::string& key, const std:
   const uint64_t size = w.written();
   // The upload owns the fds its segments read: they outlive this frame if the server stops.
   auto owned = std::make_shared<std::vector<UniqueFd>>(std::move(fds));
-  std::function<Result<RemoteObjectAttrs>()> upload = [&tier = ctx.remote, key, name, segs, size, owned] {
-    return tier.Upload(key, name, segs, size);
+  using Custom = std::vector<std::pair<std::string, std::string>>;
+  std::function<Result<Custom>()> upload = [through = UploadThrough(ctx.remote, key, name), segs, size, owned] {
+    return through(segs, size);
   };
-  auto attrs = co_await Offload<RemoteObjectAttrs>(ctx.remote.pool(), std::move(upload));
-  if (!attrs.ok()) co_return attrs.status();
-  w.MergeCustom(CacheTier::CustomFrom(*attrs));
+  auto md = co_await Offload<Custom>(ctx.remote.pool(), std::move(upload));
+  if (!md.ok()) co_return md.status();
+  w.MergeCustom(*md);
   co_return Status::OK();
 }
 

@@ -1,8 +1,12 @@
 #include "remote/cache_jobs.h"
 
+#include "store/object_scanner.h"
+
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <mutex>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -60,6 +64,57 @@ class NameQueue {
   Status first_error_;         // guarded by mu_
 };
 
+using Push = std::function<bool(const std::string& name, uint64_t size)>;
+
+// Runs `fn` on every name `enumerate` pushes (with its listed size, 0: unknown), on `num_workers`
+// threads (0: auto, -1: one). The first error stops everything, unless `continue_on_err`: then
+// it is recorded in the job and the rest goes on.
+Status RunConcurrently(JobControl& jc, int64_t num_workers, bool continue_on_err,
+                       const std::function<Status(const std::string&, uint64_t)>& fn,
+                       const std::function<Status(const Push&)>& enumerate) {
+  NameQueue queue;
+  int64_t n = num_workers < 0 ? 1 : num_workers == 0 ? kAutoWorkers : std::min(num_workers, kMaxWorkers);
+  std::vector<std::thread> workers;
+  for (int64_t i = 0; i < n; ++i) {
+    workers.emplace_back([&] {
+      std::pair<std::string, uint64_t> item;
+      while (queue.Pop(&item)) {
+        if (jc.aborted()) {
+          queue.Fail(Status::OK());  // wakes an enumerator waiting for room
+          break;
+        }
+        Status st = fn(item.first, item.second);
+        if (st.ok()) continue;
+        if (continue_on_err) {
+          jc.AddError(st.message());
+          continue;
+        }
+        queue.Fail(st);
+      }
+    });
+  }
+  Push push = [&](const std::string& name, uint64_t size) { return !jc.aborted() && queue.Push(name, size); };
+  if (Status enumerated = enumerate(push); !enumerated.ok()) queue.Fail(enumerated);
+  queue.Close();
+  for (auto& w : workers) w.join();
+  return queue.first_error();
+}
+
+// Pushes every object of the remote bucket under `prefix`, page by page, with its size.
+Status ForEachRemote(CacheTier& tier, const std::string& key, const std::string& prefix, const Push& push) {
+  std::string token;
+  do {
+    auto page = tier.List(key, prefix, token, kMaxRemotePage, false);
+    if (!page.ok()) return page.status();
+    for (const auto& e : page->entries) {
+      if (e.is_dir || e.name.ends_with('/')) continue;
+      if (!push(e.name, e.size)) return Status::OK();
+    }
+    token = page->next_token;
+  } while (!token.empty());
+  return Status::OK();
+}
+
 }  // namespace
 
 Status RunPrefetch(CacheTier& tier, Store& store, JobControl& jc, const PrefetchArgs& args) {
@@ -100,60 +155,93 @@ Status RunPrefetch(CacheTier& tier, Store& store, JobControl& jc, const Prefetch
     return got.status();
   };
 
-  NameQueue queue;
-  int64_t n = args.num_workers < 0 ? 1 : args.num_workers == 0 ? kAutoWorkers : std::min(args.num_workers, kMaxWorkers);
-  std::vector<std::thread> workers;
-  for (int64_t i = 0; i < n; ++i) {
-    workers.emplace_back([&] {
-      std::pair<std::string, uint64_t> item;
-      while (queue.Pop(&item)) {
-        if (jc.aborted()) {
-          queue.Fail(Status::OK());  // wakes an enumerator waiting for room
-          break;
+  return RunConcurrently(jc, args.num_workers, args.continue_on_err, fetch_one, [&](const Push& push) -> Status {
+    switch (args.sel.kind()) {
+      case ObjectSelection::Kind::kList:
+        for (const auto& name : args.sel.names()) {
+          if (!push(name, 0)) break;
         }
-        Status st = fetch_one(item.first, item.second);
-        if (st.ok()) continue;
-        if (args.continue_on_err) {
-          jc.AddError(st.message());
-          continue;
-        }
-        queue.Fail(st);
-      }
-    });
-  }
-  Status enumerated;
-  auto push = [&](const std::string& name, uint64_t size = 0) { return !jc.aborted() && queue.Push(name, size); };
-  switch (args.sel.kind()) {
-    case ObjectSelection::Kind::kList:
-      for (const auto& name : args.sel.names()) {
-        if (!push(name)) break;
-      }
-      break;
-    case ObjectSelection::Kind::kRange:
-      args.sel.tmpl().Expand([&](const std::string& name) { return push(name); });
-      break;
-    case ObjectSelection::Kind::kPrefix: {
-      std::string token;
-      do {
-        auto page = tier.List(args.key, args.sel.tmpl().prefix, token, kMaxRemotePage, false);
-        if (!page.ok()) {
-          enumerated = page.status();
-          break;
-        }
-        bool more = true;
-        for (const auto& e : page->entries) {
-          if (e.is_dir || e.name.ends_with('/')) continue;
-          if (!(more = push(e.name, e.size))) break;
-        }
-        token = more ? page->next_token : "";
-      } while (!token.empty());
-      break;
+        return Status::OK();
+      case ObjectSelection::Kind::kRange:
+        args.sel.tmpl().Expand([&](const std::string& name) { return push(name, 0); });
+        return Status::OK();
+      case ObjectSelection::Kind::kPrefix:
+        return ForEachRemote(tier, args.key, args.sel.tmpl().prefix, push);
     }
+    return Status::OK();
+  });
+}
+
+Status RunCopyRemoteBucket(CacheTier& tier, Store& store, JobControl& jc, const CopyRemoteArgs& args) {
+  const bool onto_itself = args.dst == args.src;
+  std::mutex mu;
+  std::set<std::string> copied;  // destination names, for `sync`; guarded by mu
+  auto copy_one = [&](const std::string& name, uint64_t) -> Status {
+    bool replace = false;
+    auto local = store.Head(args.src, name);
+    if (local.ok() && (args.latest || args.sync)) {
+      auto same = tier.InSync(args.src, *local);
+      if (!same.ok() && same.status().IsNotFound()) {
+        // Gone remotely: not copied; with sync the cached copy goes too (and the destination's
+        // below), else it is an error to report.
+        if (!args.sync) return same.status();
+        Status st = store.Delete(args.src, name);
+        return st.IsNotFound() ? Status::OK() : st;
+      }
+      if (!same.ok()) return same.status();
+      replace = !*same;
+    } else if (!local.ok() && !local.status().IsNotFound()) {
+      return local.status();
+    }
+    uint64_t size = local.ok() ? local->size : 0;
+    if ((!local.ok() || replace) && !args.dry_run) {
+      auto got = tier.ColdGet(args.src, name, replace);
+      if (!got.ok()) return got.status().IsNotFound() ? Status::OK() : got.status();  // deleted meanwhile
+      size = got->size;
+    }
+    const std::string to = args.naming.Apply(name);
+    if (!args.dry_run && !onto_itself) {
+      Status st = store.Copy(args.src, name, args.dst, to);
+      if (st.IsNotFound() && store.GetBucket(args.dst).ok()) return Status::OK();  // evicted meanwhile
+      AIS_RETURN_IF_ERROR(st);
+    }
+    if (args.sync) {
+      std::lock_guard lock(mu);
+      copied.insert(to);
+    }
+    jc.Add(1, static_cast<int64_t>(size));
+    return Status::OK();
+  };
+  Status st = RunConcurrently(jc, args.num_workers, args.continue_on_err, copy_one, [&](const Push& push) -> Status {
+    if (args.all) return ForEachRemote(tier, args.src, args.prefix, push);
+    ObjectScanner scan(store.mountpaths(), args.src, args.prefix, "");  // the cached objects
+    ObjectMeta m;
+    for (;;) {
+      auto more = scan.Next(&m);
+      if (!more.ok()) return more.status();
+      if (!*more || !push(m.name, m.size)) return Status::OK();
+    }
+  });
+  if (!st.ok() || !args.sync || args.dry_run || jc.aborted()) return st;
+  // sync: the destination's objects whose source the remote no longer has go too. A full
+  // listing (`all`) names every source; otherwise the remote is asked about the rest.
+  const std::string& bucket = onto_itself ? args.src : args.dst;
+  ObjectScanner scan(store.mountpaths(), bucket, args.prefix, "");
+  ObjectMeta m;
+  for (;;) {
+    if (jc.aborted()) return Status::OK();
+    auto more = scan.Next(&m);
+    if (!more.ok()) return more.status();
+    if (!*more) return Status::OK();
+    if (copied.count(m.name)) continue;
+    if (!args.all) {
+      auto head = tier.Head(args.src, m.name);
+      if (head.ok()) continue;
+      if (!head.status().IsNotFound()) return head.status();
+    }
+    Status d = store.Delete(bucket, m.name);
+    if (!d.ok() && !d.IsNotFound()) return d;
   }
-  if (!enumerated.ok()) queue.Fail(enumerated);
-  queue.Close();
-  for (auto& w : workers) w.join();
-  return queue.first_error();
 }
 
 Status RunEvict(Store& store, JobControl& jc, const std::string& key, const ObjectSelection& sel) {

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "jobs/bucket_jobs.h"
 #include "jobs/job_registry.h"
 #include "jobs/object_selection.h"
 #include "remote/cache_tier.h"
@@ -26,6 +27,25 @@ struct PrefetchArgs {
 // for each object's size only when a threshold is set). An object missing remotely is an error only when named in a list. Counts each
 // object fetched and its bytes.
 Status RunPrefetch(CacheTier& tier, Store& store, JobControl& jc, const PrefetchArgs& args);
+
+// copy-bck from a remote bucket (spec remote-backend §10): its cached objects under `prefix`,
+// or with `all` every object the remote lists (fetched on the way), copied into `dst`. `latest`
+// re-checks each cached copy first and fetches it again if it changed (an object gone remotely
+// is then an error); `sync` also drops what the remote no longer has, from the cache and the
+// destination. `dst == src` refreshes the cache only.
+struct CopyRemoteArgs {
+  std::string src;  // the remote bucket's store key
+  std::string dst;
+  std::string prefix;
+  CopyNaming naming;
+  bool all = false;
+  bool latest = false;
+  bool sync = false;
+  bool dry_run = false;
+  bool continue_on_err = false;
+  int64_t num_workers = 0;  // as prefetch's
+};
+Status RunCopyRemoteBucket(CacheTier& tier, Store& store, JobControl& jc, const CopyRemoteArgs& args);
 
 // Removes the cached copies of the selected objects (the remote keeps them); one not cached is
 // skipped, not an error. Counts the copies removed.

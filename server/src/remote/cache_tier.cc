@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <chrono>
 #include <ctime>
+#include <mutex>
 
 #include "store/bck.h"
 #include "util/log_ring.h"
@@ -22,6 +23,7 @@ constexpr uint64_t kBlobChunkMin = 32 << 10;
 constexpr uint64_t kBlobChunkMax = 16 << 20;
 constexpr uint64_t kBlobAutoWorkers = 8;
 constexpr uint64_t kBlobMaxWorkers = 32;
+constexpr uint32_t kMultipartThreads = 4;  // parts of one upload in flight at once
 
 std::string Rfc3339(int64_t unix_ns) {
   time_t t = static_cast<time_t>(unix_ns / 1'000'000'000);
@@ -313,36 +315,122 @@ Result<RemoteListPage> CacheTier::List(const std::string& key, const std::string
   return (*client)->ListObjects(std::string(KeyName(key)), prefix, token, max_keys, delimited);
 }
 
-Result<RemoteObjectAttrs> CacheTier::Upload(const std::string& key, const std::string& name,
-                                            const std::vector<FileSegment>& segs, uint64_t size) {
-  auto client = ClientFor(key);
-  if (!client.ok()) return client.status();
-  size_t seg = 0;
-  uint64_t off = 0;
-  auto body = [&](char* buf, size_t len) -> Result<size_t> {
-    while (seg < segs.size() && off == segs[seg].len) {
-      ++seg;
-      off = 0;
-    }
-    if (seg == segs.size()) return size_t{0};
-    size_t n = static_cast<size_t>(std::min<uint64_t>(len, segs[seg].len - off));
-    for (;;) {
-      ssize_t got = ::pread(segs[seg].fd, buf, n, static_cast<off_t>(segs[seg].offset + off));
+namespace {
+
+// Reads [begin, end) of the concatenation of `segs` (a written object's files), for a PUT body.
+class SegmentsReader {
+ public:
+  SegmentsReader(const std::vector<FileSegment>& segs, uint64_t begin, uint64_t end, std::string what)
+      : segs_(segs), begin_(begin), end_(end), what_(std::move(what)) {}
+
+  Result<size_t> Read(char* buf, size_t len) {
+    while (pos_ < end_ - begin_) {
+      // The segment holding absolute offset begin_ + pos_.
+      uint64_t abs = begin_ + pos_, seg_start = 0;
+      size_t i = 0;
+      while (i < segs_.size() && seg_start + segs_[i].len <= abs) seg_start += segs_[i++].len;
+      if (i == segs_.size()) break;
+      const uint64_t in_seg = abs - seg_start;
+      const size_t n = static_cast<size_t>(std::min<uint64_t>({len, segs_[i].len - in_seg, end_ - abs}));
+      ssize_t got = ::pread(segs_[i].fd, buf, n, static_cast<off_t>(segs_[i].offset + in_seg));
       if (got > 0) {
-        off += static_cast<uint64_t>(got);
+        pos_ += static_cast<uint64_t>(got);
         return static_cast<size_t>(got);
       }
       if (got < 0 && errno == EINTR) continue;
-      if (got == 0) return Status::Corruption(ObjectCname(key, name) + ": file shorter than written");
-      return Status::FromErrno(errno, "read " + ObjectCname(key, name));
+      if (got == 0) return Status::Corruption(what_ + ": file shorter than written");
+      return Status::FromErrno(errno, "read " + what_);
+    }
+    return size_t{0};
+  }
+  void Rewind() { pos_ = 0; }
+
+ private:
+  const std::vector<FileSegment>& segs_;
+  const uint64_t begin_, end_;
+  const std::string what_;
+  uint64_t pos_ = 0;
+};
+
+}  // namespace
+
+uint64_t MultipartPartSize(int64_t multipart_size, uint64_t size) {
+  if (multipart_size < 0) return 0;
+  uint64_t part = multipart_size == 0 ? kDefaultMultipartSize : static_cast<uint64_t>(multipart_size);
+  if (size <= part) return 0;
+  // S3 takes at most 10000 parts: larger objects get larger parts.
+  constexpr uint64_t kMaxParts = 10'000;
+  if (size > part * kMaxParts) part = (size + kMaxParts - 1) / kMaxParts;
+  return part;
+}
+
+Result<RemoteObjectAttrs> CacheTier::Upload(const std::string& key, const std::string& name,
+                                            const std::vector<FileSegment>& segs, uint64_t size) {
+  auto props = store_.GetBucket(key);
+  if (!props.ok()) return props.status();
+  auto client = ClientFor(*props);
+  if (!client.ok()) return client.status();
+  S3Client& s3 = **client;
+  const std::string bucket(KeyName(key));
+  const std::string what = ObjectCname(key, name);
+
+  const uint64_t part_size = MultipartPartSize(props->aws_multipart_size, size);
+  if (part_size == 0) {
+    SegmentsReader reader(segs, 0, size, what);
+    S3Client::ReadBody body = [&](char* buf, size_t len) { return reader.Read(buf, len); };
+    std::function<Status()> rewind = [&] {
+      reader.Rewind();
+      return Status::OK();
+    };
+    return s3.PutObject(bucket, name, size, body, rewind, {});
+  }
+
+  // Multipart: parts uploaded by a few threads at once; any failure aborts the upload, so S3
+  // keeps no orphaned parts (and the object is not created).
+  auto upload_id = s3.CreateMultipartUpload(bucket, name, {});
+  if (!upload_id.ok()) return upload_id.status();
+  const uint32_t parts = static_cast<uint32_t>((size + part_size - 1) / part_size);
+  std::vector<std::string> etags(parts);
+  std::atomic<uint32_t> next{0};
+  std::mutex mu;
+  Status failed;  // guarded by mu
+  auto work = [&] {
+    for (uint32_t i; (i = next.fetch_add(1)) < parts;) {
+      {
+        std::lock_guard lock(mu);
+        if (!failed.ok()) return;
+      }
+      const uint64_t begin = uint64_t{i} * part_size, end = std::min(size, begin + part_size);
+      SegmentsReader reader(segs, begin, end, what);
+      S3Client::ReadBody body = [&](char* buf, size_t len) { return reader.Read(buf, len); };
+      std::function<Status()> rewind = [&] {
+        reader.Rewind();
+        return Status::OK();
+      };
+      auto etag = s3.UploadPart(bucket, name, *upload_id, i + 1, end - begin, body, rewind);
+      std::lock_guard lock(mu);
+      if (!etag.ok()) {
+        if (failed.ok()) failed = etag.status();
+        return;
+      }
+      etags[i] = std::move(*etag);
     }
   };
-  std::function<Status()> rewind = [&] {
-    seg = 0;
-    off = 0;
-    return Status::OK();
-  };
-  return (*client)->PutObject(std::string(KeyName(key)), name, size, body, rewind, {});
+  std::vector<std::thread> threads;
+  const uint32_t nthreads = std::min<uint32_t>(parts, kMultipartThreads);
+  for (uint32_t t = 1; t < nthreads; ++t) threads.emplace_back(work);
+  work();
+  for (auto& t : threads) t.join();
+  Result<RemoteObjectAttrs> done = failed.ok() ? s3.CompleteMultipartUpload(bucket, name, *upload_id, etags)
+                                               : Result<RemoteObjectAttrs>(failed);
+  if (!done.ok()) {
+    if (Status st = s3.AbortMultipartUpload(bucket, name, *upload_id); !st.ok()) {
+      LogError("abort multipart upload of " + what + ": " + st.message());
+    }
+    return done.status();
+  }
+  done->size = size;
+  return done;
 }
 
 Status CacheTier::DeleteRemote(const std::string& key, const std::string& name) {

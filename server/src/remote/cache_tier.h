@@ -40,6 +40,12 @@ struct ColdTee {
 };
 
 inline constexpr uint32_t kMaxRemotePage = 1000;  // keys per S3 listing page (AIS MaxPageSizeAWS)
+inline constexpr uint64_t kDefaultMultipartSize = 128ULL << 20;  // AIS DefaultPartSize
+
+// The part size of a write-through upload of `size` bytes under the bucket's
+// extra.aws.multipart_size (0: kDefaultMultipartSize; negative: never multipart), or 0 for a
+// single PUT. Objects over 10000 parts get larger parts.
+uint64_t MultipartPartSize(int64_t multipart_size, uint64_t size);
 
 struct CacheTierOptions {
   size_t max_threads = 64;  // remote calls in flight; more wait (429) rather than pile up
@@ -79,7 +85,8 @@ class CacheTier {
   Result<RemoteListPage> List(const std::string& key, const std::string& prefix, const std::string& token,
                               uint32_t max_keys, bool delimited);
   // Uploads `size` bytes, the file segments `segs` in order, as object `name` (a PUT writes
-  // through before its local commit). Returns what the remote says of the new object.
+  // through before its local commit): one PUT, or a multipart upload over the bucket's
+  // multipart size. Returns what the remote says of the new object.
   Result<RemoteObjectAttrs> Upload(const std::string& key, const std::string& name,
                                    const std::vector<FileSegment>& segs, uint64_t size);
   // Deletes the object in the backend (S3 answers OK for a missing key).

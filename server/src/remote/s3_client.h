@@ -86,6 +86,20 @@ class S3Client {
                                       const ReadBody& body, const std::function<Status()>& rewind,
                                       const std::vector<std::pair<std::string, std::string>>& user_meta);
   Status DeleteObject(const std::string& bucket, const std::string& key);
+
+  // Multipart upload (objects over S3's 5 GiB single-PUT limit, or larger than a bucket's
+  // extra.aws.multipart_size): start one (returns its upload ID), upload parts (1..10000, each
+  // but the last >= 5 MiB; returns the part's ETag), complete with every part's ETag in order,
+  // or abort, which frees what the parts hold.
+  Result<std::string> CreateMultipartUpload(const std::string& bucket, const std::string& key,
+                                            const std::vector<std::pair<std::string, std::string>>& user_meta);
+  Result<std::string> UploadPart(const std::string& bucket, const std::string& key, const std::string& upload_id,
+                                 uint32_t part, uint64_t size, const ReadBody& body,
+                                 const std::function<Status()>& rewind);
+  Result<RemoteObjectAttrs> CompleteMultipartUpload(const std::string& bucket, const std::string& key,
+                                                    const std::string& upload_id,
+                                                    const std::vector<std::string>& part_etags);
+  Status AbortMultipartUpload(const std::string& bucket, const std::string& key, const std::string& upload_id);
   // ListObjectsV2; delimiter "/" makes common prefixes entries with is_dir.
   Result<RemoteListPage> ListObjects(const std::string& bucket, const std::string& prefix,
                                      const std::string& token, uint32_t max_keys, bool delimited);

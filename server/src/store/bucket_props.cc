@@ -43,6 +43,8 @@ nlohmann::json BucketProps::ToAisJson(const std::string& key) const {
     if (!aws_region.empty()) aws["cloud_region"] = aws_region;
     if (!aws_endpoint.empty()) aws["endpoint"] = aws_endpoint;
     if (!aws_profile.empty()) aws["profile"] = aws_profile;
+    if (aws_multipart_size > 0) aws["multipart_size"] = FormatIecSize(static_cast<uint64_t>(aws_multipart_size));
+    if (aws_multipart_size < 0) aws["multipart_size"] = "-1";
     j["extra"] = {{"aws", aws}};
   }
   return j;
@@ -65,7 +67,23 @@ Status BucketProps::Apply(const nlohmann::json& patch) {
   f.Object("extra", [&](JsonFields& e) {
     e.Object("aws", [&](JsonFields& a) {
       a.Str("cloud_region", &next.aws_region).Str("endpoint", &next.aws_endpoint).Str("profile", &next.aws_profile);
-      a.Unused(JsonFields::Kind::kAny, {"max_pagesize", "multipart_size"});
+      a.Unused(JsonFields::Kind::kAny, {"max_pagesize"});
+      // An IEC size ("64MiB", a string in AIS's JSON, or a number); -1: always a single PUT.
+      const nlohmann::json* mp = nullptr;
+      a.Raw("multipart_size", &mp);
+      if (mp) {
+        std::optional<int64_t> v;
+        if ((mp->is_string() && mp->get<std::string>() == "-1") || (mp->is_number_integer() && mp->get<int64_t>() == -1)) {
+          v = -1;
+        } else {
+          std::optional<uint64_t> n;
+          if (mp->is_string()) n = ParseIecSize(mp->get<std::string>());
+          if (mp->is_number_unsigned()) n = mp->get<uint64_t>();
+          if (n && (*n == 0 || (*n >= kMinMultipartSize && *n <= kMaxMultipartSize))) v = static_cast<int64_t>(*n);
+        }
+        if (!v) a.Fail("multipart_size", "expecting -1, 0 or a size in [5MiB, 5GiB], got " + mp->dump().substr(0, 64));
+        else next.aws_multipart_size = *v;
+      }
     });
     e.Unused(JsonFields::Kind::kObject, {"hdfs", "http", "gcp", "azure", "oci"});
   });
@@ -116,6 +134,7 @@ nlohmann::json BucketProps::ToStored() const {
           {"created_ns", created_ns},              {"bid", bid},
           {"aws_profile", aws_profile},            {"aws_endpoint", aws_endpoint},
           {"aws_region", aws_region},              {"validate_cold_get", validate_cold_get},
+          {"aws_multipart_size", aws_multipart_size},
           {"remote_validate_warm_get", remote_validate_warm_get},
           {"remote_sync", remote_sync},            {"features", features}};
 }
@@ -129,7 +148,7 @@ Result<BucketProps> BucketProps::FromStored(const nlohmann::json& j) {
     if (key == "checksum_type" || key == "aws_profile" || key == "aws_endpoint" || key == "aws_region") ok = v.is_string();
     else if (key == "validate_warm_get" || key == "enable_read_range" || key == "versioning" ||
              key == "validate_cold_get" || key == "remote_validate_warm_get" || key == "remote_sync") ok = v.is_boolean();
-    else if (key == "created_ns") ok = v.is_number_integer();
+    else if (key == "created_ns" || key == "aws_multipart_size") ok = v.is_number_integer();
     else if (key == "objsize_limit" || key == "max_monolithic_size" || key == "chunk_size" ||
              key == "checkpoint_every" || key == "bid" || key == "features") ok = v.is_number_unsigned();
     if (!ok) return Status::Corruption("stored bucket props: invalid \"" + key + "\": " + v.dump().substr(0, 64));
@@ -148,6 +167,7 @@ Result<BucketProps> BucketProps::FromStored(const nlohmann::json& j) {
   p.aws_profile = j.value("aws_profile", std::string());
   p.aws_endpoint = j.value("aws_endpoint", std::string());
   p.aws_region = j.value("aws_region", std::string());
+  p.aws_multipart_size = j.value("aws_multipart_size", int64_t{0});
   p.validate_cold_get = j.value("validate_cold_get", true);
   p.remote_validate_warm_get = j.value("remote_validate_warm_get", false);
   p.remote_sync = j.value("remote_sync", false);

@@ -14,6 +14,8 @@ inline constexpr uint64_t kDefaultChunkSize = 1ULL << 30;      // 1 GiB
 inline constexpr uint64_t kMinChunkSize = 1ULL << 10;
 inline constexpr uint64_t kMaxChunkSize = 5ULL << 30;
 inline constexpr uint32_t kMaxChunks = 9999;
+inline constexpr uint64_t kMinMultipartSize = 5ULL << 20;  // S3's smallest part (but the last)
+inline constexpr uint64_t kMaxMultipartSize = 5ULL << 30;  // and largest
 
 struct BucketProps {
   std::string checksum_type = "xxhash";
@@ -31,6 +33,7 @@ struct BucketProps {
   std::string aws_profile;
   std::string aws_endpoint;
   std::string aws_region;
+  int64_t aws_multipart_size = 0;     // extra.aws.multipart_size: 0 default part size, -1 never multipart
   bool validate_cold_get = true;      // verify a fetched object against the remote's MD5/checksum
   bool remote_validate_warm_get = false;  // versioning.validate_warm_get: HEAD the remote on warm GETs
   bool remote_sync = false;           // versioning.synchronize: also drop what the remote deleted

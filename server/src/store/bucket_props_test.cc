@@ -36,6 +36,7 @@ TEST(BucketPropsTest, RemotePropsApplyRoundTripAndShow) {
   EXPECT_TRUE(p.remote_sync);
   EXPECT_FALSE(p.validate_cold_get);
   EXPECT_EQ(p.features, BucketProps::kFeatS3PathStyle);
+  EXPECT_EQ(p.aws_multipart_size, 8 << 20);
   auto back = BucketProps::FromStored(nlohmann::json::parse(p.ToStored().dump()));
   ASSERT_TRUE(back.ok()) << back.status().message();
   EXPECT_EQ(back->ToStored(), p.ToStored());
@@ -44,6 +45,7 @@ TEST(BucketPropsTest, RemotePropsApplyRoundTripAndShow) {
   EXPECT_EQ(shown["provider"], "aws");
   EXPECT_EQ(shown["extra"]["aws"]["cloud_region"], "eu-west-1");
   EXPECT_EQ(shown["features"], "16384");
+  EXPECT_EQ(shown["extra"]["aws"]["multipart_size"], "8MiB");
   EXPECT_EQ(shown["versioning"]["synchronize"], true);
   EXPECT_EQ(p.ToAisJson("b")["provider"], "ais");
   EXPECT_FALSE(p.ToAisJson("b").contains("extra"));
@@ -51,11 +53,23 @@ TEST(BucketPropsTest, RemotePropsApplyRoundTripAndShow) {
 
 TEST(BucketPropsTest, BadRemotePropsAreRefusedNamingTheField) {
   for (const char* text : {R"({"features":"x"})", R"({"features":-1})", R"({"extra":{"aws":{"endpoint":5}}})",
-                           R"({"versioning":{"synchronize":"yes"}})", R"({"extra":{"aws":{"nope":""}}})"}) {
+                           R"({"versioning":{"synchronize":"yes"}})", R"({"extra":{"aws":{"nope":""}}})",
+                           R"({"extra":{"aws":{"multipart_size":"4MiB"}}})", R"({"extra":{"aws":{"multipart_size":-2}}})",
+                           R"({"extra":{"aws":{"multipart_size":"6GiB"}}})", R"({"extra":{"aws":{"multipart_size":true}}})"}) {
     BucketProps p;
     Status st = p.Apply(nlohmann::json::parse(text));
     EXPECT_EQ(st.code(), Status::Code::kInvalidArgument) << text;
   }
+}
+
+TEST(BucketPropsTest, MultipartSizeNeverAndDefault) {
+  BucketProps p;
+  ASSERT_TRUE(p.Apply(nlohmann::json::parse(R"({"extra":{"aws":{"multipart_size":"-1"}}})")).ok());
+  EXPECT_EQ(p.aws_multipart_size, -1);
+  EXPECT_EQ(p.ToAisJson("aws/b")["extra"]["aws"]["multipart_size"], "-1");
+  ASSERT_TRUE(p.Apply(nlohmann::json::parse(R"({"extra":{"aws":{"multipart_size":0}}})")).ok());
+  EXPECT_EQ(p.aws_multipart_size, 0);
+  EXPECT_FALSE(p.ToAisJson("aws/b")["extra"]["aws"].contains("multipart_size"));
 }
 
 TEST(BucketPropsTest, DamagedStoredFormIsCorruption) {

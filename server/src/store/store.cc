@@ -44,6 +44,17 @@ Status UploadGone(const std::string& bucket, const std::string& name, const std:
 }
 
 constexpr size_t kCopyBuf = 1 << 20;
+
+// Sets each of `md`'s keys in `custom` (kept sorted), replacing a key's earlier value.
+void MergeCustomInto(std::vector<std::pair<std::string, std::string>>* custom,
+                     const std::vector<std::pair<std::string, std::string>>& md) {
+  for (const auto& entry : md) {  // (no structured binding: clang 14 cannot capture one)
+    auto it = std::find_if(custom->begin(), custom->end(), [&](const auto& kv) { return kv.first == entry.first; });
+    if (it != custom->end()) it->second = entry.second;
+    else custom->push_back(entry);
+  }
+  std::sort(custom->begin(), custom->end());
+}
 constexpr const char* kChunkMarkerPrefix = "chunks-";
 
 // Reads the committed object's header, if any.
@@ -683,7 +694,7 @@ Result<std::unique_ptr<PartWriter>> Store::MpuPart(const std::string& bucket, co
 }
 
 Status Store::MpuComplete(const std::string& bucket, const std::string& name, const std::string& upload_id,
-                          std::vector<uint32_t> parts) {
+                          std::vector<uint32_t> parts, const WriteThroughFn& through) {
   auto found = FindUpload(bucket, name, upload_id);
   if (!found.ok()) return found.status();
   MpuUpload& up = **found;
@@ -716,21 +727,32 @@ Status Store::MpuComplete(const std::string& bucket, const std::string& name, co
   auto cksum = Checksummer::Create(props->checksum_type);
   if (!cksum.ok()) return cksum.status();
   std::vector<char> buf(kCopyBuf);
+  std::vector<UniqueFd> fds;  // the parts, open for `through`
+  std::vector<FileSegment> segs;
   for (auto& [num, size] : up.parts) {
     meta.chunk_sizes.push_back(size);
     meta.size += size;
-    if (!*cksum) continue;
-    // Parts may arrive in any order, so the whole-object checksum is computed here, in order.
+    if (!*cksum && !through) continue;
     auto fd = OpenChunk(mps_, bucket, upload_id, num);
     if (!fd.ok()) return fd.status();
-    AIS_RETURN_IF_ERROR(StreamSegments({FileSegment{fd->get(), 0, size}}, buf, [&cksum](const char* p, size_t n) {
-      (*cksum)->Update(p, n);
-      return Status::OK();
-    }));
+    if (*cksum) {
+      // Parts may arrive in any order, so the whole-object checksum is computed here, in order.
+      AIS_RETURN_IF_ERROR(StreamSegments({FileSegment{fd->get(), 0, size}}, buf, [&cksum](const char* p, size_t n) {
+        (*cksum)->Update(p, n);
+        return Status::OK();
+      }));
+    }
+    segs.push_back(FileSegment{fd->get(), 0, size});
+    fds.push_back(std::move(*fd));
   }
   if (*cksum) {
     meta.cksum_type = props->checksum_type;
     meta.cksum_value = (*cksum)->FinishHex();
+  }
+  if (through) {
+    auto md = through(segs, meta.size);
+    if (!md.ok()) return md.status();
+    MergeCustomInto(&meta.custom, *md);
   }
   AIS_RETURN_IF_ERROR(CommitChunked(bucket, up.primary_mp, &meta, std::nullopt));
   up.finished = true;
@@ -917,7 +939,7 @@ Result<std::string> Store::Append(const std::string& bucket, const std::string& 
 }
 
 Status Store::AppendFlush(const std::string& bucket, const std::string& name, const std::string& handle,
-                          ObjectMeta* meta) {
+                          ObjectMeta* meta, const WriteThroughFn& through) {
   std::shared_ptr<AppendState> st;
   {
     std::lock_guard lock(appends_mu_);
@@ -931,6 +953,14 @@ Status Store::AppendFlush(const std::string& bucket, const std::string& name, co
   std::lock_guard lock(st->mu);
   if (!st->writer) return Status::NotFound("append handle \"" + handle + "\" was already flushed");
   auto w = std::move(st->writer);
+  if (through) {
+    std::vector<UniqueFd> fds;
+    std::vector<FileSegment> segs;
+    AIS_RETURN_IF_ERROR(w->OpenWritten(&fds, &segs));
+    auto md = through(segs, w->written());
+    if (!md.ok()) return md.status();
+    w->MergeCustom(*md);
+  }
   return w->Commit(meta);
 }
 
@@ -1107,13 +1137,7 @@ Status ObjectWriter::Commit(ObjectMeta* meta) {
 }
 
 void ObjectWriter::MergeCustom(const std::vector<std::pair<std::string, std::string>>& md) {
-  for (const auto& entry : md) {  // (no structured binding: clang 14 cannot capture one)
-    auto it = std::find_if(meta_.custom.begin(), meta_.custom.end(),
-                           [&](const auto& kv) { return kv.first == entry.first; });
-    if (it != meta_.custom.end()) it->second = entry.second;
-    else meta_.custom.push_back(entry);
-  }
-  std::sort(meta_.custom.begin(), meta_.custom.end());
+  MergeCustomInto(&meta_.custom, md);
 }
 
 Status ObjectWriter::OpenWritten(std::vector<UniqueFd>* fds, std::vector<FileSegment>* segs) const {

@@ -67,6 +67,12 @@ struct FileSegment {
 
 class Store;
 class PartWriter;
+
+// A remote bucket's write, run just before its commit: uploads the object's bytes (`segs` in
+// order, `size` bytes) to the backend and returns the custom metadata to merge into the object
+// (what the backend said of it). A failure fails the write: nothing is committed.
+using WriteThroughFn = std::function<Result<std::vector<std::pair<std::string, std::string>>>(
+    const std::vector<FileSegment>& segs, uint64_t size)>;
 struct MpuUpload;  // an in-flight multipart upload (store.cc)
 
 // Streams one PUT to disk. Destroying it without a successful Commit() leaves nothing behind.
@@ -255,8 +261,9 @@ class Store {
   // Opens part `num`; the caller streams `size` bytes with Write() and then Commit()s the part.
   Result<std::unique_ptr<PartWriter>> MpuPart(const std::string& bucket, const std::string& name,
                                                 const std::string& upload_id, uint32_t num, uint64_t size);
+  // `through`: a remote bucket's upload of the assembled object, before its commit.
   Status MpuComplete(const std::string& bucket, const std::string& name, const std::string& upload_id,
-                     std::vector<uint32_t> parts);
+                     std::vector<uint32_t> parts, const WriteThroughFn& through = {});
   Status MpuAbort(const std::string& bucket, const std::string& name, const std::string& upload_id);
 
   // Rewrites one object as chunks of chunk_size (or monolithic when chunk_size == 0).
@@ -274,7 +281,7 @@ class Store {
   Result<std::string> Append(const std::string& bucket, const std::string& name, const std::string& handle,
                              const std::function<Status(ObjectWriter&)>& write_body);
   Status AppendFlush(const std::string& bucket, const std::string& name, const std::string& handle,
-                     ObjectMeta* meta);
+                     ObjectMeta* meta, const WriteThroughFn& through = {});
 
   // Mountpath health (AIS FSHC) and the enable/disable API. A disabled mountpath is neither read
   // nor written; its objects are unavailable (404) and new objects go to the next enabled
