@@ -37,6 +37,8 @@ Options:
   --promote-root DIR
                     the only directory tree "promote" may read files from (default
                     /var/lib/ais/promote, as AIS; "" disables promote)
+  --no-aws-backend  serve no s3:// buckets (AIS cluster config without backend.aws): requests
+                    naming one get 404 at once instead of reaching out to S3
   --fsync           durability: fdatasync object data and directories before every commit
                     (default off: a crash of the process loses nothing committed, a power
                     loss may lose the last writes)
@@ -90,6 +92,7 @@ int main(int argc, char** argv) {
   ais::JsonLimits& json_limits = ais::DefaultJsonLimits();
   uint64_t max_page_size = 10000;
   uint64_t job_idle_ms = static_cast<uint64_t>(ais::JobRegistry::kDefaultIdleTimeout.count());
+  ais::CacheTierOptions remote_opts;
   // A numeric flag in [lo, hi] (sizes may be IEC: "64KiB"); false after printing why not.
   auto number = [](const char* flag, uint64_t lo, uint64_t hi, bool iec, auto* out) {
     auto n = iec ? ais::ParseIecSize(optarg) : ais::ParseUint(optarg);
@@ -117,6 +120,7 @@ int main(int argc, char** argv) {
                                {"getbatch-max-items", required_argument, nullptr, 1006},
                                {"list-max-page-size", required_argument, nullptr, 1007},
                                {"job-idle-timeout", required_argument, nullptr, 1008},
+                               {"no-aws-backend", no_argument, nullptr, 1020},
                                {"help", no_argument, nullptr, 'h'},
                                {"version", no_argument, nullptr, 'v'},
                                {nullptr, 0, nullptr, 0}};
@@ -194,6 +198,7 @@ int main(int argc, char** argv) {
       case 1008:
         if (!number("job-idle-timeout", 1, 86400000, false, &job_idle_ms)) return 2;
         break;
+      case 1020: remote_opts.aws_enabled = false; break;
       case 'h': std::cout << kUsage; return 0;
       case 'v': std::cout << "aistore-server 0.1.0 (AIS API v1)\n"; return 0;
       default: std::cerr << kUsage; return 2;
@@ -224,7 +229,7 @@ int main(int argc, char** argv) {
   ais::JobRegistry jobs{std::chrono::milliseconds(job_idle_ms)};
   ais::InventoryCatalog inventory(**store, jobs);
   ais::BatchService batch(batch_cfg, jobs);
-  ais::CacheTier remote(**store, {});
+  ais::CacheTier remote(**store, remote_opts);
   std::string id = ais::RandomId(8);
   ais::ServerContext ctx{.store = **store,
                          .jobs = jobs,

@@ -766,3 +766,39 @@ def test_copy_remote_bucket_all_latest_sync(
         ).encode(),
     )
     assert r.status == 400 and b"incompatible with the request to synchronize" in r.body
+
+
+def test_no_aws_backend_flag() -> None:
+    with LocalServer(num_mountpaths=1, args=["--no-aws-backend"]) as srv:
+        c = srv.client()
+        with pytest.raises(AISError) as e:
+            c.bucket("anything", provider="aws").list_all_objects()
+        assert e.value.status_code == 404
+        assert "AWS backend is missing in the cluster configuration" in str(e.value)
+        assert [b.name for b in c.cluster().list_buckets(provider="aws")] == []
+        c.bucket("local").create()  # ais:// buckets as ever
+        assert [b.name for b in c.cluster().list_buckets()] == ["local"]
+
+
+def test_multi_object_copy_and_archive_fetch_cold_objects(
+    client: Client, s3: Any, bucket: str
+) -> None:
+    import io
+    import tarfile
+
+    for i in range(4):
+        s3.put_object(Bucket=bucket, Key=f"m/{i}", Body=f"obj {i}".encode())
+    b = client.bucket(bucket, provider="aws")
+    dst = client.bucket(f"{bucket}-mo").create()
+    group = b.objects(obj_template="m/{0..3}")
+    for job_id in group.copy(dst):  # one job per target
+        assert client.job(job_id).wait(timeout=60).success
+    assert [e.name for e in dst.list_all_objects()] == [f"m/{i}" for i in range(4)]
+    assert dst.object("m/3").get_reader().read_all() == b"obj 3"
+
+    for job_id in b.objects(obj_names=["m/0", "m/2"]).archive("a.tar", to_bck=dst):
+        client.job(job_id).wait(timeout=60)
+    tar = tarfile.open(fileobj=io.BytesIO(dst.object("a.tar").get_reader().read_all()))
+    assert sorted(tar.getnames()) == ["m/0", "m/2"]
+    cached = [e.name for e in b.list_all_objects(flags=[ListObjectFlag.CACHED])]
+    assert cached == [f"m/{i}" for i in range(4)]

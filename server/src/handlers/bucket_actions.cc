@@ -199,6 +199,16 @@ Task<Handled> StartCopyRemoteBucket(ServerContext& ctx, Exchange& ex, const std:
   co_return co_await ReplyJob(ex, id);
 }
 
+// A multi-object copy or archive of a remote bucket reads the cached objects: the selection is
+// prefetched first (what is cached already, and unchanged with `latest`, is not fetched again).
+std::optional<PrefetchArgs> FetchFirst(const std::string& bucket, const MultiObjMsg& m, bool latest) {
+  if (!IsRemoteKey(bucket)) return std::nullopt;
+  auto sel = ObjectSelection::From(m.tmpl, m.objnames);
+  if (!sel.ok()) return std::nullopt;  // (the caller refused it already)
+  return PrefetchArgs{.key = bucket, .sel = *sel, .latest = latest, .continue_on_err = m.continue_on_err,
+                      .num_workers = m.num_workers, .blob_threshold = 0, .blob = {}, .count = false};
+}
+
 }  // namespace
 
 Task<Handled> StartCopyOrMoveBucket(ServerContext& ctx, Exchange& ex, const std::string& bucket, const ActionMsg& msg) {
@@ -315,7 +325,12 @@ Task<Handled> StartListRange(ServerContext& ctx, Exchange& ex, const std::string
     JobOptions opts = Opts(args.dst, ctlmsg + " => " + Cname(args.dst));
     opts.idles_after = true;  // AIS x-tco: a demand job, listed as idle until its idle timeout
     std::string id = ctx.jobs.Start(
-        kind, bucket, [&store, args](JobControl& jc) { return RunCopyObjects(store, jc, args); }, std::move(opts));
+        kind, bucket,
+        [&tier = ctx.remote, &store, args, fetch = FetchFirst(bucket, *m, m->copy.latest)](JobControl& jc) {
+          if (fetch) AIS_RETURN_IF_ERROR(RunPrefetch(tier, store, jc, *fetch));
+          return RunCopyObjects(store, jc, args);
+        },
+        std::move(opts));
     co_return co_await ReplyJob(ex, id);
   }
   // archive
@@ -346,7 +361,11 @@ Task<Handled> StartListRange(ServerContext& ctx, Exchange& ex, const std::string
   auto dprops = ctx.store.GetBucket(args.dst);
   if (!dprops.ok()) co_return dprops.status();
   std::string id = ctx.jobs.Start(
-      kind, bucket, [&store, args](JobControl& jc) { return RunArchive(store, jc, args); },
+      kind, bucket,
+      [&tier = ctx.remote, &store, args, fetch = FetchFirst(bucket, *m, false)](JobControl& jc) {
+        if (fetch) AIS_RETURN_IF_ERROR(RunPrefetch(tier, store, jc, *fetch));
+        return RunArchive(store, jc, args);
+      },
       Opts(args.dst, ctlmsg + " => " + Cname(args.dst) + "/" + args.archname));
   co_return co_await ReplyJob(ex, id);
 }

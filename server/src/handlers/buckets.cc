@@ -295,13 +295,13 @@ Task<Handled> HandleBuckets(ServerContext& ctx, Exchange& ex, const Route& route
     if (msg->action == "move-bck") {
       co_return Status::MethodNotAllowed("cannot rename/move remote bucket " + cname + " - operation not supported");
     }
-    if (msg->action != "prefetch-listrange" && msg->action != "copy-bck" && msg->action != "create-inventory") {
+    if (msg->action != "prefetch-listrange" && msg->action != "copy-bck" && msg->action != "create-inventory" &&
+        msg->action != "copy-listrange") {
       co_return Status::NotSupported("invalid action \"" + msg->action + "\": not yet supported for remote buckets (" +
                                      cname + ")");
     }
     auto key = co_await ResolveBucket(ctx, ex, route.bucket);
     if (!key.ok()) co_return key.status();
-    // copy-bck copies the cached objects (AIS: unless asked to list the remote; prefetch first).
     if (msg->action == "copy-bck") co_return co_await StartCopyOrMoveBucket(ctx, ex, *key, *msg);
     if (msg->action == "create-inventory") co_return co_await CreateInventory(ctx, ex, *key, *msg);
     co_return co_await StartListRange(ctx, ex, *key, *msg);

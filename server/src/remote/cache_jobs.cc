@@ -148,7 +148,7 @@ Status RunPrefetch(CacheTier& tier, Store& store, JobControl& jc, const Prefetch
     if (!blob.ok()) return blob.status().IsNotFound() && !list ? Status::OK() : blob.status();
     auto got = tier.ColdGet(args.key, name, replace, *blob);
     if (got.ok()) {
-      jc.Add(1, static_cast<int64_t>(got->size));
+      if (args.count) jc.Add(1, static_cast<int64_t>(got->size));
       return Status::OK();
     }
     if (got.status().IsNotFound() && !list) return Status::OK();  // a range names objects that need not exist

@@ -20,6 +20,7 @@ struct PrefetchArgs {
   int64_t num_workers = 0;       // concurrent fetches: 0 auto (4), -1 one at a time, else that many (<= 32)
   uint64_t blob_threshold = 0;   // objects at least this big are blob downloads (0: none; else >= 1 MiB)
   BlobOptions blob;              // how those are fetched
+  bool count = true;             // count what is fetched in the job's stats (not when a copy that follows counts)
 };
 
 // Cached objects are skipped (unless `latest` finds them changed); a prefix selection lists the
