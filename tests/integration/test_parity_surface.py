@@ -4,6 +4,8 @@ Bucket, Object and ObjectGroup, URL listings, raw make_request, and the two othe
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 import requests
 from _parity import put_many
@@ -61,10 +63,18 @@ def test_object_accessors(bucket: Bucket) -> None:
     assert obj.props_cached.name == "dir/x y" and obj.props_cached.bucket_name == bucket.name
 
 
-def test_wait_for_idle_and_single_node(
-    client: Client, bucket: Bucket, ais_server: LocalServer
-) -> None:
-    put_many(ais_server.endpoint, bucket.name, [f"w/{i}" for i in range(5)])
+@pytest.fixture(scope="module")
+def quick_idle_server() -> Iterator[LocalServer]:
+    """A copy-listrange job idles for --job-idle-timeout after its work before it ends (60 s by
+    default, as AIS): a server of its own with 1 s, so waiting for the end takes a second."""
+    with LocalServer(num_mountpaths=1, args=["--job-idle-timeout", "1000"]) as srv:
+        yield srv
+
+
+def test_wait_for_idle_and_single_node(quick_idle_server: LocalServer) -> None:
+    client = quick_idle_server.client()
+    bucket = client.bucket("idle-src").create()
+    put_many(quick_idle_server.endpoint, bucket.name, [f"w/{i}" for i in range(5)])
     dst = client.bucket(bucket.name + "-w")
     (job_id,) = bucket.objects(obj_template="w/{0..4}").copy(dst)
     job = client.job(job_id)
