@@ -1,7 +1,5 @@
 #include "remote/cache_jobs.h"
 
-#include "store/object_scanner.h"
-
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -9,6 +7,8 @@
 #include <set>
 #include <thread>
 #include <vector>
+
+#include "store/object_scanner.h"
 
 namespace ais {
 namespace {
@@ -235,6 +235,7 @@ Status RunCopyRemoteBucket(CacheTier& tier, Store& store, JobControl& jc, const 
     if (!*more) return Status::OK();
     if (copied.count(m.name)) continue;
     if (!args.all) {
+      if (!args.naming.ext.empty()) continue;  // renamed: which source it came from is unknown
       auto head = tier.Head(args.src, m.name);
       if (head.ok()) continue;
       if (!head.status().IsNotFound()) return head.status();
