@@ -222,7 +222,9 @@ class Bench:
                     s3client_config=S3ClientConfig(force_path_style=True),
                 )
         except ImportError:
-            print("s3torchconnector not installed: its row is left out (pip install s3torchconnector)")
+            print(
+                "s3torchconnector not installed: its row is left out (pip install s3torchconnector)"
+            )
 
         baseline = "s3torchconnector (S3 direct)" if connector else "boto3 Dataset (S3 direct)"
         figs: dict[str, list[float]] = {"aistore epoch 1 (cold)": [], "aistore epoch 2 (warm)": []}
@@ -235,7 +237,9 @@ class Bench:
             figs["aistore epoch 1 (cold)"].append(run(ds))
             figs["aistore epoch 2 (warm)"].append(run(ds))
             if connector:
-                figs["s3torchconnector (S3 direct)"].append(run(connector(), lambda r: len(r.read())))
+                figs["s3torchconnector (S3 direct)"].append(
+                    run(connector(), lambda r: len(r.read()))
+                )
             figs["boto3 Dataset (S3 direct)"].append(run(Direct(endpoint, self.bucket, keys)))
         self.record(f"DataLoader epoch, {len(keys)} x 10 KiB", "obj/s", figs, baseline)
 

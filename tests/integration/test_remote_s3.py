@@ -657,7 +657,9 @@ def test_large_put_is_a_multipart_upload(
     with pytest.raises(AISError) as e:
         b.object("refused").get_writer().put_content(data)
     assert e.value.status_code == 403
-    assert "refused" not in [o["Key"] for o in s3.list_objects_v2(Bucket=bucket).get("Contents", [])]
+    assert "refused" not in [
+        o["Key"] for o in s3.list_objects_v2(Bucket=bucket).get("Contents", [])
+    ]
     assert s3.list_multipart_uploads(Bucket=bucket).get("Uploads", []) == []
     assert "refused" not in [x.name for x in b.list_all_objects(flags=[ListObjectFlag.CACHED])]
 
@@ -680,7 +682,9 @@ def test_append_and_multipart_write_through(
     writer = b.object("appended").get_writer()
     handle = writer.append_content(b"first,")
     handle = writer.append_content(b"second", handle=handle)
-    assert "appended" not in [o["Key"] for o in s3.list_objects_v2(Bucket=bucket).get("Contents", [])]
+    assert "appended" not in [
+        o["Key"] for o in s3.list_objects_v2(Bucket=bucket).get("Contents", [])
+    ]
     writer.append_content(b"", handle=handle, flush=True)
     assert s3.get_object(Bucket=bucket, Key="appended")["Body"].read() == b"first,second"
 
@@ -798,7 +802,7 @@ def test_multi_object_copy_and_archive_fetch_cold_objects(
 
     for job_id in b.objects(obj_names=["m/0", "m/2"]).archive("a.tar", to_bck=dst):
         client.job(job_id).wait(timeout=60)
-    tar = tarfile.open(fileobj=io.BytesIO(dst.object("a.tar").get_reader().read_all()))
-    assert sorted(tar.getnames()) == ["m/0", "m/2"]
+    with tarfile.open(fileobj=io.BytesIO(dst.object("a.tar").get_reader().read_all())) as tar:
+        assert sorted(tar.getnames()) == ["m/0", "m/2"]
     cached = [e.name for e in b.list_all_objects(flags=[ListObjectFlag.CACHED])]
     assert cached == [f"m/{i}" for i in range(4)]
