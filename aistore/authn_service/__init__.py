@@ -1,0 +1,1 @@
+"""aistore-authn: an AuthN service wire-compatible with AIStore's AuthN."""
