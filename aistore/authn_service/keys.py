@@ -274,7 +274,17 @@ class RSAKeyring:
         out = []
         for kid, key in keys:
             jwk = RSAAlgorithm.to_jwk(key, as_dict=True)
-            out.append({**jwk, "kid": kid, "alg": self.alg, "use": "sig"})
+            # `use` only: RFC 7517 §4.3 advises against `key_ops` beside it.
+            out.append(
+                {
+                    "kty": "RSA",
+                    "n": jwk["n"],
+                    "e": jwk["e"],
+                    "kid": kid,
+                    "alg": self.alg,
+                    "use": "sig",
+                }
+            )
         return {"keys": out}
 
     def public_pem(self) -> str:

@@ -1,0 +1,221 @@
+"""Test helpers: the real `aistore-authn` as a subprocess, and a recording stand-in cluster.
+
+`AuthNProcess` runs the installed service (`python -m aistore.authn_service.main`) on an
+ephemeral loopback port with its own config directory, reads the bound URL from its startup log
+line, and keeps its whole log (tests check that no secret ever reaches it).
+
+`FakeCluster` is a real loopback HTTP server playing an AIS proxy's side of AuthN: it answers
+`GET /v1/daemon?what=smap` (what the SDKs read at registration), `POST /v1/tokens` (the signer
+check) and `DELETE /v1/tokens` (revocation pushes), and records every request. The C++ server
+gets these endpoints later; this stands in for it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+SU_NAME = "admin"
+SU_PASS = "admin-pass-1"
+KEY_PASS = "key-passphrase-1"
+_READY = re.compile(r"aistore-authn serving (https?://[^:]+:\d+)")
+
+
+class AuthNProcess:
+    """The service in a subprocess; `url` once started. Use as a context manager."""
+
+    def __init__(self, conf_dir: Path, *args: str, env: dict[str, str] | None = None) -> None:
+        self.conf_dir = conf_dir
+        self.args = args
+        self.env = {
+            **os.environ,
+            "AIS_AUTHN_SU_NAME": SU_NAME,
+            "AIS_AUTHN_SU_PASS": SU_PASS,
+            "AIS_AUTHN_PRIVATE_KEY_PASS": KEY_PASS,
+            **(env or {}),
+        }
+        for name in ("AIS_AUTHN_SECRET_KEY", "AIS_AUTHN_CONF_DIR", "AIS_AUTHN_PORT"):
+            if env is None or name not in env:
+                self.env.pop(name, None)
+        self.url = ""
+        self.log: list[str] = []
+        self._proc: subprocess.Popen[str] | None = None
+        self._reader: threading.Thread | None = None
+
+    def command(self) -> list[str]:
+        return [
+            sys.executable,
+            "-m",
+            "aistore.authn_service.main",
+            "--config",
+            str(self.conf_dir),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "0",
+            *self.args,
+        ]
+
+    def start(self, timeout: float = 60.0) -> AuthNProcess:
+        self._proc = subprocess.Popen(
+            self.command(), env=self.env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True
+        )
+        ready = threading.Event()
+        assert self._proc.stderr is not None
+        stderr = self._proc.stderr
+
+        def read() -> None:
+            for line in stderr:
+                self.log.append(line)
+                match = _READY.search(line)
+                if match and not self.url:
+                    self.url = match.group(1)
+                    ready.set()
+            ready.set()  # exited
+
+        self._reader = threading.Thread(target=read, daemon=True)
+        self._reader.start()
+        ready.wait(timeout)
+        if not self.url:
+            self.stop()
+            raise RuntimeError("aistore-authn did not start:\n" + "".join(self.log))
+        return self
+
+    def stop(self) -> int | None:
+        if self._proc is None:
+            return None
+        if self._proc.poll() is None:
+            self._proc.send_signal(signal.SIGTERM)
+            try:
+                self._proc.wait(20)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
+        if self._reader is not None:
+            self._reader.join(5)
+        code = self._proc.returncode
+        self._proc = None
+        return code
+
+    def text(self) -> str:
+        return "".join(self.log)
+
+    def __enter__(self) -> AuthNProcess:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def run_to_exit(conf_dir: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Run the service expecting it to exit (bad settings): its exit status and output."""
+    proc = AuthNProcess(conf_dir, *args, env=env)
+    return subprocess.run(proc.command(), env=proc.env, capture_output=True, text=True, timeout=60)
+
+
+@dataclass
+class Recorded:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+
+
+class FakeCluster:
+    """A loopback stand-in for an AIS proxy (see the module docstring).
+
+    `token_status` is what `DELETE /v1/tokens` answers (200 by default); `signer_status` what
+    `POST /v1/tokens` answers.
+    """
+
+    def __init__(self, uuid: str) -> None:
+        self.uuid = uuid
+        self.requests: list[Recorded] = []
+        self.token_status = 200
+        self.signer_status = 200
+        self._lock = threading.Lock()
+        cluster = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def _body(self) -> Any:
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length) if length else b""
+                return json.loads(raw) if raw else None
+
+            def _answer(self, status: int, doc: Any = None) -> None:
+                body = json.dumps(doc).encode() if doc is not None else b""
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def _record(self, status: int, doc: Any = None) -> None:
+                with cluster._lock:
+                    cluster.requests.append(
+                        Recorded(self.command, self.path, dict(self.headers), self._body())
+                    )
+                self._answer(status, doc)
+
+            def do_GET(self) -> None:
+                if self.path.startswith("/v1/daemon"):
+                    node = {"daemon_id": "p1", "daemon_type": "proxy"}
+                    smap = {"tmap": {}, "pmap": {"p1": node}, "proxy_si": node, "uuid": cluster.uuid}
+                    self._record(200, smap)
+                else:
+                    self._record(404, {"message": "not found"})
+
+            def do_POST(self) -> None:
+                self._record(cluster.signer_status)
+
+            def do_DELETE(self) -> None:
+                self._record(cluster.token_status)
+
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+                pass
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+
+    def pushes(self) -> list[list[str]]:
+        """The token lists of the revocation pushes received so far."""
+        with self._lock:
+            return [
+                r.body["tokens"] for r in self.requests if r.method == "DELETE" and r.path == "/v1/tokens"
+            ]
+
+    def wait_for_push(self, token: str, timeout: float = 15.0) -> list[str]:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for tokens in self.pushes():
+                if token in tokens:
+                    return tokens
+            time.sleep(0.05)
+        raise AssertionError(f"no revocation push of the token reached {self.url}")
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+def free_dead_url() -> str:
+    """A loopback URL nothing listens on (connection refused at once)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return f"http://127.0.0.1:{port}"
