@@ -68,7 +68,11 @@ class AuthNProcess:
 
     def start(self, timeout: float = 60.0) -> AuthNProcess:
         self._proc = subprocess.Popen(
-            self.command(), env=self.env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True
+            self.command(),
+            env=self.env,
+            stderr=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            text=True,
         )
         ready = threading.Event()
         assert self._proc.stderr is not None
@@ -117,7 +121,9 @@ class AuthNProcess:
         self.stop()
 
 
-def run_to_exit(conf_dir: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def run_to_exit(
+    conf_dir: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """Run the service expecting it to exit (bad settings): its exit status and output."""
     proc = AuthNProcess(conf_dir, *args, env=env)
     return subprocess.run(proc.command(), env=proc.env, capture_output=True, text=True, timeout=60)
@@ -138,7 +144,7 @@ class FakeCluster:
     `POST /v1/tokens` answers.
     """
 
-    def __init__(self, uuid: str) -> None:
+    def __init__(self, uuid: str, port: int = 0) -> None:
         self.uuid = uuid
         self.requests: list[Recorded] = []
         self.token_status = 200
@@ -170,7 +176,12 @@ class FakeCluster:
             def do_GET(self) -> None:
                 if self.path.startswith("/v1/daemon"):
                     node = {"daemon_id": "p1", "daemon_type": "proxy"}
-                    smap = {"tmap": {}, "pmap": {"p1": node}, "proxy_si": node, "uuid": cluster.uuid}
+                    smap = {
+                        "tmap": {},
+                        "pmap": {"p1": node},
+                        "proxy_si": node,
+                        "uuid": cluster.uuid,
+                    }
                     self._record(200, smap)
                 else:
                     self._record(404, {"message": "not found"})
@@ -184,7 +195,7 @@ class FakeCluster:
             def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
                 pass
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self._server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -194,7 +205,9 @@ class FakeCluster:
         """The token lists of the revocation pushes received so far."""
         with self._lock:
             return [
-                r.body["tokens"] for r in self.requests if r.method == "DELETE" and r.path == "/v1/tokens"
+                r.body["tokens"]
+                for r in self.requests
+                if r.method == "DELETE" and r.path == "/v1/tokens"
             ]
 
     def wait_for_push(self, token: str, timeout: float = 15.0) -> list[str]:
@@ -211,11 +224,41 @@ class FakeCluster:
         self._server.server_close()
 
 
-def free_dead_url() -> str:
-    """A loopback URL nothing listens on (connection refused at once)."""
-    import socket
+def self_signed_cert(directory: Path) -> tuple[Path, Path]:
+    """A self-signed certificate for localhost and 127.0.0.1, and its key (PEM files)."""
+    import datetime
+    import ipaddress
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    return f"http://127.0.0.1:{port}"
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    san = x509.SubjectAlternativeName(
+        [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+    )
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(san, critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_path, key_path = directory / "server.crt", directory / "server.key"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return cert_path, key_path
