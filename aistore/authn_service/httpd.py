@@ -290,7 +290,8 @@ class _Handler(BaseHTTPRequestHandler):
     do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = do_PATCH = _handle
 
     def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
-        access_log.info('%s "%s %s" %s', self.client_address[0], self.command, self.path, code)
+        path = urlsplit(self.path).path  # the query is not logged: nothing secret may reach the log
+        access_log.info('%s "%s %s" %s', self.client_address[0], self.command, path, code)
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (stdlib signature)
         # Parse errors and timeouts; never carries a header or a body.

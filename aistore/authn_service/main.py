@@ -19,6 +19,7 @@ import json
 import logging
 import os
 import signal
+import sqlite3
 import ssl
 import sys
 import threading
@@ -161,15 +162,32 @@ def _conf_file(conf_dir: Path) -> dict[str, Any]:
 
 
 def _dig(doc: dict[str, Any], *keys: str) -> Any:
+    """The value at `keys` in authn.json (None when absent)."""
+    value: Any = doc
     for key in keys:
-        if not isinstance(doc, dict):
+        if not isinstance(value, dict):
             return None
-        doc = doc.get(key)  # type: ignore[assignment]
-    return doc
+        value = value.get(key)
+    return value
+
+
+def _dig_str(doc: dict[str, Any], *keys: str) -> str | None:
+    """A string setting of authn.json; another type there is a startup error."""
+    value = _dig(doc, *keys)
+    if value is not None and not isinstance(value, str):
+        raise StartupError(f"{CONF_FILE}: {'.'.join(keys)} must be a string, not {value!r}")
+    return value
 
 
 def _first(*values: Any) -> Any:
     return next((v for v in values if v not in (None, "")), None)
+
+
+def _int(value: Any, what: str) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise StartupError(f"{what}: expected an integer, got {value!r}") from None
 
 
 def _truthy(value: Any) -> bool:
@@ -178,7 +196,9 @@ def _truthy(value: Any) -> bool:
     return str(value).strip().lower() in ("1", "t", "true", "y", "yes", "on")
 
 
-def _duration(text: str, what: str) -> float:
+def _duration(text: Any, what: str) -> float:
+    if not isinstance(text, str):
+        raise StartupError(f"{what}: expected a duration such as 24h, got {text!r}")
     try:
         return parse_duration(text)
     except ValueError as e:
@@ -207,9 +227,14 @@ def _signer(args: argparse.Namespace, conf: dict[str, Any], conf_dir: Path, stor
     secret = (
         _read_secret(args.secret_key_file, "the HMAC secret")
         if args.secret_key_file
-        else _first(os.environ.get("AIS_AUTHN_SECRET_KEY"), _dig(conf, "auth", "secret"))
+        else _first(os.environ.get("AIS_AUTHN_SECRET_KEY"), _dig_str(conf, "auth", "secret"))
     )
     if secret:
+        if len(secret.encode()) < 32:
+            logger.warning(
+                "the HMAC secret has %d bytes: RFC 7518 asks for at least 32 for HS256",
+                len(secret.encode()),
+            )
         return HMACSigner(secret)
     passphrase = (
         _read_secret(args.private_key_pass_file, "the private key passphrase")
@@ -226,7 +251,7 @@ def _signer(args: argparse.Namespace, conf: dict[str, Any], conf_dir: Path, stor
         _first(args.private_key_file, os.environ.get("AIS_AUTHN_PRIVATE_KEY_FILE"))
         or conf_dir / KEY_FILE
     ).expanduser()
-    bits = int(_first(args.rsa_key_bits, _dig(conf, "auth", "rsa_key_bits"), 2048))
+    bits = _int(_first(args.rsa_key_bits, _dig(conf, "auth", "rsa_key_bits"), 2048), "RSA key bits")
     if bits < 2048:
         raise StartupError(f"RSA keys must have at least 2048 bits, not {bits}")
     try:
@@ -238,13 +263,14 @@ def _signer(args: argparse.Namespace, conf: dict[str, Any], conf_dir: Path, stor
 def _build(args: argparse.Namespace) -> tuple[AuthNServer, AuthNService]:
     conf_dir = _conf_dir(args.config)
     conf = _conf_file(conf_dir)
-    port = int(
+    port = _int(
         _first(
             args.port,
             os.environ.get("AIS_AUTHN_PORT"),
             _dig(conf, "net", "http", "port"),
             DEFAULT_PORT,
-        )
+        ),
+        "port",
     )
     use_https = _truthy(
         _first(
@@ -255,10 +281,10 @@ def _build(args: argparse.Namespace) -> tuple[AuthNServer, AuthNService]:
         )
     )
     cert = _first(
-        args.cert, os.environ.get("AIS_SERVER_CRT"), _dig(conf, "net", "http", "server_crt")
+        args.cert, os.environ.get("AIS_SERVER_CRT"), _dig_str(conf, "net", "http", "server_crt")
     )
     key = _first(
-        args.key, os.environ.get("AIS_SERVER_KEY"), _dig(conf, "net", "http", "server_key")
+        args.key, os.environ.get("AIS_SERVER_KEY"), _dig_str(conf, "net", "http", "server_key")
     )
     tls = None
     if use_https:
@@ -289,7 +315,7 @@ def _build(args: argparse.Namespace) -> tuple[AuthNServer, AuthNService]:
     external = _first(
         args.external_url,
         os.environ.get("AIS_AUTHN_EXTERNAL_URL"),
-        _dig(conf, "net", "external_url"),
+        _dig_str(conf, "net", "external_url"),
     )
     settings = ServiceSettings(
         issuer=external or "",  # set below once the port is bound
@@ -367,6 +393,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         server, service = _build(args)
     except (StartupError, OSError) as e:
         sys.exit(f"aistore-authn: error: {e}")
+    except sqlite3.Error as e:
+        sys.exit(f"aistore-authn: error: cannot use the database in the config directory: {e}")
 
     def stop(signum: int, _frame: Any) -> None:
         logger.info("%s: shutting down", signal.Signals(signum).name)

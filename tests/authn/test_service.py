@@ -469,6 +469,29 @@ def test_startup_refusals_say_why(
     assert out.returncode != 0 and why in out.stderr, out.stderr
 
 
+@pytest.mark.parametrize(
+    ("conf", "why"),
+    [
+        ("{not json", "cannot read"),
+        ("[1]", "expected a JSON object"),
+        ('{"auth": {"rsa_key_bits": "many"}}', "RSA key bits: expected an integer"),
+        ('{"auth": {"expiration_time": 5}}', "token lifetime: expected a duration"),
+        ('{"net": {"http": {"server_crt": 5}}}', "net.http.server_crt must be a string"),
+    ],
+)
+def test_a_bad_authn_json_is_refused(tmp_path: Path, conf: str, why: str) -> None:
+    """AIS AuthN's config file is read too (port, TLS, lifetime, key size, secret)."""
+    (tmp_path / "authn.json").write_text(conf)
+    out = run_to_exit(tmp_path)
+    assert out.returncode != 0 and why in out.stderr, out.stderr
+
+
+def test_a_corrupt_database_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "authn.db").write_bytes(b"this is not a SQLite database" * 100)
+    out = run_to_exit(tmp_path)
+    assert out.returncode != 0 and "cannot use the database" in out.stderr, out.stderr
+
+
 def test_hs256_with_the_shared_secret(tmp_path: Path, cluster: FakeCluster) -> None:
     secret = "a-shared-hmac-secret-of-32-bytes-or-more"
     with AuthNProcess(tmp_path, env={"AIS_AUTHN_SECRET_KEY": secret}) as proc:
