@@ -8,9 +8,11 @@ import base64
 import hashlib
 import hmac
 import json
+import socket
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +44,8 @@ from aistore.sdk.authn.errors import (
     ErrUserNotFound,
 )
 
-MAX_BODY = 64 * 1024
+MAX_BODY = 64 * 1024  # aistore.authn_service.httpd's limits
+MAX_CONNECTIONS = 256
 
 
 def admin_client(url: str) -> AuthNClient:
@@ -410,6 +413,44 @@ def test_config_shows_and_changes_the_default_lifetime(authn: AuthNProcess) -> N
     claims = claims_of(AuthNClient(authn.url).login(SU_NAME, SU_PASS))
     assert claims["exp"] - claims["iat"] == 7200
     assert call(authn.url, "PUT", "/v1/daemon", token, json={"auth": {"expiration_time": "24h"}}).ok
+
+
+def test_concurrent_requests_each_get_a_consistent_answer(authn: AuthNProcess) -> None:
+    token = admin_client(authn.url).client.token
+
+    def life_of_a_user(i: int) -> tuple[int, int, int, int]:
+        user = f"conc-{i}"
+        made = call(authn.url, "POST", "/v1/users", token, json={"id": user, "pass": f"pw-{i}"})
+        login = call(authn.url, "POST", f"/v1/users/{user}", json={"password": f"pw-{i}"})
+        own = call(authn.url, "GET", f"/v1/users/{user}", login.json().get("token"))
+        gone = call(authn.url, "DELETE", f"/v1/users/{user}", token)
+        return made.status_code, login.status_code, own.status_code, gone.status_code
+
+    def same_role(_: int) -> int:
+        return call(
+            authn.url, "POST", "/v1/roles", token, json={"name": "contested", "desc": ""}
+        ).status_code
+
+    with ThreadPoolExecutor(16) as pool:
+        assert set(pool.map(life_of_a_user, range(32))) == {(200, 200, 200, 200)}
+        assert sorted(pool.map(same_role, range(16))) == [200] + [409] * 15
+    call(authn.url, "DELETE", "/v1/roles/contested", token)
+
+
+def test_connections_beyond_the_limit_get_503(authn: AuthNProcess) -> None:
+    host, port = authn.url.removeprefix("http://").split(":")
+    held = [socket.create_connection((host, int(port)), timeout=10) for _ in range(MAX_CONNECTIONS)]
+    try:
+        time.sleep(0.5)  # every one of them accepted and holding a slot
+        with socket.create_connection((host, int(port)), timeout=10) as extra:
+            assert extra.recv(64).startswith(b"HTTP/1.1 503")
+    finally:
+        for sock in held:
+            sock.close()
+    deadline = time.monotonic() + 10
+    while call(authn.url, "GET", "/v1/roles").status_code != 200:  # slots come back
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
 
 
 def test_the_log_holds_no_password_and_no_token(authn: AuthNProcess) -> None:
