@@ -163,6 +163,12 @@ class RevocationPusher:
             self._pool.submit(self._attempt, item)
 
     def _attempt(self, item: _Push) -> None:
+        try:
+            self._try(item)
+        except Exception:  # a bug here must be seen, not vanish into the pool's future
+            logger.exception("revocation push to cluster %s failed", item.cluster_id)
+
+    def _try(self, item: _Push) -> None:
         urls = self._urls_of(item.cluster_id)
         if urls is None:
             return  # unregistered meanwhile

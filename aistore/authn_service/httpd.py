@@ -28,7 +28,7 @@ import socket
 import ssl
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import unquote, urlsplit
 
 from aistore.authn_service.service import AuthNService, ServiceError
@@ -65,7 +65,17 @@ class Request:
         self.body = body
 
 
-Reply = tuple[int, Any]  # (status, JSON-ready body or None for an empty 200)
+class Reply(NamedTuple):
+    """What `route` answers: a status, a JSON-ready body (None: empty), extra headers."""
+
+    status: int
+    body: Any = None
+    headers: tuple[tuple[str, str], ...] = ()
+
+
+# Clusters cache the JWKS this long (`Cache-Control`): a rotated key reaches them at the latest
+# then, or at once when they refresh on an unknown kid.
+JWKS_MAX_AGE_S = 300
 
 
 def _items(path: str, prefix: str) -> list[str]:
@@ -88,11 +98,11 @@ def route(svc: AuthNService, req: Request) -> Reply:
     if path in ("/.well-known/openid-configuration", "/.well-known/openid-configuration/"):
         if method != "GET":
             raise _not_allowed("GET")
-        return 200, svc.openid_configuration()
+        return Reply(200, svc.openid_configuration())
     if path in ("/.well-known/jwks.json", "/.well-known/jwks.json/"):
         if method != "GET":
             raise _not_allowed("GET")
-        return 200, svc.jwks()
+        return Reply(200, svc.jwks(), (("Cache-Control", f"max-age={JWKS_MAX_AGE_S}, public"),))
     for prefix, handler in _ROUTES:
         if path == prefix or path.startswith(prefix + "/"):
             return handler(svc, req, _items(path, prefix))
@@ -101,35 +111,35 @@ def route(svc: AuthNService, req: Request) -> Reply:
 
 def _users(svc: AuthNService, req: Request, items: list[str]) -> Reply:
     if req.method == "POST" and len(items) == 1:  # login: the one call without a token
-        return 200, svc.login(items[0], decode(req.body, LoginMsg))
+        return Reply(200, svc.login(items[0], decode(req.body, LoginMsg)))
     claims = svc.authenticate(req.authorization)
     if req.method == "POST":
         _expect(items, 0, 0)
         svc.require_admin(claims)
         svc.add_user(decode(req.body, User))
-        return 200, None
+        return Reply(200)
     if req.method == "GET":
         _expect(items, 0, 1)
         if not items:
             svc.require_admin(claims)
-            return 200, svc.list_users()
-        return 200, svc.get_user(items[0], claims)
+            return Reply(200, svc.list_users())
+        return Reply(200, svc.get_user(items[0], claims))
     if req.method == "PUT":
         _expect(items, 1, 1)
         svc.update_user(items[0], decode(req.body, User), claims)
-        return 200, None
+        return Reply(200)
     if req.method == "DELETE":
         _expect(items, 1, 1)
         svc.require_admin(claims)
         svc.delete_user(items[0])
-        return 200, None
+        return Reply(200)
     raise _not_allowed("DELETE", "GET", "POST", "PUT")
 
 
 def _roles(svc: AuthNService, req: Request, items: list[str]) -> Reply:
     if req.method == "GET":
         _expect(items, 0, 1)
-        return 200, svc.get_role(items[0]) if items else svc.list_roles()
+        return Reply(200, svc.get_role(items[0]) if items else svc.list_roles())
     if req.method not in ("POST", "PUT", "DELETE"):
         raise _not_allowed("DELETE", "GET", "POST", "PUT")
     svc.require_admin(svc.authenticate(req.authorization))
@@ -142,13 +152,13 @@ def _roles(svc: AuthNService, req: Request, items: list[str]) -> Reply:
     else:
         _expect(items, 1, 1)
         svc.delete_role(items[0])
-    return 200, None
+    return Reply(200)
 
 
 def _clusters(svc: AuthNService, req: Request, items: list[str]) -> Reply:
     if req.method == "GET":
         _expect(items, 0, 1)
-        return 200, svc.get_cluster(items[0]) if items else svc.list_clusters()
+        return Reply(200, svc.get_cluster(items[0]) if items else svc.list_clusters())
     if req.method not in ("POST", "PUT", "DELETE"):
         raise _not_allowed("DELETE", "GET", "POST", "PUT")
     svc.require_admin(svc.authenticate(req.authorization))
@@ -163,7 +173,7 @@ def _clusters(svc: AuthNService, req: Request, items: list[str]) -> Reply:
             raise ServiceError(400, "cluster name or ID not defined")
         _expect(items, 1, 1)
         svc.delete_cluster(items[0])
-    return 200, None
+    return Reply(200)
 
 
 def _tokens(svc: AuthNService, req: Request, items: list[str]) -> Reply:
@@ -172,7 +182,7 @@ def _tokens(svc: AuthNService, req: Request, items: list[str]) -> Reply:
     _expect(items, 0, 0)
     # As AIS: whoever holds a valid token may revoke it (logout); no other check.
     svc.revoke(decode(req.body, TokenMsg).token)
-    return 200, None
+    return Reply(200)
 
 
 def _daemon(svc: AuthNService, req: Request, items: list[str]) -> Reply:
@@ -181,16 +191,16 @@ def _daemon(svc: AuthNService, req: Request, items: list[str]) -> Reply:
     _expect(items, 0, 0)
     svc.require_admin(svc.authenticate(req.authorization))
     if req.method == "GET":
-        return 200, svc.config()
+        return Reply(200, svc.config())
     svc.update_config(decode(req.body, ConfigToUpdate))
-    return 200, None
+    return Reply(200)
 
 
 def _public_key(svc: AuthNService, req: Request, items: list[str]) -> Reply:
     if req.method != "GET":
         raise _not_allowed("GET")
     _expect(items, 0, 0)
-    return 200, svc.public_key()
+    return Reply(200, svc.public_key())
 
 
 def _rotate(svc: AuthNService, req: Request, items: list[str]) -> Reply:
@@ -199,7 +209,7 @@ def _rotate(svc: AuthNService, req: Request, items: list[str]) -> Reply:
     _expect(items, 0, 0)
     svc.require_admin(svc.authenticate(req.authorization))
     svc.rotate_key()
-    return 200, None
+    return Reply(200)
 
 
 _ROUTES = (
@@ -227,7 +237,7 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             body = self._read_body()
             req = Request(self.command, path, self.headers.get("Authorization"), body)
-            status, payload = route(self.server.service, req)
+            reply = route(self.server.service, req)
         except WireError as e:
             self._error(400, str(e), path)
         except ServiceError as e:
@@ -236,7 +246,8 @@ class _Handler(BaseHTTPRequestHandler):
             logger.exception("%s %s failed", self.command, path)
             self._error(500, "internal error (see the AuthN log)", path)
         else:
-            self._reply(status, b"" if payload is None else encode(payload))
+            body = b"" if reply.body is None else encode(reply.body)
+            self._reply(reply.status, body, reply.headers)
 
     def _read_body(self) -> bytes:
         if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
@@ -264,8 +275,10 @@ class _Handler(BaseHTTPRequestHandler):
             raise ServiceError(400, "request body shorter than its Content-Length")
         return body
 
-    def _reply(self, status: int, body: bytes) -> None:
+    def _reply(self, status: int, body: bytes, headers: tuple[tuple[str, str], ...] = ()) -> None:
         self.send_response(status)
+        for name, value in headers:
+            self.send_header(name, value)
         if body:
             self.send_header("Content-Type", _JSON)
         self.send_header("Content-Length", str(len(body)))
@@ -341,7 +354,12 @@ class AuthNServer(ThreadingHTTPServer):
                 pass
             self.shutdown_request(request)
             return
-        super().process_request(request, client_address)
+        try:
+            super().process_request(request, client_address)  # starts the connection's thread
+        except BaseException:
+            self._slots.release()  # no thread: nobody else would give the slot back
+            self.shutdown_request(request)
+            raise
 
     def process_request_thread(self, request: Any, client_address: Any) -> None:
         try:

@@ -326,7 +326,9 @@ def test_key_rotation_keeps_old_tokens_verifying(authn: AuthNProcess) -> None:
     new = AuthNClient(authn.url).login(SU_NAME, SU_PASS)
     new_kid = jwt.get_unverified_header(new)["kid"]
     assert new_kid != old_kid
-    kids = [k["kid"] for k in call(authn.url, "GET", "/.well-known/jwks.json").json()["keys"]]
+    served = call(authn.url, "GET", "/.well-known/jwks.json")
+    assert served.headers["Cache-Control"] == "max-age=300, public"
+    kids = [k["kid"] for k in served.json()["keys"]]
     assert kids[0] == new_kid and old_kid in kids
     assert verify_with_jwks(authn.url, old)["sub"] == verify_with_jwks(authn.url, new)["sub"]
     assert call(authn.url, "GET", "/v1/users", old).status_code == 200  # still verifies here
