@@ -33,6 +33,7 @@ from aistore.authn_service.keys import HMACSigner, KeyFileError, RSAKeyring, Sig
 from aistore.authn_service.service import AuthNService, ServiceError, ServiceSettings
 from aistore.authn_service.store import Store
 from aistore.authn_service.wire import format_duration, parse_duration
+from aistore.version import __version__
 
 __all__ = ["main"]
 
@@ -125,6 +126,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="bound of each call to a cluster (default: 5)",
     )
+    p.add_argument("--version", action="version", version=f"aistore-authn {__version__}")
     p.add_argument(
         "--log-level",
         help="debug, info, warning or error; AIS numbers 3-5 mean info/debug (default: info)",

@@ -268,8 +268,8 @@ class AuthNService:
             clusters = tx.all("clusters")
         if user is None:
             passwords.waste_time(msg.password)
-            raise ServiceError(401, "invalid credentials")
-        if not passwords.verify_password(msg.password, str(user.get("pass", ""))):
+        if user is None or not passwords.verify_password(msg.password, str(user.get("pass", ""))):
+            logger.info("refused a login as %r: invalid credentials", user_id[:_MAX_NAME])
             raise ServiceError(401, "invalid credentials")
         now = time.time()
         exp = self._expiry(now, msg)

@@ -105,6 +105,7 @@ def test_help_lists_every_flag_and_variable() -> None:
         "--config", "--host", "--port", "--external-url", "--https", "--cert", "--key",
         "--ttl", "--max-token-age", "--private-key-file", "--private-key-pass-file",
         "--rsa-key-bits", "--secret-key-file", "--cluster-ca", "--cluster-timeout", "--log-level",
+        "--version",
         "AIS_AUTHN_SU_NAME", "AIS_AUTHN_SU_PASS", "AIS_AUTHN_SECRET_KEY",
         "AIS_AUTHN_PRIVATE_KEY_PASS", "AIS_AUTHN_CONF_DIR", "AIS_AUTHN_PORT",
     ):  # fmt: skip
