@@ -24,6 +24,7 @@ Example:
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import time
@@ -99,13 +100,18 @@ class ServiceSettings:
     config: dict[str, Any]
 
 
+def _q(text: str) -> str:
+    """`text` quoted as Go's %q quotes it in AIS's messages."""
+    return json.dumps(text)
+
+
 def _check_name(kind: str, name: str) -> None:
     if not name:
         raise ServiceError(400, f"{kind} name is undefined")
     if len(name) > _MAX_NAME or not _NICE.fullmatch(name):
         raise ServiceError(
             400,
-            f"{kind} name {name[:_MAX_NAME]!r} is invalid: may only contain letters, digits, "
+            f"{kind} name {_q(name[:_MAX_NAME])} is invalid: may only contain letters, digits, "
             f"'-', '_' and '.' (at most {_MAX_NAME} characters)",
         )
 
@@ -116,11 +122,11 @@ def _role_doc(role: Role) -> dict[str, Any]:
     if role.clusters:
         clusters = []
         for acl in role.clusters:
-            perm = parse_perm(acl.perm, f"role {role.name!r} cluster {acl.id!r}")
+            perm = parse_perm(acl.perm, f"role {_q(role.name)} cluster {_q(acl.id)}")
             clusters.append({"id": acl.id, "perm": str(perm)})
     buckets = None
     if role.buckets:
-        buckets = [_bck_acl_doc(acl, f"role {role.name!r}") for acl in role.buckets]
+        buckets = [_bck_acl_doc(acl, f"role {_q(role.name)}") for acl in role.buckets]
     return {
         "name": role.name,
         "desc": role.desc,
@@ -138,7 +144,7 @@ def _bck_acl_doc(acl: BckACL, where: str) -> dict[str, Any]:
             "provider": acl.bck.provider,
             "namespace": {"uuid": ns.uuid if ns else "", "name": ns.name if ns else ""},
         },
-        "perm": str(parse_perm(acl.perm, f"{where} bucket {acl.bck.name!r}")),
+        "perm": str(parse_perm(acl.perm, f"{where} bucket {_q(acl.bck.name)}")),
     }
 
 
@@ -367,7 +373,7 @@ class AuthNService:
         names = []
         for role in roles or []:
             if tx.get("roles", role.name) is None:
-                raise ServiceError(404, f"role {role.name!r} does not exist")
+                raise ServiceError(404, f"role {_q(role.name)} does not exist")
             if role.name not in names:
                 names.append(role.name)
         return names
@@ -380,7 +386,7 @@ class AuthNService:
         hashed = passwords.hash_password(user.password)  # before the lock: it is slow on purpose
         with self.store.transaction() as tx:
             if tx.get("users", user.id) is not None:
-                raise ServiceError(409, f"user {user.id!r} already exists")
+                raise ServiceError(409, f"user {_q(user.id)} already exists")
             names = self._role_names(tx, user.roles)
             tx.put("users", user.id, {"id": user.id, "pass": hashed, "roles": names})
         logger.info("added user %s", user.id)
@@ -402,7 +408,7 @@ class AuthNService:
         with self.store.transaction() as tx:
             doc = tx.get("users", user_id)
             if doc is None:
-                raise ServiceError(404, f"user {user_id!r} does not exist")
+                raise ServiceError(404, f"user {_q(user_id)} does not exist")
             if hashed is not None:
                 doc["pass"] = hashed
             if update.roles:
@@ -413,10 +419,10 @@ class AuthNService:
     def delete_user(self, user_id: str) -> None:
         """Raises: ServiceError 403 the superuser, 404 unknown user."""
         if user_id == self.settings.su_name:
-            raise ServiceError(403, f"cannot remove built-in {user_id!r} account")
+            raise ServiceError(403, f"cannot remove built-in {_q(user_id)} account")
         with self.store.transaction() as tx:
             if not tx.delete("users", user_id):
-                raise ServiceError(404, f"user {user_id!r} does not exist")
+                raise ServiceError(404, f"user {_q(user_id)} does not exist")
         logger.info("deleted user %s", user_id)
 
     def get_user(self, user_id: str, claims: dict[str, Any]) -> dict[str, Any]:
@@ -430,7 +436,7 @@ class AuthNService:
         with self.store.transaction() as tx:
             doc = tx.get("users", user_id)
             if doc is None:
-                raise ServiceError(404, f"user {user_id!r} does not exist")
+                raise ServiceError(404, f"user {_q(user_id)} does not exist")
             return self._user_out(tx, doc)
 
     def list_users(self) -> dict[str, Any]:
@@ -448,7 +454,7 @@ class AuthNService:
         doc = self._checked_role_doc(role)
         with self.store.transaction() as tx:
             if tx.get("roles", role.name) is not None:
-                raise ServiceError(409, f"role {role.name!r} already exists")
+                raise ServiceError(409, f"role {_q(role.name)} already exists")
             tx.put("roles", role.name, doc)
         logger.info("added role %s", role.name)
 
@@ -467,14 +473,14 @@ class AuthNService:
             ServiceError: 403 the Admin role, 404 unknown role, 400 bad permissions.
         """
         if name == ADMIN_ROLE:
-            raise ServiceError(403, f"cannot modify built-in {ADMIN_ROLE!r} role")
+            raise ServiceError(403, f"cannot modify built-in {_q(ADMIN_ROLE)} role")
         new = self._checked_role_doc(
             Role(name=name, clusters=update.clusters, buckets=update.buckets)
         )
         with self.store.transaction() as tx:
             doc = tx.get("roles", name)
             if doc is None:
-                raise ServiceError(404, f"role {name!r} does not exist")
+                raise ServiceError(404, f"role {_q(name)} does not exist")
             if update.desc:
                 doc["desc"] = update.desc
             clusters = _merge_acls(doc.get("clusters") or [], new["clusters"], "id")
@@ -490,10 +496,10 @@ class AuthNService:
             ServiceError: 403 the Admin role, 404 unknown role.
         """
         if name == ADMIN_ROLE:
-            raise ServiceError(403, f"cannot remove built-in {ADMIN_ROLE!r} role")
+            raise ServiceError(403, f"cannot remove built-in {_q(ADMIN_ROLE)} role")
         with self.store.transaction() as tx:
             if not tx.delete("roles", name):
-                raise ServiceError(404, f"role {name!r} does not exist")
+                raise ServiceError(404, f"role {_q(name)} does not exist")
             for uid, doc in tx.all("users").items():
                 if name in (doc.get("roles") or []):
                     doc["roles"] = [r for r in doc["roles"] if r != name]
@@ -510,7 +516,7 @@ class AuthNService:
             doc = tx.get("roles", name)
             clusters = tx.all("clusters")
         if doc is None:
-            raise ServiceError(404, f"role {name!r} does not exist")
+            raise ServiceError(404, f"role {_q(name)} does not exist")
         for acl in doc.get("clusters") or []:
             alias = clusters.get(acl["id"], {}).get("alias")
             if alias:
@@ -534,7 +540,7 @@ class AuthNService:
     def _check_cluster(self, clu: CluACL) -> None:
         """The signer check and the revoked-list sync AIS runs before (re)registering."""
         if not clu.urls:
-            raise ServiceError(400, f"cluster {clu.id!r}: at least one URL is required")
+            raise ServiceError(400, f"cluster {_q(clu.id)}: at least one URL is required")
         try:
             self._clusters.call(clu.urls, "POST", self.signer.validation_conf())
         except ClusterCallError as e:
@@ -607,18 +613,18 @@ class AuthNService:
             clusters = tx.all("clusters")
         doc = clusters.get(cluster_id)
         if doc is None:
-            raise ServiceError(404, f"cluster {cluster_id!r} does not exist")
+            raise ServiceError(404, f"cluster {_q(cluster_id)} does not exist")
         if update.alias:
             other = self._lookup(clusters, update.alias)
             if other is not None and other != cluster_id:
-                raise ServiceError(409, f"alias {update.alias!r} is used for cluster {other!r}")
+                raise ServiceError(409, f"alias {_q(update.alias)} is used for cluster {_q(other)}")
             doc["alias"] = update.alias
         if update.urls:
             doc["urls"] = list(update.urls)
         self._check_cluster(CluACL(id=cluster_id, urls=doc["urls"]))
         with self.store.transaction() as tx:
             if tx.get("clusters", cluster_id) is None:
-                raise ServiceError(404, f"cluster {cluster_id!r} does not exist")
+                raise ServiceError(404, f"cluster {_q(cluster_id)} does not exist")
             tx.put("clusters", cluster_id, doc)
         logger.info("updated cluster %s", cluster_id)
 
@@ -631,7 +637,7 @@ class AuthNService:
         with self.store.transaction() as tx:
             cid = self._lookup(tx.all("clusters"), key)
             if cid is None:
-                raise ServiceError(404, f"cluster {key!r} does not exist")
+                raise ServiceError(404, f"cluster {_q(key)} does not exist")
             tx.delete("clusters", cid)
         logger.info("unregistered cluster %s", cid)
 
@@ -645,7 +651,7 @@ class AuthNService:
             clusters = tx.all("clusters")
         cid = self._lookup(clusters, key)
         if cid is None:
-            raise ServiceError(404, f"cluster {key!r} does not exist")
+            raise ServiceError(404, f"cluster {_q(key)} does not exist")
         return {"clusters": {cid: clusters[cid]}}
 
     def list_clusters(self) -> dict[str, Any]:
