@@ -1,8 +1,8 @@
 """Test helpers: the real `aistore-authn` as a subprocess, and a recording stand-in cluster.
 
-`AuthNProcess` runs the installed service (`python -m aistore.authn_service.main`) on an
-ephemeral loopback port with its own config directory, reads the bound URL from its startup log
-line, and keeps its whole log (tests check that no secret ever reaches it).
+`authn_process` makes an `aistore.authn_service.LocalAuthN` (the installed service in a
+subprocess on an ephemeral loopback port, its log kept: tests check that no secret reaches it)
+with known secrets.
 
 `FakeCluster` is a real loopback HTTP server playing an AIS proxy's side of AuthN: it answers
 `GET /v1/daemon?what=smap` (what the SDKs read at registration), `POST /v1/tokens` (the signer
@@ -13,11 +13,7 @@ gets these endpoints later; this stands in for it.
 from __future__ import annotations
 
 import json
-import os
-import re
-import signal
 import subprocess
-import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -25,108 +21,37 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from aistore.authn_service.local import LocalAuthN
+
 SU_NAME = "admin"
 SU_PASS = "admin-pass-1"
 KEY_PASS = "key-passphrase-1"
-_READY = re.compile(r"aistore-authn serving (https?://[^:]+:\d+)")
 
 
-class AuthNProcess:
-    """The service in a subprocess; `url` once started. Use as a context manager."""
-
-    def __init__(self, conf_dir: Path, *args: str, env: dict[str, str] | None = None) -> None:
-        self.conf_dir = conf_dir
-        self.args = args
-        self.env = {
-            **os.environ,
-            "AIS_AUTHN_SU_NAME": SU_NAME,
-            "AIS_AUTHN_SU_PASS": SU_PASS,
-            "AIS_AUTHN_PRIVATE_KEY_PASS": KEY_PASS,
-            **(env or {}),
-        }
-        for name in ("AIS_AUTHN_SECRET_KEY", "AIS_AUTHN_CONF_DIR", "AIS_AUTHN_PORT"):
-            if env is None or name not in env:
-                self.env.pop(name, None)
-        self.url = ""
-        self.log: list[str] = []
-        self._proc: subprocess.Popen[str] | None = None
-        self._reader: threading.Thread | None = None
-
-    def command(self) -> list[str]:
-        return [
-            sys.executable,
-            "-m",
-            "aistore.authn_service.main",
-            "--config",
-            str(self.conf_dir),
-            "--host",
-            "127.0.0.1",
-            "--port",
-            "0",
-            *self.args,
-        ]
-
-    def start(self, timeout: float = 60.0) -> AuthNProcess:
-        self._proc = subprocess.Popen(
-            self.command(),
-            env=self.env,
-            stderr=subprocess.PIPE,
-            stdout=subprocess.DEVNULL,
-            text=True,
-        )
-        ready = threading.Event()
-        assert self._proc.stderr is not None
-        stderr = self._proc.stderr
-
-        def read() -> None:
-            for line in stderr:
-                self.log.append(line)
-                match = _READY.search(line)
-                if match and not self.url:
-                    self.url = match.group(1)
-                    ready.set()
-            ready.set()  # exited
-
-        self._reader = threading.Thread(target=read, daemon=True)
-        self._reader.start()
-        ready.wait(timeout)
-        if not self.url:
-            self.stop()
-            raise RuntimeError("aistore-authn did not start:\n" + "".join(self.log))
-        return self
-
-    def stop(self) -> int | None:
-        if self._proc is None:
-            return None
-        if self._proc.poll() is None:
-            self._proc.send_signal(signal.SIGTERM)
-            try:
-                self._proc.wait(20)
-            except subprocess.TimeoutExpired:
-                self._proc.kill()
-                self._proc.wait()
-        if self._reader is not None:
-            self._reader.join(5)
-        code = self._proc.returncode
-        self._proc = None
-        return code
-
-    def text(self) -> str:
-        return "".join(self.log)
-
-    def __enter__(self) -> AuthNProcess:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+def authn_process(conf_dir: Path, *args: str, secret_key: str | None = None) -> LocalAuthN:
+    """The service (not started) with this module's superuser and key passphrase."""
+    return LocalAuthN(
+        conf_dir,
+        su_name=SU_NAME,
+        su_pass=SU_PASS,
+        key_passphrase=KEY_PASS,
+        secret_key=secret_key,
+        args=args,
+    )
 
 
 def run_to_exit(
     conf_dir: Path, *args: str, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     """Run the service expecting it to exit (bad settings): its exit status and output."""
-    proc = AuthNProcess(conf_dir, *args, env=env)
-    return subprocess.run(proc.command(), env=proc.env, capture_output=True, text=True, timeout=60)
+    proc = authn_process(conf_dir, *args)
+    return subprocess.run(
+        proc.command(),
+        env={**proc.environment(), **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 @dataclass

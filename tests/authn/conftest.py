@@ -13,13 +13,15 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parents[1] / "compat"))
 
-from _authn import AuthNProcess, FakeCluster  # noqa: E402
+from _authn import FakeCluster, authn_process  # noqa: E402
+
+from aistore.authn_service.local import LocalAuthN  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def authn(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AuthNProcess]:
+def authn(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalAuthN]:
     """One RS256 service per module, with its own config directory."""
-    with AuthNProcess(tmp_path_factory.mktemp("authn")) as proc:
+    with authn_process(tmp_path_factory.mktemp("authn")) as proc:
         yield proc
 
 

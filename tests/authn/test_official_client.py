@@ -9,7 +9,9 @@ import jwt
 import official_sdk
 import pytest
 import requests
-from _authn import SU_NAME, SU_PASS, AuthNProcess, FakeCluster
+from _authn import SU_NAME, SU_PASS, FakeCluster
+
+from aistore.authn_service.local import LocalAuthN
 
 SCRIPT = (Path(__file__).parent / "official_authn_calls.py").read_text()
 
@@ -23,7 +25,7 @@ def official_python() -> Path:
 
 
 def test_official_authn_client_against_our_service(
-    official_python: Path, authn: AuthNProcess, cluster: FakeCluster
+    official_python: Path, authn: LocalAuthN, cluster: FakeCluster
 ) -> None:
     out = official_sdk.run_script(SCRIPT, authn.url, [cluster.url, SU_NAME, SU_PASS], timeout=300)
 

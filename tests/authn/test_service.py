@@ -23,14 +23,15 @@ from _authn import (
     KEY_PASS,
     SU_NAME,
     SU_PASS,
-    AuthNProcess,
     FakeCluster,
+    authn_process,
     run_to_exit,
     self_signed_cert,
 )
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
+from aistore.authn_service.local import LocalAuthN
 from aistore.sdk.authn import AuthNClient
 from aistore.sdk.authn.access_attr import AccessAttr
 from aistore.sdk.authn.errors import (
@@ -112,7 +113,7 @@ def test_help_lists_every_flag_and_variable() -> None:
         assert flag in out.stdout, flag
 
 
-def test_admin_login_rs256_token_verifies_against_served_jwks(authn: AuthNProcess) -> None:
+def test_admin_login_rs256_token_verifies_against_served_jwks(authn: LocalAuthN) -> None:
     client = AuthNClient(authn.url)
     token = client.login(SU_NAME, SU_PASS, expires_in=3600)
     assert client.client.token == token
@@ -126,7 +127,7 @@ def test_admin_login_rs256_token_verifies_against_served_jwks(authn: AuthNProces
     assert default["exp"] - default["iat"] == 24 * 3600
 
 
-def test_forged_and_tampered_tokens_are_refused(authn: AuthNProcess) -> None:
+def test_forged_and_tampered_tokens_are_refused(authn: LocalAuthN) -> None:
     token = admin_client(authn.url).client.token
     header, payload, signature = token.split(".")
     other = rsa.generate_private_key(public_exponent=65537, key_size=2048)
@@ -143,7 +144,7 @@ def test_forged_and_tampered_tokens_are_refused(authn: AuthNProcess) -> None:
     assert call(authn.url, "GET", "/v1/users", token).status_code == 200
 
 
-def test_users_roles_clusters_through_our_client(authn: AuthNProcess, cluster: FakeCluster) -> None:
+def test_users_roles_clusters_through_our_client(authn: LocalAuthN, cluster: FakeCluster) -> None:
     admin = admin_client(authn.url)
     clusters, roles, users = admin.cluster_manager(), admin.role_manager(), admin.user_manager()
 
@@ -226,7 +227,7 @@ def test_users_roles_clusters_through_our_client(authn: AuthNProcess, cluster: F
     assert cluster.uuid not in clusters.list().clusters
 
 
-def test_a_user_may_read_itself_and_change_only_its_password(authn: AuthNProcess) -> None:
+def test_a_user_may_read_itself_and_change_only_its_password(authn: LocalAuthN) -> None:
     admin = admin_client(authn.url)
     admin.role_manager().client.request("POST", "roles", json={"name": "plain", "desc": "none"})
     admin.user_manager().create("carol", ["plain"], "carol-pass")
@@ -263,7 +264,7 @@ def test_a_user_may_read_itself_and_change_only_its_password(authn: AuthNProcess
 
 
 def test_revocation_is_pushed_and_a_down_cluster_blocks_nothing(
-    authn: AuthNProcess, cluster: FakeCluster
+    authn: LocalAuthN, cluster: FakeCluster
 ) -> None:
     admin = admin_client(authn.url)
     admin.cluster_manager().register("live", [cluster.url])
@@ -294,7 +295,7 @@ def test_revocation_is_pushed_and_a_down_cluster_blocks_nothing(
         assert back.wait_for_push(token, timeout=30) == [token]
     finally:
         back.close()
-    assert "revocation push to cluster flaky-uuid failed" in authn.text()
+    assert "revocation push to cluster flaky-uuid failed" in authn.log
 
     # A cluster registered later receives every revoked token before it is registered.
     late = FakeCluster("late-uuid")
@@ -308,7 +309,7 @@ def test_revocation_is_pushed_and_a_down_cluster_blocks_nothing(
 
 
 def test_a_cluster_refusing_the_signer_is_not_registered(
-    authn: AuthNProcess, cluster: FakeCluster
+    authn: LocalAuthN, cluster: FakeCluster
 ) -> None:
     cluster.signer_status = 400
     admin = admin_client(authn.url)
@@ -318,7 +319,7 @@ def test_a_cluster_refusing_the_signer_is_not_registered(
     assert cluster.uuid not in admin.cluster_manager().list().clusters
 
 
-def test_key_rotation_keeps_old_tokens_verifying(authn: AuthNProcess) -> None:
+def test_key_rotation_keeps_old_tokens_verifying(authn: LocalAuthN) -> None:
     admin = admin_client(authn.url)
     old = admin.client.token
     old_kid = jwt.get_unverified_header(old)["kid"]
@@ -348,15 +349,13 @@ BAD_LOGIN_BODIES = [
 
 
 @pytest.mark.parametrize(("body", "why"), BAD_LOGIN_BODIES)
-def test_malformed_or_wrong_typed_bodies_are_400(
-    authn: AuthNProcess, body: bytes, why: str
-) -> None:
+def test_malformed_or_wrong_typed_bodies_are_400(authn: LocalAuthN, body: bytes, why: str) -> None:
     reply = call(authn.url, "POST", f"/v1/users/{SU_NAME}", data=body)
     assert reply.status_code == 400 and why in reply.json()["message"], reply.text
     assert reply.json()["status"] == 400 and reply.json()["url_path"] == f"/v1/users/{SU_NAME}"
 
 
-def test_bad_requests_are_4xx_and_the_service_lives_on(authn: AuthNProcess) -> None:
+def test_bad_requests_are_4xx_and_the_service_lives_on(authn: LocalAuthN) -> None:
     token = admin_client(authn.url).client.token
     wrong = call(authn.url, "POST", f"/v1/users/{SU_NAME}", json={"password": "wrong"})
     unknown = call(authn.url, "POST", "/v1/users/nobody", json={"password": "wrong"})
@@ -407,7 +406,7 @@ def test_bad_requests_are_4xx_and_the_service_lives_on(authn: AuthNProcess) -> N
     assert call(authn.url, "GET", "/v1/users", token).status_code == 200
 
 
-def test_config_shows_and_changes_the_default_lifetime(authn: AuthNProcess) -> None:
+def test_config_shows_and_changes_the_default_lifetime(authn: LocalAuthN) -> None:
     token = admin_client(authn.url).client.token
     conf = call(authn.url, "GET", "/v1/daemon", token).json()
     assert conf["net"]["http"]["port"] == int(authn.url.rsplit(":", 1)[1])
@@ -418,7 +417,7 @@ def test_config_shows_and_changes_the_default_lifetime(authn: AuthNProcess) -> N
     assert call(authn.url, "PUT", "/v1/daemon", token, json={"auth": {"expiration_time": "24h"}}).ok
 
 
-def test_concurrent_requests_each_get_a_consistent_answer(authn: AuthNProcess) -> None:
+def test_concurrent_requests_each_get_a_consistent_answer(authn: LocalAuthN) -> None:
     token = admin_client(authn.url).client.token
 
     def life_of_a_user(i: int) -> tuple[int, int, int, int]:
@@ -440,7 +439,7 @@ def test_concurrent_requests_each_get_a_consistent_answer(authn: AuthNProcess) -
     call(authn.url, "DELETE", "/v1/roles/contested", token)
 
 
-def test_connections_beyond_the_limit_get_503(authn: AuthNProcess) -> None:
+def test_connections_beyond_the_limit_get_503(authn: LocalAuthN) -> None:
     host, port = authn.url.removeprefix("http://").split(":")
     held = [socket.create_connection((host, int(port)), timeout=10) for _ in range(MAX_CONNECTIONS)]
     try:
@@ -456,9 +455,9 @@ def test_connections_beyond_the_limit_get_503(authn: AuthNProcess) -> None:
         time.sleep(0.1)
 
 
-def test_the_log_holds_no_password_and_no_token(authn: AuthNProcess) -> None:
+def test_the_log_holds_no_password_and_no_token(authn: LocalAuthN) -> None:
     """Runs after the module's other tests (file order): everything they did is in the log."""
-    text = authn.text()
+    text = authn.log
     assert "aistore-authn serving http://127.0.0.1:" in text
     assert "plain HTTP on a non-loopback address" not in text  # bound to loopback
     for secret in (SU_PASS, KEY_PASS, "alice-pass", "carol-pass", "eyJ"):
@@ -468,7 +467,7 @@ def test_the_log_holds_no_password_and_no_token(authn: AuthNProcess) -> None:
 def test_state_persists_across_restarts_and_the_key_needs_its_passphrase(
     tmp_path: Path, cluster: FakeCluster
 ) -> None:
-    with AuthNProcess(tmp_path) as first:
+    with authn_process(tmp_path) as first:
         admin = admin_client(first.url)
         admin.cluster_manager().register("main", [cluster.url])
         admin.role_manager().create("readers", "r", "main", [AccessAttr.GET])
@@ -484,12 +483,12 @@ def test_state_persists_across_restarts_and_the_key_needs_its_passphrase(
         serialization.load_pem_private_key(key_file.read_bytes(), password=b"not the passphrase")
     assert b"dave-pass" not in db_file.read_bytes()
 
-    with AuthNProcess(tmp_path) as second:
+    with authn_process(tmp_path) as second:
         again = AuthNClient(second.url)
         assert jwt.get_unverified_header(again.login("dave", "dave-pass"))["kid"] == kid
         assert [r.name for r in again.user_manager().get("dave").roles] == ["readers"]
         assert call(second.url, "GET", "/v1/users/dave", token).status_code == 200  # old token
-        assert second.url and "new database" not in second.text()
+        assert second.url and "new database" not in second.log
         assert cluster.uuid in again.cluster_manager().list().clusters
 
     refused = run_to_exit(tmp_path, env={"AIS_AUTHN_PRIVATE_KEY_PASS": "wrong-passphrase"})
@@ -538,7 +537,7 @@ def test_a_corrupt_database_is_refused(tmp_path: Path) -> None:
 
 def test_hs256_with_the_shared_secret(tmp_path: Path, cluster: FakeCluster) -> None:
     secret = "a-shared-hmac-secret-of-32-bytes-or-more"
-    with AuthNProcess(tmp_path, env={"AIS_AUTHN_SECRET_KEY": secret}) as proc:
+    with authn_process(tmp_path, secret_key=secret) as proc:
         admin = admin_client(proc.url)
         token = admin.client.token
         assert jwt.get_unverified_header(token) == {"alg": "HS256", "typ": "JWT"}
@@ -561,7 +560,9 @@ def test_hs256_with_the_shared_secret(tmp_path: Path, cluster: FakeCluster) -> N
 
 def test_https_with_a_certificate(tmp_path: Path) -> None:
     cert, key = self_signed_cert(tmp_path)
-    with AuthNProcess(tmp_path / "conf", "--https", "--cert", str(cert), "--key", str(key)) as proc:
+    with authn_process(
+        tmp_path / "conf", "--https", "--cert", str(cert), "--key", str(key)
+    ) as proc:
         assert proc.url.startswith("https://127.0.0.1:")
         client = AuthNClient(proc.url, ca_cert=str(cert))
         claims = claims_of(client.login(SU_NAME, SU_PASS))
