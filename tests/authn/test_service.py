@@ -319,6 +319,27 @@ def test_a_cluster_refusing_the_signer_is_not_registered(
     assert cluster.uuid not in admin.cluster_manager().list().clusters
 
 
+def test_a_silent_cluster_costs_a_registration_at_most_the_call_bound(tmp_path: Path) -> None:
+    silent = socket.create_server(("127.0.0.1", 0))  # accepts connections, never answers
+    try:
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}"
+        with authn_process(tmp_path, "--cluster-timeout", "1") as proc:
+            admin = admin_client(proc.url)
+            started = time.monotonic()
+            reply = call(
+                proc.url,
+                "POST",
+                "/v1/clusters",
+                admin.client.token,
+                json={"id": "s1", "urls": [url]},
+            )
+            assert reply.status_code == 400 and "validate signer" in reply.json()["message"]
+            assert time.monotonic() - started < 5
+            assert call(proc.url, "GET", "/v1/clusters").json() == {"clusters": {}}
+    finally:
+        silent.close()
+
+
 def test_key_rotation_keeps_old_tokens_verifying(authn: LocalAuthN) -> None:
     admin = admin_client(authn.url)
     old = admin.client.token
