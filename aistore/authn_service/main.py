@@ -77,6 +77,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--config",
+        "-config",  # AIS AuthN's spelling (Go flags), so its command lines work unchanged
         metavar="DIR",
         help="config directory holding authn.json, authn.db and the key "
         "(a path to authn.json is accepted; default: ~/.config/ais/authn)",

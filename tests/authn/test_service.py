@@ -113,6 +113,21 @@ def test_help_lists_every_flag_and_variable() -> None:
         assert flag in out.stdout, flag
 
 
+def test_ais_authn_command_line_spelling_works(tmp_path: Path) -> None:
+    """`-config <dir>` as AIS AuthN takes it (an unknown flag would exit 2 at once)."""
+    proc = authn_process(tmp_path)
+    command = [c if c != "--config" else "-config" for c in proc.command()]
+    with subprocess.Popen(
+        command, env=proc.environment(), stderr=subprocess.PIPE, text=True
+    ) as run:
+        assert run.stderr is not None
+        line = run.stderr.readline()
+        while line and "aistore-authn serving" not in line:
+            line = run.stderr.readline()
+        run.terminate()
+    assert "aistore-authn serving" in line and (tmp_path / "authn.db").exists()
+
+
 def test_admin_login_rs256_token_verifies_against_served_jwks(authn: LocalAuthN) -> None:
     client = AuthNClient(authn.url)
     token = client.login(SU_NAME, SU_PASS, expires_in=3600)
