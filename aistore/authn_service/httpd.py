@@ -27,6 +27,7 @@ import logging
 import socket
 import ssl
 import threading
+from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, NamedTuple
 from urllib.parse import unquote, urlsplit
@@ -256,20 +257,22 @@ class _Handler(BaseHTTPRequestHandler):
         raw = self.headers.get("Content-Length")
         if raw is None:
             return b""
-        try:
-            length = int(raw)
-        except ValueError:
+        if not raw.strip().isdigit() or not raw.isascii():  # int() would take "+1", "1_0"
             self.close_connection = True
-            raise ServiceError(400, f"invalid Content-Length {raw[:32]!r}") from None
-        if length < 0:
-            self.close_connection = True
-            raise ServiceError(400, f"invalid Content-Length {length}")
+            raise ServiceError(400, f"invalid Content-Length {raw[:32]!r}")
+        length = int(raw)
         if length > MAX_BODY:
             self.close_connection = True  # the unread body must not be parsed as a request
             raise ServiceError(
                 413, f"request body of {length} bytes exceeds the {MAX_BODY}-byte limit"
             )
-        body = self.rfile.read(length)
+        try:
+            body = self.rfile.read(length)
+        except TimeoutError:
+            self.close_connection = True
+            raise ServiceError(
+                408, f"request body not received within {IDLE_TIMEOUT_S:.0f}s"
+            ) from None
         if len(body) != length:
             self.close_connection = True
             raise ServiceError(400, "request body shorter than its Content-Length")
@@ -288,10 +291,19 @@ class _Handler(BaseHTTPRequestHandler):
         if body and self.command != "HEAD":
             self.wfile.write(body)
 
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        # The stdlib's own refusals (a request line or header it cannot parse, a method with no
+        # do_X): AIS's error JSON too, not its HTML page; the connection is not trusted further.
+        self.close_connection = True
+        if self.request_version == "HTTP/0.9":  # not parsed as far as the version: answer 1.1
+            self.request_version = "HTTP/1.1"
+        path = urlsplit(getattr(self, "path", "") or "").path
+        self._error(code, message or explain or HTTPStatus(code).phrase, path)
+
     def _error(self, status: int, message: str, path: str) -> None:
         doc = {
             "message": message,
-            "method": self.command,
+            "method": self.command or "",
             "url_path": path,
             "remote_addr": self.client_address[0] if self.client_address else "",
             "caller": "",
@@ -303,8 +315,11 @@ class _Handler(BaseHTTPRequestHandler):
     do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = do_PATCH = _handle
 
     def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
-        path = urlsplit(self.path).path  # the query is not logged: nothing secret may reach the log
-        access_log.info('%s "%s %s" %s', self.client_address[0], self.command, path, code)
+        # The query is not logged (nothing secret may reach the log); a request refused before
+        # its line was parsed has no command or path yet.
+        path = urlsplit(getattr(self, "path", "") or "").path[:512]
+        command = self.command or "-"
+        access_log.info('%s "%s %s" %s', self.client_address[0], command, path, code)
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (stdlib signature)
         # Parse errors and timeouts; never carries a header or a body.

@@ -442,6 +442,40 @@ def test_bad_requests_are_4xx_and_the_service_lives_on(authn: LocalAuthN) -> Non
     assert call(authn.url, "GET", "/v1/users", token).status_code == 200
 
 
+def raw_exchange(url: str, data: bytes) -> bytes:
+    """Send raw bytes on a fresh connection; everything the service answers before closing."""
+    host, port = url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(data)
+        chunks = []
+        while chunk := sock.recv(65536):
+            chunks.append(chunk)
+    return b"".join(chunks)
+
+
+@pytest.mark.parametrize(
+    ("request_bytes", "status"),
+    [
+        (b"POST /v1/users/admin HTTP/1.1\r\nContent-Length: +5\r\n\r\nhello", 400),
+        (b"POST /v1/users/admin HTTP/1.1\r\nContent-Length: 1_0\r\n\r\n0123456789", 400),
+        (b"POST /v1/users/admin HTTP/1.1\r\nContent-Length: -1\r\n\r\n", 400),
+        (b"GET /v1/roles HTTP/7.1\r\n\r\n", 505),
+        (b"GET /v1/roles HTTP/1.1\r\n" + b"X-A: b\r\n" * 101 + b"\r\n", 431),
+        (b"OPTIONS /v1/roles HTTP/1.1\r\n\r\n", 501),
+        (b"GET /" + b"x" * 70000 + b" HTTP/1.1\r\n\r\n", 414),
+    ],
+)
+def test_malformed_http_gets_an_ais_error_reply(
+    authn: LocalAuthN, request_bytes: bytes, status: int
+) -> None:
+    reply = raw_exchange(authn.url, request_bytes)
+    head, _, body = reply.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.") and int(head.split()[1]) == status, reply[:300]
+    doc = json.loads(body)
+    assert doc["status"] == status and doc["node"] == "AuthN" and doc["message"]
+    assert call(authn.url, "GET", "/v1/roles").status_code == 200
+
+
 def test_config_shows_and_changes_the_default_lifetime(authn: LocalAuthN) -> None:
     token = admin_client(authn.url).client.token
     conf = call(authn.url, "GET", "/v1/daemon", token).json()
