@@ -30,6 +30,8 @@ from _authn import (
 )
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from aistore.authn_service.local import LocalAuthN
 from aistore.sdk.authn import AuthNClient
@@ -474,6 +476,54 @@ def test_malformed_http_gets_an_ais_error_reply(
     doc = json.loads(body)
     assert doc["status"] == status and doc["node"] == "AuthN" and doc["message"]
     assert call(authn.url, "GET", "/v1/roles").status_code == 200
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+_FIELDS = (
+    *("id", "pass", "password", "name", "desc", "roles", "clusters", "buckets", "admin"),
+    *("perm", "bck", "alias", "urls", "token", "expires_in", "auth", "namespace", "provider"),
+)
+_DOCS = st.dictionaries(st.sampled_from(_FIELDS), _JSON_VALUES, max_size=5) | _JSON_VALUES
+_TARGETS = [
+    ("POST", f"/v1/users/{SU_NAME}"),
+    ("POST", "/v1/users"),
+    ("PUT", "/v1/users/fuzz-user"),
+    ("POST", "/v1/roles"),
+    ("PUT", "/v1/roles/fuzz-role"),
+    ("POST", "/v1/clusters"),
+    ("PUT", "/v1/clusters/fuzz-cluster"),
+    ("DELETE", "/v1/tokens"),
+    ("PUT", "/v1/daemon"),
+]
+
+
+def test_no_body_gets_a_5xx(authn: LocalAuthN) -> None:
+    """Arbitrary JSON (and bytes) to every endpoint that reads a body, as the admin: refused
+    with a 4xx or accepted, never a 5xx; the service answers normally afterwards."""
+    token = admin_client(authn.url).client.token
+    call(authn.url, "POST", "/v1/roles", token, json={"name": "fuzz-role", "desc": ""})
+    seen: list[int] = []
+
+    @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(target=st.sampled_from(_TARGETS), doc=_DOCS, raw=st.none() | st.binary(max_size=64))
+    def one(target: tuple[str, str], doc: object, raw: bytes | None) -> None:
+        method, path = target
+        body = raw if raw is not None else json.dumps(doc).encode()
+        reply = call(authn.url, method, path, token, data=body)
+        seen.append(reply.status_code)
+        assert reply.status_code < 500, (method, path, body[:200], reply.text)
+
+    one()
+    assert any(400 <= status < 500 for status in seen)
+    assert call(authn.url, "GET", "/v1/users", token).status_code == 200
+    call(authn.url, "DELETE", "/v1/users/fuzz-user", token)
+    call(authn.url, "PUT", "/v1/daemon", token, json={"auth": {"expiration_time": "24h"}})
 
 
 def test_config_shows_and_changes_the_default_lifetime(authn: LocalAuthN) -> None:
