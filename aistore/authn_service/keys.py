@@ -9,7 +9,7 @@ RSA invariants:
   the old key stays in the JWKS, and keeps verifying its tokens, until that expiry; then it is
   dropped. The `kid` is the key's RFC 7638 thumbprint, so it names the key on every restart.
 - `_state` is replaced whole (never mutated), so readers take one consistent snapshot without a
-  lock; `_rotate_lock` serializes rotations.
+  lock; `_rotate_lock` serializes rotations, and recording a token's expiry with them.
 
 Example:
     >>> ring = RSAKeyring.open(store, Path("authn_key.pem"), b"passphrase", 2048)  # doctest: +SKIP
@@ -242,10 +242,14 @@ class RSAKeyring:
         return _KeyState(private, kid, pem, retired)
 
     def sign(self, claims: dict[str, Any]) -> str:
-        state = self._state
-        # Recorded first: a token must never outlive the record that keeps its key served.
-        with self._store.transaction() as tx:
-            tx.signed_until(state.kid, int(claims["exp"]))
+        # Recorded first: a token must never outlive the record that keeps its key served. Under
+        # the rotation lock, so a rotation cannot drop the key's record (its tokens all expired
+        # so far) between our reading the key and recording this token's expiry.
+        with self._rotate_lock:
+            state = self._state
+            with self._store.transaction() as tx:
+                if not tx.signed_until(state.kid, int(claims["exp"])):
+                    raise RuntimeError(f"signing key {state.kid} is not recorded in the store")
         return jwt.encode(claims, state.private, algorithm=self.alg, headers={"kid": state.kid})
 
     def _public_key(self, kid: str) -> rsa.RSAPublicKey | None:

@@ -108,11 +108,12 @@ class Tx:
         """Record a signing key (no-op when known)."""
         self._conn.execute("INSERT OR IGNORE INTO signing_keys VALUES (?, ?, 0)", (kid, public_pem))
 
-    def signed_until(self, kid: str, exp: int) -> None:
-        """Note that the key signed a token expiring at `exp`."""
-        self._conn.execute(
+    def signed_until(self, kid: str, exp: int) -> bool:
+        """Note that the key signed a token expiring at `exp`; False when the key is unknown."""
+        cur = self._conn.execute(
             "UPDATE signing_keys SET last_exp = MAX(last_exp, ?) WHERE kid = ?", (exp, kid)
         )
+        return cur.rowcount == 1
 
     def keys(self) -> list[tuple[str, str, int]]:
         """Every recorded key as (kid, public PEM, latest expiry of a token it signed)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -135,6 +136,33 @@ def test_rotation_serves_the_old_key_until_its_last_token_expires(
     # Reopened from the same files: same signing key, the first key still served.
     again = RSAKeyring.open(store, key_file, PASSPHRASE, 2048)
     assert again.kid == ring.kid and again.verify(long_lived)["sub"] == "u"
+
+
+def test_tokens_signed_while_keys_rotate_all_verify(tmp_path: Path, store: Store) -> None:
+    ring = RSAKeyring.open(store, tmp_path / "key.pem", PASSPHRASE, 2048)
+    tokens = [_token(ring, time.time() + 60)]
+    done = threading.Event()
+
+    def sign_until_done() -> None:
+        while not done.is_set():
+            tokens.append(_token(ring, time.time() + 60))
+
+    signers = [threading.Thread(target=sign_until_done) for _ in range(3)]
+    for thread in signers:
+        thread.start()
+    try:
+        for _ in range(3):
+            ring.rotate()
+            time.sleep(0.05)  # the signers use each key
+    finally:
+        done.set()
+        for thread in signers:
+            thread.join()
+    served = {k["kid"] for k in ring.jwks()["keys"]}
+    assert ring.kid in served and len({jwt.get_unverified_header(t)["kid"] for t in tokens}) > 1
+    for token in tokens:
+        assert jwt.get_unverified_header(token)["kid"] in served
+        assert ring.verify(token)["sub"] == "u"
 
 
 def test_the_key_file_opens_only_with_its_passphrase(tmp_path: Path, store: Store) -> None:
