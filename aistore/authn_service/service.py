@@ -174,6 +174,15 @@ def _union_acls(acls: list[dict[str, Any]], key: str) -> list[dict[str, Any]]:
     return [{**first[k], "perm": str(bits)} for k, bits in merged.items()]
 
 
+# Revoked tokens per push: a cluster's body limit must not turn a long list into a push that
+# never lands (a token is ~0.5-2 KiB).
+PUSH_BATCH = 256
+
+
+def _batches(tokens: list[str]) -> list[list[str]]:
+    return [tokens[i : i + PUSH_BATCH] for i in range(0, len(tokens), PUSH_BATCH)]
+
+
 class AuthNService:
     """The operations of the AuthN API; see the module docstring for the rules."""
 
@@ -349,9 +358,9 @@ class AuthNService:
         with self.store.transaction() as tx:
             tokens = tx.revoked(int(time.time()))
             cluster_ids = list(tx.all("clusters"))
-        if tokens:
+        for batch in _batches(tokens):
             for cid in cluster_ids:
-                self.pusher.push(cid, tokens, time.time() + self.settings.max_token_age)
+                self.pusher.push(cid, batch, time.time() + self.settings.max_token_age)
 
     def cluster_urls(self, cluster_id: str) -> list[str] | None:
         """The URLs of a registered cluster (None: not registered)."""
@@ -567,13 +576,13 @@ class AuthNService:
         if known:
             raise ServiceError(409, f"cluster {clu.id}[{known}] already registered")
         self._check_cluster(clu)  # network: outside the lock
-        if revoked:
-            try:
-                self._clusters.call(clu.urls, "DELETE", {"tokens": revoked, "version": "0"})
-            except ClusterCallError as e:
-                raise ServiceError(
-                    400, f"failed to sync revoked tokens with cluster {clu.id}: {e}"
-                ) from None
+        try:
+            for batch in _batches(revoked):
+                self._clusters.call(clu.urls, "DELETE", {"tokens": batch, "version": "0"})
+        except ClusterCallError as e:
+            raise ServiceError(
+                400, f"failed to sync revoked tokens with cluster {clu.id}: {e}"
+            ) from None
         doc = {"id": clu.id, "alias": clu.alias, "urls": list(clu.urls)}
         with self.store.transaction() as tx:
             clusters = tx.all("clusters")

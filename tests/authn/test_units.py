@@ -9,6 +9,7 @@ from pathlib import Path
 
 import jwt
 import pytest
+from _authn import FakeCluster
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
@@ -240,3 +241,26 @@ def _acl(cid: str, perm: str) -> CluACL:
 
 def _bck(uuid: str, name: str, perm: str) -> BckACL:
     return BckACL(bck=Bucket(name=name, namespace=Namespace(uuid=uuid)), perm=perm)
+
+
+def test_long_revoked_lists_travel_in_batches(service: AuthNService) -> None:
+    now = int(time.time())
+    tokens = [
+        service.signer.sign({"sub": f"u{i}", "iat": now, "exp": now + 600}) for i in range(300)
+    ]
+    for token in tokens:
+        service.revoke(token)
+    cluster = FakeCluster("batch-uuid")
+    try:
+        service.register_cluster(CluACL(id="batch-uuid", alias="b", urls=[cluster.url]))
+        sent = cluster.pushes()
+        assert [len(batch) for batch in sent] == [256, 44]
+        assert sorted(t for batch in sent for t in batch) == sorted(tokens)
+        service.push_all_revoked()  # as at a restart: the same batches, in the background
+        deadline = time.monotonic() + 10
+        while len(cluster.pushes()) < 4:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        assert sorted(len(batch) for batch in cluster.pushes()[2:]) == [44, 256]
+    finally:
+        cluster.close()
