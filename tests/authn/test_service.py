@@ -678,6 +678,15 @@ def test_hs256_with_the_shared_secret(tmp_path: Path, cluster: FakeCluster) -> N
         assert not (tmp_path / "authn_key.pem").exists()
 
 
+def test_plain_http_on_all_interfaces_is_warned_about(tmp_path: Path) -> None:
+    with authn_process(tmp_path, "--host", "0.0.0.0") as proc:  # the last --host wins
+        deadline = time.monotonic() + 10
+        while "plain HTTP on a non-loopback address (0.0.0.0)" not in proc.log:
+            assert time.monotonic() < deadline, proc.log
+            time.sleep(0.05)
+        assert "WARNING" in proc.log and call(proc.url, "GET", "/v1/roles").ok
+
+
 def test_https_with_a_certificate(tmp_path: Path) -> None:
     cert, key = self_signed_cert(tmp_path)
     with authn_process(
