@@ -275,6 +275,10 @@ def _build(args: argparse.Namespace) -> tuple[AuthNServer, AuthNService]:
         ),
         "port",
     )
+    if not 0 <= port <= 65535:
+        raise StartupError(f"port {port} is out of range (0-65535; 0 picks a free one)")
+    if not args.cluster_timeout > 0:
+        raise StartupError(f"--cluster-timeout must be positive, not {args.cluster_timeout}")
     use_https = _truthy(
         _first(
             args.https,
@@ -328,7 +332,11 @@ def _build(args: argparse.Namespace) -> tuple[AuthNServer, AuthNService]:
         config={},
     )
     service = AuthNService(store, signer, settings, client)
-    server = AuthNServer((args.host, port), service, tls)
+    try:
+        server = AuthNServer((args.host, port), service, tls)
+    except OSError as e:
+        service.pusher.stop()
+        raise StartupError(f"cannot listen on {args.host}:{port}: {e.strerror or e}") from None
     bound_port = server.server_address[1]
     scheme = "https" if tls else "http"
     if not external:

@@ -623,6 +623,8 @@ def test_state_persists_across_restarts_and_the_key_needs_its_passphrase(
         ({}, ("--https",), "--https needs --cert and --key"),
         ({}, ("--ttl", "tomorrow"), "invalid duration"),
         ({}, ("--rsa-key-bits", "1024"), "at least 2048 bits"),
+        ({}, ("--port", "70000"), "port 70000 is out of range"),
+        ({}, ("--cluster-timeout", "0"), "--cluster-timeout must be positive"),
     ],
 )
 def test_startup_refusals_say_why(
@@ -647,6 +649,13 @@ def test_a_bad_authn_json_is_refused(tmp_path: Path, conf: str, why: str) -> Non
     (tmp_path / "authn.json").write_text(conf)
     out = run_to_exit(tmp_path)
     assert out.returncode != 0 and why in out.stderr, out.stderr
+
+
+def test_a_port_in_use_is_refused(tmp_path: Path) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = str(taken.getsockname()[1])
+        out = run_to_exit(tmp_path, "--port", port)
+    assert out.returncode != 0 and f"cannot listen on 127.0.0.1:{port}" in out.stderr, out.stderr
 
 
 def test_a_corrupt_database_is_refused(tmp_path: Path) -> None:
