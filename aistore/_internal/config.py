@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
 import warnings
+from pathlib import Path
 
 from aistore._internal.const import (
     AIS_AUTHN_TOKEN,
+    AIS_AUTHN_TOKEN_FILE,
     AIS_CLIENT_CA,
     AIS_CLIENT_CRT,
     AIS_CLIENT_KEY,
@@ -98,9 +101,45 @@ def resolve_max_pool_size(max_pool_size: int | None) -> int:
     return DEFAULT_MAX_POOL_SIZE
 
 
+def default_token_file() -> Path:
+    """Where the Go CLI saves its login (`ais auth login`): `<user config dir>/ais/cli/auth.token`,
+    the user config dir being `$XDG_CONFIG_HOME`, else `~/.config` (Go's `os.UserConfigDir`)."""
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "ais" / "cli" / "auth.token"
+
+
+def _token_from_file(path: Path, must_exist: bool) -> str:
+    """The token of a CLI token file; "" (with a warning, unless it is an absent default file)
+    when it cannot be read, as the Go API logs and goes on without one."""
+    try:
+        doc = json.loads(path.read_text())
+    except FileNotFoundError:
+        if must_exist:
+            warnings.warn(f"AuthN token file {path} does not exist", stacklevel=4)
+        return ""
+    except (OSError, ValueError) as e:
+        warnings.warn(f"Failed to load AuthN token from {path}: {e}", stacklevel=4)
+        return ""
+    token = doc.get("token") if isinstance(doc, dict) else None
+    if not isinstance(token, str):
+        warnings.warn(f'AuthN token file {path} holds no "token" string', stacklevel=4)
+        return ""
+    return token
+
+
 def resolve_token(token: str | None) -> str:
-    """Bearer token: argument, else `AIS_AUTHN_TOKEN`, else none."""
-    return token or os.environ.get(AIS_AUTHN_TOKEN, "")
+    """Bearer token, in the Go API's order (`api/authn/loadtoken.go`): the argument, else
+    `AIS_AUTHN_TOKEN`, else the file `AIS_AUTHN_TOKEN_FILE` names, else the CLI's default token
+    file when it exists, else none."""
+    if token:
+        return token
+    env_token = os.environ.get(AIS_AUTHN_TOKEN)
+    if env_token:
+        return env_token
+    named = os.environ.get(AIS_AUTHN_TOKEN_FILE)
+    if named:
+        return _token_from_file(Path(named).expanduser(), must_exist=True)
+    return _token_from_file(default_token_file(), must_exist=False)
 
 
 def resolve_skip_verify(skip_verify: bool) -> bool:

@@ -41,7 +41,8 @@ class Client:
     - `timeout`: (`AIS_CONNECT_TIMEOUT` or 3, `AIS_READ_TIMEOUT` or 20) seconds; 0 disables
       all, a 0 in a tuple (or an env var set to 0) disables that part.
     - `retry_config`: `RetryConfig.default()`.
-    - `token`: `AIS_AUTHN_TOKEN`.
+    - `token`: `AIS_AUTHN_TOKEN`, else the token file of the Go CLI: `AIS_AUTHN_TOKEN_FILE`,
+      else `~/.config/ais/cli/auth.token` when it exists (JSON `{"token": "<jwt>"}`).
     - `max_pool_size`: `AIS_MAX_CONN_POOL`, else 10 connections per host.
 
     Example:

@@ -9,5 +9,6 @@ Example:
 """
 
 from aistore.sdk.authn.authn_client import AuthNClient
+from aistore.sdk.authn.cluster_manager import ClusterManager
 
-__all__ = ["AuthNClient"]
+__all__ = ["AuthNClient", "ClusterManager"]  # the official package re-exports both here

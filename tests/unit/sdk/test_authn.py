@@ -1,5 +1,5 @@
-"""The AuthN client against a loopback HTTP peer standing in for the AuthN server (there is
-none yet): the requests it sends and how it reads replies and errors."""
+"""The AuthN client against a loopback HTTP peer standing in for the AuthN server: the requests
+it sends and how it reads replies and errors (tests/authn runs it against the real service)."""
 
 from __future__ import annotations
 
@@ -33,6 +33,13 @@ def _routes(table: dict[tuple[str, str], Callable[[Req], Reply]]) -> Callable[[R
 
 def _json(doc: object) -> Callable[[Req], Reply]:
     return lambda req: Reply(200, json.dumps(doc).encode(), {"Content-Type": "application/json"})
+
+
+def test_package_reexports_what_the_official_one_does() -> None:
+    import aistore.sdk.authn as authn_pkg
+    from aistore.sdk.authn.cluster_manager import ClusterManager
+
+    assert authn_pkg.AuthNClient is AuthNClient and authn_pkg.ClusterManager is ClusterManager
 
 
 @pytest.fixture

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import pickle
+from pathlib import Path
 
 import pytest
 from _fakes import FakeServer, Reply
@@ -20,6 +22,7 @@ ENV_VARS = (
     "AIS_READ_TIMEOUT",
     "AIS_MAX_CONN_POOL",
     "AIS_AUTHN_TOKEN",
+    "AIS_AUTHN_TOKEN_FILE",
     "AIS_SKIP_VERIFY",
     "AIS_SKIP_VERIFY_CRT",
     "AIS_CLIENT_CA",
@@ -29,9 +32,10 @@ ENV_VARS = (
 
 
 @pytest.fixture(autouse=True)
-def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     for name in ENV_VARS:
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))  # no CLI token file
 
 
 def test_version() -> None:
@@ -122,6 +126,37 @@ def test_tls_settings_from_env(monkeypatch: pytest.MonkeyPatch) -> None:
     session = Client("https://h", ca_cert="/mine.pem", client_cert="/both.pem")
     assert session._request_client.session_manager.session.verify == "/mine.pem"
     assert session._request_client.session_manager.session.cert == "/both.pem"
+
+
+def test_token_order_argument_env_named_file_default_file(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    assert config.resolve_token(None) == ""  # no default file: no token, no warning
+    default = tmp_path / "config" / "ais" / "cli" / "auth.token"
+    default.parent.mkdir(parents=True)
+    default.write_text(json.dumps({"token": "cli-token"}))
+    assert config.resolve_token(None) == "cli-token"
+    named = tmp_path / "alice.token"
+    named.write_text(json.dumps({"token": "file-token"}))
+    monkeypatch.setenv("AIS_AUTHN_TOKEN_FILE", str(named))
+    assert config.resolve_token(None) == "file-token"
+    monkeypatch.setenv("AIS_AUTHN_TOKEN", "env-token")
+    assert config.resolve_token(None) == "env-token"
+    assert config.resolve_token("arg-token") == "arg-token"
+
+
+@pytest.mark.parametrize(
+    "content", [None, "not json", json.dumps(["token"]), json.dumps({"token": 7})]
+)
+def test_unreadable_named_token_file_warns_and_sends_none(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, content: str | None
+) -> None:
+    named = tmp_path / "auth.token"
+    if content is not None:
+        named.write_text(content)
+    monkeypatch.setenv("AIS_AUTHN_TOKEN_FILE", str(named))
+    with pytest.warns(UserWarning, match="token"):
+        assert config.resolve_token(None) == ""
 
 
 def test_default_headers_and_token(server: FakeServer, monkeypatch: pytest.MonkeyPatch) -> None:

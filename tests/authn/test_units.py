@@ -1,0 +1,266 @@
+"""The AuthN service's pure parts and its store and keyring on a temp directory (no server)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import jwt
+import pytest
+from _authn import FakeCluster
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+
+from aistore.authn_service import passwords
+from aistore.authn_service.clusters import ClusterClient
+from aistore.authn_service.keys import HMACSigner, KeyFileError, RSAKeyring
+from aistore.authn_service.service import AuthNService, ServiceError, ServiceSettings
+from aistore.authn_service.store import Store
+from aistore.authn_service.wire import (
+    BckACL,
+    Bucket,
+    CluACL,
+    LoginMsg,
+    Namespace,
+    Role,
+    User,
+    WireError,
+    decode,
+    format_duration,
+    parse_duration,
+    parse_perm,
+)
+
+PASSPHRASE = b"unit-test-passphrase"
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [
+        ("24h", 86400.0),
+        ("1h30m", 5400.0),
+        ("90s", 90.0),
+        ("0", 0.0),
+        ("1.5h", 5400.0),
+        ("500ms", 0.5),
+    ],
+)
+def test_go_durations(text: str, seconds: float) -> None:
+    assert parse_duration(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["", "h", "24", "1d", "-1h", "1h 30m", "soon"])
+def test_bad_durations(text: str) -> None:
+    with pytest.raises(ValueError, match="invalid duration"):
+        parse_duration(text)
+
+
+def test_format_duration() -> None:
+    assert [format_duration(s) for s in (86400, 5400, 90, 5)] == [
+        "24h0m0s",
+        "1h30m0s",
+        "1m30s",
+        "5s",
+    ]
+
+
+def test_permission_strings() -> None:
+    assert parse_perm("", "x") == 0 and parse_perm("831", "x") == 831
+    assert parse_perm(str((1 << 64) - 1), "x") == (1 << 64) - 1
+    for bad in (str(1 << 64), "-1", "1e3", "0x10", " 1", "١"):  # the last: an Arabic-Indic digit
+        with pytest.raises(WireError, match="decimal uint64"):
+            parse_perm(bad, "x")
+
+
+def test_decode_names_the_field() -> None:
+    with pytest.raises(WireError, match=r"\$.roles\[0\].clusters"):
+        decode(b'{"id": "u", "roles": [{"clusters": 5}]}', User)
+
+
+def test_password_hashes_are_salted_and_checked() -> None:
+    first, second = passwords.hash_password("pw"), passwords.hash_password("pw")
+    assert first != second and first.startswith("scrypt$16384$8$1$")
+    assert passwords.verify_password("pw", first) and passwords.verify_password("pw", second)
+    assert not passwords.verify_password("pW", first)
+    for malformed in ("", "scrypt$1$2", "bcrypt$16384$8$1$AAAA$AAAA", "scrypt$x$8$1$AAAA$AAAA"):
+        assert not passwords.verify_password("pw", malformed)
+
+
+def test_a_failed_transaction_leaves_nothing(tmp_path: Path) -> None:
+    store = Store(tmp_path / "authn.db")
+    with pytest.raises(RuntimeError), store.transaction() as tx:
+        tx.put("users", "u", {"id": "u"})
+        raise RuntimeError("midway")
+    with store.transaction() as tx:
+        assert tx.get("users", "u") is None
+        tx.revoke("old", int(time.time()) - 1)
+        tx.revoke("live", int(time.time()) + 60)
+        assert tx.revoked(int(time.time())) == ["live"]
+        assert not tx.is_revoked("old") and tx.is_revoked("live")
+    store.close()
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    s = Store(tmp_path / "authn.db")
+    yield s
+    s.close()
+
+
+def _token(ring: RSAKeyring, exp: float) -> str:
+    return ring.sign({"sub": "u", "iat": int(time.time()), "exp": int(exp)})
+
+
+def test_rotation_serves_the_old_key_until_its_last_token_expires(
+    tmp_path: Path, store: Store
+) -> None:
+    key_file = tmp_path / "key.pem"
+    ring = RSAKeyring.open(store, key_file, PASSPHRASE, 2048)
+    first_kid = ring.kid
+    long_lived = _token(ring, time.time() + 3600)
+    ring.rotate()
+    assert ring.kid != first_kid
+    assert [k["kid"] for k in ring.jwks()["keys"]] == [ring.kid, first_kid]
+    assert ring.verify(long_lived)["sub"] == "u"
+    second_kid = ring.kid
+    short = _token(ring, time.time() + 1)
+    assert jwt.get_unverified_header(short)["kid"] == second_kid
+
+    # A key whose every token has expired leaves the JWKS and verifies nothing.
+    ring.rotate()
+    time.sleep(1.1)
+    assert second_kid not in [k["kid"] for k in ring.jwks()["keys"]]
+    with pytest.raises(jwt.InvalidTokenError):
+        ring.verify(short)
+    # Reopened from the same files: same signing key, the first key still served.
+    again = RSAKeyring.open(store, key_file, PASSPHRASE, 2048)
+    assert again.kid == ring.kid and again.verify(long_lived)["sub"] == "u"
+
+
+def test_tokens_signed_while_keys_rotate_all_verify(tmp_path: Path, store: Store) -> None:
+    ring = RSAKeyring.open(store, tmp_path / "key.pem", PASSPHRASE, 2048)
+    tokens = [_token(ring, time.time() + 60)]
+    done = threading.Event()
+
+    def sign_until_done() -> None:
+        while not done.is_set():
+            tokens.append(_token(ring, time.time() + 60))
+
+    signers = [threading.Thread(target=sign_until_done) for _ in range(3)]
+    for thread in signers:
+        thread.start()
+    try:
+        for _ in range(3):
+            ring.rotate()
+            time.sleep(0.05)  # the signers use each key
+    finally:
+        done.set()
+        for thread in signers:
+            thread.join()
+    served = {k["kid"] for k in ring.jwks()["keys"]}
+    assert ring.kid in served and len({jwt.get_unverified_header(t)["kid"] for t in tokens}) > 1
+    for token in tokens:
+        assert jwt.get_unverified_header(token)["kid"] in served
+        assert ring.verify(token)["sub"] == "u"
+
+
+def test_the_key_file_opens_only_with_its_passphrase(tmp_path: Path, store: Store) -> None:
+    key_file = tmp_path / "key.pem"
+    RSAKeyring.open(store, key_file, PASSPHRASE, 2048)
+    with pytest.raises(KeyFileError, match="wrong passphrase"):
+        RSAKeyring.open(store, key_file, b"another-passphrase", 2048)
+    plain = tmp_path / "plain.pem"
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    plain.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    with pytest.raises(KeyFileError, match="not encrypted"):
+        RSAKeyring.open(store, plain, PASSPHRASE, 2048)
+
+
+@pytest.fixture
+def service(store: Store) -> Iterator[AuthNService]:
+    settings = ServiceSettings(
+        issuer="https://authn.test:52001", ttl=3600, max_token_age=86400, su_name="admin", config={}
+    )
+    svc = AuthNService(store, HMACSigner("x" * 32), settings, ClusterClient(timeout=1))
+    svc.init_db("admin-pass")
+    yield svc
+    svc.pusher.stop()
+
+
+def test_a_users_token_grants_the_union_of_its_roles(service: AuthNService, store: Store) -> None:
+    with store.transaction() as tx:
+        tx.put("clusters", "C1", {"id": "C1", "alias": "one", "urls": ["http://h"]})
+    service.add_role(Role(name="ro", clusters=[_acl("one", "771")]))  # by alias
+    service.add_role(Role(name="put", clusters=[_acl("C1", "4")], buckets=[_bck("C1", "b", "1")]))
+    service.add_role(Role(name="all", clusters=[_acl("", "12288")]))
+    service.add_user(
+        User(id="u", password="pw", roles=[Role(name=n) for n in ("ro", "put", "all")])
+    )
+    claims = service.signer.verify(service.login("u", LoginMsg(password="pw"))["token"])
+    assert claims["clusters"] == [{"id": "C1", "perm": "775"}, {"id": "", "perm": "12288"}]
+    assert claims["buckets"] == [
+        {
+            "bck": {"name": "b", "provider": "ais", "namespace": {"uuid": "C1", "name": ""}},
+            "perm": "1",
+        }
+    ]
+    assert claims["aud"] == ["C1"] and claims["iss"] == "https://authn.test:52001"
+    assert claims["exp"] - claims["iat"] == 3600
+    admin = service.signer.verify(service.login("admin", LoginMsg(password="admin-pass"))["token"])
+    assert admin["admin"] is True and admin["aud"] == ["C1"]
+
+
+@pytest.mark.parametrize(
+    ("expires_in", "lifetime"),
+    [(None, 3600), (0, 86400), (60 * 10**9, 60), (86400 * 10**9, 86400)],
+)
+def test_requested_lifetimes(service: AuthNService, expires_in: int | None, lifetime: int) -> None:
+    token = service.login("admin", LoginMsg(password="admin-pass", expires_in=expires_in))["token"]
+    claims = service.signer.verify(token)
+    assert claims["exp"] - claims["iat"] == lifetime
+
+
+@pytest.mark.parametrize("expires_in", [1, 59 * 10**9, -(10**9), 86401 * 10**9])
+def test_lifetimes_out_of_range(service: AuthNService, expires_in: int) -> None:
+    with pytest.raises(ServiceError, match="invalid requested expiry date") as err:
+        service.login("admin", LoginMsg(password="admin-pass", expires_in=expires_in))
+    assert err.value.status == 400
+
+
+def _acl(cid: str, perm: str) -> CluACL:
+    return CluACL(id=cid, perm=perm)
+
+
+def _bck(uuid: str, name: str, perm: str) -> BckACL:
+    return BckACL(bck=Bucket(name=name, namespace=Namespace(uuid=uuid)), perm=perm)
+
+
+def test_long_revoked_lists_travel_in_batches(service: AuthNService) -> None:
+    now = int(time.time())
+    tokens = [
+        service.signer.sign({"sub": f"u{i}", "iat": now, "exp": now + 600}) for i in range(300)
+    ]
+    for token in tokens:
+        service.revoke(token)
+    cluster = FakeCluster("batch-uuid")
+    try:
+        service.register_cluster(CluACL(id="batch-uuid", alias="b", urls=[cluster.url]))
+        sent = cluster.pushes()
+        assert [len(batch) for batch in sent] == [256, 44]
+        assert sorted(t for batch in sent for t in batch) == sorted(tokens)
+        service.push_all_revoked()  # as at a restart: the same batches, in the background
+        deadline = time.monotonic() + 10
+        while len(cluster.pushes()) < 4:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        assert sorted(len(batch) for batch in cluster.pushes()[2:]) == [44, 256]
+    finally:
+        cluster.close()
