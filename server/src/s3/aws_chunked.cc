@@ -122,6 +122,7 @@ Status AwsChunkedDecoder::Feed(const char* p, size_t n) {
         break;
       }
       case State::kTrailerLf:
+        if (++trailer_bytes_ > kMaxTrailers) return Fail("trailers exceed " + std::to_string(kMaxTrailers) + " bytes");
         if (*p++ != '\n') return Fail("CRLF expected after a trailer");
         AIS_RETURN_IF_ERROR(EndTrailerLine());
         break;
