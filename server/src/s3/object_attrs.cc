@@ -4,7 +4,9 @@
 #include <cctype>
 #include <ctime>
 
+#include "api/moss_request.h"  // DecodeBase64, EncodeBase64
 #include "api/object_list.h"
+#include "s3/checksums.h"
 #include "util/strings.h"
 
 namespace ais::s3 {
@@ -53,7 +55,46 @@ std::string_view Unquote(std::string_view s) {
   return s;
 }
 
+std::optional<std::string> FromHex(std::string_view hex) {
+  if (hex.size() % 2) return std::nullopt;
+  std::string out;
+  for (size_t i = 0; i < hex.size(); i += 2) {
+    auto nib = [](char c) -> int {
+      if (c >= '0' && c <= '9') return c - '0';
+      if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+      return -1;
+    };
+    int h = nib(hex[i]), l = nib(hex[i + 1]);
+    if (h < 0 || l < 0) return std::nullopt;
+    out.push_back(static_cast<char>(h << 4 | l));
+  }
+  return out;
+}
+
 }  // namespace
+
+std::string StoredChecksum(std::string_view base64) {
+  auto raw = DecodeBase64(base64);
+  return raw ? HexOf(*raw) : "";
+}
+
+std::string StoredContentType(std::string_view ct) {
+  std::string out;
+  for (char c : ct) {
+    if (c == '%') out += "%25";
+    else if (c == ',') out += "%2C";
+    else if (c == '=') out += "%3D";
+    else out.push_back(c);
+  }
+  return out;
+}
+
+std::string ContentTypeOf(const ObjectMeta& m) {
+  const std::string* ct = m.custom_value(kContentTypeKey);
+  if (!ct || ct->empty()) return "application/octet-stream";
+  auto decoded = PercentDecode(*ct, false);
+  return decoded && IsHeaderSafe(*decoded) ? *decoded : "application/octet-stream";
+}
 
 std::string EtagOf(const ObjectMeta& m) {
   if (const std::string* e = m.custom_value(kEtagKey); e && !e->empty()) return std::string(Unquote(*e));
@@ -76,7 +117,7 @@ HeaderList ObjectHeaders(const ObjectMeta& m, bool checksum_mode) {
   if (const std::string* v = m.custom_value("version"); v && IsHeaderSafe(*v)) h.emplace_back("x-amz-version-id", *v);
   for (const auto& [k, v] : m.custom) {
     if (k.starts_with(kChecksumKeyPrefix)) {
-      if (checksum_mode && IsHeaderSafe(v)) h.emplace_back(k, v);
+      if (auto raw = FromHex(v); checksum_mode && raw) h.emplace_back(k, EncodeBase64(*raw));
       continue;
     }
     if (Reserved(k) || !IsHeaderSafe(v)) continue;
@@ -108,7 +149,9 @@ Result<CustomMd> UserMetadata(const Exchange& ex) {
   if (total > kMaxUserMetadata) {
     return Status::InvalidArgument("user metadata exceeds " + std::to_string(kMaxUserMetadata) + " bytes");
   }
-  if (std::string_view ct = ex.header("Content-Type"); !ct.empty()) out.emplace_back(std::string(kContentTypeKey), std::string(ct));
+  if (std::string_view ct = ex.header("Content-Type"); !ct.empty()) {
+    out.emplace_back(std::string(kContentTypeKey), StoredContentType(ct));
+  }
   std::sort(out.begin(), out.end());
   return out;
 }

@@ -22,7 +22,12 @@ using CustomMd = std::vector<std::pair<std::string, std::string>>;
 // Custom metadata keys of the S3 front end.
 inline constexpr std::string_view kEtagKey = "ETag";  // also a remote object's (the backend's ETag)
 inline constexpr std::string_view kContentTypeKey = "Content-Type";
-inline constexpr std::string_view kChecksumKeyPrefix = "x-amz-checksum-";  // + algo: base64, as sent
+inline constexpr std::string_view kChecksumKeyPrefix = "x-amz-checksum-";  // + algo: the value in hex
+// The front end's own values are stored without ',' and '=' (hex; Content-Type with those
+// percent-encoded): the AIS API lists custom metadata as "k=v, k2=v2" in one header.
+std::string StoredChecksum(std::string_view base64);
+std::string StoredContentType(std::string_view content_type);
+std::string ContentTypeOf(const ObjectMeta& m);  // the stored one, else application/octet-stream
 inline constexpr size_t kMaxUserMetadata = 2048;  // S3's limit on x-amz-meta-* (names and values)
 
 // The ETag S3 shows, unquoted: the one stored with the object (MD5 at PUT, "<md5>-N" for

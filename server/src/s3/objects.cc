@@ -103,8 +103,7 @@ Task<Handled> GetObject(Request& r) {
   if (cond == Condition::kNotModified) co_return co_await NotModified(r, m);
   HeaderList headers = ObjectHeaders(m, ChecksumMode(r.ex) && !rd->ranged);
   headers.emplace_back("x-amz-request-id", r.request_id);
-  const std::string* ct = m.custom_value(kContentTypeKey);
-  headers.emplace_back("Content-Type", ct ? *ct : "application/octet-stream");
+  headers.emplace_back("Content-Type", ContentTypeOf(m));
   if (rd->ranged) {
     headers.emplace_back("Content-Range", "bytes " + std::to_string(rd->start) + "-" +
                                               std::to_string(rd->start + rd->length - 1) + "/" + std::to_string(m.size));
@@ -123,8 +122,7 @@ Task<Handled> HeadObject(Request& r) {
   if (cond == Condition::kNotModified) co_return co_await NotModified(r, m);
   HeaderList headers = ObjectHeaders(m, ChecksumMode(r.ex));
   headers.emplace_back("x-amz-request-id", r.request_id);
-  const std::string* ct = m.custom_value(kContentTypeKey);
-  headers.emplace_back("Content-Type", ct ? *ct : "application/octet-stream");
+  headers.emplace_back("Content-Type", ContentTypeOf(m));
   co_return co_await r.ex.ReplyHeaders(http::status::ok, headers, m.size);
 }
 
@@ -144,7 +142,9 @@ Task<Handled> PutObject(Request& r) {
   auto got = co_await ReceiveBody(r, sink);
   if (!got.ok()) co_return got.status();  // the writer's destructor removes what it wrote
   CustomMd own = {{std::string(kEtagKey), got->md5_hex}};
-  if (got->algo) own.emplace_back(std::string(kChecksumKeyPrefix) + std::string(ChecksumName(*got->algo)), got->checksum);
+  if (got->algo) {
+    own.emplace_back(std::string(kChecksumKeyPrefix) + std::string(ChecksumName(*got->algo)), StoredChecksum(got->checksum));
+  }
   writer.MergeCustom(own);
   // A remote bucket's object goes to the backend first (whose ETag then wins); committed here
   // only once it is there.
