@@ -32,7 +32,8 @@ struct ListParams {
 };
 
 // `query(name)`: the request's query parameter, nullopt when absent. max-keys above `max_page`
-// is clamped to it (S3 answers at most 1000 per page; this server up to its list page size).
+// is clamped to it, and absent is `max_page` (S3 answers at most 1000 per page; this server up
+// to its list page size, at least 1000).
 // kInvalidArgument names a malformed parameter.
 Result<ListParams> ParseListParams(const std::function<std::optional<std::string>(std::string_view)>& query,
                                    uint64_t max_page);

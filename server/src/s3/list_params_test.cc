@@ -25,8 +25,9 @@ TEST(S3ListParams, Defaults) {
   auto p = Parse({});
   ASSERT_TRUE(p.ok());
   EXPECT_FALSE(p->v2);
-  EXPECT_EQ(p->max_keys, 1000u);
+  EXPECT_EQ(p->max_keys, 10000u);  // the server's page size when the client does not say
   EXPECT_EQ(p->after, "");
+  EXPECT_EQ(Parse({}, 10)->max_keys, 1000u);
 }
 
 TEST(S3ListParams, V2TokenWinsOverStartAfter) {
