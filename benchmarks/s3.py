@@ -55,7 +55,9 @@ AIS = "aistore SDK (AIS API)"
 
 
 def parse_args() -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--small-count", type=int, help="default 2000 (--quick: 200)")
     p.add_argument("--small-kib", type=int, default=10)
     p.add_argument("--large-mib", type=int, help="default 1024 (--quick: 16)")
@@ -65,8 +67,12 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--json", help="also write every figure to this file")
     a = p.parse_args()
     # Explicit sizes win over --quick's.
-    for name, full, quick in (("small_count", 2000, 200), ("large_mib", 1024, 16), ("list_count", 100_000, 2000),
-                              ("rounds", 3, 1)):
+    for name, full, quick in (
+        ("small_count", 2000, 200),
+        ("large_mib", 1024, 16),
+        ("list_count", 100_000, 2000),
+        ("rounds", 3, 1),
+    ):
         if getattr(a, name) is None:
             setattr(a, name, quick if a.quick else full)
     return a
@@ -86,10 +92,13 @@ class Bench:
         self.srv = srv
         self.endpoint = srv.endpoint
         self.s3 = boto3.client(
-            "s3", endpoint_url=self.endpoint + "/s3", region_name="us-east-1", aws_access_key_id="any",
+            "s3",
+            endpoint_url=self.endpoint + "/s3",
+            region_name="us-east-1",
+            aws_access_key_id="any",
             aws_secret_access_key="any",
             config=Config(s3={"addressing_style": "path"}, max_pool_connections=32),
-        )  # fmt: skip
+        )
         self.client = srv.client()
         self.bucket = "bench-" + uuid.uuid4().hex[:8]
         self.s3.create_bucket(Bucket=self.bucket)
@@ -106,7 +115,15 @@ class Bench:
     def record(self, case: str, unit: str, figures: dict[str, list[float]]) -> None:
         med = {name: statistics.median(v) for name, v in figures.items()}
         for name, value in med.items():
-            self.rows.append({"case": case, "client": name, "unit": unit, "value": value, "vs_ais": value / med[AIS]})
+            self.rows.append(
+                {
+                    "case": case,
+                    "client": name,
+                    "unit": unit,
+                    "value": value,
+                    "vs_ais": value / med[AIS],
+                }
+            )
 
     def rounds(self, clients: dict[str, Callable[[], float]]) -> dict[str, list[float]]:
         figs: dict[str, list[float]] = {name: [] for name in clients}
@@ -135,11 +152,15 @@ class Bench:
                 return len(items) / timed(lambda: list(pool.map(fn, items)))
 
         clients = {
-            "boto3 (S3)": lambda: rate(lambda k: self.s3.get_object(Bucket=self.bucket, Key=k)["Body"].read(), keys),
+            "boto3 (S3)": lambda: rate(
+                lambda k: self.s3.get_object(Bucket=self.bucket, Key=k)["Body"].read(), keys
+            ),
             "s3torchconnector (S3)": lambda: rate(lambda i: tc[i], list(range(n))),
             AIS: lambda: rate(lambda k: bucket.object(k).get_reader().read_all(), keys),
         }
-        self.record(f"GET {self.a.small_kib} KiB x{len(keys)}, 8 threads", "obj/s", self.rounds(clients))
+        self.record(
+            f"GET {self.a.small_kib} KiB x{len(keys)}, 8 threads", "obj/s", self.rounds(clients)
+        )
 
     def large_get(self) -> None:
         from s3torchconnector import S3Checkpoint
@@ -151,7 +172,9 @@ class Bench:
         self.client.bucket(self.bucket).object(key).get_writer().put_content(data)
         del data
         obj = self.client.bucket(self.bucket).object(key)
-        ck = S3Checkpoint(region="us-east-1", endpoint=self.endpoint, s3client_config=self.tc_config)
+        ck = S3Checkpoint(
+            region="us-east-1", endpoint=self.endpoint, s3client_config=self.tc_config
+        )
         cfg = TransferConfig(multipart_chunksize=16 * MiB, max_concurrency=8)
 
         def tc_read() -> float:
@@ -160,11 +183,18 @@ class Bench:
 
         def boto3_parallel() -> float:
             sink = io.BytesIO()
-            return size / GB / timed(lambda: self.s3.download_fileobj(self.bucket, key, sink, Config=cfg))
+            return (
+                size
+                / GB
+                / timed(lambda: self.s3.download_fileobj(self.bucket, key, sink, Config=cfg))
+            )
 
         clients = {
-            "boto3 get_object (S3)": lambda: size / GB / timed(
-                lambda: self.s3.get_object(Bucket=self.bucket, Key=key)["Body"].read()),
+            "boto3 get_object (S3)": lambda: (
+                size
+                / GB
+                / timed(lambda: self.s3.get_object(Bucket=self.bucket, Key=key)["Body"].read())
+            ),
             "boto3 download_fileobj (S3)": boto3_parallel,
             "s3torchconnector (S3)": tc_read,
             AIS: lambda: size / GB / timed(lambda: obj.get_reader().read_all()),
@@ -180,7 +210,8 @@ class Bench:
 
         def paginate(page: int) -> float:
             pages = self.s3.get_paginator("list_objects_v2").paginate(
-                Bucket=self.bucket, Prefix="list/", PaginationConfig={"PageSize": page})
+                Bucket=self.bucket, Prefix="list/", PaginationConfig={"PageSize": page}
+            )
             t = time.perf_counter()
             n = sum(len(p.get("Contents", [])) for p in pages)
             assert n == count, n
@@ -198,7 +229,9 @@ class Bench:
                 start = text.find("<NextContinuationToken>")
                 if start < 0:
                     break
-                params["continuation-token"] = text[start + 23 : text.find("</NextContinuationToken>")]
+                params["continuation-token"] = text[
+                    start + 23 : text.find("</NextContinuationToken>")
+                ]
             assert pages == (count + 999) // 1000, pages
             return count / (time.perf_counter() - t)
 
@@ -222,20 +255,30 @@ class Bench:
         ours = AISMapDataset(bucket, prefix_map={bucket: "small/"})
 
         def run(ds: Any) -> float:
-            loader = torch.utils.data.DataLoader(ds, batch_size=32, num_workers=4, collate_fn=lambda b: len(b))
+            loader = torch.utils.data.DataLoader(
+                ds, batch_size=32, num_workers=4, collate_fn=lambda b: len(b)
+            )
             t = time.perf_counter()
             n = sum(loader)
             assert n == self.a.small_count, n
             return n / (time.perf_counter() - t)
 
         clients = {"s3torchconnector S3MapDataset (S3)": lambda: run(tc), AIS: lambda: run(ours)}
-        self.record(f"DataLoader epoch, {self.a.small_count} x {self.a.small_kib} KiB", "obj/s", self.rounds(clients))
+        self.record(
+            f"DataLoader epoch, {self.a.small_count} x {self.a.small_kib} KiB",
+            "obj/s",
+            self.rounds(clients),
+        )
 
 
 def main() -> None:
     a = parse_args()
     # Any credentials do (auth is off); the CRT client of s3torchconnector reads them here.
-    for k, v in {"AWS_ACCESS_KEY_ID": "any", "AWS_SECRET_ACCESS_KEY": "any", "AWS_REGION": "us-east-1"}.items():
+    for k, v in {
+        "AWS_ACCESS_KEY_ID": "any",
+        "AWS_SECRET_ACCESS_KEY": "any",
+        "AWS_REGION": "us-east-1",
+    }.items():
         os.environ.setdefault(k, v)
     with LocalServer(num_mountpaths=2, args=["--s3-api-via-root"]) as srv:
         b = Bench(a, srv)
@@ -245,8 +288,15 @@ def main() -> None:
         b.epoch()
     lines = [["case", "client", "figure", "unit", "vs AIS API"]]
     for r in b.rows:
-        lines.append([r["case"], r["client"], f"{r['value']:.3f}" if r["unit"] == "GB/s" else f"{r['value']:.0f}",
-                      r["unit"], f"{r['vs_ais']:.2f}"])
+        lines.append(
+            [
+                r["case"],
+                r["client"],
+                f"{r['value']:.3f}" if r["unit"] == "GB/s" else f"{r['value']:.0f}",
+                r["unit"],
+                f"{r['vs_ais']:.2f}",
+            ]
+        )
     print(render_table(lines))
     if a.json:
         Path(a.json).write_text(json.dumps(b.rows, indent=2))

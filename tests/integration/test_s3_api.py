@@ -20,9 +20,9 @@ from typing import Any
 import boto3
 import pytest
 import requests
+from boto3.s3.transfer import TransferConfig
 from botocore.config import Config
 from botocore.exceptions import ClientError
-from boto3.s3.transfer import TransferConfig
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -64,7 +64,11 @@ def bucket(s3: Any) -> Iterator[str]:
     name = "s3-" + uuid.uuid4().hex[:12]
     s3.create_bucket(Bucket=name)
     yield name
-    keys = [o["Key"] for p in s3.get_paginator("list_objects_v2").paginate(Bucket=name) for o in p.get("Contents", [])]
+    keys = [
+        o["Key"]
+        for p in s3.get_paginator("list_objects_v2").paginate(Bucket=name)
+        for o in p.get("Contents", [])
+    ]
     for i in range(0, len(keys), 1000):
         s3.delete_objects(Bucket=name, Delete={"Objects": [{"Key": k} for k in keys[i : i + 1000]]})
     s3.delete_bucket(Bucket=name)
@@ -126,7 +130,13 @@ def test_bad_bucket_name(s3: Any) -> None:
 
 def test_put_get_head_delete(s3: Any, bucket: str) -> None:
     data = os.urandom(100_000)
-    put = s3.put_object(Bucket=bucket, Key="dir/obj.bin", Body=data, Metadata={"Color": "red"}, ContentType="image/png")
+    put = s3.put_object(
+        Bucket=bucket,
+        Key="dir/obj.bin",
+        Body=data,
+        Metadata={"Color": "red"},
+        ContentType="image/png",
+    )
     assert put["ETag"] == f'"{md5_hex(data)}"'
     got = s3.get_object(Bucket=bucket, Key="dir/obj.bin")
     assert got["Body"].read() == data
@@ -160,11 +170,17 @@ def test_range_reads(s3: Any, bucket: str) -> None:
     assert part["ResponseMetadata"]["HTTPStatusCode"] == 206
     assert part["Body"].read() == data[10:20] and part["ContentRange"] == f"bytes 10-19/{len(data)}"
     assert s3.get_object(Bucket=bucket, Key="r", Range="bytes=-5")["Body"].read() == data[-5:]
-    assert s3.get_object(Bucket=bucket, Key="r", Range=f"bytes={len(data) - 3}-")["Body"].read() == data[-3:]
+    assert (
+        s3.get_object(Bucket=bucket, Key="r", Range=f"bytes={len(data) - 3}-")["Body"].read()
+        == data[-3:]
+    )
     with pytest.raises(ClientError) as e:
         s3.get_object(Bucket=bucket, Key="r", Range=f"bytes={len(data)}-")
     assert code_of(e.value) == "InvalidRange" and status_of(e.value) == 416
-    assert e.value.response["ResponseMetadata"]["HTTPHeaders"]["content-range"] == f"bytes */{len(data)}"
+    assert (
+        e.value.response["ResponseMetadata"]["HTTPHeaders"]["content-range"]
+        == f"bytes */{len(data)}"
+    )
 
 
 def test_conditional_get(s3: Any, bucket: str) -> None:
@@ -186,7 +202,9 @@ def test_conditional_get(s3: Any, bucket: str) -> None:
     with pytest.raises(ClientError) as e:
         s3.get_object(Bucket=bucket, Key="c", IfUnmodifiedSince=modified.replace(year=2000))
     assert code_of(e.value) == "PreconditionFailed"
-    assert s3.get_object(Bucket=bucket, Key="c", IfUnmodifiedSince=modified)["Body"].read() == b"cond"
+    assert (
+        s3.get_object(Bucket=bucket, Key="c", IfUnmodifiedSince=modified)["Body"].read() == b"cond"
+    )
     # Conditional writes: If-None-Match: * only creates.
     with pytest.raises(ClientError) as e:
         s3.put_object(Bucket=bucket, Key="c", Body=b"again", IfNoneMatch="*")
@@ -197,33 +215,55 @@ def test_conditional_get(s3: Any, bucket: str) -> None:
 def test_delete_objects(s3: Any, bucket: str) -> None:
     for k in ("a", "b", "c/d"):
         s3.put_object(Bucket=bucket, Key=k, Body=k.encode())
-    res = s3.delete_objects(Bucket=bucket, Delete={"Objects": [{"Key": k} for k in ("a", "c/d", "missing", "bad//..")]})
+    res = s3.delete_objects(
+        Bucket=bucket, Delete={"Objects": [{"Key": k} for k in ("a", "c/d", "missing", "bad//..")]}
+    )
     assert sorted(d["Key"] for d in res.get("Deleted", [])) == ["a", "c/d", "missing"]
-    assert [(x["Key"], x["Code"]) for x in res.get("Errors", [])] == [("bad//..", "InvalidArgument")]
+    assert [(x["Key"], x["Code"]) for x in res.get("Errors", [])] == [
+        ("bad//..", "InvalidArgument")
+    ]
     quiet = s3.delete_objects(Bucket=bucket, Delete={"Objects": [{"Key": "b"}], "Quiet": True})
     assert "Deleted" not in quiet
     assert s3.list_objects_v2(Bucket=bucket)["KeyCount"] == 0
 
 
 def test_copy_object(s3: Any, bucket: str) -> None:
-    etag = s3.put_object(Bucket=bucket, Key="src", Body=b"copy me", Metadata={"a": "1"}, ContentType="text/plain")["ETag"]
+    etag = s3.put_object(
+        Bucket=bucket, Key="src", Body=b"copy me", Metadata={"a": "1"}, ContentType="text/plain"
+    )["ETag"]
     res = s3.copy_object(Bucket=bucket, Key="dst", CopySource={"Bucket": bucket, "Key": "src"})
     assert res["CopyObjectResult"]["ETag"] == etag
     got = s3.get_object(Bucket=bucket, Key="dst")
-    assert got["Body"].read() == b"copy me" and got["Metadata"] == {"a": "1"} and got["ContentType"] == "text/plain"
+    assert (
+        got["Body"].read() == b"copy me"
+        and got["Metadata"] == {"a": "1"}
+        and got["ContentType"] == "text/plain"
+    )
     s3.copy_object(
-        Bucket=bucket, Key="dst2", CopySource=f"{bucket}/src", Metadata={"b": "2"}, MetadataDirective="REPLACE"
+        Bucket=bucket,
+        Key="dst2",
+        CopySource=f"{bucket}/src",
+        Metadata={"b": "2"},
+        MetadataDirective="REPLACE",
     )
     head = s3.head_object(Bucket=bucket, Key="dst2")
     assert head["Metadata"] == {"b": "2"} and head["ETag"] == etag
     # Metadata of an object replaced in place.
-    s3.copy_object(Bucket=bucket, Key="src", CopySource=f"{bucket}/src", Metadata={"c": "3"}, MetadataDirective="REPLACE")
+    s3.copy_object(
+        Bucket=bucket,
+        Key="src",
+        CopySource=f"{bucket}/src",
+        Metadata={"c": "3"},
+        MetadataDirective="REPLACE",
+    )
     assert s3.head_object(Bucket=bucket, Key="src")["Metadata"] == {"c": "3"}
     with pytest.raises(ClientError) as e:
         s3.copy_object(Bucket=bucket, Key="src", CopySource=f"{bucket}/src")
     assert code_of(e.value) == "InvalidRequest"
     with pytest.raises(ClientError) as e:
-        s3.copy_object(Bucket=bucket, Key="x", CopySource=f"{bucket}/src", CopySourceIfMatch='"nope"')
+        s3.copy_object(
+            Bucket=bucket, Key="x", CopySource=f"{bucket}/src", CopySourceIfMatch='"nope"'
+        )
     assert code_of(e.value) == "PreconditionFailed"
     with pytest.raises(ClientError) as e:
         s3.copy_object(Bucket=bucket, Key="x", CopySource=f"{bucket}/missing")
@@ -237,23 +277,50 @@ def test_list_v1_v2_paginators(s3: Any, bucket: str) -> None:
     keys = sorted([f"d{i}/f{j}" for i in range(3) for j in range(4)] + ["top1", "top2", "z/deep/x"])
     for k in keys:
         s3.put_object(Bucket=bucket, Key=k, Body=b"")
-    v2 = [o["Key"] for p in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, PaginationConfig={"PageSize": 4})
-          for o in p.get("Contents", [])]
+    v2 = [
+        o["Key"]
+        for p in s3.get_paginator("list_objects_v2").paginate(
+            Bucket=bucket, PaginationConfig={"PageSize": 4}
+        )
+        for o in p.get("Contents", [])
+    ]
     assert v2 == keys
-    v1 = [o["Key"] for p in s3.get_paginator("list_objects").paginate(Bucket=bucket, PaginationConfig={"PageSize": 5})
-          for o in p.get("Contents", [])]
+    v1 = [
+        o["Key"]
+        for p in s3.get_paginator("list_objects").paginate(
+            Bucket=bucket, PaginationConfig={"PageSize": 5}
+        )
+        for o in p.get("Contents", [])
+    ]
     assert v1 == keys
-    pages = list(s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Delimiter="/", PaginationConfig={"PageSize": 2}))
+    pages = list(
+        s3.get_paginator("list_objects_v2").paginate(
+            Bucket=bucket, Delimiter="/", PaginationConfig={"PageSize": 2}
+        )
+    )
     prefixes = [c["Prefix"] for p in pages for c in p.get("CommonPrefixes", [])]
     tops = [o["Key"] for p in pages for o in p.get("Contents", [])]
     assert prefixes == ["d0/", "d1/", "d2/", "z/"] and tops == ["top1", "top2"]
     assert all(p["KeyCount"] <= 2 for p in pages) and pages[0]["IsTruncated"]
-    v1d = list(s3.get_paginator("list_objects").paginate(Bucket=bucket, Delimiter="/", PaginationConfig={"PageSize": 3}))
-    assert [c["Prefix"] for p in v1d for c in p.get("CommonPrefixes", [])] == ["d0/", "d1/", "d2/", "z/"]
+    v1d = list(
+        s3.get_paginator("list_objects").paginate(
+            Bucket=bucket, Delimiter="/", PaginationConfig={"PageSize": 3}
+        )
+    )
+    assert [c["Prefix"] for p in v1d for c in p.get("CommonPrefixes", [])] == [
+        "d0/",
+        "d1/",
+        "d2/",
+        "z/",
+    ]
     one = s3.list_objects_v2(Bucket=bucket, Prefix="d1/", StartAfter="d1/f1", FetchOwner=True)
-    assert [o["Key"] for o in one["Contents"]] == ["d1/f2", "d1/f3"] and "Owner" in one["Contents"][0]
+    assert [o["Key"] for o in one["Contents"]] == ["d1/f2", "d1/f3"] and "Owner" in one["Contents"][
+        0
+    ]
     assert s3.list_objects_v2(Bucket=bucket, Prefix="d", Delimiter="/")["CommonPrefixes"] == [
-        {"Prefix": "d0/"}, {"Prefix": "d1/"}, {"Prefix": "d2/"}
+        {"Prefix": "d0/"},
+        {"Prefix": "d1/"},
+        {"Prefix": "d2/"},
     ]
     first = s3.list_objects_v2(Bucket=bucket, MaxKeys=1)
     assert first["IsTruncated"] and first["KeyCount"] == 1 and first["NextContinuationToken"]
@@ -266,7 +333,11 @@ def test_list_v1_v2_paginators(s3: Any, bucket: str) -> None:
 
 def test_list_encoding_url(server: LocalServer, s3: Any, bucket: str) -> None:
     s3.put_object(Bucket=bucket, Key="a b/c+d", Body=b"")
-    r = requests.get(f"{server.endpoint}/s3/{bucket}", params={"list-type": "2", "encoding-type": "url"}, timeout=10)
+    r = requests.get(
+        f"{server.endpoint}/s3/{bucket}",
+        params={"list-type": "2", "encoding-type": "url"},
+        timeout=10,
+    )
     assert r.status_code == 200 and "<Key>a%20b/c%2Bd</Key>" in r.text
     # boto3 asks for url encoding and decodes it back
     assert [o["Key"] for o in s3.list_objects_v2(Bucket=bucket)["Contents"]] == ["a b/c+d"]
@@ -279,12 +350,20 @@ def test_transfer_manager_multipart(s3: Any, bucket: str, tmp_path: Path) -> Non
     data = os.urandom(17 * MiB + 3)
     src, dst = tmp_path / "src", tmp_path / "dst"
     src.write_bytes(data)
-    cfg = TransferConfig(multipart_threshold=5 * MiB, multipart_chunksize=5 * MiB, max_concurrency=4)
+    cfg = TransferConfig(
+        multipart_threshold=5 * MiB, multipart_chunksize=5 * MiB, max_concurrency=4
+    )
     s3.upload_file(str(src), bucket, "mpu/big", Config=cfg, ExtraArgs={"Metadata": {"k": "v"}})
     head = s3.head_object(Bucket=bucket, Key="mpu/big")
     parts = [data[i : i + 5 * MiB] for i in range(0, len(data), 5 * MiB)]
-    expected = hashlib.md5(b"".join(hashlib.md5(p).digest() for p in parts)).hexdigest() + f"-{len(parts)}"
-    assert head["ETag"] == f'"{expected}"' and head["ContentLength"] == len(data) and head["Metadata"] == {"k": "v"}
+    expected = (
+        hashlib.md5(b"".join(hashlib.md5(p).digest() for p in parts)).hexdigest() + f"-{len(parts)}"
+    )
+    assert (
+        head["ETag"] == f'"{expected}"'
+        and head["ContentLength"] == len(data)
+        and head["Metadata"] == {"k": "v"}
+    )
     s3.download_file(bucket, "mpu/big", str(dst), Config=cfg)  # ranged GETs in parallel
     assert dst.read_bytes() == data
 
@@ -304,19 +383,34 @@ def test_multipart_calls(s3: Any, bucket: str) -> None:
     assert status_of(e.value) == 404
     with pytest.raises(ClientError) as e:
         s3.complete_multipart_upload(
-            Bucket=bucket, Key="m", UploadId=up,
-            MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": p1["ETag"]}, {"PartNumber": 2, "ETag": '"bad"'}]},
+            Bucket=bucket,
+            Key="m",
+            UploadId=up,
+            MultipartUpload={
+                "Parts": [{"PartNumber": 1, "ETag": p1["ETag"]}, {"PartNumber": 2, "ETag": '"bad"'}]
+            },
         )
     assert code_of(e.value) == "InvalidPart"
     with pytest.raises(ClientError) as e:
         s3.complete_multipart_upload(
-            Bucket=bucket, Key="m", UploadId=up,
-            MultipartUpload={"Parts": [{"PartNumber": 2, "ETag": p2["ETag"]}, {"PartNumber": 1, "ETag": p1["ETag"]}]},
+            Bucket=bucket,
+            Key="m",
+            UploadId=up,
+            MultipartUpload={
+                "Parts": [
+                    {"PartNumber": 2, "ETag": p2["ETag"]},
+                    {"PartNumber": 1, "ETag": p1["ETag"]},
+                ]
+            },
         )
     assert code_of(e.value) == "InvalidPartOrder"
     done = s3.complete_multipart_upload(
-        Bucket=bucket, Key="m", UploadId=up,
-        MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": p1["ETag"]}, {"PartNumber": 2, "ETag": p2["ETag"]}]},
+        Bucket=bucket,
+        Key="m",
+        UploadId=up,
+        MultipartUpload={
+            "Parts": [{"PartNumber": 1, "ETag": p1["ETag"]}, {"PartNumber": 2, "ETag": p2["ETag"]}]
+        },
     )
     assert done["ETag"].endswith('-2"')
     assert s3.get_object(Bucket=bucket, Key="m")["Body"].read() == b"hello world"
@@ -343,16 +437,35 @@ def test_upload_part_copy(s3: Any, bucket: str) -> None:
     data = os.urandom(3 * MiB)
     s3.put_object(Bucket=bucket, Key="src", Body=data)
     up = s3.create_multipart_upload(Bucket=bucket, Key="pc")["UploadId"]
-    a = s3.upload_part_copy(Bucket=bucket, Key="pc", UploadId=up, PartNumber=1, CopySource=f"{bucket}/src",
-                            CopySourceRange="bytes=0-1048575")
-    b = s3.upload_part_copy(Bucket=bucket, Key="pc", UploadId=up, PartNumber=2, CopySource=f"{bucket}/src",
-                            CopySourceRange=f"bytes=1048576-{len(data) - 1}")
+    a = s3.upload_part_copy(
+        Bucket=bucket,
+        Key="pc",
+        UploadId=up,
+        PartNumber=1,
+        CopySource=f"{bucket}/src",
+        CopySourceRange="bytes=0-1048575",
+    )
+    b = s3.upload_part_copy(
+        Bucket=bucket,
+        Key="pc",
+        UploadId=up,
+        PartNumber=2,
+        CopySource=f"{bucket}/src",
+        CopySourceRange=f"bytes=1048576-{len(data) - 1}",
+    )
     assert a["CopyPartResult"]["ETag"] == f'"{md5_hex(data[:MiB])}"'
-    parts = [{"PartNumber": 1, "ETag": a["CopyPartResult"]["ETag"]}, {"PartNumber": 2, "ETag": b["CopyPartResult"]["ETag"]}]
-    s3.complete_multipart_upload(Bucket=bucket, Key="pc", UploadId=up, MultipartUpload={"Parts": parts})
+    parts = [
+        {"PartNumber": 1, "ETag": a["CopyPartResult"]["ETag"]},
+        {"PartNumber": 2, "ETag": b["CopyPartResult"]["ETag"]},
+    ]
+    s3.complete_multipart_upload(
+        Bucket=bucket, Key="pc", UploadId=up, MultipartUpload={"Parts": parts}
+    )
     assert s3.get_object(Bucket=bucket, Key="pc")["Body"].read() == data
     with pytest.raises(ClientError) as e:
-        s3.upload_part_copy(Bucket=bucket, Key="pc", UploadId=up, PartNumber=1, CopySource=f"{bucket}/src")
+        s3.upload_part_copy(
+            Bucket=bucket, Key="pc", UploadId=up, PartNumber=1, CopySource=f"{bucket}/src"
+        )
     assert code_of(e.value) == "NoSuchUpload"
 
 
@@ -380,8 +493,12 @@ def reflected_crc(data: bytes, poly: int, bits: int) -> int:
 
 
 # botocore computes these two only with awscrt installed; the header is what it would send.
-@pytest.mark.parametrize(("algo", "poly", "bits"), [("crc32c", 0x82F63B78, 32), ("crc64nvme", 0x9A6C9329AC4BC9B5, 64)])
-def test_crt_checksums(server: LocalServer, s3: Any, bucket: str, algo: str, poly: int, bits: int) -> None:
+@pytest.mark.parametrize(
+    ("algo", "poly", "bits"), [("crc32c", 0x82F63B78, 32), ("crc64nvme", 0x9A6C9329AC4BC9B5, 64)]
+)
+def test_crt_checksums(
+    server: LocalServer, s3: Any, bucket: str, algo: str, poly: int, bits: int
+) -> None:
     assert reflected_crc(b"123456789", poly, bits) == {32: 0xE3069283, 64: 0xAE8B14860A799888}[bits]
     data = os.urandom(3000)
     value = base64.b64encode(reflected_crc(data, poly, bits).to_bytes(bits // 8, "big")).decode()
@@ -391,7 +508,12 @@ def test_crt_checksums(server: LocalServer, s3: Any, bucket: str, algo: str, pol
     got = requests.get(url, headers={"x-amz-checksum-mode": "ENABLED"}, timeout=10)
     assert got.content == data and got.headers[f"x-amz-checksum-{algo}"] == value
     wrong = base64.b64encode(bytes(bits // 8)).decode()
-    assert requests.put(url, data=data, headers={f"x-amz-checksum-{algo}": wrong}, timeout=10).status_code == 400
+    assert (
+        requests.put(
+            url, data=data, headers={f"x-amz-checksum-{algo}": wrong}, timeout=10
+        ).status_code
+        == 400
+    )
 
 
 def test_bad_digests_commit_nothing(server: LocalServer, s3: Any, bucket: str) -> None:
@@ -426,24 +548,44 @@ def test_aws_chunked_bodies(server: LocalServer, s3: Any, bucket: str) -> None:
     crc = base64.b64encode(zlib.crc32(data).to_bytes(4, "big")).decode()
     url = f"{server.endpoint}/s3/{bucket}/chunked"
     common = {"Content-Encoding": "aws-chunked", "x-amz-decoded-content-length": str(len(data))}
-    unsigned = {**common, "x-amz-content-sha256": "STREAMING-UNSIGNED-PAYLOAD-TRAILER", "x-amz-trailer": "x-amz-checksum-crc32"}
-    r = requests.put(url, data=aws_chunked(data, 65536, f"x-amz-checksum-crc32:{crc}", False), headers=unsigned, timeout=10)
+    unsigned = {
+        **common,
+        "x-amz-content-sha256": "STREAMING-UNSIGNED-PAYLOAD-TRAILER",
+        "x-amz-trailer": "x-amz-checksum-crc32",
+    }
+    r = requests.put(
+        url,
+        data=aws_chunked(data, 65536, f"x-amz-checksum-crc32:{crc}", False),
+        headers=unsigned,
+        timeout=10,
+    )
     assert r.status_code == 200, r.text
     assert r.headers["ETag"] == f'"{md5_hex(data)}"' and r.headers["x-amz-checksum-crc32"] == crc
     assert s3.get_object(Bucket=bucket, Key="chunked")["Body"].read() == data
     signed = {**common, "x-amz-content-sha256": "STREAMING-AWS4-HMAC-SHA256-PAYLOAD"}
-    r = requests.put(url + "2", data=aws_chunked(data, 8192, None, True), headers=signed, timeout=10)
+    r = requests.put(
+        url + "2", data=aws_chunked(data, 8192, None, True), headers=signed, timeout=10
+    )
     assert r.status_code == 200, r.text
     assert s3.get_object(Bucket=bucket, Key="chunked2")["Body"].read() == data
     # A wrong trailer checksum, a truncated body, a wrong decoded length: 400, nothing stored.
-    r = requests.put(url + "3", data=aws_chunked(data, 65536, "x-amz-checksum-crc32:AAAAAA==", False), headers=unsigned, timeout=10)
+    r = requests.put(
+        url + "3",
+        data=aws_chunked(data, 65536, "x-amz-checksum-crc32:AAAAAA==", False),
+        headers=unsigned,
+        timeout=10,
+    )
     assert r.status_code == 400 and "<Code>BadDigest</Code>" in r.text
-    r = requests.put(url + "3", data=aws_chunked(data, 65536, None, False)[:-20], headers=signed, timeout=10)
+    r = requests.put(
+        url + "3", data=aws_chunked(data, 65536, None, False)[:-20], headers=signed, timeout=10
+    )
     assert r.status_code == 400 and "<Code>IncompleteBody</Code>" in r.text
     r = requests.put(url + "3", data=b"zz\r\n", headers=signed, timeout=10)
     assert r.status_code == 400 and "<Code>IncompleteBody</Code>" in r.text
     wrong_len = {**signed, "x-amz-decoded-content-length": str(len(data) + 1)}
-    r = requests.put(url + "3", data=aws_chunked(data, 65536, None, True), headers=wrong_len, timeout=10)
+    r = requests.put(
+        url + "3", data=aws_chunked(data, 65536, None, True), headers=wrong_len, timeout=10
+    )
     assert r.status_code == 400
     with pytest.raises(ClientError):
         s3.head_object(Bucket=bucket, Key="chunked3")
@@ -455,10 +597,14 @@ def test_aws_chunked_bodies(server: LocalServer, s3: Any, bucket: str) -> None:
 @pytest.mark.parametrize("signature", ["s3v4", "s3"])
 def test_presigned_get_put(server: LocalServer, bucket: str, signature: str) -> None:
     s3 = make_s3(server.endpoint + "/s3", signature_version=signature)
-    put_url = s3.generate_presigned_url("put_object", Params={"Bucket": bucket, "Key": "pre"}, ExpiresIn=600)
+    put_url = s3.generate_presigned_url(
+        "put_object", Params={"Bucket": bucket, "Key": "pre"}, ExpiresIn=600
+    )
     assert ("X-Amz-Signature=" if signature == "s3v4" else "Signature=") in put_url
     assert requests.put(put_url, data=b"presigned", timeout=10).status_code == 200
-    get_url = s3.generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": "pre"}, ExpiresIn=600)
+    get_url = s3.generate_presigned_url(
+        "get_object", Params={"Bucket": bucket, "Key": "pre"}, ExpiresIn=600
+    )
     r = requests.get(get_url, timeout=10)
     assert r.status_code == 200 and r.content == b"presigned"
 
@@ -482,27 +628,47 @@ def test_xml_errors(server: LocalServer, bucket: str) -> None:
     assert r.status_code == 405 and "<Code>MethodNotAllowed</Code>" in r.text
     r = requests.put(base + "/k", data=b"x", headers={"x-amz-meta-big": "v" * 3000}, timeout=10)
     assert r.status_code == 400 and "<Code>MetadataTooLarge</Code>" in r.text
-    r = requests.post(base + "?delete", data=b"<Delete>" + b"<Object><Key>k</Key></Object>" * 40000 + b"</Delete>", timeout=10)
+    r = requests.post(
+        base + "?delete",
+        data=b"<Delete>" + b"<Object><Key>k</Key></Object>" * 40000 + b"</Delete>",
+        timeout=10,
+    )
     assert r.status_code == 400  # over the body limit
 
 
 def test_root_path_feature(server: LocalServer, s3: Any, bucket: str) -> None:
     s3.put_object(Bucket=bucket, Key="root", Body=b"via root")
-    assert requests.get(f"{server.endpoint}/{bucket}/root", timeout=10).status_code == 404  # off: not S3
-    r = requests.put(f"{server.endpoint}/v1/cluster/setconfig", params={"features": "S3-API-via-Root"}, timeout=10)
+    assert (
+        requests.get(f"{server.endpoint}/{bucket}/root", timeout=10).status_code == 404
+    )  # off: not S3
+    r = requests.put(
+        f"{server.endpoint}/v1/cluster/setconfig",
+        params={"features": "S3-API-via-Root"},
+        timeout=10,
+    )
     assert r.status_code == 200
     try:
-        cfg = requests.get(f"{server.endpoint}/v1/cluster", params={"what": "cluster_config"}, timeout=10).json()
+        cfg = requests.get(
+            f"{server.endpoint}/v1/cluster", params={"what": "cluster_config"}, timeout=10
+        ).json()
         assert cfg["features"] == "8"
         root = make_s3(server.endpoint)
         assert root.get_object(Bucket=bucket, Key="root")["Body"].read() == b"via root"
         assert bucket in [b["Name"] for b in root.list_buckets()["Buckets"]]
-        assert requests.get(f"{server.endpoint}/v1/health", timeout=10).status_code == 200  # /v1 unaffected
+        assert (
+            requests.get(f"{server.endpoint}/v1/health", timeout=10).status_code == 200
+        )  # /v1 unaffected
     finally:
         off = {"action": "set-config", "value": {"features": "none"}}
-        assert requests.put(f"{server.endpoint}/v1/cluster", json=off, timeout=10).status_code == 200
+        assert (
+            requests.put(f"{server.endpoint}/v1/cluster", json=off, timeout=10).status_code == 200
+        )
     assert requests.get(f"{server.endpoint}/{bucket}/root", timeout=10).status_code == 404
-    bad = requests.put(f"{server.endpoint}/v1/cluster/setconfig", params={"features": "No-Such-Feature"}, timeout=10)
+    bad = requests.put(
+        f"{server.endpoint}/v1/cluster/setconfig",
+        params={"features": "No-Such-Feature"},
+        timeout=10,
+    )
     assert bad.status_code == 400
 
 
@@ -522,12 +688,20 @@ def test_botocore_patch_is_a_no_op(server: LocalServer, bucket: str) -> None:
 
 def test_cross_api_s3_to_ais(s3: Any, ais: Client, bucket: str) -> None:
     data = os.urandom(50_000)
-    s3.put_object(Bucket=bucket, Key="x/s3put", Body=data, Metadata={"owner": "s3"}, ContentType="text/plain; charset=utf-8")
+    s3.put_object(
+        Bucket=bucket,
+        Key="x/s3put",
+        Body=data,
+        Metadata={"owner": "s3"},
+        ContentType="text/plain; charset=utf-8",
+    )
     obj = ais.bucket(bucket).object("x/s3put")
     assert obj.get_reader().read_all() == data
     custom = obj.head("custom").custom_metadata
     assert custom["owner"] == "s3" and custom["ETag"] == md5_hex(data)
-    assert s3.head_object(Bucket=bucket, Key="x/s3put")["ContentType"] == "text/plain; charset=utf-8"
+    assert (
+        s3.head_object(Bucket=bucket, Key="x/s3put")["ContentType"] == "text/plain; charset=utf-8"
+    )
     assert [e.name for e in ais.bucket(bucket).list_all_objects()] == ["x/s3put"]
 
 
@@ -546,25 +720,38 @@ def test_cross_api_ais_to_s3(s3: Any, ais: Client, bucket: str) -> None:
 
 # ---- hypothesis: names, ranges, listing parameters ------------------------------------------
 
-SEGMENT = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=["Cs", "Cc"], exclude_characters="/"),
-                  min_size=1, max_size=12).filter(lambda s: s not in (".", ".."))
+SEGMENT = st.text(
+    alphabet=st.characters(codec="utf-8", exclude_categories=["Cs", "Cc"], exclude_characters="/"),
+    min_size=1,
+    max_size=12,
+).filter(lambda s: s not in (".", ".."))
 NAME = st.lists(SEGMENT, min_size=1, max_size=4).map("/".join)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(name=NAME, data=st.binary(max_size=2000))
 def test_hypothesis_names(s3: Any, bucket: str, name: str, data: bytes) -> None:
     s3.put_object(Bucket=bucket, Key=name, Body=data)
     assert s3.get_object(Bucket=bucket, Key=name)["Body"].read() == data
-    assert name in [o["Key"] for o in s3.list_objects_v2(Bucket=bucket, Prefix=name).get("Contents", [])]
+    assert name in [
+        o["Key"] for o in s3.list_objects_v2(Bucket=bucket, Prefix=name).get("Contents", [])
+    ]
     s3.delete_object(Bucket=bucket, Key=name)
 
 
 RANGE_DATA = bytes(range(256)) * 13
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(start=st.integers(0, len(RANGE_DATA) + 5), length=st.integers(1, len(RANGE_DATA) + 5), suffix=st.booleans())
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    start=st.integers(0, len(RANGE_DATA) + 5),
+    length=st.integers(1, len(RANGE_DATA) + 5),
+    suffix=st.booleans(),
+)
 def test_hypothesis_ranges(s3: Any, bucket: str, start: int, length: int, suffix: bool) -> None:
     s3.put_object(Bucket=bucket, Key="rng", Body=RANGE_DATA)
     spec = f"bytes=-{length}" if suffix else f"bytes={start}-{start + length - 1}"
@@ -578,7 +765,21 @@ def test_hypothesis_ranges(s3: Any, bucket: str, start: int, length: int, suffix
 
 
 LIST_KEYS = sorted(
-    ["a", "a/b", "a/b/c", "a/bc", "ab", "ab/c/d", "b.txt", "b/x", "b/y/z", "c", "c-d/e", "cc/dd/ee", "é/ü"]
+    [
+        "a",
+        "a/b",
+        "a/b/c",
+        "a/bc",
+        "ab",
+        "ab/c/d",
+        "b.txt",
+        "b/x",
+        "b/y/z",
+        "c",
+        "c-d/e",
+        "cc/dd/ee",
+        "é/ü",
+    ]
 )
 
 
@@ -603,7 +804,9 @@ def listing_bucket(s3: Any) -> str:
     return name
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(
     prefix=st.sampled_from(["", "a", "a/", "a/b", "b", "c", "é", "zz"]),
     delimiter=st.sampled_from(["", "/", "b", "/c"]),
@@ -611,10 +814,15 @@ def listing_bucket(s3: Any) -> str:
     start_after=st.sampled_from(["", "a", "a/b", "ab/", "b", "c-d/e"]),
     v1=st.booleans(),
 )
-def test_hypothesis_listing(s3: Any, listing_bucket: str, prefix: str, delimiter: str, page: int,
-                           start_after: str, v1: bool) -> None:
-    args: dict[str, Any] = {"Bucket": listing_bucket, "Prefix": prefix, "Delimiter": delimiter,
-                            "PaginationConfig": {"PageSize": page}}
+def test_hypothesis_listing(
+    s3: Any, listing_bucket: str, prefix: str, delimiter: str, page: int, start_after: str, v1: bool
+) -> None:
+    args: dict[str, Any] = {
+        "Bucket": listing_bucket,
+        "Prefix": prefix,
+        "Delimiter": delimiter,
+        "PaginationConfig": {"PageSize": page},
+    }
     if v1:
         pages = list(s3.get_paginator("list_objects").paginate(**args, Marker=start_after))
     else:

@@ -43,8 +43,12 @@ def server() -> Iterator[LocalServer]:
 @pytest.fixture(scope="module")
 def s3(server: LocalServer) -> Any:
     return boto3.client(
-        "s3", endpoint_url=server.endpoint, region_name="us-east-1", aws_access_key_id="any",
-        aws_secret_access_key="any", config=Config(s3={"addressing_style": "path"}),
+        "s3",
+        endpoint_url=server.endpoint,
+        region_name="us-east-1",
+        aws_access_key_id="any",
+        aws_secret_access_key="any",
+        config=Config(s3={"addressing_style": "path"}),
     )
 
 
@@ -58,8 +62,13 @@ def bucket(s3: Any) -> str:
 def test_s3fs(server: LocalServer, s3: Any) -> None:
     import s3fs
 
-    fs = s3fs.S3FileSystem(key="any", secret="any", endpoint_url=server.endpoint + "/s3",
-                           client_kwargs={"region_name": "us-east-1"}, use_listings_cache=False)
+    fs = s3fs.S3FileSystem(
+        key="any",
+        secret="any",
+        endpoint_url=server.endpoint + "/s3",
+        client_kwargs={"region_name": "us-east-1"},
+        use_listings_cache=False,
+    )
     name = "fs-" + uuid.uuid4().hex[:10]
     fs.mkdir(name)
     fs.pipe(f"{name}/dir/a.txt", b"hello")
@@ -86,14 +95,26 @@ def test_minio(server: LocalServer, tmp_path: Path) -> None:
     from minio.commonconfig import CopySource
     from minio.deleteobjects import DeleteObject
 
-    m = Minio(server.endpoint.split("//", 1)[1], access_key="any", secret_key="any", secure=False, region="us-east-1")
+    m = Minio(
+        server.endpoint.split("//", 1)[1],
+        access_key="any",
+        secret_key="any",
+        secure=False,
+        region="us-east-1",
+    )
     name = "mn-" + uuid.uuid4().hex[:10]
     m.make_bucket(name)
     assert m.bucket_exists(name) and name in [b.name for b in m.list_buckets()]
-    m.put_object(name, "x/y", io.BytesIO(b"minio"), 5, content_type="text/plain", metadata={"k": "v"})
+    m.put_object(
+        name, "x/y", io.BytesIO(b"minio"), 5, content_type="text/plain", metadata={"k": "v"}
+    )
     assert m.get_object(name, "x/y").read() == b"minio"
     stat = m.stat_object(name, "x/y")
-    assert stat.size == 5 and stat.content_type == "text/plain" and stat.metadata["x-amz-meta-k"] == "v"
+    assert (
+        stat.size == 5
+        and stat.content_type == "text/plain"
+        and stat.metadata["x-amz-meta-k"] == "v"
+    )
     data = os.urandom(11 * MiB)
     (tmp_path / "src").write_bytes(data)
     m.fput_object(name, "big", str(tmp_path / "src"), part_size=5 * MiB)
@@ -105,7 +126,10 @@ def test_minio(server: LocalServer, tmp_path: Path) -> None:
     m.copy_object(name, "copy", CopySource(name, "x/y"))
     assert m.get_object(name, "copy").read() == b"minio"
     assert requests.get(m.presigned_get_object(name, "copy"), timeout=10).content == b"minio"
-    assert requests.put(m.presigned_put_object(name, "pre"), data=b"put", timeout=10).status_code == 200
+    assert (
+        requests.put(m.presigned_put_object(name, "pre"), data=b"put", timeout=10).status_code
+        == 200
+    )
     errors = list(m.remove_objects(name, [DeleteObject(k) for k in ("copy", "big", "pre", "x/y")]))
     assert errors == [] and list(m.list_objects(name, recursive=True)) == []
     m.remove_bucket(name)
@@ -120,17 +144,29 @@ def test_s3torchconnector(server: LocalServer, s3: Any, bucket: str) -> None:
         s3.put_object(Bucket=bucket, Key=k, Body=v)
     cfg = S3ClientConfig(force_path_style=True)
     uri = f"s3://{bucket}/train/"
-    mapped = S3MapDataset.from_prefix(uri, region="us-east-1", endpoint=server.endpoint, s3client_config=cfg,
-                                      transform=lambda o: (o.key, o.read()))
+    mapped = S3MapDataset.from_prefix(
+        uri,
+        region="us-east-1",
+        endpoint=server.endpoint,
+        s3client_config=cfg,
+        transform=lambda o: (o.key, o.read()),
+    )
     assert len(mapped) == len(samples)
     assert dict(mapped[i] for i in range(len(mapped))) == samples
-    iterable = S3IterableDataset.from_prefix(uri, region="us-east-1", endpoint=server.endpoint, s3client_config=cfg,
-                                             transform=lambda o: (o.key, len(o.read())))
+    iterable = S3IterableDataset.from_prefix(
+        uri,
+        region="us-east-1",
+        endpoint=server.endpoint,
+        s3client_config=cfg,
+        transform=lambda o: (o.key, len(o.read())),
+    )
     loader = torch.utils.data.DataLoader(iterable, batch_size=8, num_workers=0)
-    seen = {k: n for keys, sizes in loader for k, n in zip(keys, sizes.tolist())}
+    seen = {k: n for keys, sizes in loader for k, n in zip(keys, sizes.tolist(), strict=True)}
     assert seen == {k: len(v) for k, v in samples.items()}
     checkpoint = S3Checkpoint(region="us-east-1", endpoint=server.endpoint, s3client_config=cfg)
-    state = {"w": torch.arange(3 * MiB, dtype=torch.float32)}  # 12 MiB: written as a multipart upload
+    state = {
+        "w": torch.arange(3 * MiB, dtype=torch.float32)
+    }  # 12 MiB: written as a multipart upload
     with checkpoint.writer(f"s3://{bucket}/ckpt/model.pt") as w:
         torch.save(state, w)
     with checkpoint.reader(f"s3://{bucket}/ckpt/model.pt") as r:
@@ -138,17 +174,28 @@ def test_s3torchconnector(server: LocalServer, s3: Any, bucket: str) -> None:
     assert torch.equal(loaded["w"], state["w"])
 
 
-def test_litdata_dataset_written_through_s3(server: LocalServer, s3: Any, bucket: str, tmp_path: Path) -> None:
+def test_litdata_dataset_written_through_s3(
+    server: LocalServer, s3: Any, bucket: str, tmp_path: Path
+) -> None:
     import litdata as ld
 
     options = {"endpoint_url": server.endpoint + "/s3"}
     # Workers are spawned processes: the sample function must import by name there (a builtin);
     # sample k is bytes(k), k zero bytes.
-    ld.optimize(fn=bytes, inputs=list(range(1, 61)), output_dir=f"s3://{bucket}/ds", chunk_bytes="4KB",
-                num_workers=1, storage_options=options, mode="overwrite")
+    ld.optimize(
+        fn=bytes,
+        inputs=list(range(1, 61)),
+        output_dir=f"s3://{bucket}/ds",
+        chunk_bytes="4KB",
+        num_workers=1,
+        storage_options=options,
+        mode="overwrite",
+    )
     keys = [o["Key"] for o in s3.list_objects_v2(Bucket=bucket, Prefix="ds/")["Contents"]]
     assert "ds/index.json" in keys and any(k.endswith(".bin") for k in keys)
-    ds = ld.StreamingDataset(f"s3://{bucket}/ds", storage_options=options, cache_dir=str(tmp_path / "cache"))
+    ds = ld.StreamingDataset(
+        f"s3://{bucket}/ds", storage_options=options, cache_dir=str(tmp_path / "cache")
+    )
     assert len(ds) == 60
     assert [ds[i] for i in range(60)] == [bytes(k) for k in range(1, 61)]
     assert sorted(len(item) for item in ds) == list(range(1, 61))
