@@ -20,6 +20,7 @@ from typing import Any
 import boto3
 import pytest
 import requests
+from _s3 import MotoServer
 from boto3.s3.transfer import TransferConfig
 from botocore.config import Config
 from botocore.exceptions import ClientError
@@ -33,8 +34,18 @@ MiB = 1 << 20
 
 
 @pytest.fixture(scope="module")
-def server() -> Iterator[LocalServer]:
-    with LocalServer(num_mountpaths=2) as srv:
+def moto() -> Iterator[MotoServer]:
+    """The backend of the s3:// buckets the server caches (see test_remote_bucket)."""
+    backend = MotoServer().start()
+    yield backend
+    backend.stop()
+
+
+@pytest.fixture(scope="module")
+def server(moto: MotoServer) -> Iterator[LocalServer]:
+    env = {"S3_ENDPOINT": moto.endpoint, "AWS_ACCESS_KEY_ID": "testing",
+           "AWS_SECRET_ACCESS_KEY": "testing", "AWS_REGION": "us-east-1"}  # fmt: skip
+    with LocalServer(num_mountpaths=2, env=env) as srv:
         yield srv
 
 
@@ -681,6 +692,41 @@ def test_botocore_patch_is_a_no_op(server: LocalServer, bucket: str) -> None:
     patched.download_fileobj(bucket, "p", out)
     assert out.getvalue() == b"patched"
     assert [o["Key"] for o in patched.list_objects(Bucket=bucket)["Contents"]] == ["p"]
+
+
+# ---- s3:// buckets the server knows --------------------------------------------------------
+
+
+def test_remote_bucket(moto: MotoServer, s3: Any, ais: Client) -> None:
+    backend = make_s3(moto.endpoint)
+    name = "remote-" + uuid.uuid4().hex[:8]
+    backend.create_bucket(Bucket=name)
+    backend.put_object(Bucket=name, Key="d/in-s3", Body=b"from s3", Metadata={"m": "1"})
+    with pytest.raises(ClientError) as e:  # not in the BMD yet: the S3 API adds no bucket
+        s3.head_bucket(Bucket=name)
+    assert status_of(e.value) == 404
+    ais.bucket(name, provider="aws").head()  # the AIS API adds it on first use
+    got = s3.get_object(Bucket=name, Key="d/in-s3")  # a cold GET through the cache tier
+    assert got["Body"].read() == b"from s3" and got["Metadata"] == {"m": "1"}
+    assert s3.head_object(Bucket=name, Key="d/in-s3")["ContentLength"] == 7
+    s3.put_object(Bucket=name, Key="d/ours", Body=b"written through")
+    assert backend.get_object(Bucket=name, Key="d/ours")["Body"].read() == b"written through"
+    pages = s3.get_paginator("list_objects_v2").paginate(
+        Bucket=name, PaginationConfig={"PageSize": 1}
+    )
+    assert [o["Key"] for p in pages for o in p.get("Contents", [])] == ["d/in-s3", "d/ours"]
+    listed = s3.list_objects_v2(Bucket=name, Delimiter="/")
+    assert [c["Prefix"] for c in listed["CommonPrefixes"]] == ["d/"]
+    s3.delete_object(Bucket=name, Key="d/ours")
+    assert "Contents" not in backend.list_objects_v2(Bucket=name, Prefix="d/ours")
+    # The same name as an ais:// bucket: which one is meant cannot be told by name.
+    ais.bucket(name).create()
+    try:
+        with pytest.raises(ClientError) as e:
+            s3.get_object(Bucket=name, Key="d/in-s3")
+        assert code_of(e.value) == "AmbiguousBucketName"
+    finally:
+        ais.bucket(name).delete()
 
 
 # ---- the same objects through the AIS API -------------------------------------------------
