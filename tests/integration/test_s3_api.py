@@ -635,6 +635,8 @@ def test_xml_errors(server: LocalServer, bucket: str) -> None:
     assert r.status_code == 404 and "<Code>NoSuchBucket</Code>" in r.text
     r = requests.post(base + "/k", timeout=10)
     assert r.status_code == 400 and "<Code>InvalidRequest</Code>" in r.text
+    r = requests.delete(base + "/%2E%2E", timeout=10)  # "b/..": never the bucket itself
+    assert r.status_code == 400 and "<Code>InvalidArgument</Code>" in r.text
     r = requests.patch(base + "/k", timeout=10)
     assert r.status_code == 405 and "<Code>MethodNotAllowed</Code>" in r.text
     r = requests.put(base + "/k", data=b"x", headers={"x-amz-meta-big": "v" * 3000}, timeout=10)

@@ -149,6 +149,11 @@ Task<Handled> Route(Request& r, std::string_view path) {
   if (!bucket || !key) co_return r.Fail("InvalidURI", Status::InvalidArgument("malformed percent-encoding in the path"));
   r.bucket_name = std::move(*bucket);
   r.key = CleanKey(*key);
+  // "b/.." is no way to name the bucket: a key that cleans to nothing is refused, not taken for
+  // a bucket request (DELETE /s3/b/.. must not delete the bucket).
+  if (r.key.empty() && !key->empty() && *key != "/") {
+    co_return r.Fail("InvalidArgument", Status::InvalidArgument("invalid object key \"" + key->substr(0, 64) + "\""));
+  }
   if (Status st = Authenticate(r); !st.ok()) co_return r.Fail("AccessDenied", st);
   if (r.bucket_name.empty()) {
     if (r.ex.method() != http::verb::get) {
