@@ -11,6 +11,7 @@ import base64
 import hashlib
 import io
 import os
+import socket
 import uuid
 import zlib
 from collections.abc import Iterator
@@ -881,3 +882,61 @@ def test_hypothesis_listing(
     )
     assert got == model_listing(prefix, delimiter, start_after)
     assert all(len(p.get("Contents", [])) + len(p.get("CommonPrefixes", [])) <= page for p in pages)
+
+
+# ---- bad input: a 4xx naming it, nothing partial visible, the server unharmed ---------------
+
+
+def raw_send(server: LocalServer, head: str, body: bytes = b"", read: bool = True) -> bytes:
+    host, port = server.endpoint.split("//", 1)[1].split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(head.encode() + b"\r\n" + body)
+        if not read:
+            return b""
+        sock.shutdown(socket.SHUT_WR)
+        out = b""
+        while chunk := sock.recv(65536):
+            out += chunk
+        return out
+
+
+def test_truncated_and_abandoned_requests(server: LocalServer, s3: Any, bucket: str) -> None:
+    # A PUT whose client goes away mid-body leaves nothing.
+    raw_send(
+        server,
+        f"PUT /s3/{bucket}/cut HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n",
+        b"x" * 10,
+        read=False,
+    )
+    up = s3.create_multipart_upload(Bucket=bucket, Key="cutpart")["UploadId"]
+    raw_send(server, f"PUT /s3/{bucket}/cutpart?partNumber=1&uploadId={up} HTTP/1.1\r\nHost: x\r\n"
+             "Content-Length: 100000\r\n", b"x" * 10, read=False)  # fmt: skip
+    # A GET whose client reads a few bytes and leaves.
+    s3.put_object(Bucket=bucket, Key="big", Body=os.urandom(8 * MiB))
+    host, port = server.endpoint.split("//", 1)[1].split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(f"GET /s3/{bucket}/big HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+        assert sock.recv(100).startswith(b"HTTP/1.1 200")
+    # An aws-chunked frame larger than any part, and a chunk-size line that never ends.
+    chunked = (
+        "Content-Encoding: aws-chunked\r\n"
+        "x-amz-content-sha256: STREAMING-UNSIGNED-PAYLOAD-TRAILER\r\n"
+    )
+    for body in (b"fffffffff\r\n", b"1" * 5000):
+        reply = raw_send(server, f"PUT /s3/{bucket}/frame HTTP/1.1\r\nHost: x\r\n{chunked}"
+                         f"Content-Length: {len(body)}\r\nConnection: close\r\n", body)  # fmt: skip
+        assert reply.startswith(b"HTTP/1.1 400") and b"<Code>IncompleteBody</Code>" in reply, reply[
+            :300
+        ]
+    # 10 000 parts listed in a Complete: over the store's 9999, a 400 before any work.
+    parts = "".join(
+        f"<Part><PartNumber>{i}</PartNumber><ETag>e</ETag></Part>" for i in range(1, 10001)
+    )
+    body = f"<CompleteMultipartUpload>{parts}</CompleteMultipartUpload>".encode()
+    r = requests.post(f"{server.endpoint}/s3/{bucket}/cutpart?uploadId={up}", data=body, timeout=30)
+    assert r.status_code == 400 and "<Code>MalformedXML</Code>" in r.text
+    assert "Parts" not in s3.list_parts(Bucket=bucket, Key="cutpart", UploadId=up)
+    s3.abort_multipart_upload(Bucket=bucket, Key="cutpart", UploadId=up)
+    listed = [o["Key"] for o in s3.list_objects_v2(Bucket=bucket).get("Contents", [])]
+    assert listed == ["big"]
+    assert s3.get_object(Bucket=bucket, Key="big")["ContentLength"] == 8 * MiB
