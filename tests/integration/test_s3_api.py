@@ -427,6 +427,11 @@ def test_multipart_calls(s3: Any, bucket: str) -> None:
     assert done["ETag"].endswith('-2"')
     assert s3.get_object(Bucket=bucket, Key="m")["Body"].read() == b"hello world"
     assert s3.head_object(Bucket=bucket, Key="m")["ETag"] == done["ETag"]
+    second = s3.get_object(Bucket=bucket, Key="m", PartNumber=2)
+    assert second["Body"].read() == b"world" and second["PartsCount"] == 2
+    with pytest.raises(ClientError) as e:
+        s3.get_object(Bucket=bucket, Key="m", PartNumber=3)
+    assert code_of(e.value) == "InvalidPartNumber" and status_of(e.value) == 416
     s3.abort_multipart_upload(Bucket=bucket, Key="n", UploadId=other)
     assert "Uploads" not in s3.list_multipart_uploads(Bucket=bucket)
     for call in (

@@ -76,18 +76,46 @@ Result<std::string> SourceBucket(Request& r, const std::string& name) {
   return ais ? name : aws_key;
 }
 
+// GetObject ?partNumber=N: the bytes of part N of a multipart object (its chunk N), or of the
+// whole object as part 1 when it was not uploaded in parts; a range of the object otherwise.
+Result<std::string> PartRange(Request& r, size_t* parts) {
+  auto n = ParseUint(r.param("partNumber"));
+  if (!n || *n < 1 || *n > 10000) {
+    return r.Fail("InvalidArgument", Status::InvalidArgument("part number must be an integer between 1 and 10000"));
+  }
+  auto m = r.ctx.store.Head(r.bucket, r.key);
+  if (!m.ok()) return m.status();
+  const bool multipart = m->chunked() && EtagOf(*m).find('-') != std::string::npos;
+  *parts = multipart ? m->chunk_sizes.size() : 1;
+  if (*n > *parts) {
+    return r.Fail("InvalidPartNumber", Status::RangeNotSatisfiable("the requested part number is not satisfiable"));
+  }
+  uint64_t start = 0, len = m->size;
+  if (multipart) {
+    for (size_t i = 0; i + 1 < *n; ++i) start += m->chunk_sizes[i];
+    len = m->chunk_sizes[*n - 1];
+  }
+  if (len == 0) return std::string();
+  return "bytes=" + std::to_string(start) + "-" + std::to_string(start + len - 1);
+}
+
 }  // namespace
 
 Task<Handled> GetObject(Request& r) {
-  if (r.has("partNumber")) {
-    co_return r.Fail("NotImplemented", Status::NotSupported("GetObject with partNumber is not implemented"));
-  }
   if (IsRemoteKey(r.bucket)) {
     if (Status st = co_await EnsureCached(r.ctx, r.ex, r.bucket, r.key); !st.ok()) co_return st;
   }
   std::string_view range = r.ex.header("Range");
   // S3 ignores a Range it cannot parse (the whole object is sent); only an unsatisfiable one is 416.
   if (!range.empty() && !range.starts_with("bytes=")) range = {};
+  std::string part_range;
+  size_t parts = 0;
+  if (r.has("partNumber")) {
+    auto pr = PartRange(r, &parts);
+    if (!pr.ok()) co_return pr.status();
+    part_range = std::move(*pr);
+    range = part_range;
+  }
   Condition cond = Condition::kPass;
   std::function<Status(const ObjectMeta&)> check = [&](const ObjectMeta& m) {
     cond = CheckConditions(r.ex, m);
@@ -108,6 +136,7 @@ Task<Handled> GetObject(Request& r) {
     headers.emplace_back("Content-Range", "bytes " + std::to_string(rd->start) + "-" +
                                               std::to_string(rd->start + rd->length - 1) + "/" + std::to_string(m.size));
   }
+  if (parts) headers.emplace_back("x-amz-mp-parts-count", std::to_string(parts));
   co_return co_await r.ex.ReplyFile(rd->ranged ? http::status::partial_content : http::status::ok, headers,
                                     rd->segments, rd->length);
 }
