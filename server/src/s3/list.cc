@@ -93,8 +93,9 @@ Task<Handled> ListObjects(Request& r) {
     else res.next_marker = resume;
   }
   res.objects.reserve(page->objects.size());
-  for (const ObjectMeta& m : page->objects) {
-    res.objects.push_back(ListedObject{.key = m.name, .last_modified_ns = m.atime_ns, .etag = QuotedEtag(m), .size = m.size});
+  for (ObjectMeta& m : page->objects) {
+    std::string etag = QuotedEtag(m);
+    res.objects.push_back(ListedObject{.key = std::move(m.name), .last_modified_ns = m.atime_ns, .etag = std::move(etag), .size = m.size});
   }
   res.common_prefixes = std::move(page->prefixes);
   HeaderList headers = {{"x-amz-request-id", r.request_id}};

@@ -54,19 +54,46 @@ std::string XmlDoc::Text() const {
 
 pugi::xml_node AddText(pugi::xml_node parent, const char* name, std::string_view text) {
   pugi::xml_node n = parent.append_child(name);
-  n.append_child(pugi::node_pcdata).set_value(std::string(text).c_str());
+  n.append_child(pugi::node_pcdata).set_value(text.data(), text.size());
   return n;
 }
 
 std::string Iso8601(int64_t unix_ns) {
+  // Civil date from days since the epoch (H. Hinnant's algorithm): no gmtime_r/strftime per
+  // listed entry.
   if (unix_ns < 0) unix_ns = 0;
-  std::time_t secs = static_cast<std::time_t>(unix_ns / 1000000000);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[40];
-  size_t n = std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
-  std::snprintf(buf + n, sizeof(buf) - n, ".%03dZ", static_cast<int>((unix_ns / 1000000) % 1000));
-  return buf;
+  const int64_t secs = unix_ns / 1000000000;
+  const int ms = static_cast<int>((unix_ns / 1000000) % 1000);
+  int64_t days = secs / 86400;
+  const int64_t sod = secs % 86400;
+  days += 719468;
+  const int64_t era = days / 146097;
+  const int64_t doe = days - era * 146097;
+  const int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  const int64_t mp = (5 * doy + 2) / 153;
+  const int64_t d = doy - (153 * mp + 2) / 5 + 1;
+  const int64_t m = mp < 10 ? mp + 3 : mp - 9;
+  const int64_t y = yoe + era * 400 + (m <= 2 ? 1 : 0);
+  char buf[32];
+  auto put = [&](int at, int64_t v, int width) {
+    for (int i = width - 1; i >= 0; --i, v /= 10) buf[at + i] = static_cast<char>('0' + v % 10);
+  };
+  put(0, y, 4);
+  buf[4] = '-';
+  put(5, m, 2);
+  buf[7] = '-';
+  put(8, d, 2);
+  buf[10] = 'T';
+  put(11, sod / 3600, 2);
+  buf[13] = ':';
+  put(14, sod / 60 % 60, 2);
+  buf[16] = ':';
+  put(17, sod % 60, 2);
+  buf[19] = '.';
+  put(20, ms, 3);
+  buf[23] = 'Z';
+  return std::string(buf, 24);
 }
 
 std::string UrlEncodeKey(std::string_view key) {

@@ -62,6 +62,14 @@ TEST(S3Xml, ListResultV2AndV1) {
   EXPECT_NE(v1.find("<EncodingType>url</EncodingType>"), std::string::npos);
 }
 
+TEST(S3Xml, Iso8601) {
+  EXPECT_EQ(Iso8601(0), "1970-01-01T00:00:00.000Z");
+  EXPECT_EQ(Iso8601(951782400999000000), "2000-02-29T00:00:00.999Z");  // a leap day
+  EXPECT_EQ(Iso8601(1700000000123000000), "2023-11-14T22:13:20.123Z");
+  EXPECT_EQ(Iso8601(4102444799000000000), "2099-12-31T23:59:59.000Z");
+  EXPECT_EQ(Iso8601(-5), "1970-01-01T00:00:00.000Z");
+}
+
 TEST(S3Xml, UrlEncodeKey) {
   EXPECT_EQ(UrlEncodeKey("a/b c+d%é"), "a/b%20c%2Bd%25%C3%A9");
   EXPECT_EQ(UrlEncodeKey("A-z_0.9~"), "A-z_0.9~");
