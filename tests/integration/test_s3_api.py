@@ -727,6 +727,10 @@ def test_remote_bucket(moto: MotoServer, s3: Any, ais: Client) -> None:
     assert [c["Prefix"] for c in listed["CommonPrefixes"]] == ["d/"]
     s3.delete_object(Bucket=name, Key="d/ours")
     assert "Contents" not in backend.list_objects_v2(Bucket=name, Prefix="d/ours")
+    s3.put_object(Bucket=name, Key="d/batch", Body=b"x")
+    res = s3.delete_objects(Bucket=name, Delete={"Objects": [{"Key": "d/batch"}]})
+    assert [d["Key"] for d in res["Deleted"]] == ["d/batch"]
+    assert "Contents" not in backend.list_objects_v2(Bucket=name, Prefix="d/batch")
     # The same name as an ais:// bucket: which one is meant cannot be told by name.
     ais.bucket(name).create()
     try:

@@ -2,6 +2,7 @@
 // Get/PutBucketVersioning, DeleteObjects.
 #include <set>
 
+#include "handlers/remote.h"
 #include "s3/object_attrs.h"
 #include "s3/request.h"
 #include "s3/xml.h"
@@ -117,16 +118,16 @@ Task<Handled> DeleteObjects(Request& r) {
   if (!body.ok()) co_return body.status();
   auto req = ParseDeleteRequest(*body);
   if (!req.ok()) co_return r.Fail("MalformedXML", req.status());
-  if (IsRemoteKey(r.bucket)) {
-    co_return r.Fail("NotImplemented",
-                     Status::NotSupported("DeleteObjects on " + BucketCname(r.bucket) + " is not supported yet"));
-  }
   XmlDoc doc("DeleteResult");
   // Synchronous, one key at a time: the reply tells each key's outcome. A key that is not there
   // counts as deleted (S3: the outcome a delete asks for).
   for (const std::string& key : req->keys) {
     Status st = ValidateObjectName(key);
-    if (st.ok()) st = r.ctx.store.Delete(r.bucket, key);
+    if (st.ok() && IsRemoteKey(r.bucket)) {
+      st = co_await DeleteThrough(r.ctx, r.bucket, key);  // in S3 first, then the cached copy
+    } else if (st.ok()) {
+      st = r.ctx.store.Delete(r.bucket, key);
+    }
     if (st.ok() || st.code() == Status::Code::kNotFound) {
       if (!req->quiet) AddText(doc.root().append_child("Deleted"), "Key", key);
       continue;
