@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "handlers/object_read.h"
+#include "handlers/remote.h"
 #include "s3/body.h"
 #include "s3/object_attrs.h"
 #include "s3/request.h"
@@ -78,20 +79,12 @@ Task<Handled> UploadPartCopy(Request& r) {
   if (IsRemoteKey(r.bucket)) co_return NotForRemote(r, "multipart upload");
   auto num = PartNumber(r);
   if (!num.ok()) co_return num.status();
-  // x-amz-copy-source: [/]bucket/key, the source bucket by name (ais first), as CopyObject.
-  std::string_view src_hdr = r.ex.header("x-amz-copy-source");
-  if (auto q = src_hdr.find('?'); q != std::string_view::npos) src_hdr = src_hdr.substr(0, q);
-  auto decoded = PercentDecode(src_hdr, false);
-  std::string_view src = decoded ? std::string_view(*decoded) : std::string_view();
-  if (src.starts_with('/')) src.remove_prefix(1);
-  auto slash = src.find('/');
-  if (!decoded || slash == std::string_view::npos || slash == 0) {
-    co_return r.Fail("InvalidArgument", Status::InvalidArgument("x-amz-copy-source must be <bucket>/<key>"));
-  }
-  const std::string src_bucket(src.substr(0, slash)), src_key(src.substr(slash + 1));
-  if (Status st = ValidateObjectName(src_key); !st.ok()) co_return r.Fail("InvalidArgument", st);
-  if (!r.ctx.store.buckets().Get(src_bucket)) {
-    co_return r.Fail("NoSuchBucket", Status::BucketNotFound("bucket \"" + src_bucket + "\" does not exist"));
+  auto src = ParseCopySource(r);
+  if (!src.ok()) co_return src.status();
+  auto src_bucket = BucketByName(r, src->bucket_name);
+  if (!src_bucket.ok()) co_return src_bucket.status();
+  if (IsRemoteKey(*src_bucket)) {
+    if (Status st = co_await EnsureCached(r.ctx, r.ex, *src_bucket, src->key); !st.ok()) co_return st;
   }
   std::string_view range = r.ex.header("x-amz-copy-source-range");
   std::function<Status(const ObjectMeta&)> check = [&](const ObjectMeta& m) {
@@ -100,7 +93,7 @@ Task<Handled> UploadPartCopy(Request& r) {
                : Status::PreconditionFailed("at least one of the preconditions you specified did not hold");
   };
   r.scope = Scope::kObject;
-  auto rd = OpenObjectRead(r.ctx, src_bucket, src_key, range, &check, nullptr);
+  auto rd = OpenObjectRead(r.ctx, *src_bucket, src->key, range, &check, nullptr);
   if (!rd.ok()) {
     if (rd.status().code() == Status::Code::kRangeNotSatisfiable) co_return r.Fail("InvalidArgument", Status::InvalidArgument(
         "x-amz-copy-source-range \"" + std::string(range.substr(0, 64)) + "\" is not valid for the source object"));

@@ -42,40 +42,6 @@ Status CheckWriteConditions(Request& r) {
   return Status::OK();
 }
 
-// x-amz-copy-source: "[/]bucket/key[?versionId=...]", URL-encoded.
-struct CopySource {
-  std::string bucket_name;
-  std::string key;
-};
-
-Result<CopySource> ParseCopySource(Request& r) {
-  std::string_view src = r.ex.header("x-amz-copy-source");
-  if (auto q = src.find('?'); q != std::string_view::npos) src = src.substr(0, q);
-  auto decoded = PercentDecode(src, false);
-  if (!decoded) return r.Fail("InvalidArgument", Status::InvalidArgument("x-amz-copy-source: malformed percent-encoding"));
-  std::string_view s = *decoded;
-  if (s.starts_with('/')) s.remove_prefix(1);
-  auto slash = s.find('/');
-  if (slash == std::string_view::npos || slash == 0 || slash + 1 == s.size()) {
-    return r.Fail("InvalidArgument", Status::InvalidArgument("x-amz-copy-source must be <bucket>/<key>"));
-  }
-  CopySource out{std::string(s.substr(0, slash)), std::string(s.substr(slash + 1))};
-  if (Status st = ValidateObjectName(out.key); !st.ok()) return r.Fail("InvalidArgument", st);
-  return out;
-}
-
-// The store key of a copy source's bucket, by name as any S3 bucket.
-Result<std::string> SourceBucket(Request& r, const std::string& name) {
-  const bool ais = r.ctx.store.buckets().Get(name).has_value();
-  const std::string aws_key = BucketKey(kProviderAws, name);
-  const bool aws = r.ctx.store.buckets().Get(aws_key).has_value();
-  if (ais && aws) {
-    return r.Fail("AmbiguousBucketName", Status::BucketNotFound("ambiguous bucket name \"" + name + "\""));
-  }
-  if (!ais && !aws) return r.Fail("NoSuchBucket", Status::BucketNotFound("bucket \"" + name + "\" does not exist"));
-  return ais ? name : aws_key;
-}
-
 // GetObject ?partNumber=N: the bytes of part N of a multipart object (its chunk N), or of the
 // whole object as part 1 when it was not uploaded in parts; a range of the object otherwise.
 Result<std::string> PartRange(Request& r, size_t* parts) {
@@ -100,6 +66,23 @@ Result<std::string> PartRange(Request& r, size_t* parts) {
 }
 
 }  // namespace
+
+// x-amz-copy-source: "[/]bucket/key[?versionId=...]", URL-encoded.
+Result<CopySource> ParseCopySource(Request& r) {
+  std::string_view src = r.ex.header("x-amz-copy-source");
+  if (auto q = src.find('?'); q != std::string_view::npos) src = src.substr(0, q);
+  auto decoded = PercentDecode(src, false);
+  if (!decoded) return r.Fail("InvalidArgument", Status::InvalidArgument("x-amz-copy-source: malformed percent-encoding"));
+  std::string_view s = *decoded;
+  if (s.starts_with('/')) s.remove_prefix(1);
+  auto slash = s.find('/');
+  if (slash == std::string_view::npos || slash == 0 || slash + 1 == s.size()) {
+    return r.Fail("InvalidArgument", Status::InvalidArgument("x-amz-copy-source must be <bucket>/<key>"));
+  }
+  CopySource out{std::string(s.substr(0, slash)), std::string(s.substr(slash + 1))};
+  if (Status st = ValidateObjectName(out.key); !st.ok()) return r.Fail("InvalidArgument", st);
+  return out;
+}
 
 Task<Handled> GetObject(Request& r) {
   if (IsRemoteKey(r.bucket)) {
@@ -191,7 +174,7 @@ Task<Handled> PutObject(Request& r) {
 Task<Handled> CopyObject(Request& r) {
   auto src = ParseCopySource(r);
   if (!src.ok()) co_return src.status();
-  auto src_bucket = SourceBucket(r, src->bucket_name);
+  auto src_bucket = BucketByName(r, src->bucket_name);
   if (!src_bucket.ok()) co_return src_bucket.status();
   if (IsRemoteKey(r.bucket)) {
     co_return r.Fail("NotImplemented", Status::NotSupported("CopyObject into " + BucketCname(r.bucket) + " is not supported yet"));

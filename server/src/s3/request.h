@@ -35,6 +35,16 @@ struct Request {
 inline constexpr size_t kMaxXmlBody = 1 << 20;             // Delete (1000 keys), versioning, create-bucket
 inline constexpr size_t kMaxCompleteBody = 10000 * 1024;   // CompleteMultipartUpload of 10 000 parts
 
+// x-amz-copy-source of CopyObject and UploadPartCopy: "[/]bucket/key[?versionId=...]", URL-encoded.
+struct CopySource {
+  std::string bucket_name;
+  std::string key;
+};
+Result<CopySource> ParseCopySource(Request& r);
+// The store key of the bucket S3 calls `name`: ais://name, else s3://name if the server knows it
+// (the S3 API adds no remote bucket); both: AmbiguousBucketName, neither: NoSuchBucket.
+Result<std::string> BucketByName(Request& r, const std::string& name);
+
 Task<Handled> ListBuckets(Request& r);
 Task<Handled> CreateBucket(Request& r);
 Task<Handled> DeleteBucket(Request& r);

@@ -42,21 +42,10 @@ std::string CleanKey(std::string_view key) {
   return out;
 }
 
-// The bucket of the request by name, across providers: ais://b, else s3://b if the server knows
-// it. Both: AmbiguousBucketName (which one is meant cannot be told by name alone).
 Status ResolveByName(Request& r) {
-  const bool ais = r.ctx.store.buckets().Get(r.bucket_name).has_value();
-  const std::string aws_key = BucketKey(kProviderAws, r.bucket_name);
-  const bool aws = r.ctx.store.buckets().Get(aws_key).has_value();
-  if (ais && aws) {
-    return r.Fail("AmbiguousBucketName", Status::BucketNotFound("ambiguous bucket name \"" + r.bucket_name +
-                                                                "\": matches ais://" + r.bucket_name + ", s3://" +
-                                                                r.bucket_name));
-  }
-  if (!ais && !aws) {
-    return Status::BucketNotFound("bucket \"" + r.bucket_name + "\" does not exist");
-  }
-  r.bucket = ais ? r.bucket_name : aws_key;
+  auto key = BucketByName(r, r.bucket_name);
+  if (!key.ok()) return key.status();
+  r.bucket = std::move(*key);
   return Status::OK();
 }
 
@@ -167,6 +156,18 @@ Task<Handled> Route(Request& r, std::string_view path) {
 }
 
 }  // namespace
+
+Result<std::string> BucketByName(Request& r, const std::string& name) {
+  const bool ais = r.ctx.store.buckets().Get(name).has_value();
+  const std::string aws_key = BucketKey(kProviderAws, name);
+  const bool aws = r.ctx.store.buckets().Get(aws_key).has_value();
+  if (ais && aws) {
+    return r.Fail("AmbiguousBucketName", Status::BucketNotFound("ambiguous bucket name \"" + name + "\": matches ais://" +
+                                                                name + ", s3://" + name));
+  }
+  if (!ais && !aws) return r.Fail("NoSuchBucket", Status::BucketNotFound("bucket \"" + name + "\" does not exist"));
+  return ais ? name : aws_key;
+}
 
 std::optional<std::string_view> S3PathOf(const ServerContext& ctx, std::string_view raw_path) {
   if (raw_path == "/s3" || raw_path.starts_with("/s3/")) return raw_path.substr(3);
