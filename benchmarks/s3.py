@@ -227,13 +227,12 @@ class Bench:
             while True:
                 r = session.get(f"{self.endpoint}/s3/{self.bucket}", params=params, timeout=60)
                 pages += 1
-                text = r.text
-                start = text.find("<NextContinuationToken>")
+                text = r.content  # bytes: requests would guess a charset for .text, slowly
+                start = text.find(b"<NextContinuationToken>")
                 if start < 0:
                     break
-                params["continuation-token"] = text[
-                    start + 23 : text.find("</NextContinuationToken>")
-                ]
+                end = text.find(b"</NextContinuationToken>")
+                params["continuation-token"] = text[start + 23 : end].decode()
             per_page = page or 10000  # the server's list page size when max-keys is absent
             assert pages == max(1, (count + per_page - 1) // per_page), pages
             return count / (time.perf_counter() - t)
