@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The S3 front end against the AIS API on the same server, side by side in one run.
 
-One server (``--s3-api-via-root``: s3torchconnector's CRT client takes no endpoint path), one
-bucket written through S3. Cases, each read by every client in turn, ``--rounds`` times, the
+One server (with ``--s3-api-via-root``: s3torchconnector reads from the root path here, /s3
+works too), one bucket written through S3. Cases, each read by every client in turn, ``--rounds`` times, the
 table showing each round's median:
 
 * GET of ``--small-count`` objects of ``--small-kib`` KiB, objects/s with 8 threads: boto3 and

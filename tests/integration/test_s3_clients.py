@@ -1,8 +1,8 @@
 """Third-party S3 clients and data loaders against the S3 front end of one real server.
 
-s3fs (on /s3), the MinIO client and s3torchconnector (on the root path: neither takes an
-endpoint with a path, so the server runs with --s3-api-via-root), and litdata writing a dataset
-through S3 and streaming it back. Each checks bytes and listings, not just that calls return.
+s3fs and litdata (writing a dataset through S3 and streaming it back) on /s3; the MinIO client
+on the root path (it takes no endpoint path: the server runs with --s3-api-via-root);
+s3torchconnector on both. Each checks bytes and listings, not just that calls return.
 """
 
 from __future__ import annotations
@@ -147,7 +147,7 @@ def test_s3torchconnector(server: LocalServer, s3: Any, bucket: str) -> None:
     mapped = S3MapDataset.from_prefix(
         uri,
         region="us-east-1",
-        endpoint=server.endpoint,
+        endpoint=server.endpoint + "/s3",  # the CRT client keeps the endpoint's path
         s3client_config=cfg,
         transform=lambda o: (o.key, o.read()),
     )
