@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "handlers/batch_stream.h"
+#include "api/features.h"
 #include "handlers/context.h"
 #include "remote/cache_tier.h"
 #include "http/server.h"
@@ -42,6 +43,8 @@ Options:
   --fsync           durability: fdatasync object data and directories before every commit
                     (default off: a crash of the process loses nothing committed, a power
                     loss may lose the last writes)
+  --s3-api-via-root the S3 API at the root path too (as cluster feature S3-API-via-Root); it is
+                    always at /s3
 
 Limits (a request over one gets a 4xx, or 503 + Retry-After, never unbounded memory):
   --max-connections N      open connections (default 8192); more get 503 + Retry-After
@@ -91,6 +94,7 @@ int main(int argc, char** argv) {
   std::string promote_root = "/var/lib/ais/promote";
   ais::JsonLimits& json_limits = ais::DefaultJsonLimits();
   uint64_t max_page_size = 10000;
+  bool s3_via_root = false;
   uint64_t job_idle_ms = static_cast<uint64_t>(ais::JobRegistry::kDefaultIdleTimeout.count());
   ais::CacheTierOptions remote_opts;
   // A numeric flag in [lo, hi] (sizes may be IEC: "64KiB"); false after printing why not.
@@ -121,6 +125,7 @@ int main(int argc, char** argv) {
                                {"list-max-page-size", required_argument, nullptr, 1007},
                                {"job-idle-timeout", required_argument, nullptr, 1008},
                                {"no-aws-backend", no_argument, nullptr, 1020},
+                               {"s3-api-via-root", no_argument, nullptr, 1009},
                                {"help", no_argument, nullptr, 'h'},
                                {"version", no_argument, nullptr, 'v'},
                                {nullptr, 0, nullptr, 0}};
@@ -199,6 +204,7 @@ int main(int argc, char** argv) {
         if (!number("job-idle-timeout", 1, 86400000, false, &job_idle_ms)) return 2;
         break;
       case 1020: remote_opts.aws_enabled = false; break;
+      case 1009: s3_via_root = true; break;
       case 'h': std::cout << kUsage; return 0;
       case 'v': std::cout << "aistore-server 0.1.0 (AIS API v1)\n"; return 0;
       default: std::cerr << kUsage; return 2;
@@ -243,6 +249,7 @@ int main(int argc, char** argv) {
                                          .count()};
   ctx.promote_root = promote_root;
   ctx.max_page_size = max_page_size;
+  if (s3_via_root) ctx.features.store(ais::kFeatS3ApiViaRoot);
   ais::HttpServer server(http_opts, ctx.node, [&ctx](ais::Exchange& ex) { return ais::Dispatch(ctx, ex); });
   auto port = server.Bind();
   if (!port.ok()) {

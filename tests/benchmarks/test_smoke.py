@@ -119,3 +119,28 @@ def test_soak_benchmark() -> None:
     assert re.search(r"^# server open fds: (\d+) before, max \d+ during, \1 after", out, re.M), out
     assert "# server process alive at the end: yes" in out
     assert "# PASS:" in out
+
+
+def test_s3_benchmark() -> None:
+    """benchmarks/s3.py at tiny sizes: every case has a row for every client, with a figure."""
+    pytest.importorskip("s3torchconnector")
+    out = run_benchmark("s3.py", "--quick", "--small-count", "64", "--list-count", "300")
+    cases = {
+        "GET 10 KiB x64, 8 threads": ["boto3 (S3)", "s3torchconnector (S3)"],
+        "GET 16 MiB, one object": [
+            "boto3 get_object (S3)",
+            "boto3 download_fileobj (S3)",
+            "s3torchconnector (S3)",
+        ],
+        "list 300 objects": [
+            "boto3 ListObjectsV2 1000/page (S3)",
+            "HTTP ListObjectsV2 1000/page, XML unparsed (S3)",
+        ],
+        "DataLoader epoch, 64 x 10 KiB": ["s3torchconnector S3MapDataset (S3)"],
+    }
+    for case, clients in cases.items():
+        for client in [*clients, "aistore SDK (AIS API)"]:
+            line = re.search(
+                rf"^{re.escape(case)}\s+{re.escape(client)}\s+([\d.]+)\s", out, re.MULTILINE
+            )
+            assert line and float(line.group(1)) > 0, f"no figure for {case} / {client} in:\n{out}"

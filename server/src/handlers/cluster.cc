@@ -3,6 +3,7 @@
 #include <chrono>
 #include <ctime>
 
+#include "api/features.h"
 #include "api/headers.h"
 #include "handlers/context.h"
 #include "remote/cache_tier.h"
@@ -10,7 +11,9 @@
 #include "handlers/node_actions.h"
 #include "jobs/job_kinds.h"
 #include "util/clock.h"
+#include "util/json_fields.h"
 #include "util/json_text.h"
+#include "util/log_ring.h"
 #include "util/strings.h"
 
 namespace ais {
@@ -180,6 +183,30 @@ Task<Handled> ClusterQuery(ServerContext& ctx, Exchange& ex, const std::string& 
   co_return co_await ex.Reply(http::status::ok, {}, JsonText(out), "application/json");
 }
 
+// set-config (`PUT /v1/cluster/setconfig?features=...`, or action "set-config" with value
+// {"features": "..."}): of the cluster config, only the feature flags change at run time here.
+Task<Handled> SetConfig(ServerContext& ctx, Exchange& ex, const nlohmann::json* value) {
+  std::string text;
+  if (value) {
+    JsonFields f(*value, "value");
+    const nlohmann::json* features = nullptr;
+    f.Raw("features", &features);
+    if (Status st = f.Finish(); !st.ok()) co_return st;
+    if (features && features->is_string()) text = features->get<std::string>();
+    else if (features && features->is_number_unsigned()) text = std::to_string(features->get<uint64_t>());
+    else co_return Status::InvalidArgument("set-config: expecting {\"features\": \"<names or number>\"}");
+  } else {
+    auto q = ex.query("features");
+    if (!q) co_return Status::InvalidArgument("set-config: nothing to set (only \"features\" can be set here)");
+    text = *q;
+  }
+  auto bits = ParseClusterFeatures(text);
+  if (!bits.ok()) co_return bits.status();
+  ctx.features.store(*bits, std::memory_order_relaxed);
+  LogInfo("set-config: features=" + std::to_string(*bits));
+  co_return co_await ex.Reply(http::status::ok);
+}
+
 }  // namespace
 
 Task<Handled> HandleHealth(ServerContext& ctx, Exchange& ex) {
@@ -222,8 +249,10 @@ Task<Handled> HandleCluster(ServerContext& ctx, Exchange& ex, const Route& route
     co_return co_await ClusterQuery(ctx, ex, what);
   }
   if (ex.method() == http::verb::put) {
+    if (route.area == "cluster" && route.bucket == "setconfig") co_return co_await SetConfig(ctx, ex, nullptr);
     auto msg = co_await ReadActionMsg(ex);
     if (!msg.ok()) co_return msg.status();
+    if (msg->action == "set-config") co_return co_await SetConfig(ctx, ex, &msg->value);
     if (msg->action == "start") co_return co_await StartJobByKind(ctx, ex, *msg);
     if (msg->action == "stop") {
       auto args = XactMsg::Decode(msg->value, "value");

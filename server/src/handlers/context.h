@@ -2,6 +2,7 @@
 // shared state and this node's identity. Owned by main; outlives every request.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -29,6 +30,8 @@ struct ServerContext {
   int64_t start_ns = 0;
   std::string promote_root = "/var/lib/ais/promote";  // the only tree promote may read ("" = none)
   uint64_t max_page_size = 10000;  // list-objects entries per page (AIS MaxPageSizeAIS); larger asks are clamped
+  // Cluster feature bits (api/features.h): --s3-api-via-root at startup, set-config at run time.
+  std::atomic<uint64_t> features{0};
 };
 
 // Reads a JSON body within the limits (DefaultJsonLimits: size, depth); an empty body is {}.

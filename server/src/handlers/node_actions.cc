@@ -469,7 +469,7 @@ nlohmann::json ClusterConfigJson(const ServerContext& ctx, const Exchange& ex) {
         {"startup_time", "1m"},
         {"send_file_time", "5m"}}},
       {"memsys", section()},
-      {"features", "0"},
+      {"features", std::to_string(ctx.features.load(std::memory_order_relaxed))},
       {"config_version", "1"},
       {"versioning", bprops["versioning"]},
       {"resilver", {{"enabled", true}}},

@@ -14,6 +14,7 @@
 #include "handlers/bucket_actions.h"
 #include "handlers/context.h"
 #include "handlers/offload.h"
+#include "handlers/object_read.h"
 #include "handlers/remote.h"
 #include "remote/cache_tier.h"
 #include "store/bck.h"
@@ -209,41 +210,24 @@ Task<Handled> GetObject(ServerContext& ctx, Exchange& ex, const std::string& buc
     co_return co_await GetArchived(ctx, ex, bucket, name, std::move(archpath), std::move(regx), std::move(mode));
   }
   std::string_view range_hdr = ex.header("Range");
-  const bool ranged = !range_hdr.empty();
-  ByteRange r{0, 0};
-  std::vector<FileSegment> segs;
-  auto reopen = [&] { return ctx.store.Open(bucket, name); };
-  auto h = Store::OpenReading(reopen(), reopen, [&](ObjectHandle& o) -> Status {
-    r = ByteRange{0, o.size()};
-    if (ranged) {
-      auto parsed = ParseByteRange(range_hdr, o.size());
-      if (!parsed.ok()) {
-        // AIS names the size only for well-formed but unsatisfiable ranges.
-        if (range_hdr.starts_with("bytes=")) ex.AddErrorHeader("Content-Range", "bytes */" + std::to_string(o.size()));
-        return parsed.status();
-      }
-      r = *parsed;
+  std::optional<uint64_t> unsatisfiable;
+  auto rd = OpenObjectRead(ctx, bucket, name, range_hdr, nullptr, &unsatisfiable);
+  if (!rd.ok()) {
+    // AIS names the size only for well-formed but unsatisfiable ranges.
+    if (unsatisfiable && range_hdr.starts_with("bytes=")) {
+      ex.AddErrorHeader("Content-Range", "bytes */" + std::to_string(*unsatisfiable));
     }
-    auto sliced = o.Slice(r.start, r.length);
-    if (!sliced.ok()) return sliced.status();
-    segs = std::move(*sliced);
-    return Status::OK();
-  });
-  if (!h.ok()) co_return h.status();
-  const ObjectMeta& m = h->meta();
-  if (!ranged && !m.cksum_value.empty()) {
-    auto props = ctx.store.GetBucket(bucket);
-    if (props.ok() && props->validate_warm_get) {
-      if (Status st = h->VerifyChecksum(); !st.ok()) co_return st;
-    }
+    co_return rd.status();
   }
+  const ObjectMeta& m = rd->handle.meta();
   HeaderList headers = GetHeaders(m);
-  if (ranged) {
-    headers.emplace_back("Content-Range", "bytes " + std::to_string(r.start) + "-" +
-                                              std::to_string(r.start + r.length - 1) + "/" + std::to_string(m.size));
+  if (rd->ranged) {
+    headers.emplace_back("Content-Range", "bytes " + std::to_string(rd->start) + "-" +
+                                              std::to_string(rd->start + rd->length - 1) + "/" + std::to_string(m.size));
     headers.emplace_back("Accept-Ranges", "bytes");
   }
-  co_return co_await ex.ReplyFile(ranged ? http::status::partial_content : http::status::ok, headers, segs, r.length);
+  co_return co_await ex.ReplyFile(rd->ranged ? http::status::partial_content : http::status::ok, headers,
+                                  rd->segments, rd->length);
 }
 
 // HEAD with ?props= (v2) answers only what was asked; without it (v1) answers everything.
@@ -488,7 +472,7 @@ Task<Handled> PostObject(ServerContext& ctx, Exchange& ex, const std::string& bu
       // upload when large) before the local commit, off the I/O thread.
       std::function<Status()> complete = [&store = ctx.store, through = UploadThrough(ctx.remote, bucket, name),
                                           bucket, name, upload_id, parts = std::move(*parts)] {
-        return store.MpuComplete(bucket, name, upload_id, parts, through);
+        return store.MpuComplete(bucket, name, upload_id, parts, {}, nullptr, through);
       };
       st = co_await OffloadStatus(ctx.remote.pool(), std::move(complete));
     }

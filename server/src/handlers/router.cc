@@ -4,6 +4,7 @@
 #include "api/moss_request.h"
 #include "handlers/context.h"
 #include "handlers/node_actions.h"
+#include "s3/s3.h"
 #include "util/log_ring.h"
 #include "util/node_stats.h"
 #include "util/strings.h"
@@ -83,6 +84,10 @@ Task<Handled> Serve(ServerContext& ctx, Exchange& ex, const Result<Route>& parse
 
 // The one error path: a handler that did not reply returns the Status, replied here.
 Task<void> Dispatch(ServerContext& ctx, Exchange& ex) {
+  if (auto s3_path = s3::S3PathOf(ctx, ex.raw_path())) {  // the S3 front end replies its own way
+    co_await s3::Serve(ctx, ex, *s3_path);
+    co_return;
+  }
   const Result<Route> route = ParseRoute(ex.raw_path());
   Handled h = co_await Serve(ctx, ex, route);
   if (h.replied()) co_return;

@@ -68,6 +68,16 @@ std::vector<std::string_view> Exchange::header_all(std::string_view name) const 
   return out;
 }
 
+std::vector<std::pair<std::string_view, std::string_view>> Exchange::headers_with_prefix(
+    std::string_view prefix) const {
+  std::vector<std::pair<std::string_view, std::string_view>> out;
+  for (const auto& f : req()) {
+    std::string_view name = f.name_string();
+    if (name.size() >= prefix.size() && IEquals(name.substr(0, prefix.size()), prefix)) out.emplace_back(name, f.value());
+  }
+  return out;
+}
+
 std::optional<uint64_t> Exchange::content_length() const {
   auto len = parser_.content_length();
   return len ? std::optional<uint64_t>(*len) : std::nullopt;
@@ -437,13 +447,16 @@ Task<Replied> Exchange::ReplyError(const Status& st) {
 Task<Handled> Exchange::ReplyFile(http::status status, const HeaderList& headers,
                                   const std::vector<FileSegment>& segments, uint64_t total) {
   if (is_head()) co_return co_await ReplyHeaders(status, headers, total);
+  // The caller's Content-Type (the S3 front end keeps one per object), else octet-stream.
+  bool typed = false;
+  for (const auto& h : headers) typed = typed || IEquals(h.first, "Content-Type");
   if (total <= kInlineReplyMax) {
     std::string body(total, '\0');
     if (Status st = ReadSegments(segments, body.data()); !st.ok()) co_return st;
-    co_return co_await Reply(status, headers, std::move(body), "application/octet-stream");
+    co_return co_await Reply(status, headers, std::move(body), typed ? "" : "application/octet-stream");
   }
   HeaderList all = headers;
-  all.emplace_back("Content-Type", "application/octet-stream");
+  if (!typed) all.emplace_back("Content-Type", "application/octet-stream");
   Replied done = co_await ReplyHeaders(status, all, total);
   if (!reusable_) co_return done;
   if (!co_await SendSegments(segments)) reusable_ = false;  // a short body: the client must see EOF

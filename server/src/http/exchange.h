@@ -83,6 +83,8 @@ class Exchange {
   // Header value, or "" if absent. Case-insensitive.
   std::string_view header(std::string_view name) const;
   std::vector<std::string_view> header_all(std::string_view name) const;
+  // Every header whose name starts with `prefix` (case-insensitive), as (name, value), in order.
+  std::vector<std::pair<std::string_view, std::string_view>> headers_with_prefix(std::string_view prefix) const;
   std::optional<uint64_t> content_length() const;
 
   // --- request body ---

@@ -30,7 +30,9 @@ struct MpuUpload {
   size_t primary_mp = 0;
   std::vector<std::pair<std::string, std::string>> custom;
   std::mutex mu;
+  int64_t created_ns = 0;
   std::map<uint32_t, uint64_t> parts;  // guarded by mu: part number -> size
+  std::map<uint32_t, std::string> tags;  // guarded by mu: part number -> PartWriter::Commit's tag
   bool finished = false;               // guarded by mu
 };
 
@@ -656,6 +658,7 @@ Result<std::string> Store::MpuCreate(const std::string& bucket, const std::strin
   up->id = RandomId(16);
   up->primary_mp = mps_.PrimaryFor(bucket, name);
   up->custom = std::move(custom);
+  up->created_ns = NowNs();
   AIS_RETURN_IF_ERROR(WriteChunkMarker(up->primary_mp, bucket, name, up->id));
   std::lock_guard lock(uploads_mu_);
   uploads_[up->id] = up;
@@ -693,8 +696,39 @@ Result<std::unique_ptr<PartWriter>> Store::MpuPart(const std::string& bucket, co
   return w;
 }
 
+Result<MpuInfo> Store::MpuDescribe(const std::string& bucket, const std::string& name,
+                                   const std::string& upload_id) {
+  auto found = FindUpload(bucket, name, upload_id);
+  if (!found.ok()) return found.status();
+  MpuUpload& up = **found;
+  std::lock_guard lock(up.mu);
+  if (up.finished) return UploadGone(bucket, name, upload_id);
+  MpuInfo info{.name = up.name, .id = up.id, .created_ns = up.created_ns, .parts = {}};
+  for (const auto& [num, size] : up.parts) {
+    auto tag = up.tags.find(num);
+    info.parts.push_back(MpuPartInfo{.num = num, .size = size, .tag = tag == up.tags.end() ? "" : tag->second});
+  }
+  return info;
+}
+
+std::vector<MpuInfo> Store::MpuList(const std::string& bucket) {
+  std::vector<MpuInfo> out;
+  {
+    std::lock_guard lock(uploads_mu_);
+    for (const auto& [id, up] : uploads_) {
+      if (up->bucket == bucket) out.push_back(MpuInfo{.name = up->name, .id = id, .created_ns = up->created_ns, .parts = {}});
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const MpuInfo& a, const MpuInfo& b) {
+    return a.name != b.name ? a.name < b.name : a.created_ns != b.created_ns ? a.created_ns < b.created_ns : a.id < b.id;
+  });
+  return out;
+}
+
 Status Store::MpuComplete(const std::string& bucket, const std::string& name, const std::string& upload_id,
-                          std::vector<uint32_t> parts, const WriteThroughFn& through) {
+                          std::vector<uint32_t> parts,
+                          const std::vector<std::pair<std::string, std::string>>& extra_custom, ObjectMeta* out,
+                          const WriteThroughFn& through) {
   auto found = FindUpload(bucket, name, upload_id);
   if (!found.ok()) return found.status();
   MpuUpload& up = **found;
@@ -723,6 +757,7 @@ Status Store::MpuComplete(const std::string& bucket, const std::string& name, co
   meta.name = name;
   meta.upload_id = upload_id;
   meta.custom = up.custom;
+  MergeCustomInto(&meta.custom, extra_custom);
   meta.atime_ns = NowNs();
   auto cksum = Checksummer::Create(props->checksum_type);
   if (!cksum.ok()) return cksum.status();
@@ -755,6 +790,7 @@ Status Store::MpuComplete(const std::string& bucket, const std::string& name, co
     MergeCustomInto(&meta.custom, *md);
   }
   AIS_RETURN_IF_ERROR(CommitChunked(bucket, up.primary_mp, &meta, std::nullopt));
+  if (out) *out = meta;
   up.finished = true;
   ::unlink((mps_.WorkDir(up.primary_mp) + "/" + kChunkMarkerPrefix + upload_id).c_str());
   std::lock_guard ul(uploads_mu_);
@@ -1180,7 +1216,7 @@ Status PartWriter::Write(const void* data, size_t len) {
   return Status::OK();
 }
 
-Status PartWriter::Commit() {
+Status PartWriter::Commit(std::string tag) {
   if (written_ != expected_) {
     return Status::InvalidArgument("part " + std::to_string(num_) + ": received " + std::to_string(written_) +
                                    " of " + std::to_string(expected_) + " bytes");
@@ -1191,6 +1227,7 @@ Status PartWriter::Commit() {
   if (::rename(temp_path_.c_str(), final_path_.c_str()) != 0) return Status::FromErrno(errno, "rename part");
   done_ = true;
   upload_->parts[num_] = expected_;
+  upload_->tags[num_] = std::move(tag);
   return Status::OK();
 }
 

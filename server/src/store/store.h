@@ -128,7 +128,8 @@ class PartWriter {
  public:
   ~PartWriter();
   Status Write(const void* data, size_t len);
-  Status Commit();
+  // `tag`: what the caller says of the part's bytes, kept with it (S3's part ETag).
+  Status Commit(std::string tag = {});
 
  private:
   friend class Store;
@@ -201,6 +202,19 @@ class BucketDirs {
   std::vector<UniqueFd> dirs_;  // per mountpath; invalid where the directory did not exist yet
 };
 
+// An in-flight multipart upload as listed (S3 ListMultipartUploads, ListParts).
+struct MpuPartInfo {
+  uint32_t num = 0;
+  uint64_t size = 0;
+  std::string tag;  // PartWriter::Commit's
+};
+struct MpuInfo {
+  std::string name;
+  std::string id;
+  int64_t created_ns = 0;
+  std::vector<MpuPartInfo> parts;  // by number; only from MpuDescribe
+};
+
 struct ListQuery {
   std::string prefix;
   std::string after;  // exclusive
@@ -261,9 +275,17 @@ class Store {
   // Opens part `num`; the caller streams `size` bytes with Write() and then Commit()s the part.
   Result<std::unique_ptr<PartWriter>> MpuPart(const std::string& bucket, const std::string& name,
                                                 const std::string& upload_id, uint32_t num, uint64_t size);
-  // `through`: a remote bucket's upload of the assembled object, before its commit.
+  // `extra_custom` joins the custom metadata given at MpuCreate; `through`: a remote bucket's
+  // upload of the assembled object, before its commit; *out (if given) describes the committed
+  // object.
   Status MpuComplete(const std::string& bucket, const std::string& name, const std::string& upload_id,
-                     std::vector<uint32_t> parts, const WriteThroughFn& through = {});
+                     std::vector<uint32_t> parts,
+                     const std::vector<std::pair<std::string, std::string>>& extra_custom = {},
+                     ObjectMeta* out = nullptr, const WriteThroughFn& through = {});
+  // The upload with its committed parts; kNotFound as the other Mpu calls.
+  Result<MpuInfo> MpuDescribe(const std::string& bucket, const std::string& name, const std::string& upload_id);
+  // The bucket's uploads in flight (without parts), by name, then creation time.
+  std::vector<MpuInfo> MpuList(const std::string& bucket);
   Status MpuAbort(const std::string& bucket, const std::string& name, const std::string& upload_id);
 
   // Rewrites one object as chunks of chunk_size (or monolithic when chunk_size == 0).

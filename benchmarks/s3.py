@@ -1,0 +1,309 @@
+#!/usr/bin/env python3
+"""The S3 front end against the AIS API on the same server, side by side in one run.
+
+One server (with ``--s3-api-via-root``: s3torchconnector reads from the root path here, /s3
+works too), one bucket written through S3. Cases, each read by every client in turn, ``--rounds`` times, the
+table showing each round's median:
+
+* GET of ``--small-count`` objects of ``--small-kib`` KiB, objects/s with 8 threads: boto3 and
+  s3torchconnector on the S3 front end vs our SDK on the AIS API;
+* GET of one ``--large-mib`` MiB object, GB/s: boto3 ``get_object`` (one stream), boto3
+  ``download_fileobj`` (parallel ranges), s3torchconnector's reader vs our SDK's ``read_all``;
+* a listing of ``--list-count`` objects, objects/s: ListObjectsV2 through boto3's paginator
+  (1000 per page, and 10 000: this server honours max-keys up to its list page size) and raw
+  HTTP (the XML fetched, not parsed) vs our SDK's ``list_all_objects`` (10 000 per page);
+* a DataLoader epoch over the small objects (4 workers, batch 32): s3torchconnector's
+  ``S3MapDataset`` vs our ``AISMapDataset``, objects/s.
+
+Ratios are against our SDK on the AIS API in the same case (1.0: as fast).
+
+Usage:
+    python3 benchmarks/s3.py            # defaults (1 GiB object, 100 000 listed; a few minutes)
+    python3 benchmarks/s3.py --quick    # tiny sizes (~30 s)
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import statistics
+import sys
+import time
+import uuid
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import boto3
+import requests
+import torch
+from boto3.s3.transfer import TransferConfig
+from botocore.config import Config
+
+from aistore.pytorch import AISMapDataset
+from aistore.server import LocalServer
+
+sys.path.append(str(Path(__file__).resolve().parent))
+from _table import render_table  # noqa: E402
+
+GB = 1e9
+MiB = 1 << 20
+AIS = "aistore SDK (AIS API)"
+
+
+def parse_args() -> argparse.Namespace:
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument("--small-count", type=int, help="default 2000 (--quick: 200)")
+    p.add_argument("--small-kib", type=int, default=10)
+    p.add_argument("--large-mib", type=int, help="default 1024 (--quick: 16)")
+    p.add_argument("--list-count", type=int, help="default 100000 (--quick: 2000)")
+    p.add_argument("--rounds", type=int, help="default 3 (--quick: 1)")
+    p.add_argument("--quick", action="store_true", help="tiny sizes, one round")
+    p.add_argument("--json", help="also write every figure to this file")
+    a = p.parse_args()
+    # Explicit sizes win over --quick's.
+    for name, full, quick in (
+        ("small_count", 2000, 200),
+        ("large_mib", 1024, 16),
+        ("list_count", 100_000, 2000),
+        ("rounds", 3, 1),
+    ):
+        if getattr(a, name) is None:
+            setattr(a, name, quick if a.quick else full)
+    return a
+
+
+def timed(fn: Callable[[], Any]) -> float:
+    t = time.perf_counter()
+    fn()
+    return time.perf_counter() - t
+
+
+class Bench:
+    def __init__(self, args: argparse.Namespace, srv: LocalServer) -> None:
+        from s3torchconnector import S3ClientConfig
+
+        self.a = args
+        self.srv = srv
+        self.endpoint = srv.endpoint
+        self.s3 = boto3.client(
+            "s3",
+            endpoint_url=self.endpoint + "/s3",
+            region_name="us-east-1",
+            aws_access_key_id="any",
+            aws_secret_access_key="any",
+            config=Config(s3={"addressing_style": "path"}, max_pool_connections=32),
+        )
+        self.client = srv.client()
+        self.bucket = "bench-" + uuid.uuid4().hex[:8]
+        self.s3.create_bucket(Bucket=self.bucket)
+        self.tc_config = S3ClientConfig(force_path_style=True)
+        self.rows: list[dict[str, Any]] = []
+
+    def upload(self, prefix: str, count: int, size: int) -> list[str]:
+        keys = [f"{prefix}/{i:06d}" for i in range(count)]
+        body = os.urandom(size)
+        with ThreadPoolExecutor(16) as pool:
+            list(pool.map(lambda k: self.s3.put_object(Bucket=self.bucket, Key=k, Body=body), keys))
+        return keys
+
+    def record(self, case: str, unit: str, figures: dict[str, list[float]]) -> None:
+        med = {name: statistics.median(v) for name, v in figures.items()}
+        for name, value in med.items():
+            self.rows.append(
+                {
+                    "case": case,
+                    "client": name,
+                    "unit": unit,
+                    "value": value,
+                    "vs_ais": value / med[AIS],
+                }
+            )
+
+    def rounds(self, clients: dict[str, Callable[[], float]]) -> dict[str, list[float]]:
+        figs: dict[str, list[float]] = {name: [] for name in clients}
+        for _ in range(self.a.rounds):
+            for name, fn in clients.items():
+                figs[name].append(fn())
+        return figs
+
+    def map_dataset(self, prefix: str) -> Any:
+        from s3torchconnector import S3MapDataset
+
+        return S3MapDataset.from_prefix(
+            f"s3://{self.bucket}/{prefix}/", region="us-east-1", endpoint=self.endpoint,
+            s3client_config=self.tc_config, transform=lambda o: o.read(),
+        )  # fmt: skip
+
+    def small_gets(self) -> None:
+        keys = self.upload("small", self.a.small_count, self.a.small_kib * 1024)
+        bucket = self.client.bucket(self.bucket)
+        tc = self.map_dataset("small")
+        n = len(tc)
+        assert n == len(keys)
+
+        def rate(fn: Callable[[Any], Any], items: list[Any]) -> float:
+            with ThreadPoolExecutor(8) as pool:
+                return len(items) / timed(lambda: list(pool.map(fn, items)))
+
+        clients = {
+            "boto3 (S3)": lambda: rate(
+                lambda k: self.s3.get_object(Bucket=self.bucket, Key=k)["Body"].read(), keys
+            ),
+            "s3torchconnector (S3)": lambda: rate(lambda i: tc[i], list(range(n))),
+            AIS: lambda: rate(lambda k: bucket.object(k).get_reader().read_all(), keys),
+        }
+        self.record(
+            f"GET {self.a.small_kib} KiB x{len(keys)}, 8 threads", "obj/s", self.rounds(clients)
+        )
+
+    def large_get(self) -> None:
+        from s3torchconnector import S3Checkpoint
+
+        size = self.a.large_mib * MiB
+        key = "large/object"
+        with open("/dev/urandom", "rb") as rnd:
+            data = rnd.read(size)
+        self.client.bucket(self.bucket).object(key).get_writer().put_content(data)
+        del data
+        obj = self.client.bucket(self.bucket).object(key)
+        ck = S3Checkpoint(
+            region="us-east-1", endpoint=self.endpoint, s3client_config=self.tc_config
+        )
+        cfg = TransferConfig(multipart_chunksize=16 * MiB, max_concurrency=8)
+
+        def tc_read() -> float:
+            with ck.reader(f"s3://{self.bucket}/{key}") as r:
+                return size / GB / timed(r.read)
+
+        def boto3_parallel() -> float:
+            sink = io.BytesIO()
+            return (
+                size
+                / GB
+                / timed(lambda: self.s3.download_fileobj(self.bucket, key, sink, Config=cfg))
+            )
+
+        clients = {
+            "boto3 get_object (S3)": lambda: (
+                size
+                / GB
+                / timed(lambda: self.s3.get_object(Bucket=self.bucket, Key=key)["Body"].read())
+            ),
+            "boto3 download_fileobj (S3)": boto3_parallel,
+            "s3torchconnector (S3)": tc_read,
+            AIS: lambda: size / GB / timed(lambda: obj.get_reader().read_all()),
+        }
+        self.record(f"GET {self.a.large_mib} MiB, one object", "GB/s", self.rounds(clients))
+
+    def listing(self) -> None:
+        bucket = self.client.bucket(self.bucket)
+        count = self.a.list_count
+        keys = [f"list/{i:07d}" for i in range(count)]
+        with ThreadPoolExecutor(16) as pool:  # written through the AIS API: faster to set up
+            list(pool.map(lambda k: bucket.object(k).get_writer().put_content(b"x"), keys))
+
+        def paginate(page: int) -> float:
+            pages = self.s3.get_paginator("list_objects_v2").paginate(
+                Bucket=self.bucket, Prefix="list/", PaginationConfig={"PageSize": page}
+            )
+            t = time.perf_counter()
+            n = sum(len(p.get("Contents", [])) for p in pages)
+            assert n == count, n
+            return n / (time.perf_counter() - t)
+
+        def raw_http(page: int | None) -> float:
+            session = requests.Session()
+            params = {"list-type": "2", "prefix": "list/"}
+            if page:
+                params["max-keys"] = str(page)
+            t = time.perf_counter()
+            pages = 0
+            while True:
+                r = session.get(f"{self.endpoint}/s3/{self.bucket}", params=params, timeout=60)
+                pages += 1
+                text = r.content  # bytes: requests would guess a charset for .text, slowly
+                start = text.find(b"<NextContinuationToken>")
+                if start < 0:
+                    break
+                end = text.find(b"</NextContinuationToken>")
+                params["continuation-token"] = text[start + 23 : end].decode()
+            per_page = page or 10000  # the server's list page size when max-keys is absent
+            assert pages == max(1, (count + per_page - 1) // per_page), pages
+            return count / (time.perf_counter() - t)
+
+        def ais() -> float:
+            t = time.perf_counter()
+            n = sum(1 for _ in bucket.list_all_objects(prefix="list/"))
+            assert n == count, n
+            return n / (time.perf_counter() - t)
+
+        clients = {
+            "boto3 ListObjectsV2 1000/page (S3)": lambda: paginate(1000),
+            "boto3 ListObjectsV2 10000/page (S3)": lambda: paginate(10000),
+            "HTTP ListObjectsV2 1000/page, XML unparsed (S3)": lambda: raw_http(1000),
+            "HTTP ListObjectsV2 default page, XML unparsed (S3)": lambda: raw_http(None),
+            AIS: ais,
+        }
+        self.record(f"list {count} objects", "obj/s", self.rounds(clients))
+
+    def epoch(self) -> None:
+        tc = self.map_dataset("small")
+        bucket = self.client.bucket(self.bucket)
+        ours = AISMapDataset(bucket, prefix_map={bucket: "small/"})
+
+        def run(ds: Any) -> float:
+            loader = torch.utils.data.DataLoader(
+                ds, batch_size=32, num_workers=4, collate_fn=lambda b: len(b)
+            )
+            t = time.perf_counter()
+            n = sum(loader)
+            assert n == self.a.small_count, n
+            return n / (time.perf_counter() - t)
+
+        clients = {"s3torchconnector S3MapDataset (S3)": lambda: run(tc), AIS: lambda: run(ours)}
+        self.record(
+            f"DataLoader epoch, {self.a.small_count} x {self.a.small_kib} KiB",
+            "obj/s",
+            self.rounds(clients),
+        )
+
+
+def main() -> None:
+    a = parse_args()
+    # Any credentials do (auth is off); the CRT client of s3torchconnector reads them here.
+    for k, v in {
+        "AWS_ACCESS_KEY_ID": "any",
+        "AWS_SECRET_ACCESS_KEY": "any",
+        "AWS_REGION": "us-east-1",
+    }.items():
+        os.environ.setdefault(k, v)
+    with LocalServer(num_mountpaths=2, args=["--s3-api-via-root"]) as srv:
+        b = Bench(a, srv)
+        b.small_gets()
+        b.large_get()
+        b.listing()
+        b.epoch()
+    lines = [["case", "client", "figure", "unit", "vs AIS API"]]
+    for r in b.rows:
+        lines.append(
+            [
+                r["case"],
+                r["client"],
+                f"{r['value']:.3f}" if r["unit"] == "GB/s" else f"{r['value']:.0f}",
+                r["unit"],
+                f"{r['vs_ais']:.2f}",
+            ]
+        )
+    print(render_table(lines))
+    if a.json:
+        Path(a.json).write_text(json.dumps(b.rows, indent=2))
+
+
+if __name__ == "__main__":
+    main()

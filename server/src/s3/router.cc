@@ -1,0 +1,199 @@
+// The S3 front end's entry: which S3 operation a request is (method, path, subresource
+// parameters), the bucket it names, and the one place S3 errors are replied.
+#include <vector>
+
+#include "api/features.h"
+#include "s3/request.h"
+#include "s3/s3.h"
+#include "s3/xml.h"
+#include "store/bck.h"
+#include "store/names.h"
+#include "util/log_ring.h"
+#include "util/strings.h"
+
+namespace ais::s3 {
+namespace {
+
+// Subresources S3 has and this server does not (bucket or object level): 501 NotImplemented.
+constexpr std::string_view kUnsupported[] = {"acl",       "policy",  "cors",          "lifecycle", "tagging",
+                                             "website",   "logging", "notification",  "replication",
+                                             "encryption", "object-lock", "retention", "legal-hold",
+                                             "accelerate", "requestPayment", "analytics", "metrics",
+                                             "inventory", "intelligent-tiering", "ownershipControls",
+                                             "publicAccessBlock", "select", "restore", "torrent",
+                                             "attributes", "versions", "policyStatus"};
+
+// Go's path.Clean of a key without its leading '/': "a//b/./c/../d/" -> "a/b/d".
+std::string CleanKey(std::string_view key) {
+  std::vector<std::string_view> parts;
+  for (std::string_view p : Split(key, '/')) {
+    if (p.empty() || p == ".") continue;
+    if (p == "..") {
+      if (!parts.empty()) parts.pop_back();
+      continue;
+    }
+    parts.push_back(p);
+  }
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (i) out.push_back('/');
+    out.append(parts[i]);
+  }
+  return out;
+}
+
+Status ResolveByName(Request& r) {
+  auto key = BucketByName(r, r.bucket_name);
+  if (!key.ok()) return key.status();
+  r.bucket = std::move(*key);
+  return Status::OK();
+}
+
+// Authentication seam: with client auth off (this server), SigV4 headers and presigned query
+// parameters (X-Amz-Algorithm, X-Amz-Credential, X-Amz-Signature, ...) are accepted unchecked,
+// as AIS does. Verifying them against configured access keys belongs here.
+Status Authenticate(const Request&) { return Status::OK(); }
+
+Task<Handled> Unsupported(Request& r, std::string_view what) {
+  co_return r.Fail("NotImplemented", Status::NotSupported(std::string(what) + " is not implemented by this server"));
+}
+
+std::string_view UnsupportedParam(const Request& r) {
+  for (std::string_view p : kUnsupported) {
+    if (r.has(p)) return p;
+  }
+  return {};
+}
+
+Task<Handled> BucketOp(Request& r) {
+  using V = http::verb;
+  const V m = r.ex.method();
+  if (m == V::put && !r.has("versioning") && UnsupportedParam(r).empty()) {
+    co_return co_await CreateBucket(r);  // the one operation on a bucket that need not exist
+  }
+  if (Status st = ResolveByName(r); !st.ok()) co_return st;
+  if (std::string_view p = UnsupportedParam(r); !p.empty()) {
+    const std::string what = "bucket subresource ?" + std::string(p);
+    co_return co_await Unsupported(r, what);
+  }
+  switch (m) {
+    case V::get:
+      if (r.has("location")) co_return co_await GetBucketLocation(r);
+      if (r.has("versioning")) co_return co_await GetBucketVersioning(r);
+      if (r.has("uploads")) co_return co_await ListMultipartUploads(r);
+      co_return co_await ListObjects(r);
+    case V::head: co_return co_await HeadBucket(r);
+    case V::put: co_return co_await PutBucketVersioning(r);
+    case V::delete_:
+      if (r.has("delete")) co_return co_await DeleteObjects(r);
+      co_return co_await DeleteBucket(r);
+    case V::post:
+      if (r.has("delete")) co_return co_await DeleteObjects(r);
+      co_return r.Fail("InvalidRequest", Status::InvalidArgument("POST on a bucket: expecting ?delete"));
+    default: co_return Status::MethodNotAllowed("method " + std::string(r.ex.method_string()) + " is not allowed");
+  }
+}
+
+Task<Handled> ObjectOp(Request& r) {
+  using V = http::verb;
+  r.scope = Scope::kBucket;
+  if (Status st = ResolveByName(r); !st.ok()) co_return st;
+  r.scope = Scope::kObject;
+  if (Status st = ValidateObjectName(r.key); !st.ok()) co_return r.Fail("InvalidArgument", st);
+  if (std::string_view p = UnsupportedParam(r); !p.empty()) {
+    const std::string what = "object subresource ?" + std::string(p);
+    co_return co_await Unsupported(r, what);
+  }
+  const bool upload = r.has("uploadId");
+  if (upload) r.scope = Scope::kUpload;
+  switch (r.ex.method()) {
+    case V::get:
+      if (upload) co_return co_await ListParts(r);
+      co_return co_await GetObject(r);
+    case V::head: co_return co_await HeadObject(r);
+    case V::put:
+      if (upload || r.has("partNumber")) {
+        if (!r.ex.header("x-amz-copy-source").empty()) co_return co_await UploadPartCopy(r);
+        co_return co_await UploadPart(r);
+      }
+      if (!r.ex.header("x-amz-copy-source").empty()) co_return co_await CopyObject(r);
+      co_return co_await PutObject(r);
+    case V::post:
+      if (r.has("uploads")) co_return co_await CreateMultipartUpload(r);
+      if (upload) co_return co_await CompleteMultipartUpload(r);
+      co_return r.Fail("InvalidRequest", Status::InvalidArgument("POST on an object: expecting ?uploads or ?uploadId"));
+    case V::delete_:
+      if (upload) co_return co_await AbortMultipartUpload(r);
+      co_return co_await DeleteObject(r);
+    default: co_return Status::MethodNotAllowed("method " + std::string(r.ex.method_string()) + " is not allowed");
+  }
+}
+
+Task<Handled> Route(Request& r, std::string_view path) {
+  if (path.starts_with('/')) path.remove_prefix(1);
+  auto slash = path.find('/');
+  auto bucket = PercentDecode(path.substr(0, slash), false);
+  std::optional<std::string> key = std::string();
+  if (slash != std::string_view::npos) key = PercentDecode(path.substr(slash + 1), false);
+  if (!bucket || !key) co_return r.Fail("InvalidURI", Status::InvalidArgument("malformed percent-encoding in the path"));
+  r.bucket_name = std::move(*bucket);
+  r.key = CleanKey(*key);
+  // "b/.." is no way to name the bucket: a key that cleans to nothing is refused, not taken for
+  // a bucket request (DELETE /s3/b/.. must not delete the bucket).
+  if (r.key.empty() && !key->empty() && *key != "/") {
+    co_return r.Fail("InvalidArgument", Status::InvalidArgument("invalid object key \"" + key->substr(0, 64) + "\""));
+  }
+  if (Status st = Authenticate(r); !st.ok()) co_return r.Fail("AccessDenied", st);
+  if (r.bucket_name.empty()) {
+    if (r.ex.method() != http::verb::get) {
+      co_return Status::MethodNotAllowed("method " + std::string(r.ex.method_string()) + " is not allowed on the service");
+    }
+    co_return co_await ListBuckets(r);
+  }
+  r.scope = Scope::kBucket;
+  if (r.key.empty()) co_return co_await BucketOp(r);
+  co_return co_await ObjectOp(r);
+}
+
+}  // namespace
+
+Result<std::string> BucketByName(Request& r, const std::string& name) {
+  const bool ais = r.ctx.store.buckets().Get(name).has_value();
+  const std::string aws_key = BucketKey(kProviderAws, name);
+  const bool aws = r.ctx.store.buckets().Get(aws_key).has_value();
+  if (ais && aws) {
+    return r.Fail("AmbiguousBucketName", Status::BucketNotFound("ambiguous bucket name \"" + name + "\": matches ais://" +
+                                                                name + ", s3://" + name));
+  }
+  if (!ais && !aws) return r.Fail("NoSuchBucket", Status::BucketNotFound("bucket \"" + name + "\" does not exist"));
+  return ais ? name : aws_key;
+}
+
+std::optional<std::string_view> S3PathOf(const ServerContext& ctx, std::string_view raw_path) {
+  if (raw_path == "/s3" || raw_path.starts_with("/s3/")) return raw_path.substr(3);
+  if (raw_path == "/v1" || raw_path.starts_with("/v1/")) return std::nullopt;
+  if (ctx.features.load(std::memory_order_relaxed) & kFeatS3ApiViaRoot) return raw_path;
+  return std::nullopt;
+}
+
+Task<void> Serve(ServerContext& ctx, Exchange& ex, std::string_view path) {
+  Request r(ctx, ex);
+  r.request_id = RandomId(16);
+  Handled h = co_await Route(r, path);
+  if (h.replied()) co_return;
+  if (ex.replied()) {  // a bug: an error after the reply began
+    LogError(std::string(ex.raw_path()) + ": S3 error after the reply began: " + h.status().message());
+    co_return;
+  }
+  S3Error e = ToS3Error(h.status(), r.scope, r.error_code);
+  HeaderList headers = r.error_headers;
+  headers.emplace_back("x-amz-request-id", r.request_id);
+  headers.emplace_back("X-Content-Type-Options", "nosniff");
+  if (e.status == http::status::method_not_allowed) headers.emplace_back("Allow", "DELETE, GET, HEAD, POST, PUT");
+  if (e.status >= http::status::internal_server_error) LogError("S3 " + std::string(ex.method_string()) + " " + std::string(ex.raw_path()) + ": " + e.message);
+  std::string body = ErrorXml(e, ex.raw_path(), r.request_id);
+  // Reply drops the body of a HEAD (S3: status only).
+  (void)co_await ex.Reply(e.status, headers, std::move(body), "application/xml");
+}
+
+}  // namespace ais::s3
