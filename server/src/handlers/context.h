@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -28,7 +29,8 @@ struct ServerContext {
   std::string cluster_uuid;
   int64_t start_ns = 0;
   std::string promote_root = "/var/lib/ais/promote";  // the only tree promote may read ("" = none)
-  uint64_t max_page_size = 10000;  // list-objects entries per page (AIS MaxPageSizeAIS); larger asks are clamped
+  uint64_t max_page_size = 10000;
+  std::function<uint64_t()> open_connections = nullptr;  // the HTTP server's count (GET /metrics)  // list-objects entries per page (AIS MaxPageSizeAIS); larger asks are clamped
 };
 
 // Reads a JSON body within the limits (DefaultJsonLimits: size, depth); an empty body is {}.
