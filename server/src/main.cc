@@ -16,6 +16,7 @@
 #include "handlers/context.h"
 #include "remote/cache_tier.h"
 #include "http/server.h"
+#include "metrics/metrics.h"
 #include "store/store.h"
 #include "util/json_fields.h"
 #include "util/log_ring.h"
@@ -40,6 +41,8 @@ Options:
                     /var/lib/ais/promote, as AIS; "" disables promote)
   --no-aws-backend  serve no s3:// buckets (AIS cluster config without backend.aws): requests
                     naming one get 404 at once instead of reaching out to S3
+  --no-metrics      count nothing per request (GET /metrics still answers, with zeros): only
+                    to measure what the counting costs
   --fsync           durability: fdatasync object data and directories before every commit
                     (default off: a crash of the process loses nothing committed, a power
                     loss may lose the last writes)
@@ -95,6 +98,7 @@ int main(int argc, char** argv) {
   ais::JsonLimits& json_limits = ais::DefaultJsonLimits();
   uint64_t max_page_size = 10000;
   bool s3_via_root = false;
+  bool metrics_on = true;
   uint64_t job_idle_ms = static_cast<uint64_t>(ais::JobRegistry::kDefaultIdleTimeout.count());
   ais::CacheTierOptions remote_opts;
   // A numeric flag in [lo, hi] (sizes may be IEC: "64KiB"); false after printing why not.
@@ -124,6 +128,7 @@ int main(int argc, char** argv) {
                                {"getbatch-max-items", required_argument, nullptr, 1006},
                                {"list-max-page-size", required_argument, nullptr, 1007},
                                {"job-idle-timeout", required_argument, nullptr, 1008},
+                               {"no-metrics", no_argument, nullptr, 1021},
                                {"no-aws-backend", no_argument, nullptr, 1020},
                                {"s3-api-via-root", no_argument, nullptr, 1009},
                                {"help", no_argument, nullptr, 'h'},
@@ -205,6 +210,7 @@ int main(int argc, char** argv) {
         break;
       case 1020: remote_opts.aws_enabled = false; break;
       case 1009: s3_via_root = true; break;
+      case 1021: metrics_on = false; break;
       case 'h': std::cout << kUsage; return 0;
       case 'v': std::cout << "aistore-server 0.1.0 (AIS API v1)\n"; return 0;
       default: std::cerr << kUsage; return 2;
@@ -251,6 +257,8 @@ int main(int argc, char** argv) {
   ctx.max_page_size = max_page_size;
   if (s3_via_root) ctx.features.store(ais::kFeatS3ApiViaRoot);
   ais::HttpServer server(http_opts, ctx.node, [&ctx](ais::Exchange& ex) { return ais::Dispatch(ctx, ex); });
+  ctx.open_connections = [&server] { return static_cast<uint64_t>(server.open_connections()); };
+  ais::ServerMetrics().set_enabled(metrics_on);
   auto port = server.Bind();
   if (!port.ok()) {
     std::cerr << "aistore-server: " << port.status().message() << "\n";

@@ -1,5 +1,7 @@
 #include "handlers/batch_stream.h"
 
+#include "metrics/metrics.h"
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -152,7 +154,10 @@ BatchWork StartBatchWork(ServerContext& ctx, MossRequest req, ArchiveFormat form
   bw.req = std::make_shared<const MossRequest>(std::move(req));
   // Counted into the job once the request is in it (Run starts after this returns).
   auto work = std::make_shared<std::shared_ptr<GetBatchJobs::Work>>();
-  opts.progress = [work](int64_t objs, int64_t bytes) { (*work)->Add(objs, bytes); };
+  opts.progress = [work](int64_t objs, int64_t bytes) {
+    (*work)->Add(objs, bytes);
+    ServerMetrics().RecordGetBatchItems(static_cast<uint64_t>(objs), static_cast<uint64_t>(bytes));
+  };
   opts.node_id = ctx.node.node_id;
   opts.max_soft_errs = ctx.batch.config().max_soft_errs;
   opts.fetchers = ctx.batch.config().fetchers;

@@ -12,7 +12,6 @@
 #include "store/names.h"
 #include "util/json_text.h"
 #include "util/log_ring.h"
-#include "util/node_stats.h"
 #include "util/strings.h"
 
 namespace ais {
@@ -147,7 +146,6 @@ Result<std::vector<ListEntry>> FetchEntries(Store& store, const std::string& buc
 }
 
 Task<Handled> ListObjects(ServerContext& ctx, Exchange& ex, const std::string& bucket, const nlohmann::json& value) {
-  ServerStats().lst_n.fetch_add(1, std::memory_order_relaxed);  // every list-objects page asked for, as AIS counts
   auto msg = ListObjectsMsg::FromJson(value);
   if (!msg.ok()) co_return msg.status();
   if (Status st = ValidatePrefix(msg->prefix); !st.ok()) co_return st;

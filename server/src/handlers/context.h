@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -32,6 +33,7 @@ struct ServerContext {
   uint64_t max_page_size = 10000;  // list-objects entries per page (AIS MaxPageSizeAIS); larger asks are clamped
   // Cluster feature bits (api/features.h): --s3-api-via-root at startup, set-config at run time.
   std::atomic<uint64_t> features{0};
+  std::function<uint64_t()> open_connections = nullptr;  // the HTTP server's count (GET /metrics)
 };
 
 // Reads a JSON body within the limits (DefaultJsonLimits: size, depth); an empty body is {}.

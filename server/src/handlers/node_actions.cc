@@ -27,16 +27,20 @@
 #include "util/file.h"
 #include "util/json_text.h"
 #include "util/log_ring.h"
-#include "util/node_stats.h"
+#include "metrics/metrics.h"
 #include "util/strings.h"
 
 namespace ais {
 namespace {
 
+// The operations the AIS tracker names (stats/common.go), and ours they are.
+constexpr std::pair<const char*, Op> kTrackedOps[] = {
+    {"get", Op::kGet}, {"put", Op::kPut}, {"head", Op::kHead}, {"del", Op::kDelete},
+    {"lst", Op::kList}, {"append", Op::kAppend}, {"getbatch", Op::kGetBatch}};
+
 // What the CLI's version check expects of a node (major 5, minor 0: AIS 4.x/5.x API).
 constexpr const char* kAisVersion = "5.0.0";
 // AIS cos.NodeStateFlags: ClusterStarted | NodeStarted, a healthy node.
-constexpr int64_t kNodeStateHealthy = 6;
 
 // The buckets a job names ("Bck" and "Buckets"); each must be an existing ais:// bucket.
 Result<std::vector<std::string>> JobBuckets(Store& store, const XactMsg& args) {
@@ -308,20 +312,24 @@ nlohmann::json MemCpuInfo(const Store& store, NodeRole role) {
   return info;
 }
 
-// AIS stats tracker: {metric: int64}, counters that are zero left out (as AIS does).
+// AIS stats tracker: {metric: int64}, counters that are zero left out (as AIS does); the same
+// figures as GET /metrics.
 nlohmann::json Tracker(const ServerContext& ctx, NodeRole role) {
-  NodeStats& st = ServerStats();
   nlohmann::json t = nlohmann::json::object();
-  auto put = [&t](const char* name, int64_t v) {
-    if (v != 0) t[name] = v;
+  auto put = [&t](const std::string& name, uint64_t v) {
+    if (v != 0) t[name] = static_cast<int64_t>(v);
   };
   if (role == NodeRole::kTarget) {
-    put("get.n", st.get_n.load());
-    put("put.n", st.put_n.load());
-    put("put.size", st.put_size.load());
-    put("head.n", st.head_n.load());
-    put("del.n", st.del_n.load());
-    put("lst.n", st.lst_n.load());
+    const Metrics& m = ServerMetrics();
+    for (const auto& [name, op] : kTrackedOps) {
+      const OpFigures& f = m.op(op);
+      put(std::string(name) + ".n", f.count.load(std::memory_order_relaxed));
+      put("err." + std::string(name) + ".n", f.errors.load(std::memory_order_relaxed));
+      put(std::string(name) + ".ns.total", f.ns_total.load(std::memory_order_relaxed));
+      if (op == Op::kGet || op == Op::kPut || op == Op::kAppend) {
+        put(std::string(name) + ".size", f.bytes.load(std::memory_order_relaxed));
+      }
+    }
   }
   t["up.ns.time"] = NowNs() - ctx.start_ns;
   t["state.flags"] = kNodeStateHealthy;
@@ -332,8 +340,12 @@ nlohmann::json Tracker(const ServerContext& ctx, NodeRole role) {
 nlohmann::json MetricNames(const Store& store, NodeRole role) {
   nlohmann::json m = {{"up.ns.time", "special"}, {"state.flags", "gauge"}};
   if (role == NodeRole::kProxy) return m;
-  for (const char* c : {"get.n", "put.n", "head.n", "del.n", "lst.n"}) m[c] = "counter";
-  m["put.size"] = "size";
+  for (const auto& [name, op] : kTrackedOps) {
+    m[std::string(name) + ".n"] = "counter";
+    m["err." + std::string(name) + ".n"] = "counter";
+    m[std::string(name) + ".ns.total"] = "total";
+    if (op == Op::kGet || op == Op::kPut || op == Op::kAppend) m[std::string(name) + ".size"] = "size";
+  }
   std::set<std::string> disks;
   for (const auto& p : store.mountpaths().paths()) {
     if (std::string d = DiskOf(p); !d.empty()) disks.insert(d);

@@ -14,6 +14,9 @@
 
 namespace ais {
 
+// AIS cos.NodeStateFlags of a healthy node: ClusterStarted | NodeStarted.
+inline constexpr int64_t kNodeStateHealthy = 6;
+
 enum class NodeRole { kProxy, kTarget };
 
 // The proxy face's daemon id (the target's is ctx.node.daemon_id).

@@ -1,4 +1,8 @@
+#include <sys/statvfs.h>
+
 #include <algorithm>
+#include <chrono>
+#include <map>
 #include <cctype>
 
 #include "api/moss_request.h"
@@ -6,7 +10,8 @@
 #include "handlers/node_actions.h"
 #include "s3/s3.h"
 #include "util/log_ring.h"
-#include "util/node_stats.h"
+#include "metrics/metrics.h"
+#include "util/clock.h"
 #include "util/strings.h"
 
 namespace ais {
@@ -60,42 +65,114 @@ Task<Handled> Serve(ServerContext& ctx, Exchange& ex, const Result<Route>& parse
   if (route.area == "health") return HandleHealth(ctx, ex);
   if (route.area == "daemon" || route.area == "cluster") return HandleCluster(ctx, ex, route);
   if (route.area == "buckets") return HandleBuckets(ctx, ex, route);
-  if (route.area == "objects") {
-    NodeStats& st = ServerStats();
-    switch (ex.method()) {
-      case http::verb::get: st.get_n.fetch_add(1, std::memory_order_relaxed); break;
-      case http::verb::head: st.head_n.fetch_add(1, std::memory_order_relaxed); break;
-      case http::verb::delete_: st.del_n.fetch_add(1, std::memory_order_relaxed); break;
-      case http::verb::put:
-        st.put_n.fetch_add(1, std::memory_order_relaxed);
-        st.put_size.fetch_add(static_cast<int64_t>(ex.content_length().value_or(0)), std::memory_order_relaxed);
-        break;
-      default: break;
-    }
-    return HandleObjects(ctx, ex, route);
-  }
+  if (route.area == "objects") return HandleObjects(ctx, ex, route);
   if (route.area == "ml") return HandleMl(ctx, ex, route);
   if (route.area == "reverse") return HandleReverse(ctx, ex, route);
   if (route.area == "download" || route.area == "sort") return HandleJobLists(ctx, ex, route);
   return Fail(Status::NotFound("invalid URL path \"" + std::string(ex.raw_path()) + "\""));
 }
 
+// What the metrics count a request as.
+Op Classify(const Exchange& ex, const Result<Route>& parsed) {
+  if (!parsed.ok()) return Op::kOther;
+  const Route& route = parsed.value();
+  const std::string& area = route.area;
+  const http::verb m = ex.method();
+  if (area == "objects" && !route.object.empty()) {
+    switch (m) {
+      case http::verb::get: return Op::kGet;
+      case http::verb::head: return Op::kHead;
+      case http::verb::delete_: return Op::kDelete;
+      case http::verb::put: return ex.query("append_type") ? Op::kAppend : Op::kPut;
+      default: return Op::kOther;
+    }
+  }
+  if (area == "buckets" && m == http::verb::get && !route.bucket.empty()) return Op::kList;
+  if (area == "ml") return Op::kGetBatch;
+  return Op::kOther;
+}
+
+// The same for an S3 request ("/<bucket>[/<key>]"): object calls by method, a bucket GET a listing.
+Op ClassifyS3(const Exchange& ex, std::string_view path) {
+  const bool has_key = path.size() > 1 && path.find('/', 1) != std::string_view::npos &&
+                       path.find('/', 1) + 1 < path.size();
+  const http::verb m = ex.method();
+  if (!has_key) return m == http::verb::get && path.size() > 1 && !ex.query("uploads") ? Op::kList : Op::kOther;
+  if (ex.query("uploadId") || ex.query("uploads")) return m == http::verb::put ? Op::kPut : Op::kOther;
+  switch (m) {
+    case http::verb::get: return Op::kGet;
+    case http::verb::head: return Op::kHead;
+    case http::verb::delete_: return Op::kDelete;
+    case http::verb::put: return Op::kPut;
+    default: return Op::kOther;
+  }
+}
+
+// GET /metrics (Prometheus): the counters, and gauges read now from the store and the job registry.
+Task<Handled> ServeMetrics(ServerContext& ctx, Exchange& ex) {
+  MetricsSnapshot snap;
+  snap.uptime_ns = NowNs() - ctx.start_ns;
+  snap.state_flags = kNodeStateHealthy;
+  if (ctx.open_connections) snap.connections = ctx.open_connections();
+  for (const auto& p : ctx.store.mountpaths().paths()) {
+    struct statvfs v{};
+    if (::statvfs(p.c_str(), &v) != 0) continue;
+    const uint64_t total = static_cast<uint64_t>(v.f_blocks) * v.f_frsize;
+    snap.mountpaths.push_back({p, total, total - static_cast<uint64_t>(v.f_bfree) * v.f_frsize});
+  }
+  std::map<std::pair<std::string, std::string>, uint64_t> jobs;  // (kind, state) -> count
+  for (const auto& j : ctx.jobs.Query("", "", "", false)) {
+    const char* state = j.running() ? (j.idle ? "idle" : "running")
+                        : j.aborted ? "aborted"
+                        : j.err.empty() ? "finished"
+                                        : "failed";
+    ++jobs[{j.kind, state}];
+  }
+  for (const auto& [key, n] : jobs) snap.jobs.push_back({key.first, key.second, n});
+  co_return co_await ex.Reply(http::status::ok, {}, ServerMetrics().Exposition(ctx.node.daemon_id, snap),
+                              "text/plain; version=0.0.4; charset=utf-8");
+}
+
 }  // namespace
 
-// The one error path: a handler that did not reply returns the Status, replied here.
+// The one error path: a handler that did not reply returns the Status, replied here. Every
+// request is counted in the metrics here, once it is answered.
 Task<void> Dispatch(ServerContext& ctx, Exchange& ex) {
+  if (ex.raw_path() == "/metrics" && (ex.method() == http::verb::get || ex.is_head())) {
+    (void)co_await ServeMetrics(ctx, ex);
+    co_return;
+  }
+  Metrics& metrics = ServerMetrics();
+  const bool counted = metrics.enabled();
+  const auto start = std::chrono::steady_clock::now();
+  if (counted) metrics.AddInFlight(1);
+  Op op = Op::kOther;
   if (auto s3_path = s3::S3PathOf(ctx, ex.raw_path())) {  // the S3 front end replies its own way
     co_await s3::Serve(ctx, ex, *s3_path);
-    co_return;
+    op = ClassifyS3(ex, *s3_path);
+  } else {
+    const Result<Route> route = ParseRoute(ex.raw_path());
+    Handled h = co_await Serve(ctx, ex, route);
+    if (!h.replied()) {
+      if (ex.replied()) {  // a bug: an error after a reply began (Handled's contract forbids it)
+        LogError(std::string(ex.raw_path()) + ": error after the reply began: " + h.status().message());
+      } else {
+        co_await ex.ReplyError(h.status());
+      }
+    }
+    op = Classify(ex, route);
   }
-  const Result<Route> route = ParseRoute(ex.raw_path());
-  Handled h = co_await Serve(ctx, ex, route);
-  if (h.replied()) co_return;
-  if (ex.replied()) {  // a bug: an error after a reply began (Handled's contract forbids it)
-    LogError(std::string(ex.raw_path()) + ": error after the reply began: " + h.status().message());
-    co_return;
+  if (!counted) co_return;
+  metrics.AddInFlight(-1);
+  const unsigned status = ex.reply_status();
+  uint64_t bytes = 0;
+  if (status < 300) {
+    if (op == Op::kGet || op == Op::kGetBatch) bytes = ex.reply_bytes();
+    if (op == Op::kPut || op == Op::kAppend) bytes = ex.content_length().value_or(0);
   }
-  co_await ex.ReplyError(h.status());
+  if (op == Op::kGet && !ex.header("Range").empty()) metrics.RecordRangeGet();
+  const auto took = std::chrono::steady_clock::now() - start;
+  metrics.Record(op, status, bytes, static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(took).count()));
 }
 
 }  // namespace ais

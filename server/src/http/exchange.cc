@@ -218,6 +218,8 @@ void Exchange::FillHeaders(http::fields& f, const HeaderList& headers) const {
 Task<Replied> Exchange::Reply(http::status status, const HeaderList& headers, std::string body,
                               std::string_view content_type) {
   replied_ = true;
+  reply_status_ = static_cast<unsigned>(status);
+  reply_bytes_ = is_head() ? 0 : body.size();
   http::response<http::string_body> res{status, req().version()};
   FillHeaders(res.base(), headers);
   if (!content_type.empty()) res.set(http::field::content_type, content_type);
@@ -243,6 +245,8 @@ Task<Replied> Exchange::Reply(http::status status, const HeaderList& headers, st
 Task<Replied> Exchange::ReplyHeaders(http::status status, const HeaderList& headers,
                                      std::optional<uint64_t> content_length) {
   replied_ = true;
+  reply_status_ = static_cast<unsigned>(status);
+  reply_bytes_ = is_head() ? 0 : content_length.value_or(0);
   http::response<http::empty_body> res{status, req().version()};
   FillHeaders(res.base(), headers);
   if (content_length) res.content_length(*content_length);
@@ -270,6 +274,9 @@ Task<Replied> Exchange::ReplyPieces(http::status status, const HeaderList& heade
 Task<StreamReply> Exchange::BeginStream(http::status status, const HeaderList& headers,
                                         std::string_view content_type, std::optional<uint64_t> content_length) {
   replied_ = true;
+  reply_status_ = static_cast<unsigned>(status);
+  reply_bytes_ = content_length.value_or(0);
+  unsized_stream_ = !content_length;
   http::response<http::empty_body> res{status, req().version()};
   FillHeaders(res.base(), headers);
   if (!content_type.empty()) res.set(http::field::content_type, content_type);
@@ -307,6 +314,7 @@ Task<bool> Exchange::WriteStream(const std::vector<BodyPiece>& pieces) {
   uint64_t total = 0;
   for (const auto& p : pieces) total += p.data ? p.len : p.file.len;
   if (total == 0) co_return true;
+  if (unsized_stream_) reply_bytes_ += total;
   if (!chunked_) co_return co_await WritePieces({}, pieces, {});
   char head[24];
   int n = std::snprintf(head, sizeof(head), "%llx\r\n", static_cast<unsigned long long>(total));

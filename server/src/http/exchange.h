@@ -123,6 +123,9 @@ class Exchange {
                                 std::optional<uint64_t> content_length);
 
   bool replied() const { return replied_; }
+  // The reply's status (0 before one) and its body's length (0 for HEAD), for the metrics.
+  unsigned reply_status() const { return reply_status_; }
+  uint64_t reply_bytes() const { return reply_bytes_; }
   // False once the connection can no longer carry another request.
   bool reusable() const { return reusable_; }
   static http::status HttpStatusFor(const Status& st);
@@ -163,6 +166,9 @@ class Exchange {
   bool body_taken_ = false;  // a sized body was read past the parser (StreamBody)
   bool replied_ = false;
   bool reusable_ = true;
+  bool unsized_stream_ = false;  // BeginStream without a length: reply_bytes_ counts what is written
+  unsigned reply_status_ = 0;
+  uint64_t reply_bytes_ = 0;
 };
 
 }  // namespace ais

@@ -36,6 +36,8 @@ class HttpServer {
 
   // Binds the listening socket. Returns the bound port.
   Result<uint16_t> Bind();
+  // Client connections open now.
+  size_t open_connections() const { return connections_.load(std::memory_order_relaxed); }
   // Runs until Stop() (or SIGINT/SIGTERM when handle_signals).
   void Run(bool handle_signals);
   void Stop();

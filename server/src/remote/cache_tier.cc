@@ -11,6 +11,7 @@
 #include <ctime>
 #include <mutex>
 
+#include "metrics/metrics.h"
 #include "store/bck.h"
 #include "util/log_ring.h"
 
@@ -272,6 +273,7 @@ Result<ObjectMeta> CacheTier::ColdGet(const std::string& key, const std::string&
   if (replace || !r.ok()) {
     r = blob ? FetchBlob(key, name, *blob) : Fetch(key, name, tee);
     if (teed) *teed = tee && !blob;
+    if (r.ok()) ServerMetrics().RecordColdGet(r->size);
   }
   {
     std::lock_guard lock(mu_);

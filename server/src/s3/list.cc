@@ -9,7 +9,6 @@
 #include "s3/xml.h"
 #include "store/bck.h"
 #include "store/names.h"
-#include "util/node_stats.h"
 
 namespace ais::s3 {
 namespace {
@@ -55,7 +54,6 @@ Task<Result<ListedPage>> RemotePage(Request& r, const ListParams& p, std::string
 }  // namespace
 
 Task<Handled> ListObjects(Request& r) {
-  ServerStats().lst_n.fetch_add(1, std::memory_order_relaxed);
   std::function<std::optional<std::string>(std::string_view)> query = [&ex = r.ex](std::string_view k) { return ex.query(k); };
   auto params = ParseListParams(query, r.ctx.max_page_size);
   if (!params.ok()) co_return params.status();

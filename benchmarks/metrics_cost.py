@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""What counting every request costs: 10 KiB GETs/s with metrics on vs off, side by side.
+
+Two servers from the same binary, one started with ``--no-metrics``; ``wrk`` (2 threads, 16
+keep-alive connections) GETs 10 KiB objects from each in turn, ``--rounds`` times, the order
+flipped every round. The table shows each server's median rate and spread (max - min over the
+median: the noise), and on/off.
+
+Usage:
+    python3 benchmarks/metrics_cost.py              # 5 rounds of 5 s
+    python3 benchmarks/metrics_cost.py --quick      # 1 round of 1 s
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from aistore.server import LocalServer
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _table import render_table  # noqa: E402
+
+OBJECTS = 256
+SIZE = 10 * 1024
+
+
+def wrk_rate(endpoint: str, bucket: str, seconds: int) -> float:
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as lua:
+        lua.write(
+            f'local i = 0\nrequest = function()\n  i = i + 1\n  return wrk.format("GET", '
+            f'string.format("/v1/objects/{bucket}/o%d", i % {OBJECTS}))\nend\n'
+        )
+    out = subprocess.run(
+        ["wrk", "-t2", "-c16", f"-d{seconds}s", "-s", lua.name, endpoint],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    Path(lua.name).unlink()
+    if m := re.search(r"Non-2xx or 3xx responses:\s*(\d+)", out):
+        raise RuntimeError(f"wrk got {m.group(1)} error responses")
+    m = re.search(r"Requests/sec:\s*([\d.]+)", out)
+    if not m:
+        raise RuntimeError(f"no Requests/sec in wrk output:\n{out}")
+    return float(m.group(1))
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--seconds", type=int, default=5)
+    p.add_argument("--quick", action="store_true")
+    a = p.parse_args()
+    if a.quick:
+        a.rounds, a.seconds = 1, 1
+    if not shutil.which("wrk"):
+        sys.exit("wrk is needed (apt-get install wrk; scripts/setup.sh installs it)")
+    data = b"x" * SIZE
+    with (
+        LocalServer(num_mountpaths=2) as on,
+        LocalServer(num_mountpaths=2, args=["--no-metrics"]) as off,
+    ):
+        servers = {"metrics on": on, "metrics off (--no-metrics)": off}
+        for srv in servers.values():
+            b = srv.client().bucket("metrics-cost").create()
+            for i in range(OBJECTS):
+                b.object(f"o{i}").get_writer().put_content(data)
+            wrk_rate(srv.endpoint, "metrics-cost", 1)  # warm-up
+        rates: dict[str, list[float]] = {name: [] for name in servers}
+        for r in range(a.rounds):
+            order = list(servers) if r % 2 == 0 else list(reversed(servers))
+            for name in order:
+                rates[name].append(wrk_rate(servers[name].endpoint, "metrics-cost", a.seconds))
+    median = {n: statistics.median(v) for n, v in rates.items()}
+    base = median["metrics off (--no-metrics)"]
+    rows = [["server", "", "GET/s (median)", "spread", "vs off"]]
+    for name, values in rates.items():
+        spread = (max(values) - min(values)) / median[name] if median[name] else 0.0
+        rows.append(
+            [
+                name,
+                "",
+                f"{median[name]:,.0f}",
+                f"±{spread * 50:.1f}%",
+                f"{median[name] / base:.3f}x",
+            ]
+        )
+    print(f"\n10 KiB GETs, wrk -t2 -c16, {a.rounds} x {a.seconds} s, order flipped each round\n")
+    print(render_table(rows))
+
+
+if __name__ == "__main__":
+    main()
