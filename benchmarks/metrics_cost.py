@@ -14,7 +14,6 @@ Usage:
 from __future__ import annotations
 
 import argparse
-import re
 import shutil
 import statistics
 import subprocess
@@ -26,6 +25,7 @@ from aistore.server import LocalServer
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _table import render_table  # noqa: E402
+from core import parse_wrk_rate  # noqa: E402
 
 OBJECTS = 256
 SIZE = 10 * 1024
@@ -44,12 +44,7 @@ def wrk_rate(endpoint: str, bucket: str, seconds: int) -> float:
         check=True,
     ).stdout
     Path(lua.name).unlink()
-    if m := re.search(r"Non-2xx or 3xx responses:\s*(\d+)", out):
-        raise RuntimeError(f"wrk got {m.group(1)} error responses")
-    m = re.search(r"Requests/sec:\s*([\d.]+)", out)
-    if not m:
-        raise RuntimeError(f"no Requests/sec in wrk output:\n{out}")
-    return float(m.group(1))
+    return parse_wrk_rate(out)
 
 
 def main() -> None:

@@ -731,6 +731,22 @@ def test_remote_bucket(moto: MotoServer, s3: Any, ais: Client) -> None:
     res = s3.delete_objects(Bucket=name, Delete={"Objects": [{"Key": "d/batch"}]})
     assert [d["Key"] for d in res["Deleted"]] == ["d/batch"]
     assert "Contents" not in backend.list_objects_v2(Bucket=name, Prefix="d/batch")
+    # A multipart upload: parts kept here, the object written through to S3 at completion.
+    parts = [os.urandom(5 * 2**20), os.urandom(1000)]
+    up = s3.create_multipart_upload(Bucket=name, Key="d/mpu")["UploadId"]
+    etags = [
+        s3.upload_part(Bucket=name, Key="d/mpu", UploadId=up, PartNumber=n, Body=p)["ETag"]
+        for n, p in enumerate(parts, 1)
+    ]
+    assert "Contents" not in backend.list_objects_v2(Bucket=name, Prefix="d/mpu")
+    done = s3.complete_multipart_upload(
+        Bucket=name,
+        Key="d/mpu",
+        UploadId=up,
+        MultipartUpload={"Parts": [{"PartNumber": n, "ETag": e} for n, e in enumerate(etags, 1)]},
+    )
+    assert backend.get_object(Bucket=name, Key="d/mpu")["Body"].read() == b"".join(parts)
+    assert done["ETag"] == backend.head_object(Bucket=name, Key="d/mpu")["ETag"]
     # The same name as an ais:// bucket: which one is meant cannot be told by name.
     ais.bucket(name).create()
     try:

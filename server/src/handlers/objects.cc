@@ -29,17 +29,6 @@ namespace {
 
 constexpr uint64_t kInlineExtractMax = 1 << 20;  // archived files up to this size are extracted in place
 
-std::string Base36(uint64_t v) {
-  static constexpr char kDigits[] = "0123456789abcdefghijklmnopqrstuvwxyz";
-  std::string out;
-  do {
-    out.push_back(kDigits[v % 36]);
-    v /= 36;
-  } while (v);
-  std::reverse(out.begin(), out.end());
-  return out;
-}
-
 std::string Location(const ServerContext& ctx, const std::string& bucket, const std::string& name) {
   const auto& mps = ctx.store.mountpaths();
   return "t[" + ctx.node.daemon_id + "]:mp[" + mps.paths()[mps.PrimaryFor(bucket, name)] + "]";

@@ -3,8 +3,10 @@
 // with its MD5 (its ETag); Complete checks the listed parts and commits the chunked object at
 // one rename. Nothing is visible before Complete; Abort leaves nothing.
 #include <algorithm>
+#include <memory>
 
 #include "handlers/object_read.h"
+#include "handlers/offload.h"
 #include "handlers/remote.h"
 #include "s3/body.h"
 #include "s3/object_attrs.h"
@@ -19,11 +21,6 @@ namespace ais::s3 {
 namespace {
 
 constexpr uint64_t kMaxParts = kMaxChunks;  // 9999: the store's chunk limit (S3's is 10 000)
-
-Status NotForRemote(Request& r, const char* what) {
-  return r.Fail("NotImplemented", Status::NotSupported(std::string(what) + " on " + BucketCname(r.bucket) +
-                                                       " is not supported yet"));
-}
 
 Result<uint32_t> PartNumber(Request& r) {
   std::string s = r.param("partNumber");
@@ -44,7 +41,6 @@ Task<Handled> ReplyXml(Request& r, const XmlDoc& doc) {
 }  // namespace
 
 Task<Handled> CreateMultipartUpload(Request& r) {
-  if (IsRemoteKey(r.bucket)) co_return NotForRemote(r, "multipart upload");
   auto md = UserMetadata(r.ex);
   if (!md.ok()) co_return r.Fail("MetadataTooLarge", md.status());
   auto id = r.ctx.store.MpuCreate(r.bucket, r.key, std::move(*md));
@@ -57,7 +53,6 @@ Task<Handled> CreateMultipartUpload(Request& r) {
 }
 
 Task<Handled> UploadPart(Request& r) {
-  if (IsRemoteKey(r.bucket)) co_return NotForRemote(r, "multipart upload");
   auto num = PartNumber(r);
   if (!num.ok()) co_return num.status();
   auto size = BodySize(r.ex);
@@ -76,7 +71,6 @@ Task<Handled> UploadPart(Request& r) {
 }
 
 Task<Handled> UploadPartCopy(Request& r) {
-  if (IsRemoteKey(r.bucket)) co_return NotForRemote(r, "multipart upload");
   auto num = PartNumber(r);
   if (!num.ok()) co_return num.status();
   auto src = ParseCopySource(r);
@@ -118,8 +112,9 @@ Task<Handled> UploadPartCopy(Request& r) {
   co_return co_await ReplyXml(r, doc);
 }
 
+// An s3:// bucket's upload keeps its parts locally too: at completion the object goes up to S3
+// (itself as a multipart upload when large) before it commits here, and S3's ETag is its ETag.
 Task<Handled> CompleteMultipartUpload(Request& r) {
-  if (IsRemoteKey(r.bucket)) co_return NotForRemote(r, "multipart upload");
   const std::string id = r.param("uploadId");
   auto body = co_await r.ex.ReadBody(kMaxCompleteBody);
   if (!body.ok()) co_return body.status();
@@ -149,9 +144,19 @@ Task<Handled> CompleteMultipartUpload(Request& r) {
                                         std::to_string(up->parts.size()) + " parts, " + std::to_string(nums.size()) +
                                         " listed)"));
   }
-  const std::string etag = MultipartEtag(md5s);
-  ObjectMeta meta;
-  Status st = r.ctx.store.MpuComplete(r.bucket, r.key, id, nums, {{std::string(kEtagKey), etag}}, &meta);
+  std::string etag = MultipartEtag(md5s);
+  auto meta = std::make_shared<ObjectMeta>();
+  Status st;
+  if (!IsRemoteKey(r.bucket)) {
+    st = r.ctx.store.MpuComplete(r.bucket, r.key, id, nums, {{std::string(kEtagKey), etag}}, meta.get());
+  } else {
+    std::function<Status()> complete = [&store = r.ctx.store, through = UploadThrough(r.ctx.remote, r.bucket, r.key),
+                                        bucket = r.bucket, key = r.key, id, nums, meta] {
+      return store.MpuComplete(bucket, key, id, nums, {}, meta.get(), through);
+    };
+    st = co_await OffloadStatus(r.ctx.remote.pool(), std::move(complete));
+    if (const std::string* remote_etag = meta->custom_value(kEtagKey)) etag = *remote_etag;
+  }
   if (!st.ok()) co_return st;
   XmlDoc doc("CompleteMultipartUploadResult");
   AddText(doc.root(), "Location", "/" + r.bucket_name + "/" + r.key);

@@ -12,17 +12,6 @@
 namespace ais::s3 {
 namespace {
 
-std::string Base36(uint64_t v) {
-  static constexpr char kDigits[] = "0123456789abcdefghijklmnopqrstuvwxyz";
-  std::string out;
-  do {
-    out.push_back(kDigits[v % 36]);
-    v /= 36;
-  } while (v);
-  std::reverse(out.begin(), out.end());
-  return out;
-}
-
 bool IsToken(std::string_view s) {
   if (s.empty()) return false;
   return std::all_of(s.begin(), s.end(), [](char c) {

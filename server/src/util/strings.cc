@@ -1,5 +1,6 @@
 #include "util/strings.h"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <random>
@@ -109,6 +110,17 @@ std::optional<std::string> PercentDecode(std::string_view s, bool plus_as_space)
       out.push_back(c);
     }
   }
+  return out;
+}
+
+std::string Base36(uint64_t v) {
+  static constexpr char kDigits[] = "0123456789abcdefghijklmnopqrstuvwxyz";
+  std::string out;
+  do {
+    out.push_back(kDigits[v % 36]);
+    v /= 36;
+  } while (v);
+  std::reverse(out.begin(), out.end());
   return out;
 }
 
