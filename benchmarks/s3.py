@@ -2,8 +2,8 @@
 """The S3 front end against the AIS API on the same server, side by side in one run.
 
 One server (with ``--s3-api-via-root``: s3torchconnector reads from the root path here, /s3
-works too), one bucket written through S3. Cases, each read by every client in turn, ``--rounds`` times, the
-table showing each round's median:
+works too), one bucket written through S3. Cases, each read by every client in turn,
+``--rounds`` times, the table showing each round's median:
 
 * GET of ``--small-count`` objects of ``--small-kib`` KiB, objects/s with 8 threads: boto3 and
   s3torchconnector on the S3 front end vs our SDK on the AIS API;
