@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import os
+import signal
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -181,16 +182,22 @@ def test_litdata_dataset_written_through_s3(
 
     options = {"endpoint_url": server.endpoint + "/s3"}
     # Workers are spawned processes: the sample function must import by name there (a builtin);
-    # sample k is bytes(k), k zero bytes.
-    ld.optimize(
-        fn=bytes,
-        inputs=list(range(1, 61)),
-        output_dir=f"s3://{bucket}/ds",
-        chunk_bytes="4KB",
-        num_workers=1,
-        storage_options=options,
-        mode="overwrite",
-    )
+    # sample k is bytes(k), k zero bytes. optimize() installs a SIGINT handler that ends the
+    # process with exit code 0 and never restores it: put pytest's back, or a later Ctrl-C test
+    # (tests/unit/sdk/test_native_http.py) ends the whole run "successfully".
+    sigint = signal.getsignal(signal.SIGINT)
+    try:
+        ld.optimize(
+            fn=bytes,
+            inputs=list(range(1, 61)),
+            output_dir=f"s3://{bucket}/ds",
+            chunk_bytes="4KB",
+            num_workers=1,
+            storage_options=options,
+            mode="overwrite",
+        )
+    finally:
+        signal.signal(signal.SIGINT, sigint)
     keys = [o["Key"] for o in s3.list_objects_v2(Bucket=bucket, Prefix="ds/")["Contents"]]
     assert "ds/index.json" in keys and any(k.endswith(".bin") for k in keys)
     ds = ld.StreamingDataset(
