@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import uuid
@@ -124,6 +125,19 @@ def _no_server_problems() -> Iterator[None]:
     _reported = len(_problems)  # earlier ones belong to a module or session teardown
     yield
     _fail_on_new_problems()
+
+
+@pytest.fixture(autouse=True)
+def _sigint_handler_kept() -> Iterator[None]:
+    """Fails the test that leaves a SIGINT handler of its own behind (a third-party library may
+    install one: litdata's ends the process with exit code 0, so a later Ctrl-C test would end
+    the whole run as if it had passed, the rest unrun)."""
+    before = signal.getsignal(signal.SIGINT)
+    yield
+    after = signal.getsignal(signal.SIGINT)
+    if after is not before:
+        signal.signal(signal.SIGINT, before)
+        pytest.fail(f"the test left SIGINT handled by {after!r} (was {before!r})", pytrace=False)
 
 
 def _format_problems(problems: list[ServerProblem]) -> str:
