@@ -85,6 +85,16 @@ def head_v1(endpoint: str, bucket: str, name: str) -> tuple[dict[str, str], dict
     return dict(r.headers.items()), custom
 
 
+def set_remote_props(endpoint: str, bucket: str, value: dict[str, Any]) -> None:
+    r = raw_request(
+        endpoint,
+        "PATCH",
+        f"/v1/buckets/{bucket}?provider=aws",
+        body=json.dumps({"action": "set-bprops", "value": value}).encode(),
+    )
+    assert r.status == 200, r.body
+
+
 @pytest.fixture
 def bucket(s3: Any) -> str:
     """A fresh S3 bucket (the server has never seen it)."""
@@ -166,18 +176,9 @@ def test_large_object_is_stored_chunked(
 ) -> None:
     b = client.bucket(bucket, provider="aws")
     b.head()  # adds the bucket, so its chunk props can be set before the first GET
-    raw = raw_request(
-        server.endpoint,
-        "PATCH",
-        f"/v1/buckets/{bucket}?provider=aws",
-        body=json.dumps(
-            {
-                "action": "set-bprops",
-                "value": {"chunks": {"objsize_limit": "1MiB", "chunk_size": "1MiB"}},
-            }
-        ).encode(),
+    set_remote_props(
+        server.endpoint, bucket, {"chunks": {"objsize_limit": "1MiB", "chunk_size": "1MiB"}}
     )
-    assert raw.status == 200, raw.body
     data = os.urandom(5 * 1024 * 1024 + 17)
     s3.put_object(Bucket=bucket, Key="big", Body=data)
     assert b.object("big").get_reader().read_all() == data
@@ -206,15 +207,7 @@ def test_synchronize_drops_what_the_remote_deleted(
     s3.put_object(Bucket=bucket, Key="gone", Body=b"x")
     b = client.bucket(bucket, provider="aws")
     assert b.object("gone").get_reader().read_all() == b"x"
-    r = raw_request(
-        server.endpoint,
-        "PATCH",
-        f"/v1/buckets/{bucket}?provider=aws",
-        body=json.dumps(
-            {"action": "set-bprops", "value": {"versioning": {"synchronize": True}}}
-        ).encode(),
-    )
-    assert r.status == 200, r.body
+    set_remote_props(server.endpoint, bucket, {"versioning": {"synchronize": True}})
     s3.delete_object(Bucket=bucket, Key="gone")
     with pytest.raises(ErrObjNotFound):
         b.object("gone").get_reader().read_all()
@@ -619,16 +612,6 @@ def test_cold_get_streams_while_it_writes(
         client.bucket(bucket, provider="aws").object("slow").get_reader().read_all() == data
     )  # now warm
     assert proxy.count("GET", f"/{bucket}/slow") == 1
-
-
-def set_remote_props(endpoint: str, bucket: str, value: dict[str, Any]) -> None:
-    r = raw_request(
-        endpoint,
-        "PATCH",
-        f"/v1/buckets/{bucket}?provider=aws",
-        body=json.dumps({"action": "set-bprops", "value": value}).encode(),
-    )
-    assert r.status == 200, r.body
 
 
 def test_large_put_is_a_multipart_upload(
