@@ -15,6 +15,7 @@ APT_PACKAGES=(
   libcurl4-openssl-dev libpugixml-dev  # remote S3 buckets: SigV4-signed HTTP, XML replies
   zlib1g-dev libisal-dev  # the S3 front end: CRC32 and CRC32C body checksums
   prometheus-cpp-dev  # GET /metrics: Prometheus's data model and text format
+  libjwt-dev  # access control: verifying the signatures of JWT bearer tokens
   lz4 zstd  # command-line tools: tests check our frames against them
   clang libclang-rt-14-dev  # libFuzzer and its sanitizer runtimes (scripts/fuzz.sh)
 )

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -13,6 +14,8 @@
 
 #include "handlers/batch_stream.h"
 #include "api/features.h"
+#include "auth/authorizer.h"
+#include "auth/oidc.h"
 #include "handlers/context.h"
 #include "remote/cache_tier.h"
 #include "http/server.h"
@@ -48,6 +51,21 @@ Options:
                     loss may lose the last writes)
   --s3-api-via-root the S3 API at the root path too (as cluster feature S3-API-via-Root); it is
                     always at /s3
+
+Access control (off by default; docs/user-guide.md "Access control"):
+  --auth-required   require a valid bearer token (JWT) on every request but /v1/health (as
+                    cluster config auth.client_auth_required, which set-config changes at run
+                    time). Tokens are verified with AIS_AUTHN_PUBLIC_KEY (an RSA public key,
+                    PEM) if set, else AIS_AUTHN_SECRET_KEY (an HS256 secret), else the OIDC
+                    issuers below
+  --auth-oidc-issuer URL
+                    trust tokens of this OIDC issuer (https://; repeatable): its signing keys
+                    are discovered (/.well-known/openid-configuration, JWKS) and refreshed, so
+                    it may rotate them while the server runs
+  --auth-oidc-ca FILE
+                    CA bundle to verify the issuers' TLS certificates with (default: system CAs)
+  --auth-audience AUD
+                    accept only tokens whose "aud" holds AUD (repeatable: any of them)
 
 Limits (a request over one gets a 4xx, or 503 + Retry-After, never unbounded memory):
   --max-connections N      open connections (default 8192); more get 503 + Retry-After
@@ -101,6 +119,7 @@ int main(int argc, char** argv) {
   bool metrics_on = true;
   uint64_t job_idle_ms = static_cast<uint64_t>(ais::JobRegistry::kDefaultIdleTimeout.count());
   ais::CacheTierOptions remote_opts;
+  ais::auth::AuthConfig auth_cfg;
   // A numeric flag in [lo, hi] (sizes may be IEC: "64KiB"); false after printing why not.
   auto number = [](const char* flag, uint64_t lo, uint64_t hi, bool iec, auto* out) {
     auto n = iec ? ais::ParseIecSize(optarg) : ais::ParseUint(optarg);
@@ -131,6 +150,10 @@ int main(int argc, char** argv) {
                                {"no-metrics", no_argument, nullptr, 1021},
                                {"no-aws-backend", no_argument, nullptr, 1020},
                                {"s3-api-via-root", no_argument, nullptr, 1009},
+                               {"auth-required", no_argument, nullptr, 1030},
+                               {"auth-oidc-issuer", required_argument, nullptr, 1031},
+                               {"auth-oidc-ca", required_argument, nullptr, 1032},
+                               {"auth-audience", required_argument, nullptr, 1033},
                                {"help", no_argument, nullptr, 'h'},
                                {"version", no_argument, nullptr, 'v'},
                                {nullptr, 0, nullptr, 0}};
@@ -211,6 +234,10 @@ int main(int argc, char** argv) {
       case 1020: remote_opts.aws_enabled = false; break;
       case 1009: s3_via_root = true; break;
       case 1021: metrics_on = false; break;
+      case 1030: auth_cfg.required = true; break;
+      case 1031: auth_cfg.oidc_issuers.emplace_back(optarg); break;
+      case 1032: auth_cfg.oidc_ca_bundle = optarg; break;
+      case 1033: auth_cfg.audiences.emplace_back(optarg); break;
       case 'h': std::cout << kUsage; return 0;
       case 'v': std::cout << "aistore-server 0.1.0 (AIS API v1)\n"; return 0;
       default: std::cerr << kUsage; return 2;
@@ -230,6 +257,28 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  // The key, as AIS reads it at start: an RSA public key over an HMAC secret over OIDC issuers.
+  if (const char* pub = std::getenv("AIS_AUTHN_PUBLIC_KEY"); pub && *pub) {
+    auth_cfg.signature_method = "RS256";
+    auth_cfg.signature_key = pub;
+  } else if (const char* secret = std::getenv("AIS_AUTHN_SECRET_KEY"); secret && *secret) {
+    auth_cfg.signature_method = "HS256";
+    auth_cfg.signature_key = secret;
+  }
+  std::unique_ptr<ais::auth::KeyProvider> oidc;
+  if (!auth_cfg.oidc_issuers.empty() && auth_cfg.signature_key.empty()) {
+    auto made = ais::auth::OidcKeyProvider::Make(auth_cfg);
+    if (!made.ok()) {
+      std::cerr << "aistore-server: " << made.status().message() << "\n";
+      return 2;
+    }
+    oidc = std::move(*made);
+  }
+  auto authorizer = ais::auth::Authorizer::Make(auth_cfg, std::move(oidc));
+  if (!authorizer.ok()) {
+    std::cerr << "aistore-server: " << authorizer.status().message() << "\n";
+    return 2;
+  }
   RaiseFdLimit();
   // sendfile(2) to a peer that hung up raises SIGPIPE (it has no MSG_NOSIGNAL): get EPIPE instead.
   std::signal(SIGPIPE, SIG_IGN);
@@ -242,18 +291,19 @@ int main(int argc, char** argv) {
   ais::InventoryCatalog inventory(**store, jobs);
   ais::BatchService batch(batch_cfg, jobs);
   ais::CacheTier remote(**store, remote_opts);
-  std::string id = ais::RandomId(8);
+  const std::string& id = (*store)->daemon_id();
   ais::ServerContext ctx{.store = **store,
                          .jobs = jobs,
                          .inventory = inventory,
                          .batch = batch,
                          .remote = remote,
                          .node = {.node_id = "t[" + id + "]", .daemon_id = id},
-                         .cluster_uuid = ais::RandomId(10),
+                         .cluster_uuid = (*store)->cluster_uuid(),
                          .start_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                                          std::chrono::system_clock::now().time_since_epoch())
                                          .count()};
   ctx.promote_root = promote_root;
+  ctx.auth = authorizer->get();
   ctx.max_page_size = max_page_size;
   if (s3_via_root) ctx.features.store(ais::kFeatS3ApiViaRoot);
   ais::HttpServer server(http_opts, ctx.node, [&ctx](ais::Exchange& ex) { return ais::Dispatch(ctx, ex); });
@@ -268,6 +318,14 @@ int main(int argc, char** argv) {
   std::cout << "aistore-server: listening on http://" << shown << ":" << *port << std::endl;
   ais::LogInfo("node " + ctx.node.node_id + " listening on http://" + shown + ":" + std::to_string(*port) + ", " +
                std::to_string(store_opts.mountpaths.size()) + " mountpath(s), cluster " + ctx.cluster_uuid);
+  const bool loopback = http_opts.host == "127.0.0.1" || http_opts.host == "::1" || http_opts.host == "localhost";
+  if (!loopback && !(*authorizer)->required()) {
+    std::string warning = "WARNING: listening on " + http_opts.host +
+                          " without access control: anyone who can reach this port can read, overwrite and "
+                          "delete every object (see --auth-required, or bind --host 127.0.0.1)";
+    std::cerr << "aistore-server: " << warning << std::endl;
+    ais::LogWarning(warning);
+  }
   server.Run(/*handle_signals=*/true);
   batch.Shutdown();  // batch threads use the store: stop them before it goes
   std::cout << "aistore-server: stopped" << std::endl;

@@ -2,6 +2,7 @@
 // ordered archive, streamed (strm) or as multipart with per-item metadata first.
 #include "api/moss_request.h"
 #include "archive/archive_format.h"
+#include "handlers/access.h"
 #include "handlers/batch_stream.h"
 #include "handlers/context.h"
 #include "handlers/offload.h"
@@ -35,7 +36,10 @@ Status CheckColoc(const Exchange& ex) {
 
 // Every bucket the batch names must exist: an ais bucket already, a remote one in its backend
 // (added on first use, as any request adds it).
-Task<Status> CheckBucket(ServerContext& ctx, const MossBucket& b) {
+// The token must grant GET on it, too (checked first: a 403 tells nothing of the bucket).
+Task<Status> CheckBucket(ServerContext& ctx, const Exchange& ex, const MossBucket& b) {
+  const auth::BucketRef ref{.name = b.name, .provider = b.provider};
+  if (Status st = Authorize(ctx, ex, auth::kGet, &ref); !st.ok()) co_return st;
   if (b.provider == kProviderAws) {
     std::string key = BucketKey(b.provider, b.name);
     if (ctx.store.buckets().Get(key)) co_return Status::OK();
@@ -69,10 +73,10 @@ Task<Handled> HandleMl(ServerContext& ctx, Exchange& ex, const Route& route) {
   auto format = ParseArchiveMime(req->mime);
   if (!format.ok()) co_return format.status();
   if (*def) {
-    if (Status st = co_await CheckBucket(ctx, **def); !st.ok()) co_return st;
+    if (Status st = co_await CheckBucket(ctx, ex, **def); !st.ok()) co_return st;
   }
   for (const auto& b : req->buckets) {
-    if (Status st = co_await CheckBucket(ctx, b); !st.ok()) co_return st;
+    if (Status st = co_await CheckBucket(ctx, ex, b); !st.ok()) co_return st;
   }
   BatchOptions opts;
   // Items of remote buckets that are not cached are fetched by the fetcher threads on the way.

@@ -24,7 +24,7 @@ Task<Handled> ListBuckets(ServerContext& ctx, Exchange& ex) {
   if (ex.method() != http::verb::get) {
     co_return Status::MethodNotAllowed("invalid method " + std::string(ex.method_string()));
   }
-  auto msg = co_await ReadActionMsg(ex);  // {"action":"list"}; nothing in it narrows the answer
+  auto msg = co_await ReadActionMsg(ctx, ex);  // {"action":"list"}; nothing in it narrows the answer
   if (!msg.ok()) co_return msg.status();
   if (msg->action == "summary-bck") co_return co_await GetBucketSummary(ctx, ex, "", *msg);
   if (Status st = msg->CheckNoValue(); !st.ok()) co_return st;
@@ -284,7 +284,7 @@ Task<Handled> HandleBuckets(ServerContext& ctx, Exchange& ex, const Route& route
     // create-bck must not add the bucket on the fly first (it would then exist already).
     if (Status st = ValidateBucketName(route.bucket); !st.ok()) co_return st;
     if (Status st = CheckNamespace(ex); !st.ok()) co_return st;
-    auto msg = co_await ReadActionMsg(ex);
+    auto msg = co_await ReadActionMsg(ctx, ex);
     if (!msg.ok()) co_return msg.status();
     if (msg->action == "create-bck") {
       co_return co_await CreateRemoteBucket(ctx, ex, BucketKey(kProviderAws, route.bucket), msg->value);
@@ -313,7 +313,7 @@ Task<Handled> HandleBuckets(ServerContext& ctx, Exchange& ex, const Route& route
   }
   switch (ex.method()) {
     case http::verb::get: {
-      auto msg = co_await ReadActionMsg(ex);
+      auto msg = co_await ReadActionMsg(ctx, ex);
       if (!msg.ok()) co_return msg.status();
       if (msg->action.empty() || msg->action == "list") co_return co_await ListObjects(ctx, ex, bucket, msg->value);
       if (msg->action == "summary-bck") co_return co_await GetBucketSummary(ctx, ex, bucket, *msg);
@@ -326,7 +326,7 @@ Task<Handled> HandleBuckets(ServerContext& ctx, Exchange& ex, const Route& route
       co_return Status::InvalidArgument("invalid action \"" + msg->action + "\"");
     }
     case http::verb::post: {
-      auto msg = co_await ReadActionMsg(ex);
+      auto msg = co_await ReadActionMsg(ctx, ex);
       if (!msg.ok()) co_return msg.status();
       if (msg->action == "create-bck") {
         Status st = ctx.store.CreateBucket(bucket, msg->value);
@@ -345,7 +345,7 @@ Task<Handled> HandleBuckets(ServerContext& ctx, Exchange& ex, const Route& route
       co_return Status::InvalidArgument("invalid action \"" + msg->action + "\"");
     }
     case http::verb::delete_: {
-      auto msg = co_await ReadActionMsg(ex);
+      auto msg = co_await ReadActionMsg(ctx, ex);
       if (!msg.ok()) co_return msg.status();
       if (msg->action == "destroy-inventory") {
         if (Status st = msg->CheckNoValue(); !st.ok()) co_return st;
@@ -379,7 +379,7 @@ Task<Handled> HandleBuckets(ServerContext& ctx, Exchange& ex, const Route& route
       co_return Status::InvalidArgument("invalid action \"" + msg->action + "\"");
     }
     case http::verb::patch: {
-      auto msg = co_await ReadActionMsg(ex);
+      auto msg = co_await ReadActionMsg(ctx, ex);
       if (!msg.ok()) co_return msg.status();
       if (msg->action == "reset-bprops") {
         if (Status st = msg->CheckNoValue(); !st.ok()) co_return st;
@@ -394,7 +394,7 @@ Task<Handled> HandleBuckets(ServerContext& ctx, Exchange& ex, const Route& route
       co_return co_await ex.Reply(http::status::ok);
     }
     case http::verb::put: {
-      auto msg = co_await ReadActionMsg(ex);
+      auto msg = co_await ReadActionMsg(ctx, ex);
       if (!msg.ok()) co_return msg.status();
       if (msg->action == "archive") co_return co_await StartListRange(ctx, ex, bucket, *msg);
       co_return Status::InvalidArgument("invalid action \"" + msg->action + "\"");

@@ -5,6 +5,7 @@
 
 #include "api/features.h"
 #include "api/headers.h"
+#include "auth/authorizer.h"
 #include "handlers/context.h"
 #include "remote/cache_tier.h"
 #include "store/bck.h"
@@ -93,7 +94,7 @@ Task<Handled> MountpathAction(ServerContext& ctx, Exchange& ex) {
   if (ex.method() != http::verb::put && ex.method() != http::verb::post && ex.method() != http::verb::delete_) {
     co_return Status::MethodNotAllowed("invalid method " + std::string(ex.method_string()));
   }
-  auto msg = co_await ReadActionMsg(ex);
+  auto msg = co_await ReadActionMsg(ctx, ex);
   if (!msg.ok()) co_return msg.status();
   if (!msg->value.is_string() || msg->value.get<std::string>().empty()) {
     co_return Status::InvalidArgument("invalid mountpath value in request: " +
@@ -183,27 +184,75 @@ Task<Handled> ClusterQuery(ServerContext& ctx, Exchange& ex, const std::string& 
   co_return co_await ex.Reply(http::status::ok, {}, JsonText(out), "application/json");
 }
 
-// set-config (`PUT /v1/cluster/setconfig?features=...`, or action "set-config" with value
-// {"features": "..."}): of the cluster config, only the feature flags change at run time here.
+// auth.client_auth_required at run time. Turning it on takes the caller's own valid token with
+// ADMIN (so that nobody locks the cluster with a key they have no token of); turning it off is
+// admin-only already (cluster PUT).
+Status SetAuthRequired(ServerContext& ctx, const Exchange& ex, bool on) {
+  if (!ctx.auth) return Status::NotSupported("access control is not configured on this server");
+  if (on && !ctx.auth->required()) {
+    auto claims = ctx.auth->Authenticate(ex.header("Authorization"), ex.header("X-Amz-Security-Token"),
+                                         NowNs() / 1000000000);
+    if (!claims.ok()) return claims.status();
+    if (!(*claims)->admin) {
+      return Status::Unauthorized("requiring tokens takes an admin token (user `" + (*claims)->sub + "` is not admin)");
+    }
+  }
+  AIS_RETURN_IF_ERROR(ctx.auth->SetRequired(on));
+  LogInfo(std::string("set-config: auth.client_auth_required=") + (on ? "true" : "false"));
+  return Status::OK();
+}
+
+Result<bool> ParseBoolText(const std::string& key, const std::string& text) {
+  if (IEquals(text, "true")) return true;
+  if (IEquals(text, "false")) return false;
+  return Status::InvalidArgument("set-config: invalid " + key + " \"" + text.substr(0, 32) + "\" (expecting true or false)");
+}
+
+// set-config (`PUT /v1/cluster/setconfig?features=...&auth.client_auth_required=...`, or action
+// "set-config" with value {"features": "...", "auth": {"client_auth_required": true}}): of the
+// cluster config, the feature flags and whether tokens are required change at run time here.
 Task<Handled> SetConfig(ServerContext& ctx, Exchange& ex, const nlohmann::json* value) {
-  std::string text;
+  std::optional<std::string> features;
+  std::optional<bool> auth_required;
   if (value) {
     JsonFields f(*value, "value");
-    const nlohmann::json* features = nullptr;
-    f.Raw("features", &features);
+    const nlohmann::json* feat = nullptr;
+    std::optional<bool> enabled;  // the pre-5.0 name of client_auth_required
+    f.Raw("features", &feat).Object("auth", [&](JsonFields& a) {
+      a.OptBool("client_auth_required", &auth_required).OptBool("enabled", &enabled);
+    });
+    if (!auth_required) auth_required = enabled;
     if (Status st = f.Finish(); !st.ok()) co_return st;
-    if (features && features->is_string()) text = features->get<std::string>();
-    else if (features && features->is_number_unsigned()) text = std::to_string(features->get<uint64_t>());
-    else co_return Status::InvalidArgument("set-config: expecting {\"features\": \"<names or number>\"}");
+    if (feat && feat->is_string()) features = feat->get<std::string>();
+    else if (feat && feat->is_number_unsigned()) features = std::to_string(feat->get<uint64_t>());
+    else if (feat) co_return Status::InvalidArgument("set-config: expecting {\"features\": \"<names or number>\"}");
   } else {
-    auto q = ex.query("features");
-    if (!q) co_return Status::InvalidArgument("set-config: nothing to set (only \"features\" can be set here)");
-    text = *q;
+    features = ex.query("features");
+    for (const char* key : {"auth.client_auth_required", "auth.enabled"}) {
+      if (auto q = ex.query(key)) {
+        auto on = ParseBoolText(key, *q);
+        if (!on.ok()) co_return on.status();
+        auth_required = *on;
+      }
+    }
   }
-  auto bits = ParseClusterFeatures(text);
-  if (!bits.ok()) co_return bits.status();
-  ctx.features.store(*bits, std::memory_order_relaxed);
-  LogInfo("set-config: features=" + std::to_string(*bits));
+  if (!features && !auth_required) {
+    co_return Status::InvalidArgument(
+        "set-config: nothing to set (only \"features\" and \"auth.client_auth_required\" can be set here)");
+  }
+  std::optional<uint64_t> bits;
+  if (features) {
+    auto parsed = ParseClusterFeatures(*features);
+    if (!parsed.ok()) co_return parsed.status();
+    bits = *parsed;
+  }
+  if (auth_required) {
+    if (Status st = SetAuthRequired(ctx, ex, *auth_required); !st.ok()) co_return st;
+  }
+  if (bits) {
+    ctx.features.store(*bits, std::memory_order_relaxed);
+    LogInfo("set-config: features=" + std::to_string(*bits));
+  }
   co_return co_await ex.Reply(http::status::ok);
 }
 
@@ -250,7 +299,7 @@ Task<Handled> HandleCluster(ServerContext& ctx, Exchange& ex, const Route& route
   }
   if (ex.method() == http::verb::put) {
     if (route.area == "cluster" && route.bucket == "setconfig") co_return co_await SetConfig(ctx, ex, nullptr);
-    auto msg = co_await ReadActionMsg(ex);
+    auto msg = co_await ReadActionMsg(ctx, ex);
     if (!msg.ok()) co_return msg.status();
     if (msg->action == "set-config") co_return co_await SetConfig(ctx, ex, &msg->value);
     if (msg->action == "start") co_return co_await StartJobByKind(ctx, ex, *msg);

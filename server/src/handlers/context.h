@@ -19,6 +19,9 @@ namespace ais {
 
 class BatchService;  // handlers/batch_stream.h
 class CacheTier;     // remote/cache_tier.h
+namespace auth {
+class Authorizer;  // auth/authorizer.h
+}
 
 struct ServerContext {
   Store& store;
@@ -34,18 +37,22 @@ struct ServerContext {
   // Cluster feature bits (api/features.h): --s3-api-via-root at startup, set-config at run time.
   std::atomic<uint64_t> features{0};
   std::function<uint64_t()> open_connections = nullptr;  // the HTTP server's count (GET /metrics)
+  auth::Authorizer* auth = nullptr;  // access control (handlers/access.h); null: none (tests)
 };
 
 // Reads a JSON body within the limits (DefaultJsonLimits: size, depth); an empty body is {}.
 Task<Result<nlohmann::json>> ReadJsonBody(Exchange& ex);
-// Reads and decodes an ActionMsg body; an empty body is an empty action.
-Task<Result<ActionMsg>> ReadActionMsg(Exchange& ex);
+// Reads and decodes an ActionMsg body; an empty body is an empty action. With tokens required,
+// also checks the token grants what the action needs (handlers/access.h).
+Task<Result<ActionMsg>> ReadActionMsg(ServerContext& ctx, Exchange& ex);
 // Validates the provider/namespace query: only the global-namespace `ais` provider is served here
 // (a malformed one is a 400; a valid one this server does not serve, a 501).
 Status CheckProvider(const Exchange& ex);
 Status CheckNamespace(const Exchange& ex);
 
 Task<Handled> HandleHealth(ServerContext& ctx, Exchange& ex);
+// /v1/tokens: POST "does this cluster accept my token (or AuthN's key)?", DELETE revocation.
+Task<Handled> HandleTokens(ServerContext& ctx, Exchange& ex, const Route& route);
 Task<Handled> HandleCluster(ServerContext& ctx, Exchange& ex, const Route& route);
 // /v1/download, /v1/sort: the (empty) job lists of features this server does not have.
 Task<Handled> HandleJobLists(ServerContext& ctx, Exchange& ex, const Route& route);

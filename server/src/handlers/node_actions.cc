@@ -1,5 +1,7 @@
 #include "handlers/node_actions.h"
 
+#include "auth/authorizer.h"
+
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/statvfs.h>
@@ -468,7 +470,7 @@ nlohmann::json ClusterConfigJson(const ServerContext& ctx, const Exchange& ex) {
       {"periodic", {{"stats_time", "10s"}, {"notif_time", "30s"}, {"retry_sync_time", "2s"}}},
       {"client", {{"client_timeout", "10s"}, {"client_long_timeout", "30m"}, {"list_timeout", "10m"}}},
       {"downloader", section()},
-      {"auth", {{"enabled", false}}},  // the public view: no secrets
+      {"auth", ctx.auth ? ctx.auth->ConfigJson() : nlohmann::json{{"client_auth_required", false}}},
       {"backend", ctx.remote.aws_enabled() ? nlohmann::json{{"aws", section()}} : section()},
       {"uuid", ctx.cluster_uuid},
       {"lastupdate_time", ""},

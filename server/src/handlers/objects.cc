@@ -431,7 +431,7 @@ Task<Handled> RenameObject(ServerContext& ctx, Exchange& ex, const std::string& 
 }
 
 Task<Handled> PostObject(ServerContext& ctx, Exchange& ex, const std::string& bucket, const std::string& name) {
-  auto msg = co_await ReadActionMsg(ex);
+  auto msg = co_await ReadActionMsg(ctx, ex);
   if (!msg.ok()) co_return msg.status();
   std::string upload_id = ex.query("uploadId").value_or("");
   if (msg->action != "mpt-complete") {
@@ -479,7 +479,7 @@ Task<Handled> PostObject(ServerContext& ctx, Exchange& ex, const std::string& bu
 
 // PATCH: merge (or with ?set-new-custom=true replace) custom metadata, value {"k": "v"}.
 Task<Handled> PatchObject(ServerContext& ctx, Exchange& ex, const std::string& bucket, const std::string& name) {
-  auto msg = co_await ReadActionMsg(ex);
+  auto msg = co_await ReadActionMsg(ctx, ex);
   if (!msg.ok()) co_return msg.status();
   auto md = DecodeCustomMd(msg->value);
   if (!md.ok()) co_return md.status();
@@ -547,7 +547,7 @@ Task<Handled> StartBlobDownload(ServerContext& ctx, Exchange& ex, const std::str
 
 // POST /v1/objects/<bucket>: actions on objects named in the message (promote, blob-download).
 Task<Handled> PostBucketObjects(ServerContext& ctx, Exchange& ex, const std::string& bucket) {
-  auto msg = co_await ReadActionMsg(ex);
+  auto msg = co_await ReadActionMsg(ctx, ex);
   if (!msg.ok()) co_return msg.status();
   if (msg->action == "promote") {
     if (IsRemoteKey(bucket)) co_return Status::NotSupported("promote: not yet supported for remote buckets");

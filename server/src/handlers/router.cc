@@ -6,6 +6,8 @@
 #include <cctype>
 
 #include "api/moss_request.h"
+#include "auth/authorizer.h"
+#include "handlers/access.h"
 #include "handlers/context.h"
 #include "handlers/node_actions.h"
 #include "s3/s3.h"
@@ -22,10 +24,16 @@ Task<Result<nlohmann::json>> ReadJsonBody(Exchange& ex) {
   co_return ParseJson(*body);
 }
 
-Task<Result<ActionMsg>> ReadActionMsg(Exchange& ex) {
+Task<Result<ActionMsg>> ReadActionMsg(ServerContext& ctx, Exchange& ex) {
   auto body = co_await ReadJsonBody(ex);
   if (!body.ok()) co_return body.status();
-  co_return ActionMsg::Decode(*body);
+  auto msg = ActionMsg::Decode(*body);
+  if (!msg.ok() || !ctx.auth || !ctx.auth->required()) co_return msg;
+  auto route = ParseRoute(ex.raw_path());
+  if (!route.ok()) co_return route.status();
+  Status st = AuthorizeRoute(ctx, ex, *route, ActionAccess(*route, ex, msg->action, msg->value));
+  if (!st.ok()) co_return st;
+  co_return msg;
 }
 
 Status CheckNamespace(const Exchange& ex) {
@@ -57,12 +65,27 @@ namespace {
 
 Task<Handled> Fail(Status st) { co_return st; }
 
+// The check every request passes before its handler (handlers/access.h).
+Status CheckAccess(ServerContext& ctx, const Exchange& ex, const Route& route) {
+  if (!ctx.auth || !ctx.auth->required()) return Status::OK();
+  const RouteAccess need = RequiredAccess(route, ex);
+  if (need.open) return Status::OK();
+  if (need.bits == 0) {  // by_action: a valid token now, its bits once the action is known
+    auto claims = ctx.auth->Authenticate(ex.header("Authorization"), ex.header("X-Amz-Security-Token"),
+                                         NowNs() / 1000000000);
+    return claims.status();
+  }
+  return need.on_bucket ? AuthorizeRoute(ctx, ex, route, need.bits) : Authorize(ctx, ex, need.bits, nullptr);
+}
+
 // The handler of `route`. Not a coroutine, so a request pays for no frame of its own here.
 // REQUIRES: `parsed` outlives the task.
 Task<Handled> Serve(ServerContext& ctx, Exchange& ex, const Result<Route>& parsed) {
   if (!parsed.ok()) return Fail(parsed.status());
   const Route& route = parsed.value();
+  if (Status st = CheckAccess(ctx, ex, route); !st.ok()) return Fail(std::move(st));
   if (route.area == "health") return HandleHealth(ctx, ex);
+  if (route.area == "tokens") return HandleTokens(ctx, ex, route);
   if (route.area == "daemon" || route.area == "cluster") return HandleCluster(ctx, ex, route);
   if (route.area == "buckets") return HandleBuckets(ctx, ex, route);
   if (route.area == "objects") return HandleObjects(ctx, ex, route);

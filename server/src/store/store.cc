@@ -122,6 +122,14 @@ Result<std::unique_ptr<Store>> Store::Open(StoreOptions opts) {
     if (::stat(store->mps_.paths()[mp].c_str(), &st) != 0) return Status::FromErrno(errno, "stat mountpath");
     store->roots_[mp] = {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)};
   }
+  if (store->cluster_uuid_.empty() || store->daemon_id_.empty()) {  // the first start
+    if (store->cluster_uuid_.empty()) store->cluster_uuid_ = RandomId(10);
+    if (store->daemon_id_.empty()) store->daemon_id_ = RandomId(8);
+    std::lock_guard lock(store->mp_state_mu_);
+    // Not fatal: a mountpath that cannot be written is found by the health check; the ids then
+    // are new on the next start.
+    if (Status st = store->SaveMountpathState(); !st.ok()) LogError("saving the node identity: " + st.message());
+  }
   AIS_RETURN_IF_ERROR(store->buckets_.Load());
   AIS_RETURN_IF_ERROR(store->Recover());
   if (store->opts_.fshc_interval_ms > 0) store->fshc_ = std::thread([s = store.get()] { s->FshcLoop(); });
@@ -149,6 +157,12 @@ Status Store::LoadMountpathState() {
     for (auto& p : j["disabled"]) {
       if (p.is_string()) disabled.push_back(p.get<std::string>());
     }
+    auto id = [&j](const char* key) {
+      auto it = j.find(key);
+      return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+    };
+    cluster_uuid_ = id("cluster_uuid");
+    daemon_id_ = id("daemon_id");
   }
   std::lock_guard lock(mp_state_mu_);
   mp_state_version_ = best;
@@ -165,6 +179,8 @@ Status Store::LoadMountpathState() {
 Status Store::SaveMountpathState() {
   nlohmann::json doc;
   doc["version"] = ++mp_state_version_;
+  doc["cluster_uuid"] = cluster_uuid_;
+  doc["daemon_id"] = daemon_id_;
   doc["disabled"] = nlohmann::json::array();
   for (size_t mp = 0; mp < mps_.size(); ++mp) {
     if (!mps_.enabled(mp)) doc["disabled"].push_back(mps_.paths()[mp]);

@@ -309,6 +309,11 @@ class Store {
   // nor written; its objects are unavailable (404) and new objects go to the next enabled
   // mountpath in their HRW ranking. The disabled set persists across restarts (.ais.vmd.json).
   MountpathState GetMountpaths() const;
+  // This node's identity, generated on the first start and kept in .ais.vmd.json with the
+  // mountpath state, so tokens scoped to the cluster (auth) and scraped series (metrics) stay
+  // valid across restarts.
+  const std::string& cluster_uuid() const { return cluster_uuid_; }
+  const std::string& daemon_id() const { return daemon_id_; }
   // kNotFound for a path that is not a mountpath; OK if already disabled.
   Status DisableMountpath(const std::string& path, const std::string& reason);
   // Checks the mountpath is healthy, removes duplicates of objects written elsewhere while it was
@@ -350,6 +355,7 @@ class Store {
   // Like OpenObjectFile but without opening: the mountpath holding the object file, if any.
   std::optional<size_t> LocateObject(const std::string& bucket, const std::string& name);
   Status SaveMountpathState();
+  // Also loads cluster_uuid_ and daemon_id_ (Open creates them on the first start).
   Status LoadMountpathState();
   // Drops the copies on other enabled mountpaths that an object file on `mp` duplicates.
   Status Reconcile(size_t mp);
@@ -399,6 +405,8 @@ class Store {
   std::vector<RootId> roots_;  // per mountpath, as opened; constant after Open
   std::mutex mp_state_mu_;     // serializes enable/disable and the state file
   uint64_t mp_state_version_ = 0;  // guarded by mp_state_mu_
+  std::string cluster_uuid_;       // set once by LoadMountpathState
+  std::string daemon_id_;          // set once by LoadMountpathState
   std::mutex fshc_mu_;
   std::condition_variable fshc_cv_;
   bool fshc_stop_ = false;  // guarded by fshc_mu_
