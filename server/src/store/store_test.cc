@@ -146,7 +146,10 @@ class StoreTest : public ::testing::Test {
   void ExpectNoLeftovers() {
     const Mountpaths& mps = store_->mountpaths();
     std::set<std::string> want_files;
-    for (size_t mp = 0; mp < mps.size(); ++mp) want_files.insert(mps.BmdPath(mp));
+    for (size_t mp = 0; mp < mps.size(); ++mp) {
+      want_files.insert(mps.BmdPath(mp));
+      want_files.insert(mps.paths()[mp] + "/.ais.vmd.json");  // the node's identity and mountpath state
+    }
     for (const auto& bucket : store_->buckets().Names()) {
       std::set<std::string> want_chunk_dirs;
       ListQuery q;
@@ -1044,6 +1047,21 @@ TEST_F(StoreTest, RecoveryOfHandCraftedDebris) {
   EXPECT_FALSE(fs::exists(mps.ChunkDir(1, "chunky", "orphan01")));
   EXPECT_FALSE(fs::exists(mps.ChunkDir(3, "chunky", "orphan01")));
   ExpectNoLeftovers();
+}
+
+}  // namespace
+}  // namespace ais
+
+namespace ais {
+namespace {
+
+TEST_F(StoreTest, NodeIdentityPersistsAcrossRestarts) {
+  const std::string uuid = store_->cluster_uuid(), id = store_->daemon_id();
+  EXPECT_EQ(uuid.size(), 10u);
+  EXPECT_EQ(id.size(), 8u);
+  Reopen();
+  EXPECT_EQ(store_->cluster_uuid(), uuid);
+  EXPECT_EQ(store_->daemon_id(), id);
 }
 
 }  // namespace

@@ -1,0 +1,358 @@
+"""Access control on the real server: tokens required (--auth-required, HS256 secret from
+AIS_AUTHN_SECRET_KEY, a required audience), the permission bits of every endpoint (allowed with
+exactly its bits, refused without them), bad tokens, revocation, /v1/tokens, set-config, the SDK
+with a token, and the cluster UUID kept across restarts."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import jwt
+import pytest
+import requests
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+
+from aistore.sdk import Client
+from aistore.sdk.authn.access_attr import AccessAttr
+from aistore.sdk.errors import AISError
+from aistore.server import LocalServer, find_server_binary
+
+SECRET = "test-secret-" + "0123456789abcdef" * 4
+AUD = "test-cluster"
+ALL = int(AccessAttr.ACCESS_SU)
+
+
+def b64url(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def claims(**over: Any) -> dict[str, Any]:
+    now = int(time.time())
+    c: dict[str, Any] = {"sub": "alice", "aud": [AUD], "iat": now, "exp": now + 600, "admin": False}
+    c.update(over)
+    return {k: v for k, v in c.items() if v is not None}
+
+
+def token_for(perm: int = 0, admin: bool = False, buckets: list[dict[str, Any]] | None = None, **over: Any) -> str:
+    c = claims(admin=admin, clusters=[{"id": "", "perm": str(perm)}], **over)
+    if buckets:
+        c["buckets"] = buckets
+    return jwt.encode(c, SECRET, algorithm="HS256")
+
+
+ADMIN = token_for(admin=True)
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[LocalServer]:
+    with LocalServer(
+        num_mountpaths=2,
+        args=["--auth-required", "--auth-audience", AUD],
+        env={"AIS_AUTHN_SECRET_KEY": SECRET},
+    ) as srv:
+        yield srv
+
+
+def call(
+    server: LocalServer,
+    method: str,
+    path: str,
+    token: str | None = None,
+    body: Any = None,
+    params: dict[str, str] | None = None,
+    data: bytes | None = None,
+    headers: dict[str, str] | None = None,
+) -> requests.Response:
+    h = dict(headers or {})
+    if token is not None:
+        h["Authorization"] = f"Bearer {token}"
+    payload = json.dumps(body).encode() if body is not None else data
+    return requests.request(method, server.endpoint + path, headers=h, data=payload, params=params, timeout=30)
+
+
+def admin_call(server: LocalServer, method: str, path: str, body: Any = None, **kw: Any) -> requests.Response:
+    r = call(server, method, path, ADMIN, body, **kw)
+    assert r.status_code < 300, (method, path, r.status_code, r.text)
+    return r
+
+
+@pytest.fixture(scope="module")
+def fixture_objects(server: LocalServer) -> None:
+    admin_call(server, "POST", "/v1/buckets/authb", {"action": "create-bck"})
+    for name in ("o", "o2"):
+        admin_call(server, "PUT", f"/v1/objects/authb/{name}", data=b"payload")
+
+
+def test_health_and_metrics_need_no_token(server: LocalServer) -> None:
+    assert call(server, "GET", "/v1/health").status_code == 200
+    assert call(server, "GET", "/metrics").status_code == 200
+
+
+def test_no_token_is_401_token_required(server: LocalServer, fixture_objects: None) -> None:
+    r = call(server, "GET", "/v1/objects/authb/o")
+    assert r.status_code == 401
+    assert "token required" in r.json()["message"]
+    r = call(server, "HEAD", "/v1/objects/authb/o")  # HEAD: the error JSON in Hdr-Error
+    assert r.status_code == 401 and "token required" in r.headers["Hdr-Error"]
+
+
+# Every entry: (label, bits it needs, (method, path, body, params)); the object and bucket names
+# are fresh per call where the call consumes them.
+Req = tuple[str, str, Any, dict[str, str] | None]
+Endpoint = tuple[str, int, Callable[[LocalServer, int], Req]]
+
+
+def _fresh_object(server: LocalServer, n: int) -> str:
+    name = f"tmp-{n}-{time.monotonic_ns()}"
+    admin_call(server, "PUT", f"/v1/objects/authb/{name}", data=b"x")
+    return name
+
+
+def _fresh_bucket(server: LocalServer, n: int) -> str:
+    name = f"tmpb-{n}-{time.monotonic_ns() % 10**9}"
+    admin_call(server, "POST", f"/v1/buckets/{name}", {"action": "create-bck"})
+    return name
+
+
+A = AccessAttr
+ENDPOINTS: list[Endpoint] = [
+    ("GET object", A.GET, lambda s, n: ("GET", "/v1/objects/authb/o", None, None)),
+    ("HEAD object", A.OBJ_HEAD, lambda s, n: ("HEAD", "/v1/objects/authb/o", None, None)),
+    ("PUT object", A.PUT, lambda s, n: ("PUT", f"/v1/objects/authb/new{n}", None, None)),
+    (
+        "APPEND",
+        A.APPEND,
+        lambda s, n: ("PUT", f"/v1/objects/authb/app{n}", None, {"append_type": "append"}),
+    ),
+    ("DELETE object", A.OBJ_DELETE, lambda s, n: ("DELETE", f"/v1/objects/authb/{_fresh_object(s, n)}", None, None)),
+    (
+        "rename object",
+        A.OBJ_MOVE,
+        lambda s, n: ("POST", f"/v1/objects/authb/{_fresh_object(s, n)}", {"action": "rename-obj", "name": f"r{n}"}, None),
+    ),
+    (
+        "PATCH custom metadata",
+        A.OBJ_UPDATE,
+        lambda s, n: ("PATCH", "/v1/objects/authb/o", {"action": "", "value": {"k": "v"}}, None),
+    ),
+    ("HEAD bucket", A.BCK_HEAD, lambda s, n: ("HEAD", "/v1/buckets/authb", None, None)),
+    ("list objects", A.OBJ_LIST, lambda s, n: ("GET", "/v1/buckets/authb", {"action": "list", "value": {}}, None)),
+    (
+        "set bucket props",
+        A.PATCH,
+        lambda s, n: ("PATCH", "/v1/buckets/authb", {"action": "set-bprops", "value": {"versioning": {"enabled": True}}}, None),
+    ),
+    ("list buckets", A.LIST_BUCKETS, lambda s, n: ("GET", "/v1/buckets/", None, None)),
+    ("cluster smap", A.SHOW_CLUSTER, lambda s, n: ("GET", "/v1/cluster", None, {"what": "smap"})),
+    ("node config", A.SHOW_CLUSTER, lambda s, n: ("GET", "/v1/daemon", None, {"what": "config"})),
+    ("create bucket", A.CREATE_BUCKET, lambda s, n: ("POST", f"/v1/buckets/cb{n}-{time.monotonic_ns() % 10**9}", {"action": "create-bck"}, None)),
+    (
+        "destroy bucket",
+        A.DESTROY_BUCKET,
+        lambda s, n: ("DELETE", f"/v1/buckets/{_fresh_bucket(s, n)}", {"action": "destroy-bck"}, None),
+    ),
+    (
+        "rename bucket",
+        A.MOVE_BUCKET,
+        lambda s, n: ("POST", f"/v1/buckets/{_fresh_bucket(s, n)}", {"action": "move-bck", "name": f"mv{n}-{time.monotonic_ns() % 10**9}"}, None),
+    ),
+    (
+        "delete list",
+        A.OBJ_DELETE,
+        lambda s, n: ("DELETE", "/v1/buckets/authb", {"action": "delete-listrange", "value": {"objnames": ["nope"]}}, None),
+    ),
+    (
+        "copy bucket",
+        A.ACCESS_RW,
+        lambda s, n: ("POST", "/v1/buckets/authb", {"action": "copy-bck", "name": f"cp{n}", "value": {}}, {"bck_to": f"ais/@#cp{n}"}),
+    ),
+    (
+        "GetBatch",
+        A.GET,
+        lambda s, n: ("GET", "/v1/ml/moss/authb", {"in": [{"objname": "o"}], "mime": ".tar"}, None),
+    ),
+    ("set-config", A.ADMIN, lambda s, n: ("PUT", "/v1/cluster/setconfig", None, {"features": "0"})),
+    ("start a job", A.ADMIN, lambda s, n: ("PUT", "/v1/cluster", {"action": "stop", "value": {"kind": "nope"}}, None)),
+    (
+        "create inventory",
+        A.ADMIN,
+        lambda s, n: ("POST", "/v1/buckets/authb", {"action": "create-inventory", "name": f"inv{n}", "value": {}}, None),
+    ),
+]
+
+
+@pytest.mark.parametrize("label,bits,make", ENDPOINTS, ids=[e[0] for e in ENDPOINTS])
+def test_permission_matrix(server: LocalServer, fixture_objects: None, label: str, bits: int, make: Any) -> None:
+    # Denied: every permission but the ones this endpoint needs.
+    method, path, body, params = make(server, 0)
+    r = call(server, method, path, token_for(ALL & ~int(bits)), body, params=params)
+    assert r.status_code == 403, (label, r.status_code, r.text or r.headers.get("Hdr-Error"))
+    text = r.text or r.headers.get("Hdr-Error", "")
+    assert "user `alice` has insufficient permissions" in text
+    # Allowed: exactly its bits.
+    method, path, body, params = make(server, 1)
+    r = call(server, method, path, token_for(int(bits)), body, params=params)
+    assert r.status_code not in (401, 403), (label, r.status_code, r.text or r.headers.get("Hdr-Error"))
+
+
+def test_bucket_grant_narrows_the_cluster_grant(server: LocalServer, fixture_objects: None) -> None:
+    uuid = call(server, "GET", "/v1/daemon", ADMIN, params={"what": "smap"}).json()["uuid"]
+    grant = [{"bck": {"name": "authb", "provider": "ais", "namespace": {"uuid": uuid, "name": ""}}, "perm": str(int(A.GET))}]
+    tok = token_for(int(A.ACCESS_RW), buckets=grant)
+    assert call(server, "GET", "/v1/objects/authb/o", tok).status_code == 200
+    r = call(server, "PUT", "/v1/objects/authb/narrow", tok, data=b"x")
+    assert r.status_code == 403 and "PUT" in r.json()["message"]
+    # A grant for another cluster's namespace does not apply: the cluster grant decides.
+    grant[0]["bck"]["namespace"]["uuid"] = "someother"
+    assert call(server, "PUT", "/v1/objects/authb/narrow", token_for(int(A.ACCESS_RW), buckets=grant), data=b"x").status_code == 200
+
+
+def _forge(header: dict[str, Any], payload: dict[str, Any], sig: str = "c2ln") -> str:
+    return f"{b64url(json.dumps(header).encode())}.{b64url(json.dumps(payload).encode())}.{sig}"
+
+
+def _tampered() -> str:
+    good = token_for(0)
+    h, _, s = good.split(".")
+    return f"{h}.{b64url(json.dumps(claims(admin=True)).encode())}.{s}"
+
+
+def _rsa_token() -> str:
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    return jwt.encode(claims(admin=True), key, algorithm="RS256")
+
+
+def _hs(secret: str, alg: str = "HS256", **over: Any) -> str:
+    return jwt.encode(claims(**{"admin": True, **over}), secret, algorithm=alg)
+
+
+BAD_AUTH_HEADERS: list[tuple[str, Callable[[], str], str]] = [
+    ("basic scheme", lambda: "Basic YWxpY2U6cHc=", "token required"),
+    ("empty bearer", lambda: "Bearer ", "token required"),
+    ("lowercase scheme", lambda: "bearer " + ADMIN, "token required"),
+    ("garbage", lambda: "Bearer not-a-jwt", "invalid token"),
+    ("two segments", lambda: "Bearer " + ".".join(ADMIN.split(".")[:2]), "invalid token"),
+    ("four segments", lambda: "Bearer " + ADMIN + ".x", "invalid token"),
+    ("alg none unsigned", lambda: "Bearer " + _forge({"alg": "none"}, claims(admin=True), ""), "invalid token"),
+    ("alg none signed", lambda: "Bearer " + _forge({"alg": "none"}, claims(admin=True)), "invalid token"),
+    ("wrong secret", lambda: "Bearer " + _hs("another-secret-" + "x" * 64), "signature is invalid"),
+    ("RS256 on an HMAC server", lambda: "Bearer " + _rsa_token(), "not configured"),
+    ("HS384", lambda: "Bearer " + _hs(SECRET, "HS384"), "invalid token"),
+    ("HS512", lambda: "Bearer " + _hs(SECRET, "HS512"), "invalid token"),
+    ("expired", lambda: "Bearer " + _hs(SECRET, exp=int(time.time()) - 5), "token expired"),
+    ("missing exp", lambda: "Bearer " + _hs(SECRET, exp=None), "exp"),
+    ("exp as a date string", lambda: "Bearer " + _hs(SECRET, exp="2030-01-01T00:00:00Z"), "exp"),
+    ("nbf in the future", lambda: "Bearer " + _hs(SECRET, nbf=int(time.time()) + 600), "not valid yet"),
+    ("missing sub", lambda: "Bearer " + _hs(SECRET, sub=None), "missing 'sub' claim"),
+    ("empty sub", lambda: "Bearer " + _hs(SECRET, sub=""), "missing 'sub' claim"),
+    ("admin as a string", lambda: "Bearer " + _hs(SECRET, admin="true"), "admin"),
+    ("perm as a number", lambda: "Bearer " + jwt.encode(claims(clusters=[{"id": "", "perm": 831}]), SECRET, algorithm="HS256"), "perm"),
+    ("tampered payload", lambda: "Bearer " + _tampered(), "signature is invalid"),
+    ("padded header", lambda: "Bearer " + ADMIN.split(".")[0] + "==." + ADMIN.split(".", 1)[1], "invalid token"),
+    ("truncated signature", lambda: "Bearer " + ADMIN[:-4], "invalid token"),
+    ("wrong audience", lambda: "Bearer " + _hs(SECRET, aud=["other-cluster"]), "invalid audience"),
+    ("no audience", lambda: "Bearer " + _hs(SECRET, aud=None), "invalid audience"),
+    ("not JSON", lambda: "Bearer " + b64url(b"{not json") + "." + b64url(b"{}") + ".c2ln", "invalid token"),
+]
+
+
+@pytest.mark.parametrize("label,header,why", BAD_AUTH_HEADERS, ids=[b[0] for b in BAD_AUTH_HEADERS])
+def test_bad_tokens_are_401(server: LocalServer, fixture_objects: None, label: str, header: Any, why: str) -> None:
+    r = requests.get(server.endpoint + "/v1/objects/authb/o", headers={"Authorization": header()}, timeout=10)
+    assert r.status_code == 401, (label, r.status_code, r.text)
+    body = r.json()
+    assert body["status"] == 401 and why in body["message"], body
+    assert r.headers["Content-Type"].startswith("application/json")
+
+
+def test_s3_clients_token_header_is_accepted(server: LocalServer, fixture_objects: None) -> None:
+    r = requests.get(server.endpoint + "/v1/objects/authb/o", headers={"X-Amz-Security-Token": ADMIN}, timeout=10)
+    assert r.status_code == 200 and r.content == b"payload"
+    r = requests.get(server.endpoint + "/v1/objects/authb/o", headers={"X-Amz-Security-Token": "junk"}, timeout=10)
+    assert r.status_code == 401
+
+
+def test_sdk_with_a_token(server: LocalServer, fixture_objects: None) -> None:
+    client = Client(server.endpoint, token=token_for(int(A.ACCESS_RO | A.PUT | A.LIST_BUCKETS)))
+    b = client.bucket("authb")
+    b.object("sdk").get_writer().put_content(b"hello")
+    assert b.object("sdk").get_reader().read_all() == b"hello"
+    assert "sdk" in [e.name for e in b.list_all_objects()]
+    with pytest.raises(AISError) as err:
+        b.object("sdk").delete()
+    assert err.value.status_code == 403
+    with pytest.raises(AISError) as err:
+        Client(server.endpoint).bucket("authb").object("sdk").get_reader().read_all()
+    assert err.value.status_code == 401
+
+
+def test_revocation(server: LocalServer, fixture_objects: None) -> None:
+    mine = token_for(int(A.GET), jti="revoke-me")
+    other = token_for(int(A.GET), jti="revoke-me-too")
+    assert call(server, "GET", "/v1/objects/authb/o", mine).status_code == 200
+    # AuthN pushes revocations without a token: only tokens that verify here are taken.
+    r = call(server, "DELETE", "/v1/tokens", None, {"tokens": [mine, "junk" * 10], "version": "1"})
+    assert r.status_code == 200
+    r = call(server, "GET", "/v1/objects/authb/o", mine)
+    assert r.status_code == 401 and "token revoked" in r.json()["message"]
+    # An admin revokes anything; a revoked token is refused by POST /v1/tokens too.
+    assert call(server, "DELETE", "/v1/tokens", ADMIN, {"tokens": [other]}).status_code == 200
+    assert call(server, "POST", "/v1/tokens", other, {}).status_code == 401
+    assert call(server, "POST", "/v1/tokens", ADMIN, {}).status_code == 200
+
+
+def test_authn_registration_key_check(server: LocalServer) -> None:
+    good = {"secret": hashlib.sha256(SECRET.encode()).hexdigest(), "public_key": None}
+    assert call(server, "POST", "/v1/tokens", None, good).status_code == 200
+    bad = {"secret": hashlib.sha256(b"other").hexdigest(), "public_key": None}
+    assert call(server, "POST", "/v1/tokens", None, bad).status_code == 401
+
+
+def test_config_shows_auth_without_the_secret(server: LocalServer) -> None:
+    cfg = call(server, "GET", "/v1/cluster", ADMIN, params={"what": "cluster_config"}).json()
+    auth = cfg["auth"]
+    assert auth["client_auth_required"] is True
+    assert auth["required_claims"]["aud"] == [AUD]
+    assert SECRET not in json.dumps(cfg)
+
+
+def test_auth_can_be_turned_off_and_on_at_run_time(server: LocalServer, fixture_objects: None) -> None:
+    # Off: admin only (a cluster PUT).
+    r = call(server, "PUT", "/v1/cluster/setconfig", token_for(int(A.ACCESS_RW)), params={"auth.client_auth_required": "false"})
+    assert r.status_code == 403
+    admin_call(server, "PUT", "/v1/cluster", {"action": "set-config", "value": {"auth": {"client_auth_required": False}}})
+    try:
+        assert call(server, "GET", "/v1/objects/authb/o").status_code == 200
+        # On again: only with the caller's own valid admin token.
+        r = call(server, "PUT", "/v1/cluster/setconfig", None, params={"auth.client_auth_required": "true"})
+        assert r.status_code == 401
+        r = call(server, "PUT", "/v1/cluster/setconfig", token_for(ALL), params={"auth.client_auth_required": "true"})
+        assert r.status_code == 401 and "not admin" in r.json()["message"]
+    finally:
+        admin_call(server, "PUT", "/v1/cluster/setconfig", params={"auth.client_auth_required": "true"})
+    assert call(server, "GET", "/v1/objects/authb/o").status_code == 401
+
+
+def test_cluster_uuid_persists_across_restarts(tmp_path: Any) -> None:
+    mps = [tmp_path / "mp1", tmp_path / "mp2"]
+    ids = []
+    for _ in range(2):
+        with LocalServer(mps) as srv:
+            smap = requests.get(srv.endpoint + "/v1/daemon", params={"what": "smap"}, timeout=10).json()
+            ids.append((smap["uuid"], next(iter(smap["tmap"]))))
+    assert ids[0] == ids[1]
+
+
+def test_refuses_to_start_with_tokens_required_and_no_key(tmp_path: Any) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AIS_AUTHN_")}
+    cmd = [str(find_server_binary()), "--mountpath", str(tmp_path / "mp"), "--port", "0", "--auth-required"]
+    r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=30)
+    assert r.returncode == 2 and "signing key" in r.stderr, r.stderr
