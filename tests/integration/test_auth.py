@@ -356,3 +356,50 @@ def test_refuses_to_start_with_tokens_required_and_no_key(tmp_path: Any) -> None
     cmd = [str(find_server_binary()), "--mountpath", str(tmp_path / "mp"), "--port", "0", "--auth-required"]
     r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=30)
     assert r.returncode == 2 and "signing key" in r.stderr, r.stderr
+
+
+def _s3(server: LocalServer, token: str | None) -> Any:
+    import boto3
+    from botocore.config import Config
+
+    return boto3.client(
+        "s3",
+        endpoint_url=server.endpoint + "/s3",
+        aws_access_key_id="any",
+        aws_secret_access_key="any",
+        aws_session_token=token,
+        region_name="us-east-1",
+        config=Config(s3={"addressing_style": "path"}, retries={"max_attempts": 1}),
+    )
+
+
+def test_s3_front_end_takes_the_token_as_the_session_token(server: LocalServer, fixture_objects: None) -> None:
+    from botocore.exceptions import ClientError
+
+    assert _s3(server, ADMIN).get_object(Bucket="authb", Key="o")["Body"].read() == b"payload"
+    reader = _s3(server, token_for(int(A.GET | A.OBJ_LIST)))
+    assert reader.get_object(Bucket="authb", Key="o")["Body"].read() == b"payload"
+    assert "o" in [c["Key"] for c in reader.list_objects_v2(Bucket="authb")["Contents"]]
+    for attempt in (
+        lambda: reader.put_object(Bucket="authb", Key="s3-denied", Body=b"x"),
+        lambda: reader.delete_object(Bucket="authb", Key="o"),
+        lambda: reader.list_buckets(),
+        # CopyObject needs PUT on the destination and GET on the source.
+        lambda: _s3(server, token_for(int(A.PUT))).copy_object(
+            Bucket="authb", Key="s3-copy", CopySource={"Bucket": "authb", "Key": "o"}
+        ),
+    ):
+        with pytest.raises(ClientError) as err:
+            attempt()
+        assert err.value.response["Error"]["Code"] == "AccessDenied"
+        assert err.value.response["ResponseMetadata"]["HTTPStatusCode"] == 403
+    with pytest.raises(ClientError) as err:
+        _s3(server, None).get_object(Bucket="authb", Key="o")
+    # S3 answers a missing credential with 403 AccessDenied too; the message says which it was.
+    assert err.value.response["ResponseMetadata"]["HTTPStatusCode"] == 403
+    assert "token required" in err.value.response["Error"]["Message"]
+    # A presigned URL carries the session token as a query parameter.
+    url = _s3(server, token_for(int(A.GET))).generate_presigned_url(
+        "get_object", Params={"Bucket": "authb", "Key": "o"}, ExpiresIn=60
+    )
+    assert requests.get(url, timeout=10).content == b"payload"
