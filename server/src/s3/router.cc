@@ -91,7 +91,9 @@ Status Authenticate(const Request& r) {
   std::string_view bearer = r.ex.header("Authorization");
   if (!bearer.starts_with("Bearer ")) bearer = {};
   std::string session(r.ex.header("X-Amz-Security-Token"));
-  if (session.empty()) session = r.ex.query("X-Amz-Security-Token").value_or("");
+  if (session.empty()) {  // a presigned URL: SigV4 spells the parameter so, SigV2 in lowercase
+    session = r.ex.query("X-Amz-Security-Token").value_or(r.ex.query("x-amz-security-token").value_or(""));
+  }
   auto claims = r.ctx.auth->Authenticate(bearer, session, NowNs() / 1000000000);
   if (!claims.ok()) return claims.status();
   const std::string& uuid = r.ctx.cluster_uuid;
