@@ -27,6 +27,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from aistore.authn_service.local import LocalAuthN
     from aistore.sdk.client import Client
 
 __all__ = ["LocalServer", "ServerStartError", "find_server_binary", "main"]
@@ -87,6 +88,10 @@ class LocalServer:
         env: environment variables for the server process, over this process's own; e.g. where
             remote ``s3://`` buckets live and as whom (``{"S3_ENDPOINT": "http://127.0.0.1:9000",
             "AWS_ACCESS_KEY_ID": ..., "AWS_SECRET_ACCESS_KEY": ...}``).
+        authn: a running `LocalAuthN`: the server then requires tokens (``--auth-required``)
+            and verifies them with that service's key (its HS256 secret or RSA public key).
+            For an issuer's keys discovered over HTTPS instead, pass ``--auth-oidc-issuer`` in
+            `args`.
 
     Example:
         >>> with LocalServer(num_mountpaths=4) as srv:
@@ -107,6 +112,7 @@ class LocalServer:
         binary: str | os.PathLike[str] | None = None,
         args: Sequence[str] = (),
         env: Mapping[str, str] | None = None,
+        authn: LocalAuthN | None = None,
     ) -> None:
         if mountpaths is None and num_mountpaths < 1:
             raise ValueError("num_mountpaths must be at least 1")
@@ -121,6 +127,7 @@ class LocalServer:
         self._binary = Path(binary) if binary else None
         self._args = [str(a) for a in args]
         self._env = dict(env) if env else None
+        self._authn = authn
         self._tmpdir: Path | None = None
         self._mountpaths: list[Path] = []
         self._proc: subprocess.Popen[bytes] | None = None
@@ -153,13 +160,17 @@ class LocalServer:
         if self._promote_root is not None:
             cmd += ["--promote-root", str(self._promote_root)]
         cmd += self._args
+        env = dict(self._env) if self._env else {}
+        if self._authn is not None:  # tokens required, verified with the service's key
+            cmd.append("--auth-required")
+            env.update(self._authn.cluster_env())
         self._log = []
         self._proc = subprocess.Popen(
             cmd,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
-            env={**os.environ, **self._env} if self._env else None,
+            env={**os.environ, **env} if env else None,
             preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
         )
         self._endpoint = self._await_listen_line()

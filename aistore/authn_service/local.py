@@ -107,6 +107,23 @@ class LocalAuthN:
             env["AIS_AUTHN_SECRET_KEY"] = self._secret_key
         return env
 
+    def cluster_env(self) -> dict[str, str]:
+        """What a storage server needs in its environment to verify this service's tokens:
+        `AIS_AUTHN_SECRET_KEY` (HS256) or `AIS_AUTHN_PUBLIC_KEY` (RSA, the current signing key,
+        read from the running service). `LocalServer(authn=...)` uses it."""
+        if self._secret_key:
+            return {"AIS_AUTHN_SECRET_KEY": self._secret_key}
+        if not self.url:
+            raise RuntimeError("the service is not running")
+        import requests  # noqa: PLC0415 (only for a running service)
+
+        verify: bool | str = True
+        if "--cert" in self._args:  # our own HTTPS: trust its certificate
+            verify = self._args[self._args.index("--cert") + 1]
+        r = requests.get(f"{self.url}/v1/public-key", timeout=10, verify=verify)
+        r.raise_for_status()
+        return {"AIS_AUTHN_PUBLIC_KEY": r.json()["public_key"]}
+
     def start(self) -> LocalAuthN:
         """Start the service and wait until it serves.
 

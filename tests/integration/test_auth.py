@@ -17,7 +17,6 @@ from typing import Any
 import jwt
 import pytest
 import requests
-from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from aistore.sdk import Client
@@ -41,7 +40,9 @@ def claims(**over: Any) -> dict[str, Any]:
     return {k: v for k, v in c.items() if v is not None}
 
 
-def token_for(perm: int = 0, admin: bool = False, buckets: list[dict[str, Any]] | None = None, **over: Any) -> str:
+def token_for(
+    perm: int = 0, admin: bool = False, buckets: list[dict[str, Any]] | None = None, **over: Any
+) -> str:
     c = claims(admin=admin, clusters=[{"id": "", "perm": str(perm)}], **over)
     if buckets:
         c["buckets"] = buckets
@@ -75,10 +76,14 @@ def call(
     if token is not None:
         h["Authorization"] = f"Bearer {token}"
     payload = json.dumps(body).encode() if body is not None else data
-    return requests.request(method, server.endpoint + path, headers=h, data=payload, params=params, timeout=30)
+    return requests.request(
+        method, server.endpoint + path, headers=h, data=payload, params=params, timeout=30
+    )
 
 
-def admin_call(server: LocalServer, method: str, path: str, body: Any = None, **kw: Any) -> requests.Response:
+def admin_call(
+    server: LocalServer, method: str, path: str, body: Any = None, **kw: Any
+) -> requests.Response:
     r = call(server, method, path, ADMIN, body, **kw)
     assert r.status_code < 300, (method, path, r.status_code, r.text)
     return r
@@ -132,11 +137,20 @@ ENDPOINTS: list[Endpoint] = [
         A.APPEND,
         lambda s, n: ("PUT", f"/v1/objects/authb/app{n}", None, {"append_type": "append"}),
     ),
-    ("DELETE object", A.OBJ_DELETE, lambda s, n: ("DELETE", f"/v1/objects/authb/{_fresh_object(s, n)}", None, None)),
+    (
+        "DELETE object",
+        A.OBJ_DELETE,
+        lambda s, n: ("DELETE", f"/v1/objects/authb/{_fresh_object(s, n)}", None, None),
+    ),
     (
         "rename object",
         A.OBJ_MOVE,
-        lambda s, n: ("POST", f"/v1/objects/authb/{_fresh_object(s, n)}", {"action": "rename-obj", "name": f"r{n}"}, None),
+        lambda s, n: (
+            "POST",
+            f"/v1/objects/authb/{_fresh_object(s, n)}",
+            {"action": "rename-obj", "name": f"r{n}"},
+            None,
+        ),
     ),
     (
         "PATCH custom metadata",
@@ -144,35 +158,73 @@ ENDPOINTS: list[Endpoint] = [
         lambda s, n: ("PATCH", "/v1/objects/authb/o", {"action": "", "value": {"k": "v"}}, None),
     ),
     ("HEAD bucket", A.BCK_HEAD, lambda s, n: ("HEAD", "/v1/buckets/authb", None, None)),
-    ("list objects", A.OBJ_LIST, lambda s, n: ("GET", "/v1/buckets/authb", {"action": "list", "value": {}}, None)),
+    (
+        "list objects",
+        A.OBJ_LIST,
+        lambda s, n: ("GET", "/v1/buckets/authb", {"action": "list", "value": {}}, None),
+    ),
     (
         "set bucket props",
         A.PATCH,
-        lambda s, n: ("PATCH", "/v1/buckets/authb", {"action": "set-bprops", "value": {"versioning": {"enabled": True}}}, None),
+        lambda s, n: (
+            "PATCH",
+            "/v1/buckets/authb",
+            {"action": "set-bprops", "value": {"versioning": {"enabled": True}}},
+            None,
+        ),
     ),
     ("list buckets", A.LIST_BUCKETS, lambda s, n: ("GET", "/v1/buckets/", None, None)),
     ("cluster smap", A.SHOW_CLUSTER, lambda s, n: ("GET", "/v1/cluster", None, {"what": "smap"})),
     ("node config", A.SHOW_CLUSTER, lambda s, n: ("GET", "/v1/daemon", None, {"what": "config"})),
-    ("create bucket", A.CREATE_BUCKET, lambda s, n: ("POST", f"/v1/buckets/cb{n}-{time.monotonic_ns() % 10**9}", {"action": "create-bck"}, None)),
+    (
+        "create bucket",
+        A.CREATE_BUCKET,
+        lambda s, n: (
+            "POST",
+            f"/v1/buckets/cb{n}-{time.monotonic_ns() % 10**9}",
+            {"action": "create-bck"},
+            None,
+        ),
+    ),
     (
         "destroy bucket",
         A.DESTROY_BUCKET,
-        lambda s, n: ("DELETE", f"/v1/buckets/{_fresh_bucket(s, n)}", {"action": "destroy-bck"}, None),
+        lambda s, n: (
+            "DELETE",
+            f"/v1/buckets/{_fresh_bucket(s, n)}",
+            {"action": "destroy-bck"},
+            None,
+        ),
     ),
     (
         "rename bucket",
         A.MOVE_BUCKET,
-        lambda s, n: ("POST", f"/v1/buckets/{_fresh_bucket(s, n)}", {"action": "move-bck", "name": f"mv{n}-{time.monotonic_ns() % 10**9}"}, None),
+        lambda s, n: (
+            "POST",
+            f"/v1/buckets/{_fresh_bucket(s, n)}",
+            {"action": "move-bck", "name": f"mv{n}-{time.monotonic_ns() % 10**9}"},
+            None,
+        ),
     ),
     (
         "delete list",
         A.OBJ_DELETE,
-        lambda s, n: ("DELETE", "/v1/buckets/authb", {"action": "delete-listrange", "value": {"objnames": ["nope"]}}, None),
+        lambda s, n: (
+            "DELETE",
+            "/v1/buckets/authb",
+            {"action": "delete-listrange", "value": {"objnames": ["nope"]}},
+            None,
+        ),
     ),
     (
         "copy bucket",
         A.ACCESS_RW,
-        lambda s, n: ("POST", "/v1/buckets/authb", {"action": "copy-bck", "name": f"cp{n}", "value": {}}, {"bck_to": f"ais/@#cp{n}"}),
+        lambda s, n: (
+            "POST",
+            "/v1/buckets/authb",
+            {"action": "copy-bck", "name": f"cp{n}", "value": {}},
+            {"bck_to": f"ais/@#cp{n}"},
+        ),
     ),
     (
         "GetBatch",
@@ -180,17 +232,28 @@ ENDPOINTS: list[Endpoint] = [
         lambda s, n: ("GET", "/v1/ml/moss/authb", {"in": [{"objname": "o"}], "mime": ".tar"}, None),
     ),
     ("set-config", A.ADMIN, lambda s, n: ("PUT", "/v1/cluster/setconfig", None, {"features": "0"})),
-    ("start a job", A.ADMIN, lambda s, n: ("PUT", "/v1/cluster", {"action": "stop", "value": {"kind": "nope"}}, None)),
+    (
+        "start a job",
+        A.ADMIN,
+        lambda s, n: ("PUT", "/v1/cluster", {"action": "stop", "value": {"kind": "nope"}}, None),
+    ),
     (
         "create inventory",
         A.ADMIN,
-        lambda s, n: ("POST", "/v1/buckets/authb", {"action": "create-inventory", "name": f"inv{n}", "value": {}}, None),
+        lambda s, n: (
+            "POST",
+            "/v1/buckets/authb",
+            {"action": "create-inventory", "name": f"inv{n}", "value": {}},
+            None,
+        ),
     ),
 ]
 
 
 @pytest.mark.parametrize("label,bits,make", ENDPOINTS, ids=[e[0] for e in ENDPOINTS])
-def test_permission_matrix(server: LocalServer, fixture_objects: None, label: str, bits: int, make: Any) -> None:
+def test_permission_matrix(
+    server: LocalServer, fixture_objects: None, label: str, bits: int, make: Any
+) -> None:
     # Denied: every permission but the ones this endpoint needs.
     method, path, body, params = make(server, 0)
     r = call(server, method, path, token_for(ALL & ~int(bits)), body, params=params)
@@ -200,19 +263,37 @@ def test_permission_matrix(server: LocalServer, fixture_objects: None, label: st
     # Allowed: exactly its bits.
     method, path, body, params = make(server, 1)
     r = call(server, method, path, token_for(int(bits)), body, params=params)
-    assert r.status_code not in (401, 403), (label, r.status_code, r.text or r.headers.get("Hdr-Error"))
+    assert r.status_code not in (401, 403), (
+        label,
+        r.status_code,
+        r.text or r.headers.get("Hdr-Error"),
+    )
 
 
 def test_bucket_grant_narrows_the_cluster_grant(server: LocalServer, fixture_objects: None) -> None:
     uuid = call(server, "GET", "/v1/daemon", ADMIN, params={"what": "smap"}).json()["uuid"]
-    grant = [{"bck": {"name": "authb", "provider": "ais", "namespace": {"uuid": uuid, "name": ""}}, "perm": str(int(A.GET))}]
+    grant = [
+        {
+            "bck": {"name": "authb", "provider": "ais", "namespace": {"uuid": uuid, "name": ""}},
+            "perm": str(int(A.GET)),
+        }
+    ]
     tok = token_for(int(A.ACCESS_RW), buckets=grant)
     assert call(server, "GET", "/v1/objects/authb/o", tok).status_code == 200
     r = call(server, "PUT", "/v1/objects/authb/narrow", tok, data=b"x")
     assert r.status_code == 403 and "PUT" in r.json()["message"]
     # A grant for another cluster's namespace does not apply: the cluster grant decides.
     grant[0]["bck"]["namespace"]["uuid"] = "someother"
-    assert call(server, "PUT", "/v1/objects/authb/narrow", token_for(int(A.ACCESS_RW), buckets=grant), data=b"x").status_code == 200
+    assert (
+        call(
+            server,
+            "PUT",
+            "/v1/objects/authb/narrow",
+            token_for(int(A.ACCESS_RW), buckets=grant),
+            data=b"x",
+        ).status_code
+        == 200
+    )
 
 
 def _forge(header: dict[str, Any], payload: dict[str, Any], sig: str = "c2ln") -> str:
@@ -241,8 +322,16 @@ BAD_AUTH_HEADERS: list[tuple[str, Callable[[], str], str]] = [
     ("garbage", lambda: "Bearer not-a-jwt", "invalid token"),
     ("two segments", lambda: "Bearer " + ".".join(ADMIN.split(".")[:2]), "invalid token"),
     ("four segments", lambda: "Bearer " + ADMIN + ".x", "invalid token"),
-    ("alg none unsigned", lambda: "Bearer " + _forge({"alg": "none"}, claims(admin=True), ""), "invalid token"),
-    ("alg none signed", lambda: "Bearer " + _forge({"alg": "none"}, claims(admin=True)), "invalid token"),
+    (
+        "alg none unsigned",
+        lambda: "Bearer " + _forge({"alg": "none"}, claims(admin=True), ""),
+        "invalid token",
+    ),
+    (
+        "alg none signed",
+        lambda: "Bearer " + _forge({"alg": "none"}, claims(admin=True)),
+        "invalid token",
+    ),
     ("wrong secret", lambda: "Bearer " + _hs("another-secret-" + "x" * 64), "signature is invalid"),
     ("RS256 on an HMAC server", lambda: "Bearer " + _rsa_token(), "not configured"),
     ("HS384", lambda: "Bearer " + _hs(SECRET, "HS384"), "invalid token"),
@@ -250,23 +339,46 @@ BAD_AUTH_HEADERS: list[tuple[str, Callable[[], str], str]] = [
     ("expired", lambda: "Bearer " + _hs(SECRET, exp=int(time.time()) - 5), "token expired"),
     ("missing exp", lambda: "Bearer " + _hs(SECRET, exp=None), "exp"),
     ("exp as a date string", lambda: "Bearer " + _hs(SECRET, exp="2030-01-01T00:00:00Z"), "exp"),
-    ("nbf in the future", lambda: "Bearer " + _hs(SECRET, nbf=int(time.time()) + 600), "not valid yet"),
+    (
+        "nbf in the future",
+        lambda: "Bearer " + _hs(SECRET, nbf=int(time.time()) + 600),
+        "not valid yet",
+    ),
     ("missing sub", lambda: "Bearer " + _hs(SECRET, sub=None), "missing 'sub' claim"),
     ("empty sub", lambda: "Bearer " + _hs(SECRET, sub=""), "missing 'sub' claim"),
     ("admin as a string", lambda: "Bearer " + _hs(SECRET, admin="true"), "admin"),
-    ("perm as a number", lambda: "Bearer " + jwt.encode(claims(clusters=[{"id": "", "perm": 831}]), SECRET, algorithm="HS256"), "perm"),
+    (
+        "perm as a number",
+        lambda: (
+            "Bearer "
+            + jwt.encode(claims(clusters=[{"id": "", "perm": 831}]), SECRET, algorithm="HS256")
+        ),
+        "perm",
+    ),
     ("tampered payload", lambda: "Bearer " + _tampered(), "signature is invalid"),
-    ("padded header", lambda: "Bearer " + ADMIN.split(".")[0] + "==." + ADMIN.split(".", 1)[1], "invalid token"),
+    (
+        "padded header",
+        lambda: "Bearer " + ADMIN.split(".")[0] + "==." + ADMIN.split(".", 1)[1],
+        "invalid token",
+    ),
     ("truncated signature", lambda: "Bearer " + ADMIN[:-4], "invalid token"),
     ("wrong audience", lambda: "Bearer " + _hs(SECRET, aud=["other-cluster"]), "invalid audience"),
     ("no audience", lambda: "Bearer " + _hs(SECRET, aud=None), "invalid audience"),
-    ("not JSON", lambda: "Bearer " + b64url(b"{not json") + "." + b64url(b"{}") + ".c2ln", "invalid token"),
+    (
+        "not JSON",
+        lambda: "Bearer " + b64url(b"{not json") + "." + b64url(b"{}") + ".c2ln",
+        "invalid token",
+    ),
 ]
 
 
 @pytest.mark.parametrize("label,header,why", BAD_AUTH_HEADERS, ids=[b[0] for b in BAD_AUTH_HEADERS])
-def test_bad_tokens_are_401(server: LocalServer, fixture_objects: None, label: str, header: Any, why: str) -> None:
-    r = requests.get(server.endpoint + "/v1/objects/authb/o", headers={"Authorization": header()}, timeout=10)
+def test_bad_tokens_are_401(
+    server: LocalServer, fixture_objects: None, label: str, header: Any, why: str
+) -> None:
+    r = requests.get(
+        server.endpoint + "/v1/objects/authb/o", headers={"Authorization": header()}, timeout=10
+    )
     assert r.status_code == 401, (label, r.status_code, r.text)
     body = r.json()
     assert body["status"] == 401 and why in body["message"], body
@@ -274,9 +386,15 @@ def test_bad_tokens_are_401(server: LocalServer, fixture_objects: None, label: s
 
 
 def test_s3_clients_token_header_is_accepted(server: LocalServer, fixture_objects: None) -> None:
-    r = requests.get(server.endpoint + "/v1/objects/authb/o", headers={"X-Amz-Security-Token": ADMIN}, timeout=10)
+    r = requests.get(
+        server.endpoint + "/v1/objects/authb/o", headers={"X-Amz-Security-Token": ADMIN}, timeout=10
+    )
     assert r.status_code == 200 and r.content == b"payload"
-    r = requests.get(server.endpoint + "/v1/objects/authb/o", headers={"X-Amz-Security-Token": "junk"}, timeout=10)
+    r = requests.get(
+        server.endpoint + "/v1/objects/authb/o",
+        headers={"X-Amz-Security-Token": "junk"},
+        timeout=10,
+    )
     assert r.status_code == 401
 
 
@@ -324,20 +442,47 @@ def test_config_shows_auth_without_the_secret(server: LocalServer) -> None:
     assert SECRET not in json.dumps(cfg)
 
 
-def test_auth_can_be_turned_off_and_on_at_run_time(server: LocalServer, fixture_objects: None) -> None:
+def test_auth_can_be_turned_off_and_on_at_run_time(
+    server: LocalServer, fixture_objects: None
+) -> None:
     # Off: admin only (a cluster PUT).
-    r = call(server, "PUT", "/v1/cluster/setconfig", token_for(int(A.ACCESS_RW)), params={"auth.client_auth_required": "false"})
+    r = call(
+        server,
+        "PUT",
+        "/v1/cluster/setconfig",
+        token_for(int(A.ACCESS_RW)),
+        params={"auth.client_auth_required": "false"},
+    )
     assert r.status_code == 403
-    admin_call(server, "PUT", "/v1/cluster", {"action": "set-config", "value": {"auth": {"client_auth_required": False}}})
+    admin_call(
+        server,
+        "PUT",
+        "/v1/cluster",
+        {"action": "set-config", "value": {"auth": {"client_auth_required": False}}},
+    )
     try:
         assert call(server, "GET", "/v1/objects/authb/o").status_code == 200
         # On again: only with the caller's own valid admin token.
-        r = call(server, "PUT", "/v1/cluster/setconfig", None, params={"auth.client_auth_required": "true"})
+        r = call(
+            server,
+            "PUT",
+            "/v1/cluster/setconfig",
+            None,
+            params={"auth.client_auth_required": "true"},
+        )
         assert r.status_code == 401
-        r = call(server, "PUT", "/v1/cluster/setconfig", token_for(ALL), params={"auth.client_auth_required": "true"})
+        r = call(
+            server,
+            "PUT",
+            "/v1/cluster/setconfig",
+            token_for(ALL),
+            params={"auth.client_auth_required": "true"},
+        )
         assert r.status_code == 401 and "not admin" in r.json()["message"]
     finally:
-        admin_call(server, "PUT", "/v1/cluster/setconfig", params={"auth.client_auth_required": "true"})
+        admin_call(
+            server, "PUT", "/v1/cluster/setconfig", params={"auth.client_auth_required": "true"}
+        )
     assert call(server, "GET", "/v1/objects/authb/o").status_code == 401
 
 
@@ -346,14 +491,23 @@ def test_cluster_uuid_persists_across_restarts(tmp_path: Any) -> None:
     ids = []
     for _ in range(2):
         with LocalServer(mps) as srv:
-            smap = requests.get(srv.endpoint + "/v1/daemon", params={"what": "smap"}, timeout=10).json()
+            smap = requests.get(
+                srv.endpoint + "/v1/daemon", params={"what": "smap"}, timeout=10
+            ).json()
             ids.append((smap["uuid"], next(iter(smap["tmap"]))))
     assert ids[0] == ids[1]
 
 
 def test_refuses_to_start_with_tokens_required_and_no_key(tmp_path: Any) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("AIS_AUTHN_")}
-    cmd = [str(find_server_binary()), "--mountpath", str(tmp_path / "mp"), "--port", "0", "--auth-required"]
+    cmd = [
+        str(find_server_binary()),
+        "--mountpath",
+        str(tmp_path / "mp"),
+        "--port",
+        "0",
+        "--auth-required",
+    ]
     r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=30)
     assert r.returncode == 2 and "signing key" in r.stderr, r.stderr
 
@@ -373,7 +527,9 @@ def _s3(server: LocalServer, token: str | None) -> Any:
     )
 
 
-def test_s3_front_end_takes_the_token_as_the_session_token(server: LocalServer, fixture_objects: None) -> None:
+def test_s3_front_end_takes_the_token_as_the_session_token(
+    server: LocalServer, fixture_objects: None
+) -> None:
     from botocore.exceptions import ClientError
 
     assert _s3(server, ADMIN).get_object(Bucket="authb", Key="o")["Body"].read() == b"payload"
