@@ -559,3 +559,35 @@ def test_s3_front_end_takes_the_token_as_the_session_token(
         "get_object", Params={"Bucket": "authb", "Key": "o"}, ExpiresIn=60
     )
     assert requests.get(url, timeout=10).content == b"payload"
+
+
+def test_bucket_access_property(server: LocalServer, fixture_objects: None) -> None:
+    admin_call(server, "POST", "/v1/buckets/acl", {"action": "create-bck"})
+    admin_call(server, "PUT", "/v1/objects/acl/o", data=b"x")
+    rw = token_for(int(A.ACCESS_RW | A.PATCH | A.BCK_SET_ACL))
+    # Changing `access` needs SET-BUCKET-ACL besides PATCH.
+    set_ro = {"action": "set-bprops", "value": {"access": str(int(A.ACCESS_RO))}}
+    assert (
+        call(server, "PATCH", "/v1/buckets/acl", token_for(int(A.PATCH)), set_ro).status_code == 403
+    )
+    assert call(server, "PATCH", "/v1/buckets/acl", rw, set_ro).status_code == 200
+    head = call(server, "HEAD", "/v1/buckets/acl", ADMIN)
+    assert json.loads(head.headers["Ais-Bucket-Props"])["access"] == str(int(A.ACCESS_RO))
+    # Now a read-only bucket: even a read-write token cannot write; reads go on.
+    assert call(server, "GET", "/v1/objects/acl/o", rw).status_code == 200
+    r = call(server, "PUT", "/v1/objects/acl/o2", rw, data=b"x")
+    assert r.status_code == 403 and "access denied" in r.json()["message"]
+    # Without tokens required the property alone decides writes (reads and PATCH always pass).
+    admin_call(
+        server, "PUT", "/v1/cluster/setconfig", params={"auth.client_auth_required": "false"}
+    )
+    try:
+        assert call(server, "DELETE", "/v1/objects/acl/o").status_code == 403
+        assert call(server, "GET", "/v1/objects/acl/o").status_code == 200
+        back = {"action": "set-bprops", "value": {"access": str(ALL)}}
+        assert call(server, "PATCH", "/v1/buckets/acl", None, back).status_code == 200
+        assert call(server, "DELETE", "/v1/objects/acl/o").status_code == 200
+    finally:
+        admin_call(
+            server, "PUT", "/v1/cluster/setconfig", params={"auth.client_auth_required": "true"}
+        )

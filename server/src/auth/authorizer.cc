@@ -59,17 +59,16 @@ Status Authorizer::SetRequired(bool on) {
 
 Result<std::shared_ptr<const Claims>> Authorizer::Authenticate(std::string_view authorization,
                                                                std::string_view amz_token, int64_t now_s) {
+  constexpr std::string_view kScheme = "Bearer ";
   std::string token;
-  if (!authorization.empty()) {
-    constexpr std::string_view kScheme = "Bearer ";
-    if (!authorization.starts_with(kScheme) || authorization.size() == kScheme.size()) {
-      return Status::Unauthorized("token required (expecting \"Authorization: Bearer <token>\")");
-    }
+  if (authorization.starts_with(kScheme)) {
     token = authorization.substr(kScheme.size());
-  } else if (!amz_token.empty()) {
+  } else if (!amz_token.empty()) {  // S3 clients: Authorization holds their SigV4 signature
     token = amz_token;
-  } else {
-    return Status::Unauthorized("token required");
+  }
+  if (token.empty()) {
+    return Status::Unauthorized(authorization.empty() ? "token required"
+                                                      : "token required (expecting \"Authorization: Bearer <token>\")");
   }
   return Verify(token, now_s);
 }

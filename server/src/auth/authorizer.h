@@ -50,8 +50,8 @@ class Authorizer {
   bool has_keys() const { return keys_ != nullptr; }
 
   // The claims of the request's token: `authorization` is the Authorization header ("Bearer
-  // <jwt>"), `amz_token` X-Amz-Security-Token (S3 clients' fallback). kUnauthorized with AIS's
-  // wording: "token required", "invalid token [err: ...]".
+  // <jwt>"), else `amz_token`, X-Amz-Security-Token (S3 clients, whose Authorization is their
+  // signature). kUnauthorized with AIS's wording: "token required", "invalid token [err: ...]".
   Result<std::shared_ptr<const Claims>> Authenticate(std::string_view authorization, std::string_view amz_token,
                                                      int64_t now_s);
   // Verifies a token as Authenticate does (POST /v1/tokens: "does this cluster accept it?").

@@ -5,6 +5,7 @@
 #include "api/moss_request.h"  // NormalizeProvider
 #include "auth/authorizer.h"
 #include "handlers/context.h"
+#include "store/bck.h"
 #include "util/clock.h"
 
 namespace ais {
@@ -79,11 +80,41 @@ AccessAttrs ActionAccess(const Route& route, const Exchange& ex, std::string_vie
   return bits ? bits : kAdmin;
 }
 
+Result<std::shared_ptr<const auth::Claims>> Authenticate(ServerContext& ctx, const Exchange& ex) {
+  std::string amz(ex.header("X-Amz-Security-Token"));
+  if (amz.empty() && ex.header("Authorization").empty()) {  // a presigned URL (SigV4, SigV2 spelling)
+    amz = ex.query("X-Amz-Security-Token").value_or(ex.query("x-amz-security-token").value_or(""));
+  }
+  return ctx.auth->Authenticate(ex.header("Authorization"), amz, NowNs() / 1000000000);
+}
+
+namespace {
+
+// The bucket's own `access` property (AIS: checked after the token, and alone when tokens are
+// not required). Exempt: with tokens, an admin's PATCH and ACL changes (so an admin can always
+// repair a bucket's access); without, every read-only op, PATCH and ACL changes.
+Status CheckBucketAccess(ServerContext& ctx, const auth::BucketRef& bucket, AccessAttrs bits, bool tokens, bool admin) {
+  auto access = ctx.store.buckets().Access(BucketKey(bucket.provider, bucket.name));
+  if (!access) return Status::OK();  // no such bucket: its handler says so
+  const AccessAttrs exempt = tokens ? (admin ? kPatch | kBckSetAcl : 0) : kAccessRO | kPatch | kBckSetAcl;
+  const AccessAttrs missing = bits & kBucketBits & ~*access & ~exempt;
+  if (missing == 0) return Status::OK();
+  return Status::Forbidden("bucket \"" + std::string(ProviderScheme(bucket.provider)) + bucket.name +
+                           "\": access denied (its access property does not allow " + AccessNames(missing) + ")");
+}
+
+}  // namespace
+
 Status Authorize(ServerContext& ctx, const Exchange& ex, AccessAttrs bits, const auth::BucketRef* bucket) {
-  if (!ctx.auth || !ctx.auth->required()) return Status::OK();
-  auto claims = ctx.auth->Authenticate(ex.header("Authorization"), ex.header("X-Amz-Security-Token"), NowNs() / 1000000000);
-  if (!claims.ok()) return claims.status();
-  return CheckPermissions(**claims, ctx.cluster_uuid, bucket, bits);
+  const bool tokens = ctx.auth && ctx.auth->required();
+  bool admin = false;
+  if (tokens) {
+    auto claims = Authenticate(ctx, ex);
+    if (!claims.ok()) return claims.status();
+    AIS_RETURN_IF_ERROR(CheckPermissions(**claims, ctx.cluster_uuid, bucket, bits));
+    admin = (*claims)->admin;
+  }
+  return bucket ? CheckBucketAccess(ctx, *bucket, bits, tokens, admin) : Status::OK();
 }
 
 Status AuthorizeRoute(ServerContext& ctx, const Exchange& ex, const Route& route, AccessAttrs bits) {

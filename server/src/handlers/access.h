@@ -8,6 +8,7 @@
 // decoded (ActionAccess). GetBatch checks each bucket it reads (handlers/batch.cc).
 #pragma once
 
+#include <memory>
 #include <string_view>
 
 #include "api/route.h"
@@ -32,6 +33,10 @@ RouteAccess RequiredAccess(const Route& route, const Exchange& ex);
 // need ADMIN (their handler then refuses them anyway).
 auth::AccessAttrs ActionAccess(const Route& route, const Exchange& ex, std::string_view action,
                                const nlohmann::json& value);
+
+// The claims of the request's bearer token: the Authorization header, else X-Amz-Security-Token
+// (header, or the parameter of a presigned S3 URL). REQUIRES: ctx.auth.
+Result<std::shared_ptr<const auth::Claims>> Authenticate(ServerContext& ctx, const Exchange& ex);
 
 // With tokens required: OK if the request's token grants `bits` on `bucket` (null: cluster
 // level); kUnauthorized (no or bad token) or kForbidden. Without: OK.

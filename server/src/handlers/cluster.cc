@@ -6,6 +6,7 @@
 #include "api/features.h"
 #include "api/headers.h"
 #include "auth/authorizer.h"
+#include "handlers/access.h"
 #include "handlers/context.h"
 #include "remote/cache_tier.h"
 #include "store/bck.h"
@@ -190,8 +191,7 @@ Task<Handled> ClusterQuery(ServerContext& ctx, Exchange& ex, const std::string& 
 Status SetAuthRequired(ServerContext& ctx, const Exchange& ex, bool on) {
   if (!ctx.auth) return Status::NotSupported("access control is not configured on this server");
   if (on && !ctx.auth->required()) {
-    auto claims = ctx.auth->Authenticate(ex.header("Authorization"), ex.header("X-Amz-Security-Token"),
-                                         NowNs() / 1000000000);
+    auto claims = Authenticate(ctx, ex);
     if (!claims.ok()) return claims.status();
     if (!(*claims)->admin) {
       return Status::Unauthorized("requiring tokens takes an admin token (user `" + (*claims)->sub + "` is not admin)");

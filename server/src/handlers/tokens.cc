@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "auth/authorizer.h"
+#include "handlers/access.h"
 #include "handlers/context.h"
 #include "util/clock.h"
 #include "util/json_fields.h"
@@ -42,7 +43,7 @@ Task<Handled> HandleTokens(ServerContext& ctx, Exchange& ex, const Route& route)
     auto body = co_await ReadJsonBody(ex);
     if (!body.ok()) co_return body.status();
     if (has_token) {
-      auto claims = ctx.auth->Authenticate(ex.header("Authorization"), ex.header("X-Amz-Security-Token"), NowSeconds());
+      auto claims = Authenticate(ctx, ex);
       if (!claims.ok()) co_return claims.status();
     } else if (Status st = CheckServerConf(ctx, *body); !st.ok()) {
       co_return st;
@@ -59,7 +60,7 @@ Task<Handled> HandleTokens(ServerContext& ctx, Exchange& ex, const Route& route)
     if (Status st = f.Finish(); !st.ok()) co_return st;
     bool admin = false;
     if (has_token) {
-      auto claims = ctx.auth->Authenticate(ex.header("Authorization"), ex.header("X-Amz-Security-Token"), NowSeconds());
+      auto claims = Authenticate(ctx, ex);
       if (claims.ok()) admin = auth::CheckPermissions(**claims, ctx.cluster_uuid, nullptr, auth::kAdmin).ok();
       else if (ctx.auth->required()) co_return claims.status();
     }

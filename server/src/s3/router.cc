@@ -3,8 +3,8 @@
 #include <vector>
 
 #include "api/features.h"
-#include "auth/authorizer.h"
-#include "util/clock.h"
+#include "auth/access.h"
+#include "handlers/access.h"
 #include "s3/request.h"
 #include "s3/s3.h"
 #include "s3/xml.h"
@@ -86,20 +86,10 @@ auth::BucketRef RefOf(const Request& r, std::string name) {
   return {.name = std::move(name), .provider = aws ? std::string(kProviderAws) : "ais"};
 }
 
-Status Authenticate(const Request& r) {
-  if (!r.ctx.auth || !r.ctx.auth->required()) return Status::OK();
-  std::string_view bearer = r.ex.header("Authorization");
-  if (!bearer.starts_with("Bearer ")) bearer = {};
-  std::string session(r.ex.header("X-Amz-Security-Token"));
-  if (session.empty()) {  // a presigned URL: SigV4 spells the parameter so, SigV2 in lowercase
-    session = r.ex.query("X-Amz-Security-Token").value_or(r.ex.query("x-amz-security-token").value_or(""));
-  }
-  auto claims = r.ctx.auth->Authenticate(bearer, session, NowNs() / 1000000000);
-  if (!claims.ok()) return claims.status();
-  const std::string& uuid = r.ctx.cluster_uuid;
-  if (r.bucket_name.empty()) return auth::CheckPermissions(**claims, uuid, nullptr, RequiredBits(r));
+Status Authenticate(Request& r) {
+  if (r.bucket_name.empty()) return Authorize(r.ctx, r.ex, RequiredBits(r), nullptr);
   const auth::BucketRef bucket = RefOf(r, r.bucket_name);
-  AIS_RETURN_IF_ERROR(auth::CheckPermissions(**claims, uuid, &bucket, RequiredBits(r)));
+  AIS_RETURN_IF_ERROR(Authorize(r.ctx, r.ex, RequiredBits(r), &bucket));
   // CopyObject / UploadPartCopy read their source: GET on its bucket too.
   std::string_view source = r.ex.header("x-amz-copy-source");
   if (source.empty() || r.key.empty() || r.ex.method() != http::verb::put) return Status::OK();
@@ -107,7 +97,7 @@ Status Authenticate(const Request& r) {
   auto src_bucket = PercentDecode(source.substr(0, source.find('/')), false);
   if (!src_bucket) return Status::OK();  // malformed: the copy itself refuses it
   const auth::BucketRef src = RefOf(r, *src_bucket);
-  return auth::CheckPermissions(**claims, uuid, &src, auth::kGet);
+  return Authorize(r.ctx, r.ex, auth::kGet, &src);
 }
 
 Task<Handled> Unsupported(Request& r, std::string_view what) {

@@ -33,7 +33,7 @@ nlohmann::json BucketProps::ToAisJson(const std::string& key) const {
       {"ec", {{"enabled", false}, {"data_slices", 1}, {"parity_slices", 1}, {"objsize_limit", 262144}}},
       {"lru", {{"dont_evict_time", "2h"}, {"capacity_upd_time", "10m"}, {"enabled", false}}},
       {"write_policy", {{"data", ""}, {"md", ""}}},
-      {"access", "18446744073709551615"},
+      {"access", std::to_string(access)},
       {"features", std::to_string(features)},
       {"bid", std::to_string(bid)},
       {"created", std::to_string(created_ns)},
@@ -87,15 +87,17 @@ Status BucketProps::Apply(const nlohmann::json& patch) {
     });
     e.Unused(JsonFields::Kind::kObject, {"hdfs", "http", "gcp", "azure", "oci"});
   });
-  // Go `json:"features,string"`: AIS sends a decimal string, a client may send a number.
-  const nlohmann::json* features = nullptr;
-  f.Raw("features", &features);
-  if (features) {
+  // Go `json:"features,string"` and `json:"access,string"`: AIS sends decimal strings, a client
+  // may send numbers.
+  for (auto [key, out] : {std::pair{"features", &next.features}, std::pair{"access", &next.access}}) {
+    const nlohmann::json* given = nullptr;
+    f.Raw(key, &given);
+    if (!given) continue;
     std::optional<uint64_t> bits;
-    if (features->is_string()) bits = ParseUint(features->get<std::string>());
-    if (features->is_number_unsigned()) bits = features->get<uint64_t>();
-    if (!bits) f.Fail("features", "expecting a non-negative integer (a decimal string), got " + features->dump().substr(0, 64));
-    else next.features = *bits;
+    if (given->is_string()) bits = ParseUint(given->get<std::string>());
+    if (given->is_number_unsigned()) bits = given->get<uint64_t>();
+    if (!bits) f.Fail(key, "expecting a non-negative integer (a decimal string), got " + given->dump().substr(0, 64));
+    else *out = *bits;
   }
   f.Object("chunks", [&](JsonFields& c) {
     uint64_t every = next.checkpoint_every;
@@ -106,7 +108,7 @@ Status BucketProps::Apply(const nlohmann::json& patch) {
   f.Unused(JsonFields::Kind::kString, {"provider", "renamed"});
   f.Unused(JsonFields::Kind::kObject, {"backend_bck", "mirror", "ec", "lru", "write_policy", "rate_limit"});
   // Go ",string" numbers: AIS sends strings, a client may send numbers.
-  f.Unused(JsonFields::Kind::kAny, {"access", "bid", "created"});
+  f.Unused(JsonFields::Kind::kAny, {"bid", "created"});
   AIS_RETURN_IF_ERROR(f.Finish());
   if (!Checksummer::IsSupportedType(next.checksum_type)) {
     return Status::InvalidArgument("invalid \"value.checksum.type\": unsupported checksum type \"" +
@@ -136,7 +138,8 @@ nlohmann::json BucketProps::ToStored() const {
           {"aws_region", aws_region},              {"validate_cold_get", validate_cold_get},
           {"aws_multipart_size", aws_multipart_size},
           {"remote_validate_warm_get", remote_validate_warm_get},
-          {"remote_sync", remote_sync},            {"features", features}};
+          {"remote_sync", remote_sync},            {"features", features},
+          {"access", access}};
 }
 
 Result<BucketProps> BucketProps::FromStored(const nlohmann::json& j) {
@@ -150,7 +153,9 @@ Result<BucketProps> BucketProps::FromStored(const nlohmann::json& j) {
              key == "validate_cold_get" || key == "remote_validate_warm_get" || key == "remote_sync") ok = v.is_boolean();
     else if (key == "created_ns" || key == "aws_multipart_size") ok = v.is_number_integer();
     else if (key == "objsize_limit" || key == "max_monolithic_size" || key == "chunk_size" ||
-             key == "checkpoint_every" || key == "bid" || key == "features") ok = v.is_number_unsigned();
+             key == "checkpoint_every" || key == "bid" || key == "features" || key == "access") {
+      ok = v.is_number_unsigned();
+    }
     if (!ok) return Status::Corruption("stored bucket props: invalid \"" + key + "\": " + v.dump().substr(0, 64));
   }
   BucketProps p;
@@ -172,6 +177,7 @@ Result<BucketProps> BucketProps::FromStored(const nlohmann::json& j) {
   p.remote_validate_warm_get = j.value("remote_validate_warm_get", false);
   p.remote_sync = j.value("remote_sync", false);
   p.features = j.value("features", uint64_t{0});
+  p.access = j.value("access", ~uint64_t{0});
   return p;
 }
 

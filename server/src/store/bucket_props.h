@@ -38,6 +38,9 @@ struct BucketProps {
   bool remote_validate_warm_get = false;  // versioning.validate_warm_get: HEAD the remote on warm GETs
   bool remote_sync = false;           // versioning.synchronize: also drop what the remote deleted
   uint64_t features = 0;              // AIS feature bits of this bucket (cmn/feat)
+  // AIS `access`: the permission bits (auth/access.h) any request on this bucket must also have,
+  // tokens or not. All bits by default.
+  uint64_t access = ~0ULL;
 
   uint64_t effective_chunk_size() const { return chunk_size ? chunk_size : kDefaultChunkSize; }
   uint64_t effective_max_monolithic() const {

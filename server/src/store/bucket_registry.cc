@@ -94,6 +94,13 @@ std::optional<BucketProps> BucketRegistry::Get(const std::string& name) const {
   return it->second;
 }
 
+std::optional<uint64_t> BucketRegistry::Access(const std::string& name) const {
+  std::shared_lock lock(mu_);
+  auto it = buckets_.find(name);
+  if (it == buckets_.end()) return std::nullopt;
+  return it->second.access;
+}
+
 Status BucketRegistry::Update(const std::string& name, const nlohmann::json& patch) {
   std::unique_lock lock(mu_);
   auto it = buckets_.find(name);

@@ -26,6 +26,8 @@ class BucketRegistry {
   // Writes the BMD again (a new version) to every enabled mountpath: one just enabled.
   Status Persist();
   std::optional<BucketProps> Get(const std::string& name) const;
+  // The bucket's `access` bits alone (asked on every request: no copy of the props).
+  std::optional<uint64_t> Access(const std::string& name) const;
   Status Update(const std::string& name, const nlohmann::json& patch);
   std::vector<std::string> Names() const;
 
