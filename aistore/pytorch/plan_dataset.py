@@ -1,0 +1,489 @@
+"""`AISPlanDataset`: an iterable dataset that delivers an epoch plan batch by batch, split across
+torch.distributed ranks and DataLoader workers by global position, and resumes from a
+checkpoint of a few bytes on any number of ranks, workers and batch size.
+
+Example:
+    >>> from aistore.pytorch.plan import DatasetSnapshot  # doctest: +SKIP
+    >>> from aistore.pytorch.plan_dataset import AISPlanDataset  # doctest: +SKIP
+    >>> ds = AISPlanDataset(DatasetSnapshot.from_sources(bucket), batch_size=32)  # doctest: +SKIP
+    >>> for names, contents in ds.track(DataLoader(ds, batch_size=None, num_workers=4)):
+    ...     ...  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import numpy as np
+import numpy.typing as npt
+from torch.utils.data import IterableDataset, default_collate, get_worker_info
+
+from aistore.pytorch._fetch import read_ahead
+from aistore.pytorch._sharding import Consumer, current_consumer, resolve_rank
+from aistore.pytorch._shards import webdataset_key
+from aistore.pytorch.base_iter_dataset import _EpochCell
+from aistore.pytorch.plan import (
+    _CHECKPOINT_VERSION,
+    DEFAULT_WINDOW,
+    DatasetChangedError,
+    DatasetSnapshot,
+    EpochPlan,
+    PlanCheckpoint,
+    SampleKey,
+    ShuffleMode,
+    num_steps,
+    step_span,
+)
+from aistore.sdk.batch.batch import Batch
+from aistore.sdk.provider import Provider
+
+__all__ = ["AISPlanDataset"]
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+# Items per GetBatch request: a step of a larger batch is sent as several requests.
+DEFAULT_MAX_REQUEST = 256
+
+
+@dataclass
+class _Progress:
+    """One iteration of the plan in one process: from position `start` of epoch `epoch`, the
+    layout (`world_size`, `batch_size`) and `steps` = 1 + the last step handed out (0: none).
+    `finished` once the iteration ran to its end."""
+
+    epoch: int
+    start: int
+    world_size: int
+    batch_size: int
+    steps: int = 0
+    finished: bool = False
+
+    def consumed(self, samples: int) -> int:
+        if self.finished:
+            return samples
+        return min(samples, self.start + self.steps * self.world_size * self.batch_size)
+
+
+class AISPlanDataset(IterableDataset[Any]):
+    """Delivers the samples of a `DatasetSnapshot` in the order of its epoch plan, one collated
+    batch per item, each sample exactly once per epoch across all ranks and workers.
+
+    **Order and split.** Epoch `e` (`set_epoch`) has one global order (`EpochPlan`): a full
+    permutation of the objects, or for shards the shards shuffled and the samples shuffled
+    within a window. Global step `s` covers the next `world_size * batch_size` positions; rank
+    `r` takes its `batch_size` of them and DataLoader worker `w` of `W` makes the steps
+    `w, w+W, ...`, in the order DataLoader hands batches out. Use `batch_size=None` in the
+    DataLoader: items already are batches.
+
+    **Checkpoints.** `state_dict()` is `PlanCheckpoint.to_dict()`: the plan's fingerprint, the
+    epoch and the positions delivered globally - the same few bytes on every rank, whatever the
+    layout. `load_state_dict()` continues with the rest of the epoch under any world size,
+    worker count and batch size. Where the count is kept:
+
+    - `DataLoader(num_workers=0)`: the dataset itself counts what it hands out.
+    - `DataLoader(num_workers>0)`: iterate `ds.track(loader)`, which counts the batches the
+      loader delivered (the workers run ahead of the training step).
+    - torchdata `StatefulDataLoader`: it keeps each worker's state; `loader.state_dict()`
+      resumes the same layout, and `PlanCheckpoint.from_loader_state(loader.state_dict())`
+      gives the run's checkpoint for `load_state_dict` under another layout.
+
+    A checkpoint of another dataset (fingerprint) raises `DatasetChangedError`; keep the
+    snapshot (`DatasetSnapshot.save`) to learn which objects changed or to resume over its names.
+
+    **Reading.** A step's samples are fetched with GetBatch requests (shard files by archpath),
+    `read_ahead` steps ahead of the one being handed out. On remote buckets, the objects of the
+    next `prefetch_steps` steps of this reader are prefetched into the cluster (a prefetch job,
+    sent in windows of that many steps).
+
+    Items: `collate_fn([transform(sample), ...])` per step, a sample being `(name, bytes)` for
+    objects and `(key, {field: bytes})` for shards.
+
+    Example:
+        >>> snap = DatasetSnapshot.from_sources(bucket)  # doctest: +SKIP
+        >>> ds = AISPlanDataset(snap, batch_size=32, seed=7)  # doctest: +SKIP
+        >>> loader = DataLoader(ds, batch_size=None, num_workers=4)  # doctest: +SKIP
+        >>> for step, (names, data) in enumerate(ds.track(loader)):  # doctest: +SKIP
+        ...     torch.save({"data": ds.state_dict()}, "ckpt.pt")
+
+    Args:
+        snapshot: the dataset (`DatasetSnapshot.from_sources` or `DatasetSnapshot.load`).
+        batch_size: samples per rank per step.
+        seed: the plan's seed (non-negative).
+        shuffle: "full" (default for objects), "shards" (default for shards) or "none".
+        window: positions per window of the "shards" shuffle.
+        transform: applied to each sample in the reading process.
+        collate_fn: makes a step's item from its list of samples (`None`: the list itself).
+        rank, world_size: this process among the distributed ranks (both or neither; default:
+            the process group, else `RANK`/`WORLD_SIZE`, else 0 of 1).
+        read_ahead: steps fetched ahead of the one handed out (0: fetch on demand).
+        max_request: items per GetBatch request.
+        prefetch_steps: remote buckets: steps of this reader to prefetch ahead (0: none).
+        key: shards mode: file name -> `(sample key, field)`, as the snapshot was listed with.
+
+    Raises:
+        ValueError: batch_size < 1, a negative seed, an unknown shuffle, or only one of rank and
+            world_size.
+    """
+
+    def __init__(
+        self,
+        snapshot: DatasetSnapshot,
+        batch_size: int,
+        *,
+        seed: int = 0,
+        shuffle: ShuffleMode | None = None,
+        window: int = DEFAULT_WINDOW,
+        transform: Callable[[Any], Any] | None = None,
+        collate_fn: Callable[[list[Any]], Any] | None = default_collate,
+        rank: int | None = None,
+        world_size: int | None = None,
+        read_ahead: int = 1,
+        max_request: int = DEFAULT_MAX_REQUEST,
+        prefetch_steps: int = 16,
+        key: SampleKey = webdataset_key,
+    ) -> None:
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+        if (rank is None) != (world_size is None):
+            raise ValueError("give both rank and world_size, or neither")
+        if rank is not None:
+            resolve_rank(rank, world_size)
+        if max_request < 1:
+            raise ValueError(f"max_request must be at least 1, got {max_request}")
+        self.snapshot = snapshot
+        self.batch_size = batch_size
+        self.seed = seed
+        self.shuffle: ShuffleMode = shuffle or ("shards" if snapshot.is_sharded else "full")
+        self.window = window
+        self.transform = transform
+        self.collate_fn = collate_fn
+        self.read_ahead = read_ahead
+        self.max_request = max_request
+        self.prefetch_steps = prefetch_steps
+        self.key = key
+        self._rank = rank
+        self._world_size = world_size
+        # Validates seed, shuffle and window, and gives the plan's fingerprint.
+        self.plan_fingerprint = self._plan(0).fingerprint
+        self._epoch = _EpochCell()
+        self._pending: dict[str, Any] | None = None  # loaded, for the next iteration
+        self._live: _Progress | None = None  # the iteration running in this process
+        self._tracked: _Progress | None = None  # batches counted by `track` (main process)
+
+    def __len__(self) -> int:
+        """Batches this rank delivers in the current epoch, from the resume point if a state is
+        loaded (the last one may be short; a rank may have one batch fewer than others when the
+        epoch's last step has fewer samples than ranks)."""
+        rank, world = self._rank_world()
+        n, start = len(self.snapshot), self._resume_start()
+        steps = num_steps(n, start, world, self.batch_size)
+        if steps:
+            a, b = step_span(n, start, steps - 1, rank, world, self.batch_size)
+            if a == b:  # this rank has no share of the short last step
+                return steps - 1
+        return steps
+
+    # --- epochs and state -------------------------------------------------------------------
+
+    @property
+    def epoch(self) -> int:
+        """The epoch the next iteration delivers."""
+        return self._epoch.value
+
+    def set_epoch(self, epoch: int) -> None:
+        """Deliver epoch `epoch` next (call on every rank with the same value). A loaded state of
+        another epoch is dropped: the new epoch starts at its beginning. Persistent workers
+        forked from this process see the new value.
+
+        Raises:
+            ValueError: a negative epoch.
+        """
+        if epoch < 0:
+            raise ValueError(f"epoch must be non-negative, got {epoch}")
+        if self._pending is not None and int(self._pending["epoch"]) != epoch:
+            self._pending = None
+        self._epoch.value = epoch
+
+    def plan(self, epoch: int | None = None) -> EpochPlan:
+        """The plan of `epoch` (default: the current one)."""
+        return self._plan(self.epoch if epoch is None else epoch)
+
+    def _plan(self, epoch: int) -> EpochPlan:
+        cached: EpochPlan | None = getattr(self, "_plan_cache", None)
+        if cached is None or cached.epoch != epoch:
+            cached = EpochPlan.for_snapshot(
+                self.snapshot, seed=self.seed, epoch=epoch, shuffle=self.shuffle, window=self.window
+            )
+            self._plan_cache = cached
+        return cached
+
+    def state_dict(self) -> dict[str, Any]:
+        """Where the run is (see the class docstring): `PlanCheckpoint.to_dict()` in the main
+        process; inside a DataLoader worker (torchdata's `StatefulDataLoader` asks there), the
+        worker's own progress, which `PlanCheckpoint.from_loader_state` combines."""
+        n = len(self.snapshot)
+        info = get_worker_info()
+        if info is not None:
+            live = self._live
+            if live is None:
+                if self._pending is not None and self._pending.get("consumed") is None:
+                    return dict(self._pending)
+                live = _Progress(
+                    self.epoch, self._resume_start(), self._rank_world()[1], self.batch_size
+                )
+            return self._worker_state(live, current_consumer(self._rank, self._world_size))
+        progress = self._tracked or self._live
+        if progress is not None and progress.epoch == self.epoch:
+            return self._checkpoint(progress.epoch, progress.consumed(n)).to_dict()
+        if self._pending is not None:
+            return dict(self._pending)
+        return self._checkpoint(self.epoch, 0).to_dict()
+
+    def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
+        """Continue from `state_dict` at the next iteration: a `state_dict()` of the main
+        process (any world size, workers and batch size) or, inside a worker, that worker's
+        state under the same layout (as `StatefulDataLoader` restores it).
+
+        Raises:
+            DatasetChangedError: the state is of another dataset snapshot.
+            ValueError: not an epoch-plan state, or one of another seed/shuffle/window.
+        """
+        if state_dict.get("ais_plan") != _CHECKPOINT_VERSION:
+            raise ValueError(f"not an epoch-plan state: {dict(state_dict)!r}")
+        n = len(self.snapshot)
+        if state_dict["dataset"] != self.snapshot.fingerprint:
+            raise DatasetChangedError(
+                f"the checkpoint is of dataset snapshot {state_dict['dataset']} "
+                f"({state_dict['samples']} samples), this dataset is {self.snapshot.fingerprint} "
+                f"({n} samples): objects were added, removed or rewritten. Load the saved "
+                "snapshot (DatasetSnapshot.load) and call check_unchanged() with the current "
+                "one to see which, or build the dataset from the saved snapshot to resume over "
+                "its names"
+            )
+        if state_dict["plan"] != self.plan_fingerprint:
+            raise ValueError(
+                f"the checkpoint is of plan {state_dict['plan']}, this dataset's plan is "
+                f"{self.plan_fingerprint}: seed, shuffle or window differ (seed={self.seed}, "
+                f"shuffle={self.shuffle!r}, window={self.window})"
+            )
+        if state_dict.get("consumed") is not None:
+            PlanCheckpoint.from_dict(state_dict)  # validates the fields
+        self._pending = dict(state_dict)
+        self._live = self._tracked = None
+        self._epoch.value = int(state_dict["epoch"])
+
+    def _checkpoint(self, epoch: int, consumed: int) -> PlanCheckpoint:
+        return PlanCheckpoint(
+            plan=self.plan_fingerprint,
+            dataset=self.snapshot.fingerprint,
+            samples=len(self.snapshot),
+            epoch=epoch,
+            consumed=consumed,
+        )
+
+    def _worker_state(self, live: _Progress, consumer: Consumer) -> dict[str, Any]:
+        state = self._checkpoint(live.epoch, 0).to_dict()
+        state.update(
+            consumed=None,
+            start=live.start,
+            steps=live.steps,
+            world_size=live.world_size,
+            batch_size=live.batch_size,
+            rank=consumer.rank,
+            worker_id=consumer.worker_id,
+            num_workers=consumer.num_workers,
+        )
+        if live.finished:
+            state["steps"] = num_steps(
+                len(self.snapshot), live.start, live.world_size, live.batch_size
+            )
+        return state
+
+    def _rank_world(self) -> tuple[int, int]:
+        return resolve_rank(self._rank, self._world_size)
+
+    def _resume_start(self) -> int:
+        pending = self._pending
+        if pending is None or int(pending["epoch"]) != self.epoch:
+            return 0
+        if pending.get("consumed") is not None:
+            return int(pending["consumed"])
+        return int(pending["start"])
+
+    # --- iteration --------------------------------------------------------------------------
+
+    def track(self, batches: Iterable[T]) -> Iterator[T]:
+        """The batches of `batches` (a DataLoader over this dataset), counted as they are
+        delivered, so that `state_dict()` in this process is exact while DataLoader workers
+        read ahead. Starts the loader's iteration at once (its workers receive the loaded state).
+        """
+        n = len(self.snapshot)
+        progress = _Progress(
+            self.epoch, self._resume_start(), self._rank_world()[1], self.batch_size
+        )
+        iterator = iter(batches)
+        self._pending = None
+        self._tracked = progress
+        return _counted(iterator, progress, n)
+
+    def __iter__(self) -> Iterator[Any]:
+        # Not a generator: the resume point is taken now, when the loader creates the iterator.
+        consumer = current_consumer(self._rank, self._world_size)
+        n = len(self.snapshot)
+        epoch = self.epoch
+        pending, self._pending = self._pending, None
+        start, steps_done = 0, 0
+        if pending is not None and int(pending["epoch"]) == epoch:
+            if pending.get("consumed") is not None:
+                start = int(pending["consumed"])
+            else:
+                _check_same_layout(pending, consumer, self.batch_size)
+                start, steps_done = int(pending["start"]), int(pending["steps"])
+        live = _Progress(epoch, start, consumer.world_size, self.batch_size, steps_done)
+        self._live = live
+        plan = self._plan(epoch)
+        total = num_steps(n, start, consumer.world_size, self.batch_size)
+        # After a worker's state: its last step was steps_done - 1.
+        first = steps_done - 1 + consumer.num_workers if steps_done else consumer.worker_id
+        steps = range(first, total, consumer.num_workers)
+        return self._deliver(plan, live, consumer, steps)
+
+    def _deliver(
+        self, plan: EpochPlan, live: _Progress, consumer: Consumer, steps: range
+    ) -> Iterator[Any]:
+        n = len(plan)
+
+        def positions(step: int) -> tuple[int, npt.NDArray[Any]]:
+            a, b = step_span(n, live.start, step, consumer.rank, live.world_size, self.batch_size)
+            return step, plan.order[a:b]
+
+        spans: Iterator[tuple[int, npt.NDArray[Any]]] = (positions(s) for s in steps)
+        spans = (span for span in spans if len(span[1]))
+        if self.prefetch_steps > 0 and self._has_remote():
+            spans = self._prefetching(spans)
+        for step, samples in read_ahead(spans, self._fetch_step, self.read_ahead):
+            live.steps = step + 1  # handed out: a state taken now resumes after it
+            yield self.collate_fn(samples) if self.collate_fn is not None else samples
+        live.finished = True
+
+    def _fetch_step(self, span: tuple[int, npt.NDArray[Any]]) -> tuple[int, list[Any]]:
+        step, samples = span
+        out: list[Any] = []
+        for i in range(0, len(samples), self.max_request):
+            chunk = samples[i : i + self.max_request]
+            if self.snapshot.is_sharded:
+                out += self._fetch_shard_samples(chunk)
+            else:
+                out += self._fetch_objects(chunk)
+        if self.transform is not None:
+            out = [self.transform(sample) for sample in out]
+        return step, out
+
+    def _fetch_objects(self, samples: npt.NDArray[Any]) -> list[tuple[str, bytes]]:
+        snap = self.snapshot
+        objects = [snap.object(int(i)) for i in samples]
+        batch = Batch(snap.bucket_of(int(samples[0])).client, objects=objects, cont_on_err=False)
+        result: Any = batch.get()
+        items = [(info.obj_name, data) for info, data in result]
+        if len(items) != len(objects):
+            raise RuntimeError(f"GetBatch returned {len(items)} of {len(objects)} objects")
+        return items
+
+    def _fetch_shard_samples(self, samples: npt.NDArray[Any]) -> list[tuple[str, dict[str, bytes]]]:
+        snap = self.snapshot
+        shards = snap.object_of_sample(np.asarray(samples, dtype=np.int64))
+        batch = Batch(snap.bucket_of(int(shards[0])).client, cont_on_err=False)
+        layout: list[tuple[str, list[str]]] = []
+        for sample, shard in zip(samples, shards, strict=True):
+            members = snap.sample_members(int(sample))
+            obj = snap.object(int(shard))
+            for member in members:
+                batch.add(obj, archpath=member)
+            parsed = self.key(members[0])
+            layout.append((parsed[0] if parsed else members[0], members))
+        result: Any = batch.get()
+        contents = [data for _, data in result]
+        expected = sum(len(members) for _, members in layout)
+        if len(contents) != expected:
+            raise RuntimeError(f"GetBatch returned {len(contents)} of {expected} files")
+        out: list[tuple[str, dict[str, bytes]]] = []
+        j = 0
+        for key, members in layout:
+            fields: dict[str, bytes] = {}
+            for member in members:
+                parsed = self.key(member)
+                fields[parsed[1] if parsed else member] = contents[j]
+                j += 1
+            out.append((key, fields))
+        return out
+
+    def _has_remote(self) -> bool:
+        return any(b.provider != Provider.AIS for b in self.snapshot.buckets)
+
+    def _prefetching(
+        self, spans: Iterator[tuple[int, npt.NDArray[Any]]]
+    ) -> Iterator[tuple[int, npt.NDArray[Any]]]:
+        """`spans` unchanged; every `prefetch_steps` spans, a prefetch job for the objects of
+        the next `prefetch_steps` spans (remote buckets only)."""
+        window: list[tuple[int, npt.NDArray[Any]]] = []
+        for span in spans:
+            window.append(span)
+            if len(window) == self.prefetch_steps:
+                self._prefetch(window)
+                yield from window
+                window = []
+        if window:
+            self._prefetch(window)
+            yield from window
+
+    def _prefetch(self, window: list[tuple[int, npt.NDArray[Any]]]) -> None:
+        snap = self.snapshot
+        samples = np.concatenate([samples for _, samples in window]).astype(np.int64)
+        objects = np.unique(snap.object_of_sample(samples))
+        by_bucket: dict[int, list[str]] = {}
+        buckets = snap.buckets
+        for i in objects:
+            bucket = snap.bucket_of(int(i))
+            if bucket.provider == Provider.AIS:
+                continue
+            by_bucket.setdefault(buckets.index(bucket), []).append(snap.object_name(int(i)))
+        for b, names in by_bucket.items():
+            try:
+                buckets[b].objects(obj_names=names).prefetch(continue_on_error=True)
+            except Exception as err:  # a hint: reading works without it
+                logger.warning("prefetch of %d objects failed: %s", len(names), err)
+
+
+def _counted(iterator: Iterator[T], progress: _Progress, samples: int) -> Iterator[T]:
+    for item in iterator:
+        progress.steps += 1
+        yield item
+    progress.finished = True
+
+
+def _check_same_layout(state: Mapping[str, Any], consumer: Consumer, batch_size: int) -> None:
+    saved = (
+        state["rank"],
+        state["world_size"],
+        state["worker_id"],
+        state["num_workers"],
+        state["batch_size"],
+    )
+    now = (
+        consumer.rank,
+        consumer.world_size,
+        consumer.worker_id,
+        consumer.num_workers,
+        batch_size,
+    )
+    if saved != now:
+        raise ValueError(
+            f"a DataLoader worker's state (rank, world_size, worker, workers, batch_size) = "
+            f"{saved} cannot resume reader {now}: for another layout, take the run's checkpoint "
+            "with PlanCheckpoint.from_loader_state(loader.state_dict()) and load that"
+        )
