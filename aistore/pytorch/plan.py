@@ -28,7 +28,7 @@ Example:
     >>> sorted(plan.order.tolist()) == list(range(10))
     True
     >>> step_span(10, start=0, step=1, rank=1, world_size=2, batch_size=3)
-    (9, 10)
+    (8, 10)
 """
 
 from __future__ import annotations
@@ -60,6 +60,7 @@ __all__ = [
     "ShuffleMode",
     "SnapshotDiff",
     "num_steps",
+    "reader_steps",
     "step_span",
 ]
 
@@ -658,6 +659,19 @@ def step_span(
     base = start + step * per_step
     size = max(0, min(per_step, n - base))
     return base + rank * size // world_size, base + (rank + 1) * size // world_size
+
+
+def reader_steps(total: int, worker_id: int, num_workers: int, steps_done: int = 0) -> range:
+    """The steps DataLoader worker `worker_id` of `num_workers` makes, of `total` steps:
+    `worker_id, worker_id + num_workers, ...`, or, resuming the same layout after that worker
+    handed out step `steps_done - 1`, the ones after it.
+
+    Example:
+        >>> list(reader_steps(7, 1, 3)), list(reader_steps(7, 1, 3, steps_done=2))
+        ([1, 4], [4])
+    """
+    first = steps_done - 1 + num_workers if steps_done else worker_id
+    return range(first, total, num_workers)
 
 
 @dataclass(frozen=True)

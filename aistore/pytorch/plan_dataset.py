@@ -35,6 +35,7 @@ from aistore.pytorch.plan import (
     SampleKey,
     ShuffleMode,
     num_steps,
+    reader_steps,
     step_span,
 )
 from aistore.sdk.batch.batch import Batch
@@ -348,9 +349,7 @@ class AISPlanDataset(IterableDataset[Any]):
         self._live = live
         plan = self._plan(epoch)
         total = num_steps(n, start, consumer.world_size, self.batch_size)
-        # After a worker's state: its last step was steps_done - 1.
-        first = steps_done - 1 + consumer.num_workers if steps_done else consumer.worker_id
-        steps = range(first, total, consumer.num_workers)
+        steps = reader_steps(total, consumer.worker_id, consumer.num_workers, steps_done)
         return self._deliver(plan, live, consumer, steps)
 
     def _deliver(
