@@ -22,7 +22,12 @@ import numpy.typing as npt
 from torch.utils.data import IterableDataset, default_collate, get_worker_info
 
 from aistore.pytorch._fetch import read_ahead
-from aistore.pytorch._sharding import Consumer, current_consumer, resolve_rank
+from aistore.pytorch._sharding import (
+    Consumer,
+    current_consumer,
+    process_group_rank,
+    resolve_rank,
+)
 from aistore.pytorch._shards import webdataset_key
 from aistore.pytorch.base_iter_dataset import _EpochCell
 from aistore.pytorch.plan import (
@@ -169,6 +174,8 @@ class AISPlanDataset(IterableDataset[Any]):
         self.key = key
         self._rank = rank
         self._world_size = world_size
+        self._seen_rank: tuple[int, int] | None = None
+        self._rank_world()
         # Validates seed, shuffle and window, and gives the plan's fingerprint.
         self.plan_fingerprint = self._plan(0).fingerprint
         self._epoch = _EpochCell()
@@ -237,7 +244,7 @@ class AISPlanDataset(IterableDataset[Any]):
                 live = _Progress(
                     self.epoch, self._resume_start(), self._rank_world()[1], self.batch_size
                 )
-            return self._worker_state(live, current_consumer(self._rank, self._world_size))
+            return self._worker_state(live, current_consumer(*self._rank_world()))
         progress = self._tracked or self._live
         if progress is not None and progress.epoch == self.epoch:
             return self._checkpoint(progress.epoch, progress.consumed(n)).to_dict()
@@ -306,7 +313,15 @@ class AISPlanDataset(IterableDataset[Any]):
         return state
 
     def _rank_world(self) -> tuple[int, int]:
-        return resolve_rank(self._rank, self._world_size)
+        """This process's (rank, world size). A DataLoader worker has no process group of its
+        own: it uses what its main process saw when the dataset was built or last asked."""
+        if self._rank is not None and self._world_size is not None:
+            return self._rank, self._world_size
+        group = process_group_rank()
+        if group is None and get_worker_info() is not None and self._seen_rank is not None:
+            return self._seen_rank
+        self._seen_rank = group or resolve_rank(None, None)
+        return self._seen_rank
 
     def _resume_start(self) -> int:
         pending = self._pending
@@ -334,7 +349,7 @@ class AISPlanDataset(IterableDataset[Any]):
 
     def __iter__(self) -> Iterator[Any]:
         # Not a generator: the resume point is taken now, when the loader creates the iterator.
-        consumer = current_consumer(self._rank, self._world_size)
+        consumer = current_consumer(*self._rank_world())
         n = len(self.snapshot)
         epoch = self.epoch
         pending, self._pending = self._pending, None
