@@ -179,6 +179,9 @@ class AISPlanDataset(IterableDataset[Any]):
         # Validates seed, shuffle and window, and gives the plan's fingerprint.
         self.plan_fingerprint = self._plan(0).fingerprint
         self._epoch = _EpochCell()
+        # Set to 1 by a DataLoader worker that hands out a batch (shared with workers forked
+        # from this process): the main process then knows it cannot count on its own.
+        self._worker_read = _EpochCell()
         self._pending: dict[str, Any] | None = None  # loaded, for the next iteration
         self._live: _Progress | None = None  # the iteration running in this process
         self._tracked: _Progress | None = None  # batches counted by `track` (main process)
@@ -248,6 +251,12 @@ class AISPlanDataset(IterableDataset[Any]):
         progress = self._tracked or self._live
         if progress is not None and progress.epoch == self.epoch:
             return self._checkpoint(progress.epoch, progress.consumed(n)).to_dict()
+        if self._worker_read.value:
+            raise RuntimeError(
+                "DataLoader workers handed out batches this process did not count: iterate "
+                "ds.track(loader) to checkpoint with state_dict(), or use torchdata's "
+                "StatefulDataLoader and PlanCheckpoint.from_loader_state(loader.state_dict())"
+            )
         if self._pending is not None:
             return dict(self._pending)
         return self._checkpoint(self.epoch, 0).to_dict()
@@ -283,6 +292,7 @@ class AISPlanDataset(IterableDataset[Any]):
             PlanCheckpoint.from_dict(state_dict)  # validates the fields
         self._pending = dict(state_dict)
         self._live = self._tracked = None
+        self._worker_read.value = 0
         self._epoch.value = int(state_dict["epoch"])
 
     def _checkpoint(self, epoch: int, consumed: int) -> PlanCheckpoint:
@@ -344,6 +354,7 @@ class AISPlanDataset(IterableDataset[Any]):
         )
         iterator = iter(batches)
         self._pending = None
+        self._worker_read.value = 0
         self._tracked = progress
         return _counted(iterator, progress, n)
 
@@ -380,8 +391,11 @@ class AISPlanDataset(IterableDataset[Any]):
         spans = (span for span in spans if len(span[1]))
         if self.prefetch_steps > 0 and self._has_remote():
             spans = self._prefetching(spans)
+        in_worker = get_worker_info() is not None
         for step, samples in read_ahead(spans, self._fetch_step, self.read_ahead):
             live.steps = step + 1  # handed out: a state taken now resumes after it
+            if in_worker:
+                self._worker_read.value = 1
             yield self.collate_fn(samples) if self.collate_fn is not None else samples
         live.finished = True
 

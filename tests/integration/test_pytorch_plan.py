@@ -210,6 +210,16 @@ def test_dataloader_workers_resume_with_other_workers_and_batch(
     assert resumed.state_dict()["consumed"] == N_OBJECTS
 
 
+def test_untracked_workers_refuse_a_checkpoint(data: dict[str, Any]) -> None:
+    ds = AISPlanDataset(_snapshot(data, False, None), 5, seed=1)
+    assert ds.state_dict()["consumed"] == 0  # nothing read yet: the start of the epoch
+    it = iter(DataLoader(ds, batch_size=None, num_workers=2))
+    next(it)
+    with pytest.raises(RuntimeError, match="track"):
+        ds.state_dict()
+    del it
+
+
 @pytest.mark.parametrize("workers", [0, 2])
 def test_stateful_dataloader_same_and_other_layout(data: dict[str, Any], workers: int) -> None:
     sdl = pytest.importorskip("torchdata.stateful_dataloader")
