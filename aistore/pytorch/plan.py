@@ -346,6 +346,10 @@ class DatasetSnapshot:
         """The bucket of object (shard) `i`."""
         return self._buckets[int(self._bucket_ids[i])]
 
+    def bucket_ids(self, objects: npt.NDArray[np.int64]) -> npt.NDArray[np.int32]:
+        """The index in `buckets` of each object (shard) in `objects`."""
+        return self._bucket_ids[objects]
+
     def shard_counts(self) -> npt.NDArray[np.int64]:
         """Samples per object, in object order (all ones in objects mode)."""
         if self._shard_first is None:

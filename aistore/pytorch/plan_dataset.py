@@ -412,42 +412,57 @@ class AISPlanDataset(IterableDataset[Any]):
             out = [self.transform(sample) for sample in out]
         return step, out
 
+    def _new_batch(
+        self, objects: npt.NDArray[np.int64], items: list[Any] | None = None
+    ) -> tuple[Batch, bool]:
+        """A GetBatch request for items of `objects` (`items`: its plain items, names when
+        the flag returned is true, else filled by the caller), and whether the items may be
+        named by object name alone (all in the request's bucket: the cheaper form)."""
+        snap = self.snapshot
+        ids = snap.bucket_ids(objects)
+        bucket = snap.buckets[int(ids[0])]
+        if bool((ids == ids[0]).all()):
+            return Batch(bucket.client, objects=items, bucket=bucket, cont_on_err=False), True
+        if items is not None:
+            items = [snap.object(int(i)) for i in objects]
+        return Batch(bucket.client, objects=items, cont_on_err=False), False
+
     def _fetch_objects(self, samples: npt.NDArray[Any]) -> list[tuple[str, bytes]]:
         snap = self.snapshot
-        objects = [snap.object(int(i)) for i in samples]
-        batch = Batch(snap.bucket_of(int(samples[0])).client, objects=objects, cont_on_err=False)
+        objects = np.asarray(samples, dtype=np.int64)
+        names = [snap.object_name(int(i)) for i in objects]
+        batch, _ = self._new_batch(objects, names)
         result: Any = batch.get()
         items = [(info.obj_name, data) for info, data in result]
-        if len(items) != len(objects):
-            raise RuntimeError(f"GetBatch returned {len(items)} of {len(objects)} objects")
+        if len(items) != len(names):
+            raise RuntimeError(f"GetBatch returned {len(items)} of {len(names)} objects")
         return items
 
     def _fetch_shard_samples(self, samples: npt.NDArray[Any]) -> list[tuple[str, dict[str, bytes]]]:
         snap = self.snapshot
         shards = snap.object_of_sample(np.asarray(samples, dtype=np.int64))
-        batch = Batch(snap.bucket_of(int(shards[0])).client, cont_on_err=False)
-        layout: list[tuple[str, list[str]]] = []
+        batch, by_name = self._new_batch(shards)
+        layout: list[tuple[str, list[str]]] = []  # per sample: key, fields
         for sample, shard in zip(samples, shards, strict=True):
             members = snap.sample_members(int(sample))
-            obj = snap.object(int(shard))
+            target: Any = snap.object_name(int(shard)) if by_name else snap.object(int(shard))
+            fields = []
             for member in members:
-                batch.add(obj, archpath=member)
+                batch.add(target, archpath=member)
+                parsed = self.key(member)
+                fields.append(parsed[1] if parsed else member)
             parsed = self.key(members[0])
-            layout.append((parsed[0] if parsed else members[0], members))
+            layout.append((parsed[0] if parsed else members[0], fields))
         result: Any = batch.get()
         contents = [data for _, data in result]
-        expected = sum(len(members) for _, members in layout)
+        expected = sum(len(fields) for _, fields in layout)
         if len(contents) != expected:
             raise RuntimeError(f"GetBatch returned {len(contents)} of {expected} files")
         out: list[tuple[str, dict[str, bytes]]] = []
         j = 0
-        for key, members in layout:
-            fields: dict[str, bytes] = {}
-            for member in members:
-                parsed = self.key(member)
-                fields[parsed[1] if parsed else member] = contents[j]
-                j += 1
-            out.append((key, fields))
+        for key, fields in layout:
+            out.append((key, dict(zip(fields, contents[j : j + len(fields)], strict=True))))
+            j += len(fields)
         return out
 
     def _has_remote(self) -> bool:

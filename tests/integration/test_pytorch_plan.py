@@ -334,3 +334,17 @@ def test_changed_dataset_is_detected_and_named(
     with pytest.raises(DatasetChangedError) as err:
         loaded.check_unchanged(DatasetSnapshot.from_sources(bucket))
     assert err.value.removed == [f"ais://{bucket.name}/f5"]
+
+
+def test_two_buckets_in_one_snapshot(data: dict[str, Any]) -> None:
+    snap = DatasetSnapshot.from_sources([data["objects"], data["shards"]])
+    assert len(snap) == N_OBJECTS + len(SHARD_SIZES) and len(snap.buckets) == 2
+    ds = AISPlanDataset(snap, 8, seed=1, transform=_digest)
+    got = dict(pair for batch in ds for pair in _names(batch))
+    assert len(got) == len(snap)
+    assert {k: v for k, v in got.items() if k.startswith("obj-")} == {
+        k: v for k, v in data["expected"].items() if k.startswith("obj-")
+    }
+    assert {k for k in got if k.startswith("shard-")} == {
+        f"shard-{i}.tar" for i in range(len(SHARD_SIZES))
+    }
