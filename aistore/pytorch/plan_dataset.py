@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any, TypeVar
 
 import numpy as np
@@ -53,7 +54,7 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 # Items per GetBatch request: a step of a larger batch is sent as several requests.
-DEFAULT_MAX_REQUEST = 256
+DEFAULT_MAX_REQUEST = 1024
 
 
 @dataclass
@@ -101,8 +102,9 @@ class AISPlanDataset(IterableDataset[Any]):
     A checkpoint of another dataset (fingerprint) raises `DatasetChangedError`; keep the
     snapshot (`DatasetSnapshot.save`) to learn which objects changed or to resume over its names.
 
-    **Reading.** A step's samples are fetched with GetBatch requests (shard files by archpath),
-    `read_ahead` steps ahead of the one being handed out. On remote buckets, the objects of the
+    **Reading.** The samples of `request_steps` consecutive steps of this reader are fetched
+    together with GetBatch (shard files by archpath), `read_ahead` such requests ahead of the
+    step being handed out. On remote buckets, the objects of the
     next `prefetch_steps` steps of this reader are prefetched into the cluster (a prefetch job,
     sent in windows of that many steps).
 
@@ -126,7 +128,10 @@ class AISPlanDataset(IterableDataset[Any]):
         collate_fn: makes a step's item from its list of samples (`None`: the list itself).
         rank, world_size: this process among the distributed ranks (both or neither; default:
             the process group, else `RANK`/`WORLD_SIZE`, else 0 of 1).
-        read_ahead: steps fetched ahead of the one handed out (0: fetch on demand).
+        read_ahead: requests fetched ahead of the step handed out (0: fetch on demand).
+        request_steps: this reader's consecutive steps fetched together (one GetBatch request
+            up to `max_request` items): fewer, larger requests; memory is
+            `request_steps * (read_ahead + 1)` batches.
         max_request: items per GetBatch request.
         prefetch_steps: remote buckets: steps of this reader to prefetch ahead (0: none).
         key: shards mode: file name -> `(sample key, field)`, as the snapshot was listed with.
@@ -149,6 +154,7 @@ class AISPlanDataset(IterableDataset[Any]):
         rank: int | None = None,
         world_size: int | None = None,
         read_ahead: int = 1,
+        request_steps: int = 4,
         max_request: int = DEFAULT_MAX_REQUEST,
         prefetch_steps: int = 16,
         key: SampleKey = webdataset_key,
@@ -159,6 +165,8 @@ class AISPlanDataset(IterableDataset[Any]):
             raise ValueError("give both rank and world_size, or neither")
         if rank is not None:
             resolve_rank(rank, world_size)
+        if request_steps < 1:
+            raise ValueError(f"request_steps must be at least 1, got {request_steps}")
         if max_request < 1:
             raise ValueError(f"max_request must be at least 1, got {max_request}")
         self.snapshot = snapshot
@@ -169,6 +177,7 @@ class AISPlanDataset(IterableDataset[Any]):
         self.transform = transform
         self.collate_fn = collate_fn
         self.read_ahead = read_ahead
+        self.request_steps = request_steps
         self.max_request = max_request
         self.prefetch_steps = prefetch_steps
         self.key = key
@@ -392,15 +401,21 @@ class AISPlanDataset(IterableDataset[Any]):
         if self.prefetch_steps > 0 and self._has_remote():
             spans = self._prefetching(spans)
         in_worker = get_worker_info() is not None
-        for step, samples in read_ahead(spans, self._fetch_step, self.read_ahead):
-            live.steps = step + 1  # handed out: a state taken now resumes after it
-            if in_worker:
-                self._worker_read.value = 1
-            yield self.collate_fn(samples) if self.collate_fn is not None else samples
+        groups = _groups(spans, self.request_steps)
+        for fetched in read_ahead(groups, self._fetch_group, self.read_ahead):
+            for step, samples in fetched:
+                live.steps = step + 1  # handed out: a state taken now resumes after it
+                if in_worker:
+                    self._worker_read.value = 1
+                yield self.collate_fn(samples) if self.collate_fn is not None else samples
         live.finished = True
 
-    def _fetch_step(self, span: tuple[int, npt.NDArray[Any]]) -> tuple[int, list[Any]]:
-        step, samples = span
+    def _fetch_group(
+        self, group: list[tuple[int, npt.NDArray[Any]]]
+    ) -> list[tuple[int, list[Any]]]:
+        """The samples of a few consecutive steps of this reader, fetched together (requests
+        of at most `max_request` items), transformed, and dealt back to their steps."""
+        samples = np.concatenate([s for _, s in group]) if len(group) > 1 else group[0][1]
         out: list[Any] = []
         for i in range(0, len(samples), self.max_request):
             chunk = samples[i : i + self.max_request]
@@ -410,7 +425,12 @@ class AISPlanDataset(IterableDataset[Any]):
                 out += self._fetch_objects(chunk)
         if self.transform is not None:
             out = [self.transform(sample) for sample in out]
-        return step, out
+        dealt: list[tuple[int, list[Any]]] = []
+        j = 0
+        for step, step_samples in group:
+            dealt.append((step, out[j : j + len(step_samples)]))
+            j += len(step_samples)
+        return dealt
 
     def _new_batch(
         self, objects: npt.NDArray[np.int64], items: list[Any] | None = None
@@ -500,6 +520,12 @@ class AISPlanDataset(IterableDataset[Any]):
                 buckets[b].objects(obj_names=names).prefetch(continue_on_error=True)
             except Exception as err:  # a hint: reading works without it
                 logger.warning("prefetch of %d objects failed: %s", len(names), err)
+
+
+def _groups(items: Iterator[T], size: int) -> Iterator[list[T]]:
+    """`items` in lists of `size` (the last may be shorter)."""
+    while group := list(islice(items, size)):
+        yield group
 
 
 def _counted(iterator: Iterator[T], progress: _Progress, samples: int) -> Iterator[T]:

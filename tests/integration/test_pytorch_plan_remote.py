@@ -64,7 +64,9 @@ def test_next_window_is_prefetched_before_it_is_read(remote: Any) -> None:
     def cached() -> set[str]:
         return {e.name for e in bucket.list_all_objects(flags=[ListObjectFlag.CACHED])}
 
-    ds = AISPlanDataset(snap, 2, seed=4, read_ahead=0, prefetch_steps=3, collate_fn=None)
+    ds = AISPlanDataset(
+        snap, 2, seed=4, read_ahead=0, request_steps=1, prefetch_steps=3, collate_fn=None
+    )
     order = [snap.object_name(int(i)) for i in ds.plan().order]
     it = iter(ds)
     first = next(it)
