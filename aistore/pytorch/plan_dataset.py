@@ -13,6 +13,7 @@ Example:
 from __future__ import annotations
 
 import logging
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from itertools import islice
@@ -104,9 +105,9 @@ class AISPlanDataset(IterableDataset[Any]):
 
     **Reading.** The samples of `request_steps` consecutive steps of this reader are fetched
     together with GetBatch (shard files by archpath), `read_ahead` such requests ahead of the
-    step being handed out. On remote buckets, the objects of the
-    next `prefetch_steps` steps of this reader are prefetched into the cluster (a prefetch job,
-    sent in windows of that many steps).
+    step being handed out. On remote buckets, this reader asks the cluster to prefetch the
+    objects of its coming steps, `prefetch_steps` steps per prefetch job, one window ahead of
+    the window being read.
 
     Items: `collate_fn([transform(sample), ...])` per step, a sample being `(name, bytes)` for
     objects and `(key, {field: bytes})` for shards.
@@ -133,7 +134,8 @@ class AISPlanDataset(IterableDataset[Any]):
             up to `max_request` items): fewer, larger requests; memory is
             `request_steps * (read_ahead + 1)` batches.
         max_request: items per GetBatch request.
-        prefetch_steps: remote buckets: steps of this reader to prefetch ahead (0: none).
+        prefetch_steps: remote buckets: steps of this reader per prefetch job, sent a window
+            ahead (0: no prefetch).
         key: shards mode: file name -> `(sample key, field)`, as the snapshot was listed with.
 
     Raises:
@@ -491,18 +493,29 @@ class AISPlanDataset(IterableDataset[Any]):
     def _prefetching(
         self, spans: Iterator[tuple[int, npt.NDArray[Any]]]
     ) -> Iterator[tuple[int, npt.NDArray[Any]]]:
-        """`spans` unchanged; every `prefetch_steps` spans, a prefetch job for the objects of
-        the next `prefetch_steps` spans (remote buckets only)."""
+        """`spans` unchanged, pulled up to two windows of `prefetch_steps` ahead: each window
+        gets one prefetch job (remote buckets only) when it is pulled, so the next window is
+        being fetched into the cluster while this one is read."""
+        ahead: deque[tuple[int, npt.NDArray[Any]]] = deque()
         window: list[tuple[int, npt.NDArray[Any]]] = []
-        for span in spans:
-            window.append(span)
-            if len(window) == self.prefetch_steps:
+        exhausted = False
+        while True:
+            while not exhausted and len(ahead) < 2 * self.prefetch_steps:
+                span = next(spans, None)
+                if span is None:
+                    exhausted = True
+                    break
+                ahead.append(span)
+                window.append(span)
+                if len(window) == self.prefetch_steps:
+                    self._prefetch(window)
+                    window = []
+            if exhausted and window:
                 self._prefetch(window)
-                yield from window
                 window = []
-        if window:
-            self._prefetch(window)
-            yield from window
+            if not ahead:
+                return
+            yield ahead.popleft()
 
     def _prefetch(self, window: list[tuple[int, npt.NDArray[Any]]]) -> None:
         snap = self.snapshot

@@ -71,11 +71,13 @@ def test_next_window_is_prefetched_before_it_is_read(remote: Any) -> None:
     it = iter(ds)
     first = next(it)
     assert [n for n, _ in first] == order[:2]
+    # Two windows of 3 steps (12 objects) are asked for before the first step is read: the
+    # second is fetched into the cluster while the first is read. Step 6 is not asked for yet.
     deadline = time.monotonic() + 30
-    while not set(order[:6]) <= cached() and time.monotonic() < deadline:
+    while not set(order[:12]) <= cached() and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert set(order[:6]) <= cached(), "the first window (3 steps) is prefetched"
-    assert not cached() & set(order[6:]), "the next window is not asked for yet"
+    assert set(order[:12]) <= cached(), "the first two windows are prefetched"
+    assert not cached() & set(order[12:]), "the third window is not asked for yet"
     rest = [item for batch in it for item in batch]
     assert dict([*first, *rest]) == contents
     for key in contents:
