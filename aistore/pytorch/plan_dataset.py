@@ -137,6 +137,9 @@ class AISPlanDataset(IterableDataset[Any]):
         prefetch_steps: remote buckets: steps of this reader per prefetch job, sent a window
             ahead (0: no prefetch).
         key: shards mode: file name -> `(sample key, field)`, as the snapshot was listed with.
+        drop_last: leave out the short last step of the epoch (under the layout in effect), so
+            every rank gets the same number of full batches (DDP collectives hang when one
+            rank runs out first); those samples are not delivered in this epoch.
 
     Raises:
         ValueError: batch_size < 1, a negative seed, an unknown shuffle, or only one of rank and
@@ -160,6 +163,7 @@ class AISPlanDataset(IterableDataset[Any]):
         max_request: int = DEFAULT_MAX_REQUEST,
         prefetch_steps: int = 16,
         key: SampleKey = webdataset_key,
+        drop_last: bool = False,
     ) -> None:
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {batch_size}")
@@ -183,6 +187,7 @@ class AISPlanDataset(IterableDataset[Any]):
         self.max_request = max_request
         self.prefetch_steps = prefetch_steps
         self.key = key
+        self.drop_last = drop_last
         self._rank = rank
         self._world_size = world_size
         self._seen_rank: tuple[int, int] | None = None
@@ -203,8 +208,8 @@ class AISPlanDataset(IterableDataset[Any]):
         epoch's last step has fewer samples than ranks)."""
         rank, world = self._rank_world()
         n, start = len(self.snapshot), self._resume_start()
-        steps = num_steps(n, start, world, self.batch_size)
-        if steps:
+        steps = self._num_steps(n, start, world)
+        if steps and not self.drop_last:
             a, b = step_span(n, start, steps - 1, rank, world, self.batch_size)
             if a == b:  # this rank has no share of the short last step
                 return steps - 1
@@ -230,6 +235,7 @@ class AISPlanDataset(IterableDataset[Any]):
         if self._pending is not None and int(self._pending["epoch"]) != epoch:
             self._pending = None
         self._epoch.value = epoch
+        self._worker_read.value = 0
 
     def plan(self, epoch: int | None = None) -> EpochPlan:
         """The plan of `epoch` (default: the current one)."""
@@ -328,10 +334,16 @@ class AISPlanDataset(IterableDataset[Any]):
             num_workers=consumer.num_workers,
         )
         if live.finished:
+            # Every step, the short one too (even if dropped): the epoch is done.
             state["steps"] = num_steps(
                 len(self.snapshot), live.start, live.world_size, live.batch_size
             )
         return state
+
+    def _num_steps(self, n: int, start: int, world_size: int) -> int:
+        if self.drop_last:
+            return max(0, n - start) // (world_size * self.batch_size)
+        return num_steps(n, start, world_size, self.batch_size)
 
     def _rank_world(self) -> tuple[int, int]:
         """This process's (rank, world size). A DataLoader worker has no process group of its
@@ -385,7 +397,7 @@ class AISPlanDataset(IterableDataset[Any]):
         live = _Progress(epoch, start, consumer.world_size, self.batch_size, steps_done)
         self._live = live
         plan = self._plan(epoch)
-        total = num_steps(n, start, consumer.world_size, self.batch_size)
+        total = self._num_steps(n, start, consumer.world_size)
         steps = reader_steps(total, consumer.worker_id, consumer.num_workers, steps_done)
         return self._deliver(plan, live, consumer, steps)
 

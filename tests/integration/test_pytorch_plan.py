@@ -348,3 +348,18 @@ def test_two_buckets_in_one_snapshot(data: dict[str, Any]) -> None:
     assert {k for k in got if k.startswith("shard-")} == {
         f"shard-{i}.tar" for i in range(len(SHARD_SIZES))
     }
+
+
+def test_drop_last_gives_every_rank_the_same_full_batches(data: dict[str, Any]) -> None:
+    snap = _snapshot(data, False, None)
+    got: list[str] = []
+    for rank in range(3):
+        ds = AISPlanDataset(snap, 7, rank=rank, world_size=3, seed=2, drop_last=True)
+        batches = [names for names, _ in ds.track(DataLoader(ds, batch_size=None, num_workers=2))]
+        assert len(ds) == 2 and [len(b) for b in batches] == [7, 7]
+        assert ds.state_dict()["consumed"] == N_OBJECTS  # the epoch is done
+        ds.set_epoch(1)  # a new epoch: nothing read yet, however the last one was read
+        assert ds.state_dict() == {**ds.state_dict(), "epoch": 1, "consumed": 0}
+        got += [n for b in batches for n in b]
+    plan = AISPlanDataset(snap, 7, seed=2).plan(0)
+    assert got and sorted(got) == sorted(snap.object_name(int(i)) for i in plan.order[:42])
