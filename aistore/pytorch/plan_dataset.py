@@ -192,6 +192,7 @@ class AISPlanDataset(IterableDataset[Any]):
         self._world_size = world_size
         self._seen_rank: tuple[int, int] | None = None
         self._rank_world()
+        self._plan_cache: EpochPlan | None = None  # this process's plan of one epoch
         # Validates seed, shuffle and window, and gives the plan's fingerprint.
         self.plan_fingerprint = self._plan(0).fingerprint
         self._epoch = _EpochCell()
@@ -237,12 +238,16 @@ class AISPlanDataset(IterableDataset[Any]):
         self._epoch.value = epoch
         self._worker_read.value = 0
 
+    def __getstate__(self) -> dict[str, Any]:
+        # A spawned worker builds its own plan (cheaper than receiving it).
+        return {**self.__dict__, "_plan_cache": None}
+
     def plan(self, epoch: int | None = None) -> EpochPlan:
         """The plan of `epoch` (default: the current one)."""
         return self._plan(self.epoch if epoch is None else epoch)
 
     def _plan(self, epoch: int) -> EpochPlan:
-        cached: EpochPlan | None = getattr(self, "_plan_cache", None)
+        cached = self._plan_cache
         if cached is None or cached.epoch != epoch:
             cached = EpochPlan.for_snapshot(
                 self.snapshot, seed=self.seed, epoch=epoch, shuffle=self.shuffle, window=self.window
@@ -371,7 +376,6 @@ class AISPlanDataset(IterableDataset[Any]):
         delivered, so that `state_dict()` in this process is exact while DataLoader workers
         read ahead. Starts the loader's iteration at once (its workers receive the loaded state).
         """
-        n = len(self.snapshot)
         progress = _Progress(
             self.epoch, self._resume_start(), self._rank_world()[1], self.batch_size
         )
@@ -379,7 +383,7 @@ class AISPlanDataset(IterableDataset[Any]):
         self._pending = None
         self._worker_read.value = 0
         self._tracked = progress
-        return _counted(iterator, progress, n)
+        return _counted(iterator, progress)
 
     def __iter__(self) -> Iterator[Any]:
         # Not a generator: the resume point is taken now, when the loader creates the iterator.
@@ -553,7 +557,7 @@ def _groups(items: Iterator[T], size: int) -> Iterator[list[T]]:
         yield group
 
 
-def _counted(iterator: Iterator[T], progress: _Progress, samples: int) -> Iterator[T]:
+def _counted(iterator: Iterator[T], progress: _Progress) -> Iterator[T]:
     for item in iterator:
         progress.steps += 1
         yield item
