@@ -736,7 +736,8 @@ class PlanCheckpoint:
     def from_loader_state(cls, state: Mapping[str, Any]) -> PlanCheckpoint:
         """The run's checkpoint from a torchdata `StatefulDataLoader.state_dict()` (or any
         structure holding the plan dataset's states): with workers, each holds the steps its
-        worker delivered; the run has delivered every step below the highest of them.
+        worker delivered; the run has delivered every step below the highest of them, plus the
+        batches handed out since the loader's last snapshot (`_steps_since_snapshot`).
 
         Raises:
             ValueError: no plan dataset state in `state`, or states of different plans.
@@ -753,7 +754,10 @@ class PlanCheckpoint:
         if len(keys) != 1:
             raise ValueError(f"worker states of different plans or layouts: {sorted(keys)}")
         s = found[0]
-        steps = max(int(w["steps"]) for w in found)
+        # Batches handed out since the loader's last snapshot of its workers' states
+        # (StatefulDataLoader(snapshot_every_n_steps=k)): delivered in order after them.
+        since = state.get("_steps_since_snapshot", 0)
+        steps = max(int(w["steps"]) for w in found) + (since if isinstance(since, int) else 0)
         consumed = min(
             int(s["samples"]), int(s["start"]) + steps * s["world_size"] * s["batch_size"]
         )

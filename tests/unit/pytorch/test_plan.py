@@ -204,6 +204,10 @@ def test_checkpoint_round_trip_and_worker_states() -> None:
         }
     }
     assert PlanCheckpoint.from_loader_state(loader).consumed == 4 + 5 * 6
+    assert (
+        PlanCheckpoint.from_loader_state({**loader, "_steps_since_snapshot": 2}).consumed
+        == 4 + 7 * 6
+    )
     loader["_snapshot"]["w0"]["dataset_state"]["steps"] = 9  # type: ignore[index]
     assert PlanCheckpoint.from_loader_state(loader).consumed == 50
     with pytest.raises(ValueError):
@@ -218,3 +222,14 @@ def test_changes_are_named() -> None:
     assert not SnapshotDiff((), (), ())
     err = pickle.loads(pickle.dumps(DatasetChangedError("changed", added=["a"], removed=["b"])))
     assert (str(err), err.added, err.removed, err.rewritten) == ("changed", ["a"], ["b"], [])
+
+
+def test_public_names_are_documented() -> None:
+    import aistore.pytorch.plan as plan
+    import aistore.pytorch.plan_dataset as plan_dataset
+
+    for module in (plan, plan_dataset):
+        for name in module.__all__:
+            value = getattr(module, name)
+            if callable(value):  # not the ShuffleMode type alias
+                assert value.__doc__, name
