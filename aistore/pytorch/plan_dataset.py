@@ -6,8 +6,9 @@ Example:
     >>> from aistore.pytorch.plan import DatasetSnapshot  # doctest: +SKIP
     >>> from aistore.pytorch.plan_dataset import AISPlanDataset  # doctest: +SKIP
     >>> ds = AISPlanDataset(DatasetSnapshot.from_sources(bucket), batch_size=32)  # doctest: +SKIP
-    >>> for names, contents in ds.track(DataLoader(ds, batch_size=None, num_workers=4)):
-    ...     ...  # doctest: +SKIP
+    >>> loader = ds.track(DataLoader(ds, batch_size=None, num_workers=4))  # doctest: +SKIP
+    >>> names, contents = next(loader); ds.state_dict()["consumed"]  # doctest: +SKIP
+    32
 """
 
 from __future__ import annotations
