@@ -1,6 +1,6 @@
 """AISPlanDataset against the real server: over an epoch, the multiset of samples delivered
 equals the dataset exactly, across checkpoints that change world size, DataLoader workers and
-batch size (in-process ranks under hypothesis; real DataLoader workers, torchdata's
+batch size (hypothesis over in-process ranks, and over real DataLoader workers; torchdata's
 StatefulDataLoader and torch.distributed gloo ranks in the fixed cases); shards by archpath; a
 changed dataset is detected and named."""
 
@@ -152,6 +152,53 @@ def test_resumes_deliver_the_dataset_exactly_once(
         # Delivered so far: exactly the first `consumed` positions of the plan.
         assert Counter(k for k, _ in got) == Counter(_plan_keys(snap, datasets[0], state))
     assert sorted(got) == sorted(want.items())
+
+
+worker_layouts = st.tuples(
+    st.integers(min_value=1, max_value=2),  # ranks
+    st.integers(min_value=0, max_value=3),  # DataLoader workers (forked processes)
+    st.integers(min_value=1, max_value=9),  # batch size
+)
+
+
+@settings(
+    max_examples=20,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    shards=st.booleans(),
+    first=worker_layouts,
+    second=worker_layouts,
+    stop=st.integers(min_value=0, max_value=6),
+)
+def test_resume_with_other_dataloader_workers(
+    data: dict[str, Any],
+    shards: bool,
+    first: tuple[int, int, int],
+    second: tuple[int, int, int],
+    stop: int,
+) -> None:
+    snap = _snapshot(data, shards, None)
+    got: list[tuple[str, str]] = []
+    state: dict[str, Any] | None = None
+    for (world, workers, batch), limit in ((first, stop), (second, None)):
+        states = []
+        for ds in _rank_datasets(snap, world, batch):
+            if state is not None:
+                ds.load_state_dict(state)
+            loader = ds.track(DataLoader(ds, batch_size=None, num_workers=workers))
+            for step, item in enumerate(loader if limit != 0 else []):
+                got += _names(item)
+                if step + 1 == limit:
+                    break
+            states.append(ds.state_dict())
+            del loader
+        assert all(s == states[0] for s in states)
+        state = states[0]
+    assert sorted(got) == sorted(
+        (k, v) for k, v in data["expected"].items() if k in set(_all_keys(snap))
+    )
 
 
 def _all_keys(snap: DatasetSnapshot) -> list[str]:
