@@ -31,14 +31,18 @@ OBJECTS = 256
 SIZE = 10 * 1024
 
 
-def wrk_rate(endpoint: str, bucket: str, seconds: int) -> float:
+def wrk_rate(endpoint: str, bucket: str, seconds: int, headers: tuple[str, ...] = ()) -> float:
+    """GETs/s of wrk GETting the OBJECTS objects o0, o1, ... of `bucket` round robin, with
+    `headers` ("Name: value") on every request."""
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as lua:
         lua.write(
             f'local i = 0\nrequest = function()\n  i = i + 1\n  return wrk.format("GET", '
             f'string.format("/v1/objects/{bucket}/o%d", i % {OBJECTS}))\nend\n'
         )
     out = subprocess.run(
-        ["wrk", "-t2", "-c16", f"-d{seconds}s", "-s", lua.name, endpoint],
+        ["wrk", "-t2", "-c16", f"-d{seconds}s", "-s", lua.name]
+        + [arg for h in headers for arg in ("-H", h)]
+        + [endpoint],
         capture_output=True,
         text=True,
         check=True,

@@ -148,3 +148,28 @@ def test_oidc_refuses_other_issuers_and_unknown_kids(
             srv.endpoint + "/v1/buckets/", headers={"Authorization": f"Bearer {tok}"}, timeout=30
         )
         assert r.status_code == 401 and why in r.json()["message"], (iss, kid, r.text)
+
+
+def test_the_public_key_is_no_hmac_secret(rsa_pair: tuple[LocalAuthN, LocalServer]) -> None:
+    """The classic forgery: an HS256 token keyed with the server's RSA public key."""
+    import base64
+    import hashlib
+    import hmac
+    import json
+
+    authn, srv = rsa_pair
+    public_pem = authn.cluster_env()["AIS_AUTHN_PUBLIC_KEY"]
+
+    def b64(raw: bytes) -> str:
+        return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+    payload = {"sub": "mallory", "admin": True, "exp": int(time.time()) + 60}
+    header = json.dumps({"alg": "HS256"}).encode()
+    signing_input = f"{b64(header)}.{b64(json.dumps(payload).encode())}"
+    sig = hmac.new(public_pem.encode(), signing_input.encode(), hashlib.sha256).digest()
+    r = requests.get(
+        srv.endpoint + "/v1/buckets/",
+        headers={"Authorization": f"Bearer {signing_input}.{b64(sig)}"},
+        timeout=10,
+    )
+    assert r.status_code == 401 and "not configured" in r.json()["message"], r.text

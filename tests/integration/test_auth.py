@@ -591,3 +591,43 @@ def test_bucket_access_property(server: LocalServer, fixture_objects: None) -> N
         admin_call(
             server, "PUT", "/v1/cluster/setconfig", params={"auth.client_auth_required": "true"}
         )
+
+
+def test_oversized_token_is_refused_cleanly(server: LocalServer) -> None:
+    huge = "Bearer " + b64url(b'{"alg":"HS256"}') + "." + "A" * 40_000 + ".c2ln"
+    r = requests.get(server.endpoint + "/v1/buckets/", headers={"Authorization": huge}, timeout=10)
+    assert r.status_code == 401 and "invalid token" in r.json()["message"]
+    # Over the header limit: the server's own 431, and it goes on serving.
+    r = requests.get(
+        server.endpoint + "/v1/buckets/", headers={"Authorization": huge * 3}, timeout=10
+    )
+    assert r.status_code == 431
+    assert call(server, "GET", "/v1/buckets/", ADMIN).status_code == 200
+
+
+def test_getbatch_parallel_download_and_a_dataloader_with_a_token(
+    server: LocalServer, fixture_objects: None
+) -> None:
+    torch_data = pytest.importorskip("torch.utils.data")
+    from aistore.pytorch import AISMapDataset
+    from aistore.sdk.batch import Batch  # noqa: F401 (the public name the SDK exposes)
+
+    client = Client(server.endpoint, token=token_for(int(A.ACCESS_RO | A.PUT)))
+    b = client.bucket("authb")
+    big = bytes(range(256)) * 16384  # 4 MiB: parallel download in chunks
+    b.object("big").get_writer().put_content(big)
+    with b.object("big").get_reader(num_workers=4).read_all() as pb:
+        assert bytes(pb.buf) == big
+    batch = client.batch(bucket=b)
+    for name in ("o", "o2"):
+        batch.add(b.object(name))
+    got = [data for _, data in batch.get()]
+    assert got == [b"payload", b"payload"]
+    ds = AISMapDataset(ais_source_list=[b.objects(obj_names=["o", "o2"])])
+    loader = torch_data.DataLoader(ds, batch_size=2, num_workers=2)
+    items = [x for batch_ in loader for x in batch_[1]]
+    assert sorted(bytes(x) for x in items) == [b"payload", b"payload"]
+    # The same without a token: refused.
+    with pytest.raises(AISError) as err:
+        Client(server.endpoint).batch(bucket=b).add(b.object("o")).get()
+    assert err.value.status_code == 401

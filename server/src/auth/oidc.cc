@@ -191,6 +191,7 @@ Status OidcKeyProvider::Refresh(Issuer& issuer) {
   std::lock_guard lock(mu_);
   issuer.jwks_uri = jwks_uri;
   issuer.keys = std::move(*keys);
+  issuer.fetched = true;
   return Status::OK();
 }
 
@@ -215,6 +216,7 @@ Result<VerifyKey> OidcKeyProvider::Find(const TokenHeader& header, const Claims&
   if (header.kid.empty()) return Invalid("missing 'kid' in the token header");
   if (!ValidKid(header.kid)) return Invalid("invalid 'kid'");
   Issuer& issuer = **it;
+  { std::lock_guard in_flight(issuer.fetch_mu); }  // a fetch under way (the start's) may bring the kid
   {
     std::lock_guard lock(mu_);
     if (auto k = issuer.keys.find(header.kid); k != issuer.keys.end()) return VerifyKey{.material = k->second};
@@ -223,10 +225,15 @@ Result<VerifyKey> OidcKeyProvider::Find(const TokenHeader& header, const Claims&
       return Invalid("unknown 'kid' \"" + header.kid + "\" of issuer " + issuer.url);
     }
     issuer.last_forced_ns = now;
+    issuer.fetched_before_forced = issuer.fetched;
   }
   // An unknown kid: the issuer may have rotated its key. One refresh, throttled above.
-  if (Status st = Refresh(issuer); !st.ok()) return Invalid("cannot fetch the keys of issuer " + issuer.url + ": " + st.message());
+  Status refreshed = Refresh(issuer);
   std::lock_guard lock(mu_);
+  // The issuer's first successful fetch (the start's prefetch was not done yet) is no rotation:
+  // it does not hold back the refresh a real rotation needs.
+  if (refreshed.ok() && !issuer.fetched_before_forced) issuer.last_forced_ns = -1;
+  if (!refreshed.ok()) return Invalid("cannot fetch the keys of issuer " + issuer.url + ": " + refreshed.message());
   if (auto k = issuer.keys.find(header.kid); k != issuer.keys.end()) return VerifyKey{.material = k->second};
   return Invalid("unknown 'kid' \"" + header.kid + "\" of issuer " + issuer.url);
 }

@@ -39,6 +39,8 @@ class OidcKeyProvider : public KeyProvider {
     std::string jwks_uri;  // "" until discovered; guarded by mu_
     std::map<std::string, std::string> keys;  // kid -> RSA public key (PEM); guarded by mu_
     int64_t last_forced_ns = -1;              // guarded by mu_
+    bool fetched = false;                     // a fetch succeeded once; guarded by mu_
+    bool fetched_before_forced = false;       // `fetched` when last_forced_ns was set; guarded by mu_
     std::mutex fetch_mu;   // one fetch of this issuer at a time
   };
 
