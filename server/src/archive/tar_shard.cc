@@ -12,6 +12,9 @@ constexpr size_t kReadPiece = 256 << 10;
 
 TarShard::TarShard(std::shared_ptr<const ObjectHandle> obj)
     : Shard(obj, ArchiveFormat::kTar),
+      cache_key_(obj->bucket() + '\0' + obj->meta().name),
+      identity_(TarIndexCache::Identity::Of(obj->meta())),
+      index_(SharedTarIndexes().Get(cache_key_, identity_)),
       scanner_([o = obj.get()](uint64_t off, void* buf, size_t len) { return o->ReadAt(off, buf, len); },
                obj->size()) {}
 
@@ -24,17 +27,37 @@ Result<bool> TarShard::ScanOne() {
     return false;
   }
   if (e.regular) {
-    by_key_.try_emplace(std::string(Key(e.name)), members_.size());
-    members_.push_back(Member{.name = std::move(e.name), .size = e.size, .offset = e.offset});
+    partial_.by_key.try_emplace(std::string(Key(e.name)), partial_.members.size());
+    partial_.members.push_back(Member{.name = std::move(e.name), .size = e.size, .offset = e.offset});
   }
   return true;
 }
 
+void TarShard::Publish() {
+  index_ = std::make_shared<const TarIndex>(std::move(partial_));
+  partial_ = {};
+  SharedTarIndexes().Put(cache_key_, identity_, index_);
+}
+
 Result<Shard::Member> TarShard::Find(std::string_view path) {
+  const std::string key(Key(path));
   std::lock_guard lock(mu_);
-  std::string key(Key(path));
-  for (;;) {
-    if (auto it = by_key_.find(key); it != by_key_.end()) return members_[it->second];
+  if (!index_) {
+    // The whole shard at once (its next lookups, in this request or a later one, cost nothing),
+    // unless it is huge.
+    while (!complete_ && partial_.members.size() < kMaxIndexedMembers) {
+      auto more = ScanOne();
+      if (!more.ok()) return more.status();
+    }
+    if (complete_) Publish();
+  }
+  if (index_) {
+    auto it = index_->by_key.find(key);
+    if (it == index_->by_key.end()) return Status::NotFound(std::string(path));
+    return index_->members[it->second];
+  }
+  for (;;) {  // a huge shard: as far as this lookup needs
+    if (auto it = partial_.by_key.find(key); it != partial_.by_key.end()) return partial_.members[it->second];
     if (complete_) return Status::NotFound(std::string(path));
     auto more = ScanOne();
     if (!more.ok()) return more.status();
@@ -55,16 +78,19 @@ Status TarShard::Read(std::string_view path, uint64_t start, uint64_t len, const
 }
 
 Status TarShard::ForEach(const std::function<Status(const Member&)>& fn) {
-  std::vector<Member> all;
+  std::shared_ptr<const TarIndex> all;
   {
     std::lock_guard lock(mu_);
-    while (!complete_) {
-      auto more = ScanOne();
-      if (!more.ok()) return more.status();
+    if (!index_) {
+      while (!complete_) {
+        auto more = ScanOne();
+        if (!more.ok()) return more.status();
+      }
+      Publish();
     }
-    all = members_;
+    all = index_;
   }
-  for (const auto& m : all) AIS_RETURN_IF_ERROR(fn(m));
+  for (const auto& m : all->members) AIS_RETURN_IF_ERROR(fn(m));
   return Status::OK();
 }
 

@@ -1,12 +1,13 @@
-// TarShard: an uncompressed tar shard. Headers are scanned once, lazily and only as far as a
-// lookup needs; members are read in place, so GetBatch can send them by sendfile.
+// TarShard: an uncompressed tar shard. Members are read in place, so GetBatch can send them by
+// sendfile. Its headers are walked once per object version, not once per request: the index is
+// kept across requests in SharedTarIndexes() (archive/tar_index.h).
 #pragma once
 
+#include <memory>
 #include <mutex>
-#include <unordered_map>
-#include <vector>
 
 #include "archive/shard.h"
+#include "archive/tar_index.h"
 #include "archive/tar_scanner.h"
 
 namespace ais {
@@ -19,15 +20,23 @@ class TarShard : public Shard {
   Status Read(std::string_view path, uint64_t start, uint64_t len, const ByteSink& out) override;
   Status ForEach(const std::function<Status(const Member&)>& fn) override;
 
- private:
-  // REQUIRES: mu_ held. Scans one more entry; false at the end.
-  Result<bool> ScanOne();
+  // A shard of more members is not indexed whole on its first lookup: each lookup walks only as
+  // far as it needs (and the walk is not kept).
+  static constexpr size_t kMaxIndexedMembers = 1 << 16;
 
+ private:
+  // REQUIRES: mu_ held. Scans one more entry into partial_; false at the end.
+  Result<bool> ScanOne();
+  // REQUIRES: mu_ held, complete_. Makes partial_ the index, and shares it.
+  void Publish();
+
+  const std::string cache_key_;  // bucket and object name
+  const TarIndexCache::Identity identity_;
   std::mutex mu_;
-  TarScanner scanner_;                                // guarded by mu_
-  std::vector<Member> members_;                       // guarded by mu_: regular files seen so far
-  std::unordered_map<std::string, size_t> by_key_;    // guarded by mu_: Key(name) -> first index
-  bool complete_ = false;                             // guarded by mu_
+  std::shared_ptr<const TarIndex> index_;  // guarded by mu_: every member, once known
+  TarScanner scanner_;                     // guarded by mu_
+  TarIndex partial_;                       // guarded by mu_: the members scanned so far
+  bool complete_ = false;                  // guarded by mu_
 };
 
 }  // namespace ais

@@ -160,6 +160,7 @@ Status StreamSegments(const std::vector<FileSegment>& segments, std::span<char> 
 class ObjectHandle {
  public:
   const ObjectMeta& meta() const { return meta_; }
+  const std::string& bucket() const { return bucket_; }  // its store key
   uint64_t size() const { return meta_.size; }
   // Segments covering object bytes [start, start+len). Opens the chunk files it needs; a chunk
   // that vanished (concurrent overwrite) is kConflict: re-open and retry (Store::OpenReading).
