@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -100,6 +101,36 @@ TEST_F(SortedWalkerTest, ResumesAfterEveryName) {
   for (size_t i = 0; i < all.size(); ++i) {
     EXPECT_EQ(Walk("", all[i]), std::vector<std::string>(all.begin() + i + 1, all.end())) << all[i];
   }
+}
+
+// Every directory under the objects dir dated a second back, so that walks keep their sorted
+// entries in SortedDirs() (a directory modified within kSettleNs is never kept).
+void AgeDirectories(const std::string& root) {
+  const auto past = std::filesystem::file_time_type::clock::now() - std::chrono::seconds(1);
+  for (const auto& e : std::filesystem::recursive_directory_iterator(root)) {
+    if (e.is_directory()) std::filesystem::last_write_time(e.path(), past);
+  }
+  std::filesystem::last_write_time(root, past);
+}
+
+TEST_F(SortedWalkerTest, CachedDirectoriesResumeEverywhereAndSeeChanges) {
+  for (const auto& n : kTricky) Touch(n);
+  AgeDirectories(objects_dir());
+  auto names = kTricky;
+  for (int round = 0; round < 2; ++round) {  // the first round fills the cache, the second uses it
+    const auto all = Reference(names, "", "");
+    for (size_t i = 0; i < all.size(); ++i) {
+      EXPECT_EQ(Walk("", all[i]), std::vector<std::string>(all.begin() + i + 1, all.end())) << all[i];
+    }
+    EXPECT_EQ(Walk("a/", ""), Reference(names, "a/", ""));
+  }
+  // A new object (and a removed one) change their directory's mtime: the next walk reads it again.
+  Touch("a/bb");
+  names.push_back("a/bb");
+  std::filesystem::remove(objects_dir() + "/" + ObjectRelPath("a0"));
+  names.erase(std::find(names.begin(), names.end(), "a0"));
+  EXPECT_EQ(Walk("", ""), Reference(names, "", ""));
+  EXPECT_EQ(Walk("a/", "a/b"), Reference(names, "a/", "a/b"));
 }
 
 TEST_F(SortedWalkerTest, SkipsDirectoriesThatAreNotOurs) {
