@@ -16,6 +16,7 @@
 #include "handlers/context.h"
 #include "remote/cache_tier.h"
 #include "http/server.h"
+#include "http/tls.h"
 #include "metrics/metrics.h"
 #include "store/store.h"
 #include "util/json_fields.h"
@@ -49,6 +50,12 @@ Options:
   --s3-api-via-root the S3 API at the root path too (as cluster feature S3-API-via-Root); it is
                     always at /s3
 
+TLS (HTTPS only on the port when given; AIS net.http.use_https, server_crt, server_key):
+  --tls-cert FILE       PEM certificate chain, the server's certificate first
+  --tls-key FILE        PEM private key of that certificate
+  --tls-client-ca FILE  PEM CA certificates: clients must present a certificate one of them
+                        signed (mutual TLS; AIS net.http.client_ca_tls, client_auth_tls 4)
+
 Limits (a request over one gets a 4xx, or 503 + Retry-After, never unbounded memory):
   --max-connections N      open connections (default 8192); more get 503 + Retry-After
   --idle-timeout SECONDS   a kept-alive connection may wait this long for its next request
@@ -67,7 +74,8 @@ Limits (a request over one gets a 4xx, or 503 + Retry-After, never unbounded mem
   --help            show this help and exit
   --version         print the version and exit
 
-On start it prints one line "aistore-server: listening on http://HOST:PORT" to stdout.
+On start it prints one line "aistore-server: listening on http://HOST:PORT" (https:// with
+TLS) to stdout.
 SIGINT/SIGTERM stop it cleanly.
 )";
 
@@ -101,6 +109,7 @@ int main(int argc, char** argv) {
   bool metrics_on = true;
   uint64_t job_idle_ms = static_cast<uint64_t>(ais::JobRegistry::kDefaultIdleTimeout.count());
   ais::CacheTierOptions remote_opts;
+  ais::TlsOptions tls_opts;
   // A numeric flag in [lo, hi] (sizes may be IEC: "64KiB"); false after printing why not.
   auto number = [](const char* flag, uint64_t lo, uint64_t hi, bool iec, auto* out) {
     auto n = iec ? ais::ParseIecSize(optarg) : ais::ParseUint(optarg);
@@ -131,6 +140,9 @@ int main(int argc, char** argv) {
                                {"no-metrics", no_argument, nullptr, 1021},
                                {"no-aws-backend", no_argument, nullptr, 1020},
                                {"s3-api-via-root", no_argument, nullptr, 1009},
+                               {"tls-cert", required_argument, nullptr, 1030},
+                               {"tls-key", required_argument, nullptr, 1031},
+                               {"tls-client-ca", required_argument, nullptr, 1032},
                                {"help", no_argument, nullptr, 'h'},
                                {"version", no_argument, nullptr, 'v'},
                                {nullptr, 0, nullptr, 0}};
@@ -211,6 +223,9 @@ int main(int argc, char** argv) {
       case 1020: remote_opts.aws_enabled = false; break;
       case 1009: s3_via_root = true; break;
       case 1021: metrics_on = false; break;
+      case 1030: tls_opts.cert_file = optarg; break;
+      case 1031: tls_opts.key_file = optarg; break;
+      case 1032: tls_opts.client_ca_file = optarg; break;
       case 'h': std::cout << kUsage; return 0;
       case 'v': std::cout << "aistore-server 0.1.0 (AIS API v1)\n"; return 0;
       default: std::cerr << kUsage; return 2;
@@ -229,6 +244,19 @@ int main(int argc, char** argv) {
       std::cerr << "aistore-server: --mountpath must be an absolute path: " << mp << "\n";
       return 2;
     }
+  }
+  if (tls_opts.cert_file.empty() != tls_opts.key_file.empty() ||
+      (!tls_opts.client_ca_file.empty() && tls_opts.cert_file.empty())) {
+    std::cerr << "aistore-server: --tls-cert and --tls-key go together (and --tls-client-ca needs them)\n";
+    return 2;
+  }
+  if (tls_opts.enabled()) {
+    auto tls_ctx = ais::MakeServerTlsContext(tls_opts);
+    if (!tls_ctx.ok()) {
+      std::cerr << "aistore-server: " << tls_ctx.status().message() << "\n";
+      return 1;
+    }
+    http_opts.tls = *tls_ctx;
   }
   RaiseFdLimit();
   // sendfile(2) to a peer that hung up raises SIGPIPE (it has no MSG_NOSIGNAL): get EPIPE instead.
@@ -252,7 +280,8 @@ int main(int argc, char** argv) {
                          .cluster_uuid = ais::RandomId(10),
                          .start_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                                          std::chrono::system_clock::now().time_since_epoch())
-                                         .count()};
+                                         .count(),
+                         .tls = tls_opts};
   ctx.promote_root = promote_root;
   ctx.max_page_size = max_page_size;
   if (s3_via_root) ctx.features.store(ais::kFeatS3ApiViaRoot);
@@ -265,8 +294,14 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::string shown = http_opts.host == "0.0.0.0" ? "127.0.0.1" : http_opts.host;
-  std::cout << "aistore-server: listening on http://" << shown << ":" << *port << std::endl;
-  ais::LogInfo("node " + ctx.node.node_id + " listening on http://" + shown + ":" + std::to_string(*port) + ", " +
+  const std::string scheme = tls_opts.enabled() ? "https://" : "http://";
+  if (tls_opts.enabled()) {
+    const std::string data_path = ais::TlsDataPathDescription();
+    std::cout << "aistore-server: " << data_path << std::endl;
+    ais::LogInfo(data_path);
+  }
+  std::cout << "aistore-server: listening on " << scheme << shown << ":" << *port << std::endl;
+  ais::LogInfo("node " + ctx.node.node_id + " listening on " + scheme + shown + ":" + std::to_string(*port) + ", " +
                std::to_string(store_opts.mountpaths.size()) + " mountpath(s), cluster " + ctx.cluster_uuid);
   server.Run(/*handle_signals=*/true);
   batch.Shutdown();  // batch threads use the store: stop them before it goes
