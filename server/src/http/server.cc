@@ -20,10 +20,8 @@ constexpr size_t kLingerBytes = 8 << 20;
 const HeaderList kNoHeaders;
 // How long a closing TLS connection waits for the peer's close_notify (most clients just close).
 constexpr auto kTlsShutdownTime = std::chrono::seconds(2);
+constexpr auto kRefusedHandshakeTime = std::chrono::seconds(5);
 
-// Connections go round-robin to I/O threads, and a thread in a long sendfile makes the others it
-// serves wait: twice as many threads as CPUs (at least 4) keeps one long send from stalling the
-// connections that share its thread.
 // The official Python SDK sends an HTTPS request that has a body in two legs, because an AIS
 // proxy redirects such requests to a target and a TLS server may close the connection before
 // reading a body: first the head alone, with the body's Content-Length and `Connection: close`
@@ -43,6 +41,9 @@ bool IsUnredirectedBodyProbe(const http::request<http::buffer_body>& req) {
   return true;
 }
 
+// Connections go round-robin to I/O threads, and a thread in a long sendfile makes the others it
+// serves wait: twice as many threads as CPUs (at least 4) keeps one long send from stalling the
+// connections that share its thread.
 size_t DefaultThreads() { return std::max(4u, 2 * std::thread::hardware_concurrency()); }
 
 }  // namespace
@@ -119,7 +120,8 @@ Task<void> HttpServer::AcceptLoop() {
 Task<void> HttpServer::Refuse(tcp::socket socket) {
   const std::string remote = RemoteAddress(socket);
   Stream stream(std::move(socket));
-  if (opts_.tls && !co_await Handshake(stream, remote)) co_return;
+  // Refused connections are not counted: their handshake gets a short deadline of its own.
+  if (opts_.tls && !co_await Handshake(stream, remote, kRefusedHandshakeTime)) co_return;
   // Named locals, not temporaries in the co_await operand (GCC 12 mishandles those).
   const HeaderList headers = {{"Retry-After", "1"}};
   const Status st = Status::TooManyRequests("too many connections: the server is at its limit, retry later");
@@ -127,9 +129,9 @@ Task<void> HttpServer::Refuse(tcp::socket socket) {
   co_await Close(stream, false);
 }
 
-Task<bool> HttpServer::Handshake(Stream& stream, std::string_view remote) {
+Task<bool> HttpServer::Handshake(Stream& stream, std::string_view remote, std::chrono::seconds timeout) {
   stream.StartTls(*opts_.tls);
-  stream.expires_after(opts_.header_timeout);
+  stream.expires_after(timeout);
   beast::error_code ec;
   co_await stream.tls()->async_handshake(ssl::stream_base::server, asio::redirect_error(asio::use_awaitable, ec));
   if (!ec) co_return true;
@@ -212,7 +214,7 @@ Task<void> HttpServer::Session(tcp::socket socket) {
   } uncount{connections_};
   const std::string remote = RemoteAddress(socket);
   Stream stream(std::move(socket));
-  if (opts_.tls && !co_await Handshake(stream, remote)) co_return;
+  if (opts_.tls && !co_await Handshake(stream, remote, opts_.header_timeout)) co_return;
   beast::flat_buffer buffer;
   bool unread = false;  // we replied before reading all the client sent
   for (;;) {

@@ -48,9 +48,9 @@ class HttpServer {
   Task<void> Session(tcp::socket socket);
   // Tells a connection over max_connections to come back later, then closes it.
   Task<void> Refuse(tcp::socket socket);
-  // The TLS handshake, within the header timeout. False: the connection is done with (plain
-  // HTTP sent to the TLS port has had its 400 reply).
-  Task<bool> Handshake(Stream& stream, std::string_view remote);
+  // The TLS handshake, within `timeout`. False: the connection is done with (plain HTTP sent
+  // to the TLS port has had its 400 reply).
+  Task<bool> Handshake(Stream& stream, std::string_view remote, std::chrono::seconds timeout);
   // 307 to the request's own URL with AIS's redirect marks (see IsUnredirectedBodyProbe).
   Task<void> RedirectToSelf(Stream& stream, const http::request<http::buffer_body>& req);
   // Ends a connection: TLS close_notify, TCP FIN, then, if the client may still be sending
