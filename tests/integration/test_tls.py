@@ -285,3 +285,26 @@ def test_mtls_refuses_a_certificate_of_another_ca(
     with pytest.raises(requests.exceptions.ConnectionError):
         stranger.cluster().get_info()
     assert mtls_server.running
+
+
+def test_connection_limit_refuses_over_tls() -> None:
+    with LocalServer(num_mountpaths=1, threads=2, tls=True, args=["--max-connections", "1"]) as srv:
+        ctx = ssl.create_default_context(cafile=srv.ca_cert)
+        with (
+            socket.create_connection(("127.0.0.1", _port(srv)), timeout=10) as raw,
+            ctx.wrap_socket(raw, server_hostname="127.0.0.1"),
+        ):
+            deadline = time.monotonic() + 10
+            reply = None
+            while time.monotonic() < deadline:  # until the first connection is counted
+                reply = requests.get(f"{srv.endpoint}/v1/health", verify=srv.ca_cert, timeout=10)
+                if reply.status_code == 503:
+                    break
+                time.sleep(0.05)
+            assert reply is not None and reply.status_code == 503
+            assert reply.headers["Retry-After"] == "1"
+            assert "too many connections" in reply.json()["message"]
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and not srv.client().cluster().is_ready():
+            time.sleep(0.05)
+        assert srv.client().cluster().is_ready()
