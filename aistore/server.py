@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 __all__ = ["LocalServer", "ServerStartError", "find_server_binary", "main"]
 
 _BINARY_NAME = "aistore-server"
-_LISTEN_RE = re.compile(r"listening on (http://\S+)")
+_LISTEN_RE = re.compile(r"listening on (https?://\S+)")
 _PR_SET_PDEATHSIG = 1
 
 
@@ -92,6 +92,15 @@ class LocalServer:
             and verifies them with that service's key (its HS256 secret or RSA public key).
             For an issuer's keys discovered over HTTPS instead, pass ``--auth-oidc-issuer`` in
             `args`.
+        tls: serve HTTPS with a certificate for ``localhost``/127.0.0.1 signed by a CA made for
+            this server in its temporary directory (``ca_cert``); ``client()`` trusts that CA.
+        mtls: as ``tls``, and clients must present a certificate that CA signed;
+            ``client_cert`` is one, and ``client()`` presents it.
+        tls_cert, tls_key: serve HTTPS with this PEM certificate chain and key instead
+            (``--tls-cert``/``--tls-key``); give ``ca_cert`` for ``client()`` to verify them.
+        tls_client_ca: with ``tls_cert``: require client certificates signed by these CAs
+            (``--tls-client-ca``).
+        ca_cert: the CA bundle ``client()`` verifies the server with (given files only).
 
     Example:
         >>> with LocalServer(num_mountpaths=4) as srv:
@@ -113,6 +122,12 @@ class LocalServer:
         args: Sequence[str] = (),
         env: Mapping[str, str] | None = None,
         authn: LocalAuthN | None = None,
+        tls: bool = False,
+        mtls: bool = False,
+        tls_cert: str | os.PathLike[str] | None = None,
+        tls_key: str | os.PathLike[str] | None = None,
+        tls_client_ca: str | os.PathLike[str] | None = None,
+        ca_cert: str | os.PathLike[str] | None = None,
     ) -> None:
         if mountpaths is None and num_mountpaths < 1:
             raise ValueError("num_mountpaths must be at least 1")
@@ -128,6 +143,21 @@ class LocalServer:
         self._args = [str(a) for a in args]
         self._env = dict(env) if env else None
         self._authn = authn
+        if (tls_cert is None) != (tls_key is None):
+            raise ValueError("tls_cert and tls_key go together")
+        if tls_cert is not None and (tls or mtls):
+            raise ValueError(
+                "tls/mtls make their own certificates: give them or tls_cert, not both"
+            )
+        if tls_client_ca is not None and tls_cert is None:
+            raise ValueError("tls_client_ca needs tls_cert and tls_key")
+        self._make_tls = tls or mtls
+        self._mtls = mtls
+        self._tls_cert = Path(tls_cert).resolve() if tls_cert is not None else None
+        self._tls_key = Path(tls_key).resolve() if tls_key is not None else None
+        self._tls_client_ca = Path(tls_client_ca).resolve() if tls_client_ca is not None else None
+        self._ca_cert = Path(ca_cert).resolve() if ca_cert is not None else None
+        self._client_cert: tuple[str, str] | None = None
         self._tmpdir: Path | None = None
         self._mountpaths: list[Path] = []
         self._proc: subprocess.Popen[bytes] | None = None
@@ -150,7 +180,13 @@ class LocalServer:
                 self._mountpaths = [self._tmpdir / f"mp{i}" for i in range(self._num_mountpaths)]
             for mp in self._mountpaths:
                 mp.mkdir(parents=True, exist_ok=True)
+        if self._make_tls and self._tls_cert is None:
+            self._make_certificates()
         cmd = [str(binary), "--host", self._host, "--port", str(self._port)]
+        if self._tls_cert is not None and self._tls_key is not None:
+            cmd += ["--tls-cert", str(self._tls_cert), "--tls-key", str(self._tls_key)]
+            if self._tls_client_ca is not None:
+                cmd += ["--tls-client-ca", str(self._tls_client_ca)]
         for mp in self._mountpaths:
             cmd += ["--mountpath", str(mp)]
         if self._threads:
@@ -177,6 +213,19 @@ class LocalServer:
         if self._port == 0:  # restarts reuse the port so endpoints stay valid
             self._port = int(self._endpoint.rsplit(":", 1)[1])
         return self
+
+    def _make_certificates(self) -> None:
+        """A CA, and the server and client certificates it signs, in a directory of ours."""
+        from aistore._internal.tls_files import make_tls_files
+
+        if self._tmpdir is None:
+            self._tmpdir = Path(tempfile.mkdtemp(prefix="aistore-"))
+        files = make_tls_files(self._tmpdir / "tls")
+        self._tls_cert, self._tls_key = files.server_cert, files.server_key
+        self._ca_cert = files.ca_cert
+        if self._mtls:
+            self._tls_client_ca = files.ca_cert
+            self._client_cert = (str(files.client_cert), str(files.client_key))
 
     def _await_listen_line(self) -> str:
         assert self._proc is not None and self._proc.stdout is not None
@@ -235,6 +284,9 @@ class LocalServer:
             shutil.rmtree(self._tmpdir, ignore_errors=True)
             self._tmpdir = None
             self._mountpaths = []
+            if self._make_tls:  # they lived in the temporary directory
+                self._tls_cert = self._tls_key = self._tls_client_ca = self._ca_cert = None
+                self._client_cert = None
 
     def kill(self) -> None:
         """Crash the server with SIGKILL, keeping its data (for recovery tests)."""
@@ -249,10 +301,22 @@ class LocalServer:
 
     @property
     def endpoint(self) -> str:
-        """Base URL, e.g. ``http://127.0.0.1:40123``."""
+        """Base URL, e.g. ``http://127.0.0.1:40123`` (``https://`` with TLS)."""
         if self._endpoint is None:
             raise RuntimeError("server not started")
         return self._endpoint
+
+    @property
+    def ca_cert(self) -> str | None:
+        """The CA bundle that verifies this server's certificate (``tls=True``: the one made for
+        it), for ``Client(ca_cert=...)``, ``AIS_CLIENT_CA`` or ``curl --cacert``; else None."""
+        return str(self._ca_cert) if self._ca_cert is not None else None
+
+    @property
+    def client_cert(self) -> tuple[str, str] | None:
+        """``mtls=True``: (certificate, key) files of a client certificate the server accepts,
+        for ``Client(client_cert=...)``; else None."""
+        return self._client_cert
 
     @property
     def mountpaths(self) -> list[Path]:
@@ -272,9 +336,15 @@ class LocalServer:
         return "\n".join(self._log)
 
     def client(self, **kwargs: object) -> Client:
-        """A ``Client`` for this server (keyword arguments go to ``Client``)."""
+        """A ``Client`` for this server (keyword arguments go to ``Client``). Over TLS it trusts
+        ``ca_cert`` and presents ``client_cert`` unless told otherwise."""
         from aistore.sdk.client import Client
 
+        if self.endpoint.startswith("https://"):
+            if self._ca_cert is not None and "skip_verify" not in kwargs:
+                kwargs.setdefault("ca_cert", str(self._ca_cert))
+            if self._client_cert is not None:
+                kwargs.setdefault("client_cert", self._client_cert)
         return Client(self.endpoint, **kwargs)  # type: ignore[arg-type]
 
     def __enter__(self) -> LocalServer:

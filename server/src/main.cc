@@ -19,6 +19,7 @@
 #include "handlers/context.h"
 #include "remote/cache_tier.h"
 #include "http/server.h"
+#include "http/tls.h"
 #include "metrics/metrics.h"
 #include "store/store.h"
 #include "util/json_fields.h"
@@ -51,6 +52,12 @@ Options:
                     loss may lose the last writes)
   --s3-api-via-root the S3 API at the root path too (as cluster feature S3-API-via-Root); it is
                     always at /s3
+
+TLS (HTTPS only on the port when given; AIS net.http.use_https, server_crt, server_key):
+  --tls-cert FILE       PEM certificate chain, the server's certificate first
+  --tls-key FILE        PEM private key of that certificate
+  --tls-client-ca FILE  PEM CA certificates: clients must present a certificate one of them
+                        signed (mutual TLS; AIS net.http.client_ca_tls, client_auth_tls 4)
 
 Access control (off by default; docs/user-guide.md "Access control"):
   --auth-required   require a valid bearer token (JWT) on every request but /v1/health (as
@@ -85,7 +92,8 @@ Limits (a request over one gets a 4xx, or 503 + Retry-After, never unbounded mem
   --help            show this help and exit
   --version         print the version and exit
 
-On start it prints one line "aistore-server: listening on http://HOST:PORT" to stdout.
+On start it prints one line "aistore-server: listening on http://HOST:PORT" (https:// with
+TLS) to stdout.
 SIGINT/SIGTERM stop it cleanly.
 )";
 
@@ -120,6 +128,7 @@ int main(int argc, char** argv) {
   uint64_t job_idle_ms = static_cast<uint64_t>(ais::JobRegistry::kDefaultIdleTimeout.count());
   ais::CacheTierOptions remote_opts;
   ais::auth::AuthConfig auth_cfg;
+  ais::TlsOptions tls_opts;
   // A numeric flag in [lo, hi] (sizes may be IEC: "64KiB"); false after printing why not.
   auto number = [](const char* flag, uint64_t lo, uint64_t hi, bool iec, auto* out) {
     auto n = iec ? ais::ParseIecSize(optarg) : ais::ParseUint(optarg);
@@ -154,6 +163,9 @@ int main(int argc, char** argv) {
                                {"auth-oidc-issuer", required_argument, nullptr, 1031},
                                {"auth-oidc-ca", required_argument, nullptr, 1032},
                                {"auth-audience", required_argument, nullptr, 1033},
+                               {"tls-cert", required_argument, nullptr, 1040},
+                               {"tls-key", required_argument, nullptr, 1041},
+                               {"tls-client-ca", required_argument, nullptr, 1042},
                                {"help", no_argument, nullptr, 'h'},
                                {"version", no_argument, nullptr, 'v'},
                                {nullptr, 0, nullptr, 0}};
@@ -238,6 +250,9 @@ int main(int argc, char** argv) {
       case 1031: auth_cfg.oidc_issuers.emplace_back(optarg); break;
       case 1032: auth_cfg.oidc_ca_bundle = optarg; break;
       case 1033: auth_cfg.audiences.emplace_back(optarg); break;
+      case 1040: tls_opts.cert_file = optarg; break;
+      case 1041: tls_opts.key_file = optarg; break;
+      case 1042: tls_opts.client_ca_file = optarg; break;
       case 'h': std::cout << kUsage; return 0;
       case 'v': std::cout << "aistore-server 0.1.0 (AIS API v1)\n"; return 0;
       default: std::cerr << kUsage; return 2;
@@ -279,6 +294,19 @@ int main(int argc, char** argv) {
     std::cerr << "aistore-server: " << authorizer.status().message() << "\n";
     return 2;
   }
+  if (tls_opts.cert_file.empty() != tls_opts.key_file.empty() ||
+      (!tls_opts.client_ca_file.empty() && tls_opts.cert_file.empty())) {
+    std::cerr << "aistore-server: --tls-cert and --tls-key go together (and --tls-client-ca needs them)\n";
+    return 2;
+  }
+  if (tls_opts.enabled()) {
+    auto tls_ctx = ais::MakeServerTlsContext(tls_opts);
+    if (!tls_ctx.ok()) {
+      std::cerr << "aistore-server: " << tls_ctx.status().message() << "\n";
+      return 1;
+    }
+    http_opts.tls = *tls_ctx;
+  }
   RaiseFdLimit();
   // sendfile(2) to a peer that hung up raises SIGPIPE (it has no MSG_NOSIGNAL): get EPIPE instead.
   std::signal(SIGPIPE, SIG_IGN);
@@ -301,7 +329,8 @@ int main(int argc, char** argv) {
                          .cluster_uuid = (*store)->cluster_uuid(),
                          .start_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                                          std::chrono::system_clock::now().time_since_epoch())
-                                         .count()};
+                                         .count(),
+                         .tls = tls_opts};
   ctx.promote_root = promote_root;
   ctx.auth = authorizer->get();
   ctx.max_page_size = max_page_size;
@@ -315,8 +344,14 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::string shown = http_opts.host == "0.0.0.0" ? "127.0.0.1" : http_opts.host;
-  std::cout << "aistore-server: listening on http://" << shown << ":" << *port << std::endl;
-  ais::LogInfo("node " + ctx.node.node_id + " listening on http://" + shown + ":" + std::to_string(*port) + ", " +
+  const std::string scheme = tls_opts.enabled() ? "https://" : "http://";
+  if (tls_opts.enabled()) {
+    const std::string data_path = ais::TlsDataPathDescription();
+    std::cout << "aistore-server: " << data_path << std::endl;
+    ais::LogInfo(data_path);
+  }
+  std::cout << "aistore-server: listening on " << scheme << shown << ":" << *port << std::endl;
+  ais::LogInfo("node " + ctx.node.node_id + " listening on " + scheme + shown + ":" + std::to_string(*port) + ", " +
                std::to_string(store_opts.mountpaths.size()) + " mountpath(s), cluster " + ctx.cluster_uuid);
   const bool loopback = http_opts.host == "127.0.0.1" || http_opts.host == "::1" || http_opts.host == "localhost";
   if (!loopback && !(*authorizer)->required()) {

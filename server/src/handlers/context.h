@@ -11,6 +11,7 @@
 #include "api/ais_messages.h"
 #include "api/route.h"
 #include "http/exchange.h"
+#include "http/tls.h"
 #include "inventory/inventory_catalog.h"
 #include "jobs/job_registry.h"
 #include "store/store.h"
@@ -38,6 +39,7 @@ struct ServerContext {
   std::atomic<uint64_t> features{0};
   std::function<uint64_t()> open_connections = nullptr;  // the HTTP server's count (GET /metrics)
   auth::Authorizer* auth = nullptr;  // access control (handlers/access.h); null: none (tests)
+  TlsOptions tls;  // HTTPS: the files, shown in the cluster config's net.http
 };
 
 // Reads a JSON body within the limits (DefaultJsonLimits: size, depth); an empty body is {}.

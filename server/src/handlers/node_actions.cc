@@ -86,13 +86,14 @@ std::string SeverityName(LogSeverity s) {
 struct NodeAddr {
   std::string url, host, port;
 };
-NodeAddr AddrOf(const Exchange& ex) {
+// With TLS the whole port is HTTPS: the node's URLs (Smap direct_url, primary_url) say so.
+NodeAddr AddrOf(const ServerContext& ctx, const Exchange& ex) {
   std::string host_port(ex.header("Host"));
   size_t colon = host_port.rfind(':');
   NodeAddr a;
-  a.url = "http://" + host_port;
+  a.url = (ctx.tls.enabled() ? "https://" : "http://") + host_port;
   a.host = host_port.substr(0, colon);
-  a.port = colon == std::string::npos ? "80" : host_port.substr(colon + 1);
+  a.port = colon == std::string::npos ? (ctx.tls.enabled() ? "443" : "80") : host_port.substr(colon + 1);
   return a;
 }
 
@@ -101,7 +102,7 @@ std::string RoleId(const ServerContext& ctx, NodeRole role) {
 }
 
 nlohmann::json SnodeJson(const ServerContext& ctx, const Exchange& ex, NodeRole role) {
-  NodeAddr a = AddrOf(ex);
+  NodeAddr a = AddrOf(ctx, ex);
   nlohmann::json net = {{"node_ip_addr", a.host}, {"daemon_port", a.port}, {"direct_url", a.url}};
   std::string id = RoleId(ctx, role);
   return {{"daemon_id", id},
@@ -364,7 +365,7 @@ nlohmann::json MetricNames(const Store& store, NodeRole role) {
 
 // AIS cos.NodeStateInfo: the cluster as this node sees it.
 nlohmann::json ClusterState(const ServerContext& ctx, const Exchange& ex) {
-  NodeAddr a = AddrOf(ex);
+  NodeAddr a = AddrOf(ctx, ex);
   return {{"smap",
            {{"Primary", {{"pub_url", a.url}, {"control_url", a.url}, {"id", ProxyId(ctx)}}},
             {"version", "1"},
@@ -401,7 +402,7 @@ nlohmann::json NodeStatsJson(ServerContext& ctx, const Exchange& ex, NodeRole ro
 // A node's config: the cluster's, and the node-local sections.
 nlohmann::json NodeConfigJson(const ServerContext& ctx, const Exchange& ex, NodeRole role) {
   nlohmann::json c = ClusterConfigJson(ctx, ex);
-  NodeAddr a = AddrOf(ex);
+  NodeAddr a = AddrOf(ctx, ex);
   nlohmann::json paths = nlohmann::json::object();
   if (role == NodeRole::kTarget) {
     for (const auto& p : ctx.store.mountpaths().paths()) paths[p] = "";
@@ -440,7 +441,7 @@ nlohmann::json SmapJson(const ServerContext& ctx, const Exchange& ex) {
 nlohmann::json ClusterConfigJson(const ServerContext& ctx, const Exchange& ex) {
   // The bucket sections are the defaults every new bucket gets.
   nlohmann::json bprops = BucketProps{}.ToAisJson("");
-  NodeAddr a = AddrOf(ex);
+  NodeAddr a = AddrOf(ctx, ex);
   auto section = [] { return nlohmann::json::object(); };
   return {
       {"write_policy", bprops["write_policy"]},
@@ -475,7 +476,17 @@ nlohmann::json ClusterConfigJson(const ServerContext& ctx, const Exchange& ex) {
       {"uuid", ctx.cluster_uuid},
       {"lastupdate_time", ""},
       {"proxy", {{"primary_url", a.url}, {"original_url", a.url}, {"discovery_url", ""}, {"non_electable", false}}},
-      {"net", {{"l4", {{"proto", "tcp"}}}, {"http", {{"use_https", false}}}}},
+      {"net",
+       {{"l4", {{"proto", "tcp"}}},
+        {"http",
+         {{"use_https", ctx.tls.enabled()},
+          {"server_crt", ctx.tls.cert_file},
+          {"server_key", ctx.tls.key_file},
+          {"domain_tls", ""},
+          {"client_ca_tls", ctx.tls.client_ca_file},
+          {"client_auth_tls", ClientAuthTls(ctx.tls)},
+          {"skip_verify", false},
+          {"chunked_transfer", false}}}}},
       {"timeout",
        {{"cplane_operation", "2s"},
         {"max_keepalive", "4s"},

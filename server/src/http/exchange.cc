@@ -3,6 +3,7 @@
 #include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <bit>
@@ -14,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/headers.h"
+#include "http/tls.h"
 #include "util/file.h"
 #include "util/json_text.h"
 #include "util/strings.h"
@@ -33,7 +35,7 @@ constexpr auto kIoTimeout = std::chrono::seconds(120);
 
 }  // namespace
 
-Exchange::Exchange(beast::tcp_stream& stream, beast::flat_buffer& buffer, RequestParser& parser,
+Exchange::Exchange(Stream& stream, beast::flat_buffer& buffer, RequestParser& parser,
                    const NodeInfo& node, std::string remote_addr)
     : stream_(stream), buffer_(buffer), parser_(parser), node_(node), remote_addr_(std::move(remote_addr)) {
   std::string_view target = req().target();
@@ -376,13 +378,14 @@ Task<bool> Exchange::WaitWritable() {
   co_return !ec;
 }
 
-beast::tcp_stream::socket_type& Exchange::NonBlockingSocket() {
+tcp::socket& Exchange::NonBlockingSocket() {
   auto& sock = stream_.socket();
   if (!sock.native_non_blocking()) sock.native_non_blocking(true);  // the setter always costs an ioctl
   return sock;
 }
 
 Task<bool> Exchange::SendIov(std::vector<iovec>& iov) {
+  if (stream_.tls()) co_return co_await SendIovTls(iov);
   auto& sock = NonBlockingSocket();
   size_t first = 0;  // iov[first..] is still to be sent (iov[first] perhaps in part)
   while (first < iov.size()) {
@@ -409,6 +412,7 @@ Task<bool> Exchange::SendIov(std::vector<iovec>& iov) {
 }
 
 Task<bool> Exchange::SendFile(const FileSegment& seg) {
+  if (stream_.tls()) co_return co_await SendFileTls(seg);
   auto& sock = NonBlockingSocket();
   auto off = static_cast<off_t>(seg.offset);
   uint64_t left = seg.len;
@@ -422,6 +426,37 @@ Task<bool> Exchange::SendFile(const FileSegment& seg) {
     if (errno == EINTR) continue;
     if (errno != EAGAIN) co_return false;  // peer gone
     if (!co_await WaitWritable()) co_return false;
+  }
+  co_return true;
+}
+
+Task<bool> Exchange::SendIovTls(const std::vector<iovec>& iov) {
+  std::vector<asio::const_buffer> bufs;
+  bufs.reserve(iov.size());
+  for (const auto& v : iov) bufs.emplace_back(v.iov_base, v.iov_len);
+  beast::error_code ec;
+  stream_.expires_after(kIoTimeout);
+  co_await asio::async_write(stream_, bufs, asio::redirect_error(asio::use_awaitable, ec));
+  co_return !ec;
+}
+
+Task<bool> Exchange::SendFileTls(const FileSegment& seg) {
+  // One bounded buffer: a file segment of any size costs kTlsFileChunk of memory.
+  std::vector<char> buf(std::min<uint64_t>(seg.len, kTlsFileChunk));
+  uint64_t off = seg.offset;
+  uint64_t left = seg.len;
+  while (left > 0) {
+    size_t want = std::min<uint64_t>(left, buf.size());
+    ssize_t n = ::pread(seg.fd, buf.data(), want, static_cast<off_t>(off));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) co_return false;  // unreadable, or shorter than its metadata says
+    beast::error_code ec;
+    stream_.expires_after(kIoTimeout);
+    co_await asio::async_write(stream_, asio::buffer(buf.data(), static_cast<size_t>(n)),
+                               asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) co_return false;  // peer gone
+    off += static_cast<uint64_t>(n);
+    left -= static_cast<uint64_t>(n);
   }
   co_return true;
 }

@@ -2,7 +2,8 @@
 // lends it the stream, read buffer and parser for the duration of one request.
 //
 // Bodies are streamed (never buffered whole unless ReadBody is asked for a bounded JSON body);
-// object bytes leave through sendfile(2) straight from the object's file segments.
+// over plain TCP, object bytes leave through sendfile(2) straight from the object's file
+// segments; over TLS, through the TLS engine in bounded chunks (kTlsFileChunk).
 #pragma once
 
 #include <sys/uio.h>
@@ -17,6 +18,7 @@
 
 #include "http/asio.h"
 #include "http/handled.h"
+#include "http/stream.h"
 #include "store/store.h"
 #include "util/status.h"
 
@@ -69,7 +71,7 @@ class StreamReply {
 
 class Exchange {
  public:
-  Exchange(beast::tcp_stream& stream, beast::flat_buffer& buffer, RequestParser& parser, const NodeInfo& node,
+  Exchange(Stream& stream, beast::flat_buffer& buffer, RequestParser& parser, const NodeInfo& node,
            std::string remote_addr);
 
   // --- request ---
@@ -142,18 +144,20 @@ class Exchange {
   // Reads and drops `left` body bytes (or gives up on the connection if that is too much).
   Task<void> Discard(uint64_t left, std::vector<char>& buf);
   Task<bool> SendSegments(const std::vector<FileSegment>& segments);
-  // Write straight to the non-blocking socket, waiting only while it is full (up to the I/O
-  // timeout). False once the peer is gone. SendIov consumes `iov`.
+  // Plain TCP: straight to the non-blocking socket, waiting only while it is full (up to the I/O
+  // timeout). TLS: through the engine. False once the peer is gone. SendIov consumes `iov`.
   Task<bool> SendIov(std::vector<iovec>& iov);
   Task<bool> SendFile(const FileSegment& seg);
+  Task<bool> SendIovTls(const std::vector<iovec>& iov);
+  Task<bool> SendFileTls(const FileSegment& seg);
   Task<bool> WaitWritable();
   // The connection's socket, switched to non-blocking mode if it is not yet.
-  beast::tcp_stream::socket_type& NonBlockingSocket();
+  tcp::socket& NonBlockingSocket();
   // head, the pieces, tail; consecutive memory runs go out in one gathered write.
   Task<bool> WritePieces(std::string_view head, const std::vector<BodyPiece>& pieces, std::string_view tail);
   void FillHeaders(http::fields& f, const HeaderList& headers) const;
 
-  beast::tcp_stream& stream_;
+  Stream& stream_;
   beast::flat_buffer& buffer_;
   RequestParser& parser_;
   const NodeInfo& node_;

@@ -1,6 +1,8 @@
 #include "http/server.h"
 
 #include <netinet/tcp.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 
 #include <algorithm>
 #include <chrono>
@@ -16,6 +18,28 @@ namespace {
 constexpr auto kLingerTime = std::chrono::seconds(2);
 constexpr size_t kLingerBytes = 8 << 20;
 const HeaderList kNoHeaders;
+// How long a closing TLS connection waits for the peer's close_notify (most clients just close).
+constexpr auto kTlsShutdownTime = std::chrono::seconds(2);
+constexpr auto kRefusedHandshakeTime = std::chrono::seconds(5);
+
+// The official Python SDK sends an HTTPS request that has a body in two legs, because an AIS
+// proxy redirects such requests to a target and a TLS server may close the connection before
+// reading a body: first the head alone, with the body's Content-Length and `Connection: close`
+// and no body, expecting a 301/307 before any body byte is read; then the whole request to the
+// Location. This node is proxy and target in one, so it redirects the first leg to itself, marked
+// as AIS marks its redirects (`pid`, `utm`), and serves the marked second leg.
+bool IsUnredirectedBodyProbe(const http::request<http::buffer_body>& req) {
+  std::string_view target = req.target();
+  if (target.substr(0, 4) != "/v1/" || req.keep_alive() || req.find(http::field::content_length) == req.end()) {
+    return false;
+  }
+  auto q = target.find('?');
+  if (q == std::string_view::npos) return true;
+  for (auto kv : Split(target.substr(q + 1), '&')) {
+    if (kv.substr(0, 4) == "pid=") return false;
+  }
+  return true;
+}
 
 // Connections go round-robin to I/O threads, and a thread in a long sendfile makes the others it
 // serves wait: twice as many threads as CPUs (at least 4) keeps one long send from stalling the
@@ -94,14 +118,71 @@ Task<void> HttpServer::AcceptLoop() {
 }
 
 Task<void> HttpServer::Refuse(tcp::socket socket) {
-  beast::tcp_stream stream(std::move(socket));
+  const std::string remote = RemoteAddress(socket);
+  Stream stream(std::move(socket));
+  // Refused connections are not counted: their handshake gets a short deadline of its own.
+  if (opts_.tls && !co_await Handshake(stream, remote, kRefusedHandshakeTime)) co_return;
   // Named locals, not temporaries in the co_await operand (GCC 12 mishandles those).
   const HeaderList headers = {{"Retry-After", "1"}};
   const Status st = Status::TooManyRequests("too many connections: the server is at its limit, retry later");
-  const std::string remote = RemoteAddress(stream.socket());
   co_await ReplyWithoutExchange(stream, http::status::service_unavailable, st, remote, headers);
+  co_await Close(stream, false);
+}
+
+Task<bool> HttpServer::Handshake(Stream& stream, std::string_view remote, std::chrono::seconds timeout) {
+  stream.StartTls(*opts_.tls);
+  stream.expires_after(timeout);
   beast::error_code ec;
+  co_await stream.tls()->async_handshake(ssl::stream_base::server, asio::redirect_error(asio::use_awaitable, ec));
+  if (!ec) co_return true;
+  // OpenSSL recognizes a plain HTTP request where a TLS record should be (and sends no alert):
+  // answer it in plain HTTP, as Go's net/http does, so the client learns why.
+  if (ec.category() == asio::error::get_ssl_category() && ERR_GET_REASON(static_cast<unsigned long>(ec.value())) == SSL_R_HTTP_REQUEST) {
+    const Status st = Status::InvalidArgument("client sent an HTTP request to an HTTPS server");
+    co_await ReplyWithoutExchange(stream.tcp_layer(), http::status::bad_request, st, remote, kNoHeaders);
+    stream.socket().shutdown(tcp::socket::shutdown_send, ec);
+    co_await Linger(stream.tcp_layer());
+  }
+  co_return false;
+}
+
+Task<void> HttpServer::RedirectToSelf(Stream& stream, const http::request<http::buffer_body>& req) {
+  std::string_view target = req.target();
+  const auto now_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  std::string location = "https://" + std::string(req[http::field::host]) + std::string(target) +
+                         (target.find('?') == std::string_view::npos ? "?" : "&") + "pid=p" + node_.daemon_id +
+                         "&utm=" + std::to_string(now_ns);
+  http::response<http::empty_body> res{http::status::temporary_redirect, req.version()};
+  res.set(http::field::location, location);
+  res.content_length(0);
+  res.keep_alive(false);
+  beast::error_code ec;
+  stream.expires_after(std::chrono::seconds(10));
+  co_await http::async_write(stream, res, asio::redirect_error(asio::use_awaitable, ec));
+}
+
+Task<void> HttpServer::Close(Stream& stream, bool unread) {
+  beast::error_code ec;
+  if (auto* tls = stream.tls()) {
+    // close_notify tells the client the data ended here rather than was cut.
+    stream.expires_after(kTlsShutdownTime);
+    co_await tls->async_shutdown(asio::redirect_error(asio::use_awaitable, ec));
+  }
   stream.socket().shutdown(tcp::socket::shutdown_send, ec);
+  // The client may still be sending what we did not read: closing now would reset the
+  // connection and could destroy our reply in its receive buffer. Let it finish (bounded).
+  if (unread) co_await Linger(stream.tcp_layer());
+}
+
+Task<void> HttpServer::Linger(beast::tcp_stream& tcp) {
+  tcp.expires_after(kLingerTime);
+  std::vector<char> sink(64 << 10);
+  beast::error_code ec;
+  for (size_t n = 0; n < kLingerBytes && !ec;) {
+    n += co_await tcp.async_read_some(asio::buffer(sink), asio::redirect_error(asio::use_awaitable, ec));
+  }
 }
 
 std::string HttpServer::RemoteAddress(const tcp::socket& socket) {
@@ -110,8 +191,9 @@ std::string HttpServer::RemoteAddress(const tcp::socket& socket) {
   return ec ? std::string() : ep.address().to_string() + ":" + std::to_string(ep.port());
 }
 
-Task<void> HttpServer::ReplyWithoutExchange(beast::tcp_stream& stream, http::status code, const Status& st,
-                                            std::string_view remote, const HeaderList& headers) {
+template <class S>
+Task<void> HttpServer::ReplyWithoutExchange(S& stream, http::status code, const Status& st, std::string_view remote,
+                                            const HeaderList& headers) {
   http::response<http::string_body> res{code, 11};
   for (const auto& [name, value] : headers) res.set(name, value);
   res.set(http::field::content_type, "application/json");
@@ -131,7 +213,8 @@ Task<void> HttpServer::Session(tcp::socket socket) {
     ~Uncount() { n.fetch_sub(1, std::memory_order_relaxed); }
   } uncount{connections_};
   const std::string remote = RemoteAddress(socket);
-  beast::tcp_stream stream(std::move(socket));
+  Stream stream(std::move(socket));
+  if (opts_.tls && !co_await Handshake(stream, remote, opts_.header_timeout)) co_return;
   beast::flat_buffer buffer;
   bool unread = false;  // we replied before reading all the client sent
   for (;;) {
@@ -158,11 +241,17 @@ Task<void> HttpServer::Session(tcp::socket socket) {
         co_await ReplyWithoutExchange(stream, http::status::request_header_fields_too_large, st, remote, kNoHeaders);
         unread = true;
       } else if (ec != http::error::end_of_stream && ec != asio::error::operation_aborted &&
-                 ec != asio::error::connection_reset && ec != beast::error::timeout && ec != asio::error::eof) {
+                 ec != asio::error::connection_reset && ec != beast::error::timeout && ec != asio::error::eof &&
+                 ec != ssl::error::stream_truncated) {
         const Status st = Status::InvalidArgument("malformed HTTP request: " + ec.message());
         co_await ReplyWithoutExchange(stream, http::status::bad_request, st, remote, kNoHeaders);
         unread = true;
       }
+      break;
+    }
+    if (opts_.tls && IsUnredirectedBodyProbe(parser.get())) {
+      co_await RedirectToSelf(stream, parser.get());
+      unread = true;  // a client other than the SDK may be sending the body
       break;
     }
     Exchange ex(stream, buffer, parser, node_, remote);
@@ -199,17 +288,7 @@ Task<void> HttpServer::Session(tcp::socket socket) {
     }
     if (!parser.get().keep_alive()) break;
   }
-  beast::error_code ec;
-  stream.socket().shutdown(tcp::socket::shutdown_send, ec);
-  if (unread) {
-    // The client may still be sending what we did not read: closing now would reset the
-    // connection and could destroy our reply in its receive buffer. Let it finish (bounded).
-    stream.expires_after(kLingerTime);
-    std::vector<char> sink(64 << 10);
-    for (size_t n = 0; n < kLingerBytes && !ec;) {
-      n += co_await stream.async_read_some(asio::buffer(sink), asio::redirect_error(asio::use_awaitable, ec));
-    }
-  }
+  co_await Close(stream, unread);
 }
 
 }  // namespace ais

@@ -27,6 +27,7 @@ struct HttpServerOptions {
   std::chrono::seconds idle_timeout{300};          // a kept-alive connection may wait this long for a request
   std::chrono::seconds header_timeout{30};         // from a request's first byte to its last header byte
   size_t max_connections = 8192;                   // more are answered 503 + Retry-After and closed
+  std::shared_ptr<ssl::context> tls;               // set: every connection is TLS (MakeServerTlsContext)
 };
 
 class HttpServer {
@@ -47,10 +48,22 @@ class HttpServer {
   Task<void> Session(tcp::socket socket);
   // Tells a connection over max_connections to come back later, then closes it.
   Task<void> Refuse(tcp::socket socket);
+  // The TLS handshake, within `timeout`. False: the connection is done with (plain HTTP sent
+  // to the TLS port has had its 400 reply).
+  Task<bool> Handshake(Stream& stream, std::string_view remote, std::chrono::seconds timeout);
+  // 307 to the request's own URL with AIS's redirect marks (see IsUnredirectedBodyProbe).
+  Task<void> RedirectToSelf(Stream& stream, const http::request<http::buffer_body>& req);
+  // Ends a connection: TLS close_notify, TCP FIN, then, if the client may still be sending
+  // (`unread`), a bounded wait for it to finish.
+  Task<void> Close(Stream& stream, bool unread);
+  // Reads and drops what the peer still sends, for a while (bounded): see Close.
+  Task<void> Linger(beast::tcp_stream& tcp);
   // An error reply for a connection that has no Exchange (the request's head was not read, or
   // the connection is refused): AisErrorText's JSON with HTTP status `code`, not kept alive.
-  Task<void> ReplyWithoutExchange(beast::tcp_stream& stream, http::status code, const Status& st,
-                                  std::string_view remote, const HeaderList& headers);
+  // `S`: Stream, or the raw beast::tcp_stream under a failed TLS handshake.
+  template <class S>
+  Task<void> ReplyWithoutExchange(S& stream, http::status code, const Status& st, std::string_view remote,
+                                  const HeaderList& headers);
   static std::string RemoteAddress(const tcp::socket& socket);
 
   const HttpServerOptions opts_;
