@@ -5,8 +5,9 @@ required vs not.
 Three servers from the same binary: no access control; ``--auth-required`` with an HS256
 secret; ``--auth-required`` with an RSA public key. ``wrk`` (2 threads, 16 keep-alive
 connections) GETs 10 KiB objects from each in turn with an admin token, and curl GETs a 1 GiB
-object, ``--rounds`` times, the order rotated every round. A token is verified once and then found in the server's cache, so
-what a request pays is the cache lookup and the permission check. The table shows each
+object, ``--rounds`` times, the order rotated every round. A token is verified once and then
+found in the server's cache, so what a request pays is the cache lookup and the permission
+check. The table shows each
 server's median rate, spread (max - min over the median: the noise) and the ratio to the
 server without access control.
 
