@@ -19,6 +19,7 @@
 #include "handlers/context.h"
 #include "remote/cache_tier.h"
 #include "http/server.h"
+#include "api/openapi.h"
 #include "metrics/metrics.h"
 #include "store/store.h"
 #include "util/json_fields.h"
@@ -82,6 +83,7 @@ Limits (a request over one gets a 4xx, or 503 + Retry-After, never unbounded mem
   --job-idle-timeout MS    how long a job that idles (get-batch, copy-objects) stays listed as
                            running and idle after its last work before it ends (default 60000,
                            AIS xact.IdleDefault)
+  --print-openapi   print the OpenAPI document of the REST API (YAML) and exit
   --help            show this help and exit
   --version         print the version and exit
 
@@ -154,6 +156,7 @@ int main(int argc, char** argv) {
                                {"auth-oidc-issuer", required_argument, nullptr, 1031},
                                {"auth-oidc-ca", required_argument, nullptr, 1032},
                                {"auth-audience", required_argument, nullptr, 1033},
+                               {"print-openapi", no_argument, nullptr, 1040},
                                {"help", no_argument, nullptr, 'h'},
                                {"version", no_argument, nullptr, 'v'},
                                {nullptr, 0, nullptr, 0}};
@@ -238,6 +241,7 @@ int main(int argc, char** argv) {
       case 1031: auth_cfg.oidc_issuers.emplace_back(optarg); break;
       case 1032: auth_cfg.oidc_ca_bundle = optarg; break;
       case 1033: auth_cfg.audiences.emplace_back(optarg); break;
+      case 1040: std::cout << ais::api::OpenApiYaml(); return 0;
       case 'h': std::cout << kUsage; return 0;
       case 'v': std::cout << "aistore-server 0.1.0 (AIS API v1)\n"; return 0;
       default: std::cerr << kUsage; return 2;

@@ -287,6 +287,9 @@ Task<Handled> HandleJobLists(ServerContext& ctx, Exchange& ex, const Route& rout
 
 Task<Handled> HandleCluster(ServerContext& ctx, Exchange& ex, const Route& route) {
   if (route.area == "daemon" && route.bucket == "mountpaths") co_return co_await MountpathAction(ctx, ex);
+  if (route.area == "cluster" && route.bucket == "setconfig" && ex.method() != http::verb::put) {
+    co_return Status::MethodNotAllowed("invalid method " + std::string(ex.method_string()) + " (setconfig: PUT)");
+  }
   std::string what = ex.query("what").value_or("");
   if (ex.method() == http::verb::get) {
     if (what == "status" || what == "status_all" || what == "qryxstats" || what == "running_all") {

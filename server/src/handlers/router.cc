@@ -6,6 +6,7 @@
 #include <cctype>
 
 #include "api/moss_request.h"
+#include "api/openapi.h"
 #include "auth/authorizer.h"
 #include "handlers/access.h"
 #include "handlers/context.h"
@@ -162,6 +163,10 @@ Task<Handled> ServeMetrics(ServerContext& ctx, Exchange& ex) {
 Task<void> Dispatch(ServerContext& ctx, Exchange& ex) {
   if (ex.raw_path() == "/metrics" && (ex.method() == http::verb::get || ex.is_head())) {
     (void)co_await ServeMetrics(ctx, ex);
+    co_return;
+  }
+  if (ex.raw_path() == "/openapi.yaml" && (ex.method() == http::verb::get || ex.is_head())) {
+    (void)co_await ex.Reply(http::status::ok, {}, api::OpenApiYaml(), "application/yaml");
     co_return;
   }
   Metrics& metrics = ServerMetrics();
