@@ -19,6 +19,7 @@ namespace ais {
 
 class BatchService;  // handlers/batch_stream.h
 class CacheTier;     // remote/cache_tier.h
+class AccessLog;     // metrics/access_log.h
 namespace auth {
 class Authorizer;  // auth/authorizer.h
 }
@@ -38,6 +39,7 @@ struct ServerContext {
   std::atomic<uint64_t> features{0};
   std::function<uint64_t()> open_connections = nullptr;  // the HTTP server's count (GET /metrics)
   auth::Authorizer* auth = nullptr;  // access control (handlers/access.h); null: none (tests)
+  AccessLog* access_log = nullptr;   // --access-log (metrics/access_log.h); null: off
 };
 
 // Reads a JSON body within the limits (DefaultJsonLimits: size, depth); an empty body is {}.
