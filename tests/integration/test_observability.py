@@ -1,5 +1,6 @@
-"""Observability beyond /metrics: the structured access log (--access-log) and the server log's
-level (--log-level, set-config log.level), on a real server."""
+"""Observability beyond /metrics: the structured access log (--access-log), the server log's
+level (--log-level, set-config log.level), `Cluster.get_performance()` against /metrics, and the
+client's progress bars (tqdm), on a real server."""
 
 from __future__ import annotations
 
@@ -14,6 +15,9 @@ import pytest
 import requests
 from prometheus_client.parser import text_string_to_metric_families
 
+from aistore.sdk.dataset.data_attribute import DataAttribute
+from aistore.sdk.dataset.dataset_config import DatasetConfig
+from aistore.sdk.dataset.label_attribute import LabelAttribute
 from aistore.sdk.errors import ErrObjNotFound
 from aistore.server import LocalServer, find_server_binary
 
@@ -170,3 +174,117 @@ def test_bad_log_level_flag_refuses_to_start(tmp_path: Path) -> None:
         capture_output=True, text=True, timeout=30,
     )  # fmt: skip
     assert r.returncode == 2 and "--log-level" in r.stderr
+
+
+# ---- get_performance == /metrics ---------------------------------------------------------------
+
+# (AIS tracker name in node_status, the /metrics family it must equal)
+SAME_FIGURES = [
+    ("get.n", "ais_target_get_count"),
+    ("get.size", "ais_target_get_bytes"),
+    ("put.n", "ais_target_put_count"),
+    ("put.size", "ais_target_put_bytes"),
+    ("head.n", "ais_target_head_count"),
+    ("del.n", "ais_target_del_count"),
+    ("lst.n", "ais_target_lst_count"),
+    ("err.get.n", "ais_target_err_get_count"),
+    ("get.ns.total", "ais_target_get_ns_total"),
+]
+
+
+def test_get_performance_has_the_figures_of_metrics(server: LocalServer) -> None:
+    client = server.client()
+    b = client.bucket("perf").create()
+    for i in range(7):
+        b.object(f"p{i}").get_writer().put_content(b"y" * 500)
+    for i in range(3):
+        b.object(f"p{i}").get_reader().read_all()
+        b.object(f"p{i}").head()
+    b.object("p6").delete()
+    b.list_objects()
+    with pytest.raises(ErrObjNotFound):
+        b.object("nope").get_reader().read_all()
+    # A request is counted once its reply is out, so the client may be a moment ahead: read
+    # both until the last request has been counted (nothing else runs against this server).
+    deadline = time.monotonic() + 5
+    while True:
+        perf = client.cluster().get_performance()
+        metrics = scrape(server.endpoint)
+        ((tid, status),) = perf.items()
+        tracker = status["tracker"]
+        pairs = [(tracker.get(a, 0), metrics.get(f, 0), a, f) for a, f in SAME_FIGURES]
+        if all(t == m for t, m, _, _ in pairs) or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    for t, m, ais_name, family in pairs:
+        assert t == m, (ais_name, family)
+    assert tracker["put.n"] >= 7 and tracker["get.size"] >= 1500
+    assert status["snode"]["daemon_id"] == tid
+
+
+# ---- progress bars -----------------------------------------------------------------------------
+
+
+def test_put_files_progress(
+    server: LocalServer, tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    b = server.client().bucket("progress").create(exist_ok=True)
+    for i in range(3):
+        (tmp_path / f"f{i}.bin").write_bytes(b"z" * 100)
+    b.put_files(tmp_path, show_progress=True, verbose=False)
+    err = capfd.readouterr().err
+    assert "put ais://progress" in err and "3/3" in err and "file" in err
+    b.put_files(tmp_path, verbose=False)  # default: off, stderr is not a terminal here
+    b.put_files(tmp_path, show_progress=False, verbose=False)
+    assert capfd.readouterr().err == ""
+
+
+def test_download_progress(
+    server: LocalServer, tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    b = server.client().bucket("progress").create(exist_ok=True)
+    b.object("big").get_writer().put_content(b"q" * (3 << 20))
+    out = tmp_path / "big.bin"
+    assert b.object("big").get_reader().download_to(out, show_progress=True) == 3 << 20
+    err = capfd.readouterr().err
+    assert "big.bin" in err and "3.15MB" in err  # tqdm's SI scaling of 3 MiB
+    b.object("big").get_reader().download_to(out)
+    assert capfd.readouterr().err == ""
+    assert out.read_bytes() == b"q" * (3 << 20)
+
+
+def test_job_wait_progress(server: LocalServer, capfd: pytest.CaptureFixture[str]) -> None:
+    client = server.client()
+    src = client.bucket("progress-src").create(exist_ok=True)
+    for i in range(20):
+        src.object(f"c{i}").get_writer().put_content(b"c")
+    job_id = src.copy(client.bucket("progress-dst").create(exist_ok=True))
+    client.job(job_id).wait(timeout=60, progress=True)
+    err = capfd.readouterr().err
+    assert f"[{job_id}]" in err and "obj" in err
+    job_id = src.copy(client.bucket("progress-dst2").create(exist_ok=True))
+    client.job(job_id).wait(timeout=60)
+    assert f"[{job_id}]" not in capfd.readouterr().err
+
+
+def test_write_dataset_progress(
+    server: LocalServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    images = tmp_path / "images"
+    images.mkdir()
+    for i in range(5):
+        (images / f"cat_{i}.jpg").write_bytes(b"jpg%d" % i)
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    b = server.client().bucket("progress-ds").create(exist_ok=True)
+    config = DatasetConfig(
+        DataAttribute(images, "image", "jpg"), [LabelAttribute("cls", lambda n: n.split("_")[0])]
+    )
+    b.write_dataset(config, pattern="ds", maxcount=2, show_progress=True)
+    err = capfd.readouterr().err
+    assert "write_dataset ais://progress-ds" in err and "3shard" in err.replace(" ", "")
+    assert len(b.list_all_objects()) == 3
