@@ -24,8 +24,9 @@ using M = Method;
 const Param kProvider{"provider", "string", "bucket provider: `ais` (default) or `aws` (also `s3`) for a remote S3 bucket"};
 const Param kNamespace{"namespace", "string", "bucket namespace (`@uuid#name` or `#name`); only the default one is served"};
 const Param kPresence{"presence", "integer",
-                      "which buckets/objects count (AIS flt-presence): 0 any, 1 present, 2 present (no remote "
-                      "lookup), 3 present or remote, 4 present, 5 only remote"};
+                      "AIS flt-presence: 0 exists inside and/or outside the cluster, 1 the same without "
+                      "properties, 2 present in the cluster, 3 the same without properties, 4 anywhere in the "
+                      "cluster, 5 only outside the cluster"};
 const Param kJobUuid{"uuid", "string", "job ID"};
 const Param kAisToken{"Authorization", "string", "`Bearer <JWT>` when the server requires tokens"};
 const Param kAccept{"Accept", "string", "`application/msgpack` to get a msgpack reply (default JSON)"};
