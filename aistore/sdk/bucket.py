@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import requests
 from requests.structures import CaseInsensitiveDict
 
+from aistore._internal.progress import ProgressBar
 from aistore.sdk.ais_source import AISSource
 from aistore.sdk.const import (
     ACT_COPY_BCK,
@@ -430,6 +431,8 @@ class Bucket(AISSource):
         recursive: bool = False,
         dry_run: bool = False,
         verbose: bool = True,
+        *,
+        show_progress: bool | None = None,
     ) -> list[str]:
         """PUT the files of a local directory as objects; returns the object names.
 
@@ -442,33 +445,29 @@ class Bucket(AISSource):
             recursive: include subdirectories.
             dry_run: only report what would be put.
             verbose: log each upload (at INFO).
+            show_progress: a tqdm bar of files put (our extension); None: only when stderr
+                is a terminal.
 
         Raises:
             ValueError: `path` is not a directory.
         """
         validate_directory(path)
         root = Path(path)
-        files = root.rglob(pattern) if recursive else root.glob(pattern)
+        found = root.rglob(pattern) if recursive else root.glob(pattern)
+        files = [f for f in found if f.is_file() and f.name.startswith(prefix_filter)]
         names: list[str] = []
         dry = "Dry-run enabled. Proposed action:" if dry_run else ""
         log = verbose and logger.isEnabledFor(logging.INFO)
-        for file in files:
-            if not file.is_file() or not file.name.startswith(prefix_filter):
-                continue
-            name = file.name if basename else str(file.relative_to(root))
-            if prepend:
-                name = prepend + name
-            if not dry_run:
-                self.object(name).get_writer().put_file(str(file))
-            if log:
-                logger.info(
-                    "%s File '%s' uploaded as object '%s' with size %s",
-                    dry,
-                    file,
-                    name,
-                    get_file_size(file),
-                )
-            names.append(name)
+        bar = ProgressBar(
+            False if dry_run else show_progress,
+            total=len(files),
+            desc=f"put {self._provider.value}://{self._name}",
+            unit="file",
+        )
+        with bar:
+            for file in files:
+                names.append(self._put_one(file, root, basename, prepend, dry_run, log, dry))
+                bar.update(1)
         if log:
             logger.info(
                 "%s Specified files from %s uploaded to bucket %s",
@@ -477,6 +476,31 @@ class Bucket(AISSource):
                 f"{self._provider.value}://{self._name}",
             )
         return names
+
+    def _put_one(
+        self,
+        file: Path,
+        root: Path,
+        basename: bool,
+        prepend: str | None,
+        dry_run: bool,
+        log: bool,
+        dry: str,
+    ) -> str:
+        name = file.name if basename else str(file.relative_to(root))
+        if prepend:
+            name = prepend + name
+        if not dry_run:
+            self.object(name).get_writer().put_file(str(file))
+        if log:
+            logger.info(
+                "%s File '%s' uploaded as object '%s' with size %s",
+                dry,
+                file,
+                name,
+                get_file_size(file),
+            )
+        return name
 
     def objects(
         self,
@@ -491,7 +515,12 @@ class Bucket(AISSource):
         )
 
     def write_dataset(
-        self, config: DatasetConfig, skip_missing: bool = True, **kwargs: Any
+        self,
+        config: DatasetConfig,
+        skip_missing: bool = True,
+        *,
+        show_progress: bool | None = None,
+        **kwargs: Any,
     ) -> None:
         """Write a local dataset into this bucket as WebDataset tar shards: samples from
         `config`, shards written locally, uploaded as they complete, then removed.
@@ -502,16 +531,23 @@ class Bucket(AISSource):
             **kwargs: shard writer options: `pattern` (name stem, default "dataset"),
                 `maxcount` (samples per shard), `maxsize` (bytes per shard), `post` (called
                 with each finished shard's path before it is uploaded).
+            show_progress: a tqdm bar of shards uploaded (our extension); None: only when
+                stderr is a terminal.
         """
         user_post: Callable[[str], Any] = kwargs.get("post", lambda _path: None)
 
-        def upload(shard_path: str) -> None:
-            user_post(shard_path)
-            self.object(shard_path).get_writer().put_file(shard_path)
-            os.unlink(shard_path)
+        with ProgressBar(
+            show_progress, desc=f"write_dataset {self._provider.value}://{self._name}", unit="shard"
+        ) as bar:
 
-        kwargs["post"] = upload
-        config.write_shards(skip_missing=skip_missing, **kwargs)
+            def upload(shard_path: str) -> None:
+                user_post(shard_path)
+                self.object(shard_path).get_writer().put_file(shard_path)
+                os.unlink(shard_path)
+                bar.update(1)
+
+            kwargs["post"] = upload
+            config.write_shards(skip_missing=skip_missing, **kwargs)
 
     def head(self) -> CaseInsensitiveDict[str]:
         """The bucket's response headers; `Ais-Bucket-Props` holds its properties as JSON.

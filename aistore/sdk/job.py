@@ -14,6 +14,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING
 
+from aistore._internal.progress import ProgressBar
 from aistore.sdk.const import (
     ACT_START,
     ACT_XACT_STOP,
@@ -76,11 +77,14 @@ class _Poller:
 class _ProgressBar:
     """A tqdm bar of objects processed, fed from the job's snapshots."""
 
-    def __init__(self, job: Job, kind: str) -> None:
-        from tqdm.auto import tqdm
-
+    def __init__(self, job: Job, kind: str, show: bool | None) -> None:
         self._job = job
-        self._bar = tqdm(desc=f"{kind or 'job'}[{job.job_id}]", unit="obj")
+        self._bar = ProgressBar(show, desc=f"{kind or 'job'}[{job.job_id}]", unit="obj")
+        self._shown = 0
+
+    @property
+    def active(self) -> bool:
+        return self._bar.active
 
     def update(self) -> None:
         with contextlib.suppress(Exception):  # a progress bar must never fail the wait
@@ -88,7 +92,8 @@ class _ProgressBar:
 
     def show(self, snaps: list[JobSnap]) -> None:
         done = sum(s.stats.objects for s in snaps if s.stats is not None)
-        self._bar.update(done - self._bar.n)
+        self._bar.update(done - self._shown)
+        self._shown = done
 
     def close(self) -> None:
         self._bar.close()
@@ -161,21 +166,23 @@ class Job:
         timeout: int = DEFAULT_JOB_WAIT_TIMEOUT,
         verbose: bool = True,
         *,
-        progress: bool = False,
+        progress: bool | None = None,
     ) -> WaitResult:
         """Wait until the job is done in the way its kind finishes.
 
         Idle kinds: idle on every target on consecutive polls. Single-target kinds: a
         finished snapshot. All others, unknown kinds included: a terminal status.
         Polling starts at 50 ms and backs off to the official interval, so short jobs
-        return promptly. `progress=True` (our extension) shows a tqdm bar of objects processed.
+        return promptly. `progress` (our extension): a tqdm bar of objects processed; None
+        (default) shows it only when stderr is a terminal, False never.
 
         Raises:
             aistore.sdk.errors.Timeout: not done within `timeout` seconds.
             aistore.sdk.errors.JobInfoNotFound: only an id is known and no target knows it.
         """
         kind = self._job_kind or (self._resolve_kind() if self._job_id else "")
-        bar = _ProgressBar(self, kind) if progress else None
+        shown = _ProgressBar(self, kind, progress)
+        bar = shown if shown.active else None
         try:
             if idles_before_finishing(kind):
                 return self._wait_for(_IdleStreak(), timeout, verbose, "reached idle state", bar)

@@ -20,6 +20,8 @@
 #include "remote/cache_tier.h"
 #include "http/server.h"
 #include "http/tls.h"
+#include "api/openapi.h"
+#include "metrics/access_log.h"
 #include "metrics/metrics.h"
 #include "store/store.h"
 #include "util/json_fields.h"
@@ -89,6 +91,14 @@ Limits (a request over one gets a 4xx, or 503 + Retry-After, never unbounded mem
   --job-idle-timeout MS    how long a job that idles (get-batch, copy-objects) stays listed as
                            running and idle after its last work before it ends (default 60000,
                            AIS xact.IdleDefault)
+  --access-log FILE one JSON line per request (time, method, path, status, bytes,
+                    duration_us, remote) appended to FILE, or "-" for stderr; off by
+                    default. Written by its own thread; entries past a queue of 16384
+                    are dropped and counted (GET /metrics: access_log_dropped_count)
+  --log-level LEVEL the server log (GET /v1/daemon?what=log) keeps lines of this
+                    severity and above: info (default), warning or error; also at run
+                    time: PUT /v1/cluster/setconfig?log.level=LEVEL
+  --print-openapi   print the OpenAPI document of the REST API (YAML) and exit
   --help            show this help and exit
   --version         print the version and exit
 
@@ -125,6 +135,8 @@ int main(int argc, char** argv) {
   uint64_t max_page_size = 10000;
   bool s3_via_root = false;
   bool metrics_on = true;
+  std::string access_log_path;  // "" = off
+  ais::LogSeverity log_level = ais::LogSeverity::kInfo;
   uint64_t job_idle_ms = static_cast<uint64_t>(ais::JobRegistry::kDefaultIdleTimeout.count());
   ais::CacheTierOptions remote_opts;
   ais::auth::AuthConfig auth_cfg;
@@ -166,6 +178,9 @@ int main(int argc, char** argv) {
                                {"tls-cert", required_argument, nullptr, 1040},
                                {"tls-key", required_argument, nullptr, 1041},
                                {"tls-client-ca", required_argument, nullptr, 1042},
+                               {"print-openapi", no_argument, nullptr, 1050},
+                               {"access-log", required_argument, nullptr, 1051},
+                               {"log-level", required_argument, nullptr, 1052},
                                {"help", no_argument, nullptr, 'h'},
                                {"version", no_argument, nullptr, 'v'},
                                {nullptr, 0, nullptr, 0}};
@@ -253,6 +268,14 @@ int main(int argc, char** argv) {
       case 1040: tls_opts.cert_file = optarg; break;
       case 1041: tls_opts.key_file = optarg; break;
       case 1042: tls_opts.client_ca_file = optarg; break;
+      case 1050: std::cout << ais::api::OpenApiYaml(); return 0;
+      case 1051: access_log_path = optarg; break;
+      case 1052:
+        if (!ais::ParseLogLevel(optarg, &log_level)) {
+          std::cerr << "aistore-server: invalid --log-level " << optarg << " (expecting info, warning or error)\n";
+          return 2;
+        }
+        break;
       case 'h': std::cout << kUsage; return 0;
       case 'v': std::cout << "aistore-server 0.1.0 (AIS API v1)\n"; return 0;
       default: std::cerr << kUsage; return 2;
@@ -335,6 +358,18 @@ int main(int argc, char** argv) {
   ctx.auth = authorizer->get();
   ctx.max_page_size = max_page_size;
   if (s3_via_root) ctx.features.store(ais::kFeatS3ApiViaRoot);
+  ais::ServerLog().set_level(log_level);
+  // Declared before the server: destroyed after it, once no request can record an entry.
+  std::unique_ptr<ais::AccessLog> access_log;
+  if (!access_log_path.empty()) {
+    auto opened = ais::AccessLog::Open(access_log_path);
+    if (!opened.ok()) {
+      std::cerr << "aistore-server: " << opened.status().message() << "\n";
+      return 2;
+    }
+    access_log = std::move(*opened);
+    ctx.access_log = access_log.get();
+  }
   ais::HttpServer server(http_opts, ctx.node, [&ctx](ais::Exchange& ex) { return ais::Dispatch(ctx, ex); });
   ctx.open_connections = [&server] { return static_cast<uint64_t>(server.open_connections()); };
   ais::ServerMetrics().set_enabled(metrics_on);

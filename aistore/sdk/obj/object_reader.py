@@ -13,6 +13,7 @@ import os
 from collections.abc import Generator
 from typing import Any
 
+from aistore._internal.progress import ProgressBar
 from aistore.sdk.const import DEFAULT_CHUNK_SIZE
 from aistore.sdk.obj.content_iterator import (
     BaseContentIterProvider,
@@ -109,23 +110,40 @@ class ObjectReader:
                 source.close()
         return got
 
-    def download_to(self, path: str | os.PathLike[str]) -> int:
+    def download_to(
+        self, path: str | os.PathLike[str], *, show_progress: bool | None = None
+    ) -> int:
         """Write the whole content to the file `path` without holding it in memory; with
         `num_workers`, ranges are written at their offsets concurrently. The file appears
         complete or not at all (written as `<path>.part`, then renamed). Not in the official
         SDK.
 
+        Args:
+            path: the file.
+            show_progress: a tqdm bar of bytes written; None (default): only when stderr is a
+                terminal. With `num_workers` the bar moves once, when every range is in.
+
         Returns:
             Number of bytes written.
         """
-        if self._parallel is not None:
-            return self._parallel.download_to(path)
         final = os.fspath(path)
+        with ProgressBar(
+            show_progress, desc=os.path.basename(final), unit="B", unit_scale=True
+        ) as bar:
+            if self._parallel is not None:
+                size = self._parallel.download_to(path)
+                bar.set_total(size)
+                bar.update(size)
+                return size
+            return self._download_serial(final, bar)
+
+    def _download_serial(self, final: str, bar: ProgressBar) -> int:
         part = final + ".part"
         try:
             with open(part, "wb") as f:
                 for chunk in self._content_provider.create_iter():
                     f.write(chunk)
+                    bar.update(len(chunk))
                 size = f.tell()
             os.replace(part, final)
         except BaseException:

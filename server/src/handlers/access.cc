@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/moss_request.h"  // NormalizeProvider
+#include "api/routes.h"
 #include "auth/authorizer.h"
 #include "handlers/context.h"
 #include "store/bck.h"
@@ -12,72 +13,56 @@ namespace ais {
 
 using namespace auth;  // the permission bits
 
-RouteAccess RequiredAccess(const Route& route, const Exchange& ex) {
+namespace {
+
+api::Method MethodOf(http::verb m) {
+  switch (m) {
+    case http::verb::head: return api::Method::kHead;
+    case http::verb::put: return api::Method::kPut;
+    case http::verb::post: return api::Method::kPost;
+    case http::verb::delete_: return api::Method::kDelete;
+    case http::verb::patch: return api::Method::kPatch;
+    default: return api::Method::kGet;  // GET, and methods no row has (FindRoute then matches GET rows only)
+  }
+}
+
+// The route table's row of this request, nullptr if none (or a method no row can have).
+const api::RouteSpec* RowOf(const Route& route, const Exchange& ex) {
   const http::verb m = ex.method();
-  const bool read = m == http::verb::get || m == http::verb::head;
-  const std::string& area = route.area;
-  if (area == "health" || area == "tokens") return {.open = true};
-  if (area == "objects") {
-    if (route.object.empty()) return {.on_bucket = true, .by_action = true};  // POST promote, blob-download
-    switch (m) {
-      case http::verb::get: return {.bits = kGet, .on_bucket = true};
-      case http::verb::head: return {.bits = kObjHead, .on_bucket = true};
-      case http::verb::put:
-        return {.bits = ex.query("append_type") ? kAppend : kPut, .on_bucket = true};
-      case http::verb::delete_: return {.bits = kObjDelete, .on_bucket = true};
-      default: return {.on_bucket = true, .by_action = true};  // POST, PATCH
-    }
+  if (m != http::verb::get && m != http::verb::head && m != http::verb::put && m != http::verb::post &&
+      m != http::verb::delete_ && m != http::verb::patch) {
+    return nullptr;
   }
-  if (area == "buckets") {
-    if (m == http::verb::head) return {.bits = kBckHead, .on_bucket = true};
-    return {.on_bucket = !route.bucket.empty(), .by_action = true};
+  return api::FindRoute(MethodOf(m), route);
+}
+
+}  // namespace
+
+// The bits are the route table's (api/routes.cc); what it has no row for is served by no handler
+// (they answer 400/404/405), and is checked as a cluster-level call: SHOW-CLUSTER to read,
+// ADMIN for anything else, so that a gap in the table can never open a route.
+RouteAccess RequiredAccess(const Route& route, const Exchange& ex) {
+  if (const api::RouteSpec* row = RowOf(route, ex)) {
+    if (row->open) return {.open = true};
+    AccessAttrs bits = row->bits;
+    if (!row->bits_query.empty() && ex.query(row->bits_query)) bits = row->bits_query_bits;
+    return {.bits = bits, .on_bucket = row->on_bucket, .by_action = row->by_action};
   }
-  if (area == "ml") return {.by_action = true};
-  // daemon, cluster, reverse, download, sort: cluster-level.
+  if (route.area == "health" || route.area == "tokens") return {.open = true};  // their handlers refuse the rest
+  const bool read = ex.method() == http::verb::get || ex.method() == http::verb::head;
   return {.bits = read ? kShowCluster : kAdmin};
 }
 
 AccessAttrs ActionAccess(const Route& route, const Exchange& ex, std::string_view action,
                          const nlohmann::json& value) {
-  const http::verb m = ex.method();
-  if (route.area == "objects") {
-    if (m == http::verb::patch) return kObjUpdate;
-    if (action == "rename-obj") return kObjMove;
-    if (action == "promote") return kPromote;
-    if (action == "check-lock") return kObjHead;
-    if (action == "blob-download" || action.starts_with("mpt-")) return kAccessRW;
-    return kAdmin;
+  const api::RouteSpec* row = RowOf(route, ex);
+  if (!row) return kAdmin;
+  AccessAttrs bits = row->actions.empty() && !row->by_action && row->bits ? row->bits : api::ActionBits(*row, action);
+  // The one action whose bits depend on its value: changing a bucket's `access` is an ACL change.
+  if (route.area == "buckets" && action == "set-bprops" && value.is_object() && value.contains("access")) {
+    bits |= kBckSetAcl;
   }
-  if (route.area == "buckets") {
-    switch (m) {
-      case http::verb::get:
-        if (route.bucket.empty()) return action == "summary-bck" ? kBckHead : kListBuckets;
-        return action == "summary-bck" || action == "show-inventory" ? kBckHead : kObjList;
-      case http::verb::post:
-        if (action == "create-bck") return kCreateBucket;
-        if (action == "move-bck") return kMoveBucket;
-        if (action == "create-inventory") return kAdmin;
-        if (action == "copy-bck" || action == "copy-listrange" || action == "prefetch-listrange" ||
-            action == "rechunk") {
-          return kAccessRW;
-        }
-        return kAdmin;
-      case http::verb::delete_:
-        if (action.empty() || action == "destroy-bck") return kDestroyBucket;
-        if (action == "destroy-inventory") return kDestroyBucket | kAdmin;
-        if (action == "delete-listrange" || action == "evict-listrange" || action == "evict-remote-bck") {
-          return kObjDelete;
-        }
-        return kAdmin;
-      case http::verb::patch:
-        if (action == "set-bprops" && value.is_object() && value.contains("access")) return kPatch | kBckSetAcl;
-        return kPatch;
-      case http::verb::put: return action == "archive" ? kAccessRW : kAdmin;
-      default: return kAdmin;
-    }
-  }
-  const AccessAttrs bits = RequiredAccess(route, ex).bits;  // cluster and daemon: ADMIN but for GET
-  return bits ? bits : kAdmin;
+  return bits;
 }
 
 Result<std::shared_ptr<const auth::Claims>> Authenticate(ServerContext& ctx, const Exchange& ex) {

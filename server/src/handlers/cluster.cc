@@ -214,20 +214,26 @@ Result<bool> ParseBoolText(const std::string& key, const std::string& text) {
 Task<Handled> SetConfig(ServerContext& ctx, Exchange& ex, const nlohmann::json* value) {
   std::optional<std::string> features;
   std::optional<bool> auth_required;
+  std::optional<std::string> log_level;
   if (value) {
     JsonFields f(*value, "value");
     const nlohmann::json* feat = nullptr;
     std::optional<bool> enabled;  // the pre-5.0 name of client_auth_required
+    const nlohmann::json* level = nullptr;
     f.Raw("features", &feat).Object("auth", [&](JsonFields& a) {
       a.OptBool("client_auth_required", &auth_required).OptBool("enabled", &enabled);
-    });
+    }).Object("log", [&](JsonFields& l) { l.Raw("level", &level); });
     if (!auth_required) auth_required = enabled;
     if (Status st = f.Finish(); !st.ok()) co_return st;
     if (feat && feat->is_string()) features = feat->get<std::string>();
     else if (feat && feat->is_number_unsigned()) features = std::to_string(feat->get<uint64_t>());
     else if (feat) co_return Status::InvalidArgument("set-config: expecting {\"features\": \"<names or number>\"}");
+    if (level && level->is_string()) log_level = level->get<std::string>();
+    else if (level && level->is_number_unsigned()) log_level = std::to_string(level->get<uint64_t>());
+    else if (level) co_return Status::InvalidArgument("set-config: expecting {\"log\": {\"level\": \"<level>\"}}");
   } else {
     features = ex.query("features");
+    log_level = ex.query("log.level");
     for (const char* key : {"auth.client_auth_required", "auth.enabled"}) {
       if (auto q = ex.query(key)) {
         auto on = ParseBoolText(key, *q);
@@ -236,9 +242,16 @@ Task<Handled> SetConfig(ServerContext& ctx, Exchange& ex, const nlohmann::json* 
       }
     }
   }
-  if (!features && !auth_required) {
+  if (!features && !auth_required && !log_level) {
     co_return Status::InvalidArgument(
-        "set-config: nothing to set (only \"features\" and \"auth.client_auth_required\" can be set here)");
+        "set-config: nothing to set (only \"features\", \"auth.client_auth_required\" and \"log.level\" can be "
+        "set here)");
+  }
+  // Everything is checked before anything changes: a request with one bad key changes nothing.
+  LogSeverity level = LogSeverity::kInfo;
+  if (log_level && !ParseLogLevel(*log_level, &level)) {
+    co_return Status::InvalidArgument("set-config: invalid log.level \"" + log_level->substr(0, 32) +
+                                      "\" (expecting info, warning, error, or AIS verbosity 0-5)");
   }
   std::optional<uint64_t> bits;
   if (features) {
@@ -252,6 +265,10 @@ Task<Handled> SetConfig(ServerContext& ctx, Exchange& ex, const nlohmann::json* 
   if (bits) {
     ctx.features.store(*bits, std::memory_order_relaxed);
     LogInfo("set-config: features=" + std::to_string(*bits));
+  }
+  if (log_level) {
+    LogWarning("set-config: log.level=" + std::string(LogLevelName(level)));  // a warning: kept at any level
+    ServerLog().set_level(level);
   }
   co_return co_await ex.Reply(http::status::ok);
 }
@@ -287,6 +304,9 @@ Task<Handled> HandleJobLists(ServerContext& ctx, Exchange& ex, const Route& rout
 
 Task<Handled> HandleCluster(ServerContext& ctx, Exchange& ex, const Route& route) {
   if (route.area == "daemon" && route.bucket == "mountpaths") co_return co_await MountpathAction(ctx, ex);
+  if (route.area == "cluster" && route.bucket == "setconfig" && ex.method() != http::verb::put) {
+    co_return Status::MethodNotAllowed("invalid method " + std::string(ex.method_string()) + " (setconfig: PUT)");
+  }
   std::string what = ex.query("what").value_or("");
   if (ex.method() == http::verb::get) {
     if (what == "status" || what == "status_all" || what == "qryxstats" || what == "running_all") {

@@ -20,6 +20,7 @@ namespace ais {
 
 class BatchService;  // handlers/batch_stream.h
 class CacheTier;     // remote/cache_tier.h
+class AccessLog;     // metrics/access_log.h
 namespace auth {
 class Authorizer;  // auth/authorizer.h
 }
@@ -39,6 +40,7 @@ struct ServerContext {
   std::atomic<uint64_t> features{0};
   std::function<uint64_t()> open_connections = nullptr;  // the HTTP server's count (GET /metrics)
   auth::Authorizer* auth = nullptr;  // access control (handlers/access.h); null: none (tests)
+  AccessLog* access_log = nullptr;   // --access-log (metrics/access_log.h); null: off
   TlsOptions tls;  // HTTPS: the files, shown in the cluster config's net.http
 };
 

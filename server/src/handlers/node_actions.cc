@@ -453,7 +453,8 @@ nlohmann::json ClusterConfigJson(const ServerContext& ctx, const Exchange& ex) {
       {"rate_limit", section()},
       {"keepalivetracker", section()},
       {"rebalance", {{"enabled", false}}},  // one target: nothing to move
-      {"log", {{"level", "3"}}},
+      // log.level: AIS's default verbosity "3" while every line is kept, else the level set.
+      {"log", {{"level", ServerLog().level() == LogSeverity::kInfo ? "3" : std::string(LogLevelName(ServerLog().level()))}}},
       {"ec", bprops["ec"]},
       {"get_batch", section()},
       {"space", {{"cleanupwm", 65}, {"lowwm", 75}, {"highwm", 90}, {"out_of_space", 95}}},

@@ -6,12 +6,14 @@
 #include <cctype>
 
 #include "api/moss_request.h"
+#include "api/openapi.h"
 #include "auth/authorizer.h"
 #include "handlers/access.h"
 #include "handlers/context.h"
 #include "handlers/node_actions.h"
 #include "s3/s3.h"
 #include "util/log_ring.h"
+#include "metrics/access_log.h"
 #include "metrics/metrics.h"
 #include "util/clock.h"
 #include "util/strings.h"
@@ -151,22 +153,49 @@ Task<Handled> ServeMetrics(ServerContext& ctx, Exchange& ex) {
     ++jobs[{j.kind, state}];
   }
   for (const auto& [key, n] : jobs) snap.jobs.push_back({key.first, key.second, n});
+  if (ctx.access_log) {
+    snap.access_log = true;
+    snap.access_log_lines = ctx.access_log->written();
+    snap.access_log_dropped = ctx.access_log->dropped();
+  }
   co_return co_await ex.Reply(http::status::ok, {}, ServerMetrics().Exposition(ctx.node.daemon_id, snap),
                               "text/plain; version=0.0.4; charset=utf-8");
+}
+
+// One access log line (metrics/access_log.h). Only the copies of method, path and address are
+// made here, on the I/O thread; formatting and writing happen on the log's writer thread.
+void LogAccess(AccessLog& log, const Exchange& ex, std::chrono::steady_clock::time_point start) {
+  const auto now = std::chrono::steady_clock::now();
+  AccessEntry e;
+  e.time_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  e.method = std::string(ex.method_string());
+  e.path = std::string(ex.raw_path());
+  e.status = ex.reply_status();
+  e.bytes = ex.reply_bytes();
+  e.duration_us = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(now - start).count());
+  e.remote = std::string(ex.remote_addr());
+  log.Record(std::move(e));
 }
 
 }  // namespace
 
 // The one error path: a handler that did not reply returns the Status, replied here. Every
-// request is counted in the metrics here, once it is answered.
+// request is counted in the metrics here, once it is answered, and written to the access log.
 Task<void> Dispatch(ServerContext& ctx, Exchange& ex) {
-  if (ex.raw_path() == "/metrics" && (ex.method() == http::verb::get || ex.is_head())) {
-    (void)co_await ServeMetrics(ctx, ex);
+  AccessLog* const access_log = ctx.access_log;  // null (off): one test per request, nothing else
+  const auto start = std::chrono::steady_clock::now();
+  if ((ex.raw_path() == "/metrics" || ex.raw_path() == "/openapi.yaml") &&
+      (ex.method() == http::verb::get || ex.is_head())) {  // not counted: the scrape would count itself
+    if (ex.raw_path() == "/metrics") {
+      (void)co_await ServeMetrics(ctx, ex);
+    } else {
+      (void)co_await ex.Reply(http::status::ok, {}, api::OpenApiYaml(), "application/yaml");
+    }
+    if (access_log) LogAccess(*access_log, ex, start);
     co_return;
   }
   Metrics& metrics = ServerMetrics();
   const bool counted = metrics.enabled();
-  const auto start = std::chrono::steady_clock::now();
   if (counted) metrics.AddInFlight(1);
   Op op = Op::kOther;
   if (auto s3_path = s3::S3PathOf(ctx, ex.raw_path())) {  // the S3 front end replies its own way
@@ -184,6 +213,7 @@ Task<void> Dispatch(ServerContext& ctx, Exchange& ex) {
     }
     op = Classify(ex, route);
   }
+  if (access_log) LogAccess(*access_log, ex, start);
   if (!counted) co_return;
   metrics.AddInFlight(-1);
   const unsigned status = ex.reply_status();

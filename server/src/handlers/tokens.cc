@@ -37,6 +37,9 @@ Status CheckServerConf(ServerContext& ctx, const nlohmann::json& body) {
 
 Task<Handled> HandleTokens(ServerContext& ctx, Exchange& ex, const Route& route) {
   if (!route.bucket.empty()) co_return Status::NotFound("invalid URL path \"" + std::string(ex.raw_path()) + "\"");
+  if (ex.method() != http::verb::post && ex.method() != http::verb::delete_) {  // before the 501: the route has no such method
+    co_return Status::MethodNotAllowed("invalid method " + std::string(ex.method_string()));
+  }
   if (!ctx.auth) co_return Status::NotSupported("access control is not configured on this server");
   const bool has_token = !ex.header("Authorization").empty() || !ex.header("X-Amz-Security-Token").empty();
   if (ex.method() == http::verb::post) {

@@ -80,6 +80,8 @@ class Exchange {
   std::string_view method_string() const { return req().method_string(); }
   // The path without the query, still percent-encoded.
   std::string_view raw_path() const { return raw_path_; }
+  // The client's address ("ip:port"), as the error JSON's remote_addr (and the access log) show it.
+  std::string_view remote_addr() const { return remote_addr_; }
   // Decoded query value ('+' means space); nullopt if the key is absent.
   std::optional<std::string> query(std::string_view key) const;
   // Header value, or "" if absent. Case-insensitive.

@@ -133,6 +133,11 @@ std::string Metrics::Exposition(const std::string& node_id, const MetricsSnapsho
   out.Gauge("uptime", "seconds since the node started", static_cast<double>(snap.uptime_ns) / 1e9);
   out.Gauge("state_flags", "node state bits (AIS cos.NodeStateFlags; 6: healthy)",
             static_cast<double>(snap.state_flags));
+  if (snap.access_log) {
+    out.Counter("access_log_lines_count", "access log lines written", static_cast<double>(snap.access_log_lines));
+    out.Counter("access_log_dropped_count", "access log entries dropped (the writer's queue was full)",
+                static_cast<double>(snap.access_log_dropped));
+  }
   for (const auto& mp : snap.mountpaths) {
     out.Gauge("mountpath_capacity_bytes", "filesystem size under a mountpath", static_cast<double>(mp.capacity),
               {{"mountpath", mp.path}});

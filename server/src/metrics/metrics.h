@@ -49,6 +49,10 @@ struct MetricsSnapshot {
   int64_t uptime_ns = 0;
   int64_t state_flags = 0;
   uint64_t connections = 0;  // open client connections
+  // The access log (metrics/access_log.h), when on: lines written and entries dropped (queue full).
+  bool access_log = false;
+  uint64_t access_log_lines = 0;
+  uint64_t access_log_dropped = 0;
   std::vector<Mountpath> mountpaths;
   std::vector<Jobs> jobs;
 };

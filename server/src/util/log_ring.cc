@@ -24,6 +24,7 @@ char SeverityLetter(LogSeverity s) {
 }  // namespace
 
 void LogRing::Add(LogSeverity sev, std::string_view message) {
+  if (static_cast<int>(sev) < level_.load(std::memory_order_relaxed)) return;
   auto now = std::chrono::system_clock::now();
   auto us = std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count();
   std::time_t secs = static_cast<std::time_t>(us / 1000000);
@@ -79,6 +80,23 @@ bool ParseLogSeverity(std::string_view s, LogSeverity* out) {
     return false;
   }
   return true;
+}
+
+bool ParseLogLevel(std::string_view s, LogSeverity* out) {
+  if (!s.empty() && s[0] >= '0' && s[0] <= '5' && (s.size() == 1 || s[1] == ' ')) {
+    *out = LogSeverity::kInfo;
+    return true;
+  }
+  return !s.empty() && ParseLogSeverity(s, out);
+}
+
+std::string_view LogLevelName(LogSeverity s) {
+  switch (s) {
+    case LogSeverity::kInfo: return "info";
+    case LogSeverity::kWarning: return "warning";
+    case LogSeverity::kError: return "error";
+  }
+  return "info";
 }
 
 }  // namespace ais

@@ -22,6 +22,26 @@ TEST(LogRing, FiltersBySeverity) {
   EXPECT_EQ(err.rfind("E ", 0), 0u);
 }
 
+TEST(LogRing, LevelDropsLinesBelowItAtRunTime) {
+  LogRing ring(1 << 20);
+  ring.set_level(LogSeverity::kWarning);
+  ring.Add(LogSeverity::kInfo, "not kept");
+  ring.Add(LogSeverity::kWarning, "kept");
+  EXPECT_EQ(ring.Text(LogSeverity::kInfo).find("not kept"), std::string::npos);
+  EXPECT_NE(ring.Text(LogSeverity::kInfo).find("kept"), std::string::npos);
+  ring.set_level(LogSeverity::kInfo);
+  ring.Add(LogSeverity::kInfo, "back on");
+  EXPECT_NE(ring.Text(LogSeverity::kInfo).find("back on"), std::string::npos);
+  LogSeverity s;
+  EXPECT_TRUE(ParseLogLevel("error", &s) && s == LogSeverity::kError);
+  EXPECT_TRUE(ParseLogLevel("3", &s) && s == LogSeverity::kInfo);
+  EXPECT_TRUE(ParseLogLevel("4 fs,xs", &s) && s == LogSeverity::kInfo);
+  EXPECT_FALSE(ParseLogLevel("", &s));
+  EXPECT_FALSE(ParseLogLevel("9", &s));
+  EXPECT_FALSE(ParseLogLevel("verbose", &s));
+  EXPECT_EQ(LogLevelName(LogSeverity::kWarning), "warning");
+}
+
 TEST(LogRing, DropsOldestBeyondBound) {
   LogRing ring(200);
   for (int i = 0; i < 100; ++i) ring.Add(LogSeverity::kInfo, "line " + std::to_string(i));

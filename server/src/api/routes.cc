@@ -1,0 +1,447 @@
+#include "api/routes.h"
+
+namespace ais::api {
+
+using namespace auth;  // the permission bits
+
+std::string_view MethodName(Method m) {
+  switch (m) {
+    case Method::kGet: return "GET";
+    case Method::kHead: return "HEAD";
+    case Method::kPut: return "PUT";
+    case Method::kPost: return "POST";
+    case Method::kDelete: return "DELETE";
+    case Method::kPatch: return "PATCH";
+  }
+  return "GET";
+}
+
+namespace {
+
+using M = Method;
+
+// Parameters several rows share.
+const Param kProvider{"provider", "string", "bucket provider: `ais` (default) or `aws` (also `s3`) for a remote S3 bucket"};
+const Param kNamespace{"namespace", "string", "bucket namespace (`@uuid#name` or `#name`); only the default one is served"};
+const Param kPresence{"presence", "integer",
+                      "AIS flt-presence: 0 exists inside and/or outside the cluster, 1 the same without "
+                      "properties, 2 present in the cluster, 3 the same without properties, 4 anywhere in the "
+                      "cluster, 5 only outside the cluster"};
+const Param kJobUuid{"uuid", "string", "job ID"};
+const Param kAisToken{"Authorization", "string", "`Bearer <JWT>` when the server requires tokens"};
+const Param kAccept{"Accept", "string", "`application/msgpack` to get a msgpack reply (default JSON)"};
+const Param kNodeId{"Ais-Node-Id", "string", "the node to ask: the target's or the proxy's daemon ID (see `what=smap`)",
+                    true};
+const Param kS3Token{"X-Amz-Security-Token", "string",
+                     "the AIS token of a presigned URL (also as the header of the same name)"};
+
+// Action-message bodies of the cluster and node: PUT /v1/cluster, PUT /v1/daemon.
+std::vector<Action> ClusterActions() {
+  return {{"set-config", kAdmin, "set the cluster config's run-time keys: features, auth.client_auth_required, log.level"},
+          {"start", kAdmin, "start a job by kind (value: xact.ArgsMsg {Kind, Bck, ...}); replies the job ID"},
+          {"stop", kAdmin, "abort the jobs the value selects (ID, Kind, Bck)"}};
+}
+
+std::vector<RouteSpec> Build() {
+  std::vector<RouteSpec> t;
+  // ---- outside /v1 -------------------------------------------------------------------------
+  t.push_back({.method = M::kGet, .path = "/metrics", .area = "", .summary = "Prometheus metrics",
+               .description = "Request counters, bytes, errors and latency histograms per operation, in-flight "
+                              "requests, connections, jobs, mountpath capacity, uptime (docs/metrics.md). No token.",
+               .open = true, .response_type = "text/plain", .response_schema = "PrometheusText"});
+  t.push_back({.method = M::kGet, .path = "/openapi.yaml", .area = "", .summary = "this OpenAPI document",
+               .description = "The document of every endpoint, printed from the server's route table. No token.",
+               .open = true, .response_type = "application/yaml", .response_schema = "OpenApiDocument"});
+  // ---- health, tokens ----------------------------------------------------------------------
+  t.push_back({.method = M::kGet, .path = "/v1/health", .area = "health", .summary = "liveness and readiness",
+               .open = true,
+               .response_headers = {{"Ais-Node-Uptime", "integer", "nanoseconds since the server started"},
+                                    {"Ais-Cluster-Uptime", "integer", "nanoseconds since the cluster started"}}});
+  t.push_back({.method = M::kHead, .path = "/v1/health", .area = "health", .summary = "liveness (headers only)",
+               .open = true});
+  t.push_back({.method = M::kPost, .path = "/v1/tokens", .area = "tokens",
+               .summary = "AuthN: validate this cluster's registration (or, with a token, the token)",
+               .open = true, .headers = {kAisToken}, .request_type = "application/json",
+               .request_schema = "AuthnServerConf"});
+  t.push_back({.method = M::kDelete, .path = "/v1/tokens", .area = "tokens", .summary = "AuthN: revoke tokens",
+               .open = true, .headers = {kAisToken}, .request_type = "application/json",
+               .request_schema = "TokenList"});
+  // ---- daemon (this node), reverse (a node by ID), cluster ---------------------------------
+  t.push_back({.method = M::kGet, .path = "/v1/daemon", .area = "daemon", .summary = "query this node",
+               .bits = kShowCluster,
+               .query = {{"what", "string",
+                          "smap, bmd, config, snode, node_status, node_stats, metrics, sysinfo, log, "
+                          "software_version, tls_certificate, mountpaths, disk, remote; job queries: status, "
+                          "status_all, qryxstats, running_all",
+                          true},
+                         {"severity", "string", "what=log: info (default), warning or error"},
+                         {"all", "boolean", "what=log: all logs as a tar.gz"}},
+               .headers = {kAisToken, kAccept},
+               .request_type = "application/json", .request_schema = "QueryMsg",
+               .response_type = "application/json", .response_schema = "AnyJson"});
+  t.push_back({.method = M::kPut, .path = "/v1/daemon", .area = "daemon", .summary = "node action",
+               .bits = kAdmin, .actions = ClusterActions(), .headers = {kAisToken},
+               .request_type = "application/json", .request_schema = "ActionMsg",
+               .response_type = "text/plain"});
+  for (M m : {M::kPost, M::kPut, M::kDelete}) {
+    t.push_back({.method = m, .path = "/v1/daemon/mountpaths", .area = "daemon",
+                 .summary = "enable or disable a mountpath (attach/detach: 501, mountpaths are fixed at startup)",
+                 .bits = kAdmin,
+                 .actions = {{"enable-mp", kAdmin, "enable a mountpath"},
+                             {"disable-mp", kAdmin, "disable a mountpath"},
+                             {"attach-mp", kAdmin, "not supported (501)"},
+                             {"detach-mp", kAdmin, "not supported (501)"}},
+                 .headers = {kAisToken}, .request_type = "application/json", .request_schema = "ActionMsg"});
+  }
+  t.push_back({.method = M::kGet, .path = "/v1/reverse/daemon", .area = "reverse",
+               .summary = "query a node by ID (the proxy or the target face of this server)",
+               .bits = kShowCluster,
+               .query = {{"what", "string", "as GET /v1/daemon", true},
+                         {"severity", "string", "what=log: info (default), warning or error"},
+                         {"all", "boolean", "what=log: all logs as a tar.gz"}},
+               .headers = {kNodeId, kAisToken, kAccept},
+               .response_type = "application/json", .response_schema = "AnyJson"});
+  t.push_back({.method = M::kPut, .path = "/v1/reverse/daemon", .area = "reverse",
+               .summary = "a node action on a node by ID (as PUT /v1/daemon)", .bits = kAdmin,
+               .actions = ClusterActions(), .headers = {kNodeId, kAisToken}, .request_type = "application/json",
+               .request_schema = "ActionMsg", .response_type = "text/plain"});
+  for (M m : {M::kPost, M::kPut, M::kDelete}) {
+    t.push_back({.method = m, .path = "/v1/reverse/daemon/mountpaths", .area = "reverse",
+                 .summary = "a mountpath action on a node by ID (as /v1/daemon/mountpaths)", .bits = kAdmin,
+                 .headers = {kNodeId, kAisToken}, .request_type = "application/json", .request_schema = "ActionMsg"});
+  }
+  t.push_back({.method = M::kGet, .path = "/v1/cluster", .area = "cluster", .summary = "query the cluster",
+               .bits = kShowCluster,
+               .query = {{"what", "string",
+                          "cluster_config, backends, remote, smap, bmd, mountpaths, target_ips, node_stats, sysinfo, "
+                          "node_status, log; job queries (body QueryMsg): status, status_all, qryxstats, running_all",
+                          true}},
+               .headers = {kAisToken}, .request_type = "application/json", .request_schema = "QueryMsg",
+               .response_type = "application/json", .response_schema = "AnyJson"});
+  t.push_back({.method = M::kPut, .path = "/v1/cluster", .area = "cluster", .summary = "cluster action",
+               .bits = kAdmin, .actions = ClusterActions(), .headers = {kAisToken},
+               .request_type = "application/json", .request_schema = "ActionMsg", .response_type = "text/plain"});
+  t.push_back({.method = M::kPut, .path = "/v1/cluster/setconfig", .area = "cluster",
+               .summary = "set run-time config keys from the query", .bits = kAdmin,
+               .query = {{"features", "string", "cluster feature flags: names (comma-separated) or a number"},
+                         {"auth.client_auth_required", "boolean", "require tokens (turning it on takes an admin token)"},
+                         {"auth.enabled", "boolean", "the pre-5.0 name of auth.client_auth_required"},
+                         {"log.level", "string", "the server log's level: info, warning or error (or AIS 0-5)"}},
+               .headers = {kAisToken}});
+  // ---- buckets -------------------------------------------------------------------------------
+  t.push_back({.method = M::kGet, .path = "/v1/buckets", .area = "buckets", .summary = "list buckets (or summarize all)",
+               .by_action = true,
+               .actions = {{"list", kListBuckets, "list buckets"},
+                           {"summary-bck", kBckHead, "bucket summary (202 + job ID, then 200 + results)"}},
+               .unknown_action_bits = kListBuckets,
+               .query = {kProvider, kNamespace, kPresence}, .headers = {kAisToken},
+               .request_type = "application/json", .request_schema = "ActionMsg",
+               .response_type = "application/json", .response_schema = "BucketList"});
+  t.push_back({.method = M::kHead, .path = "/v1/buckets/{bucket}", .area = "buckets",
+               .summary = "bucket properties (headers), or a running summary", .bits = kBckHead, .on_bucket = true,
+               .query = {kProvider, kNamespace, kPresence,
+                         {"bsumm_remote", "boolean", "start (or poll, with uuid) a bucket summary"},
+                         kJobUuid},
+               .headers = {kAisToken},
+               .response_headers = {{"Ais-Bucket-Props", "string", "the bucket's properties (JSON)"},
+                                    {"Ais-Bucket-Summ", "string", "a summary result (JSON), with bsumm_remote"},
+                                    {"Ais-Xaction-Id", "string", "the summary job's ID"}}});
+  t.push_back({.method = M::kHead, .path = "/v1/buckets/{bucket}/{prefix}", .area = "buckets",
+               .summary = "summary of the objects under a prefix (with bsumm_remote)", .bits = kBckHead,
+               .on_bucket = true,
+               .query = {kProvider, {"bsumm_remote", "boolean", "start (or poll, with uuid) a summary", true}, kJobUuid,
+                         kPresence},
+               .headers = {kAisToken}});
+  t.push_back({.method = M::kGet, .path = "/v1/buckets/{bucket}", .area = "buckets",
+               .summary = "list objects (LsoMsg in the action message), summary, inventory", .on_bucket = true,
+               .by_action = true,
+               .actions = {{"list", kObjList, "list objects (value: LsoMsg)"},
+                           {"summary-bck", kBckHead, "bucket summary"},
+                           {"show-inventory", kBckHead, "describe the bucket's inventories"}},
+               .unknown_action_bits = kObjList,
+               .query = {kProvider, kNamespace}, .headers = {kAisToken, kAccept, {"Ais-Inv-Name", "string", "inventory name"}},
+               .request_type = "application/json", .request_schema = "ActionMsg",
+               .response_type = "application/json", .response_schema = "LsoRes"});
+  t.push_back({.method = M::kPost, .path = "/v1/buckets/{bucket}", .area = "buckets",
+               .summary = "create a bucket; start a bucket job", .on_bucket = true, .by_action = true,
+               .actions = {{"create-bck", kCreateBucket, "create the bucket (value: optional props)"},
+                           {"move-bck", kMoveBucket, "rename to bck_to"},
+                           {"copy-bck", kAccessRW, "copy to bck_to (value: CopyBckMsg)"},
+                           {"copy-listrange", kAccessRW, "copy listed/templated objects"},
+                           {"prefetch-listrange", kAccessRW, "prefetch listed/templated remote objects"},
+                           {"rechunk", kAccessRW, "rewrite objects with new chunk sizes"},
+                           {"create-inventory", kAdmin, "create a bucket inventory (job)"}},
+               .query = {kProvider, kNamespace, {"bck_to", "string", "destination bucket (`ais/@#/name/`)"}},
+               .headers = {kAisToken}, .request_type = "application/json", .request_schema = "ActionMsg",
+               .response_type = "text/plain"});
+  t.push_back({.method = M::kPut, .path = "/v1/buckets/{bucket}", .area = "buckets",
+               .summary = "multi-object archive", .on_bucket = true, .by_action = true,
+               .actions = {{"archive", kAccessRW, "archive listed/templated objects into one shard"}},
+               .query = {kProvider, kNamespace}, .headers = {kAisToken},
+               .request_type = "application/json", .request_schema = "ActionMsg", .response_type = "text/plain"});
+  t.push_back({.method = M::kDelete, .path = "/v1/buckets/{bucket}", .area = "buckets",
+               .summary = "destroy a bucket; delete or evict objects; destroy an inventory", .on_bucket = true,
+               .by_action = true,
+               .actions = {{"", kDestroyBucket, "no body: destroy the bucket"},
+                           {"destroy-bck", kDestroyBucket, "destroy the bucket"},
+                           {"delete-listrange", kObjDelete, "delete listed/templated objects (job)"},
+                           {"evict-listrange", kObjDelete, "evict listed/templated remote objects (job)"},
+                           {"evict-remote-bck", kObjDelete, "evict a remote bucket's cached objects"},
+                           {"destroy-inventory", kDestroyBucket | kAdmin, "destroy an inventory"}},
+               .query = {kProvider, kNamespace, {"keep_bck_md", "boolean", "evict: keep the bucket's metadata"}},
+               .headers = {kAisToken}, .request_type = "application/json", .request_schema = "ActionMsg"});
+  t.push_back({.method = M::kPatch, .path = "/v1/buckets/{bucket}", .area = "buckets", .summary = "set bucket properties",
+               .description = "set-bprops with an `access` value also needs BCK-SET-ACL.", .on_bucket = true,
+               .by_action = true,
+               .actions = {{"set-bprops", kPatch, "set properties (value: partial props)"},
+                           {"reset-bprops", kPatch, "reset properties to the defaults"}},
+               .unknown_action_bits = kPatch, .query = {kProvider, kNamespace}, .headers = {kAisToken},
+               .request_type = "application/json", .request_schema = "ActionMsg"});
+  // ---- objects -------------------------------------------------------------------------------
+  const Param blob_chunk{"Ais-Blob-Chunk", "string", "blob download: chunk size"};
+  const Param blob_workers{"Ais-Blob-Workers", "integer", "blob download: parallel range readers"};
+  t.push_back({.method = M::kGet, .path = "/v1/objects/{bucket}/{object}", .area = "objects",
+               .summary = "read an object (or a range, or a file in an archived object)", .bits = kGet,
+               .on_bucket = true,
+               .query = {kProvider, kNamespace,
+                         {"archpath", "string", "a file inside the object (a tar/tgz/zip/tar.lz4 shard)"},
+                         {"archregx", "string", "files matching (with archmode)"},
+                         {"archmode", "string", "regexp, prefix, suffix, substr, wdskey"},
+                         {"etl_name", "string", "transforming GET (no ETL runs here: an error)"},
+                         {"latest-ver", "boolean", "remote: check the remote version first"}},
+               .headers = {kAisToken, {"Range", "string", "bytes=a-b (one range)"},
+                           {"Ais-Blob-Download", "boolean", "remote: fetch in parallel ranges first"}, blob_chunk,
+                           blob_workers, {"Ais-Blob-Threshold", "string", "remote: blob download above this size"}},
+               .response_type = "application/octet-stream",
+               .response_headers = {{"Ais-Checksum-Type", "string", "checksum type"},
+                                    {"Ais-Checksum-Value", "string", "checksum value"},
+                                    {"Ais-Version", "string", "object version"},
+                                    {"Ais-Atime", "string", "access time (ns)"}}});
+  t.push_back({.method = M::kHead, .path = "/v1/objects/{bucket}/{object}", .area = "objects",
+               .summary = "object properties (headers)", .bits = kObjHead, .on_bucket = true,
+               .query = {kProvider, kNamespace, kPresence,
+                         {"props", "string", "properties to return (comma-separated; v2 HEAD)"},
+                         {"latest-ver", "boolean", "remote: check the remote version"}},
+               .headers = {kAisToken},
+               .response_headers = {{"Ais-Present", "boolean", "cached/present"},
+                                    {"Ais-Checksum-Type", "string", "checksum type"},
+                                    {"Ais-Checksum-Value", "string", "checksum value"},
+                                    {"Ais-Version", "string", "object version"},
+                                    {"Ais-Atime", "string", "access time (ns)"},
+                                    {"Ais-Custom-Md", "string", "custom metadata k=v,..."},
+                                    {"Ais-Chunks-Count", "integer", "number of chunks (chunked objects)"}}});
+  t.push_back({.method = M::kPut, .path = "/v1/objects/{bucket}/{object}", .area = "objects",
+               .summary = "write an object; append; copy (object_to); a multipart part; add to a shard",
+               .bits = kPut, .on_bucket = true, .bits_query = "append_type", .bits_query_bits = kAppend,
+               .query = {kProvider, kNamespace,
+                         {"append_type", "string", "append or flush (APPEND permission)"},
+                         {"append_handle", "string", "the handle a previous append returned"},
+                         {"object_to", "string", "copy the object to `ais/@#/bucket/name`"},
+                         {"uploadId", "string", "multipart upload ID (with partNumber)"},
+                         {"partNumber", "integer", "multipart part number (1..10000)"},
+                         {"skip_vc", "boolean", "skip version and checksum checks"},
+                         {"archpath", "string", "a file to add to the shard"},
+                         {"archmime", "string", "the shard's format"}},
+               .headers = {kAisToken, {"Ais-Checksum-Type", "string", "checksum of the body to verify"},
+                           {"Ais-Checksum-Value", "string", "checksum of the body to verify"},
+                           {"Ais-Pine", "integer", "shard append: 0 new, 1 append, 2 append or put"}},
+               .request_type = "application/octet-stream"});
+  t.push_back({.method = M::kDelete, .path = "/v1/objects/{bucket}/{object}", .area = "objects",
+               .summary = "delete an object (or abort a multipart upload)", .bits = kObjDelete, .on_bucket = true,
+               .query = {kProvider, kNamespace, {"uploadId", "string", "abort this multipart upload"}},
+               .headers = {kAisToken}});
+  t.push_back({.method = M::kPost, .path = "/v1/objects/{bucket}/{object}", .area = "objects",
+               .summary = "rename; multipart upload (start, complete, abort); lock check", .on_bucket = true,
+               .by_action = true,
+               .actions = {{"rename-obj", kObjMove, "rename to `name`"},
+                           {"mpt-upload", kAccessRW, "start a multipart upload; replies the upload ID"},
+                           {"mpt-complete", kAccessRW, "complete a multipart upload (value: parts)"},
+                           {"mpt-abort", kAccessRW, "abort a multipart upload"},
+                           {"check-lock", kObjHead, "whether the object is locked"}},
+               .query = {kProvider, kNamespace, {"uploadId", "string", "the multipart upload (mpt-complete)"}},
+               .headers = {kAisToken}, .request_type = "application/json", .request_schema = "ActionMsg",
+               .response_type = "text/plain"});
+  t.push_back({.method = M::kPatch, .path = "/v1/objects/{bucket}/{object}", .area = "objects",
+               .summary = "set custom metadata", .on_bucket = true, .by_action = true,
+               .unknown_action_bits = kObjUpdate,
+               .query = {kProvider, kNamespace, {"set-new-custom", "boolean", "replace (not merge) custom metadata"},
+                         {"uploadId", "string", "of a multipart upload in progress"}},
+               .headers = {kAisToken}, .request_type = "application/json", .request_schema = "ActionMsg"});
+  t.push_back({.method = M::kPost, .path = "/v1/objects/{bucket}", .area = "objects",
+               .summary = "promote files; start a blob download", .on_bucket = true, .by_action = true,
+               .actions = {{"promote", kPromote, "promote a file or directory under --promote-root"},
+                           {"blob-download", kAccessRW, "download a remote object in parallel ranges (job)"}},
+               .query = {kProvider, kNamespace}, .headers = {kAisToken},
+               .request_type = "application/json", .request_schema = "ActionMsg", .response_type = "text/plain"});
+  // ---- GetBatch ------------------------------------------------------------------------------
+  for (std::string_view path : {std::string_view("/v1/ml/moss"), std::string_view("/v1/ml/moss/{bucket}")}) {
+    t.push_back({.method = M::kGet, .path = path, .area = "ml",
+                 .summary = "GetBatch: many objects (or archived files) in one ordered archive or multipart reply",
+                 .description = "Each bucket named is checked for GET.", .by_action = true,
+                 .query = {kProvider, {"coloc", "integer", "colocation hint (0, 1, 2)"}}, .headers = {kAisToken},
+                 .request_type = "application/json", .request_schema = "MossReq",
+                 .response_type = "application/octet-stream"});
+  }
+  // ---- job lists this server has none of ----------------------------------------------------
+  t.push_back({.method = M::kGet, .path = "/v1/download", .area = "download",
+               .summary = "downloader jobs (none run here: [])", .bits = kShowCluster,
+               .headers = {kAisToken}, .request_type = "application/json", .request_schema = "AnyJson",
+               .response_type = "application/json", .response_schema = "AnyJson"});
+  t.push_back({.method = M::kGet, .path = "/v1/sort", .area = "sort", .summary = "dSort jobs (none run here: [])",
+               .bits = kShowCluster,
+               .query = {kJobUuid, {"id", "string", "job ID"}, {"only_active", "boolean", "running only"},
+                         {"regex", "string", "filter by description"}},
+               .headers = {kAisToken}, .response_type = "application/json", .response_schema = "AnyJson"});
+  // ---- S3 front end --------------------------------------------------------------------------
+  const Param s3_auth{"Authorization", "string", "SigV4 (accepted unchecked without tokens) or `Bearer <JWT>`"};
+  const Param s3_sec{"X-Amz-Security-Token", "string", "the AIS token when tokens are required"};
+  const std::vector<Param> list_q = {{"list-type", "integer", "2: ListObjectsV2"},
+                                     {"prefix", "string", "key prefix"},
+                                     {"delimiter", "string", "group keys by this"},
+                                     {"max-keys", "integer", "page size"},
+                                     {"encoding-type", "string", "url"},
+                                     {"continuation-token", "string", "V2 page token"},
+                                     {"start-after", "string", "V2: keys after this"},
+                                     {"fetch-owner", "boolean", "V2: include owners"},
+                                     {"marker", "string", "V1 page marker"},
+                                     {"location", "string", "GetBucketLocation"},
+                                     {"versioning", "string", "GetBucketVersioning"},
+                                     {"uploads", "string", "ListMultipartUploads"},
+                                     kS3Token};
+  t.push_back({.method = M::kGet, .path = "/s3", .area = "s3", .summary = "S3 ListBuckets", .bits = kListBuckets,
+               .query = {kS3Token}, .headers = {s3_auth, s3_sec}, .s3_operations = {{"ListBuckets", "", kListBuckets}},
+               .response_type = "application/xml", .response_schema = "S3Xml"});
+  t.push_back({.method = M::kGet, .path = "/s3/{bucket}", .area = "s3",
+               .summary = "S3 ListObjects (V1/V2), GetBucketLocation, GetBucketVersioning, ListMultipartUploads",
+               .bits = kObjList, .on_bucket = true, .query = list_q, .headers = {s3_auth, s3_sec},
+               .s3_operations = {{"ListObjects", "", kObjList},
+                                 {"ListObjectsV2", "?list-type=2", kObjList},
+                                 {"GetBucketLocation", "?location", kBckHead},
+                                 {"GetBucketVersioning", "?versioning", kBckHead},
+                                 {"ListMultipartUploads", "?uploads", kObjList}},
+               .response_type = "application/xml", .response_schema = "S3Xml"});
+  t.push_back({.method = M::kHead, .path = "/s3/{bucket}", .area = "s3", .summary = "S3 HeadBucket", .bits = kBckHead,
+               .on_bucket = true, .headers = {s3_auth, s3_sec}, .s3_operations = {{"HeadBucket", "", kBckHead}}});
+  t.push_back({.method = M::kPut, .path = "/s3/{bucket}", .area = "s3", .summary = "S3 CreateBucket, PutBucketVersioning",
+               .bits = kCreateBucket, .on_bucket = true, .query = {{"versioning", "string", "PutBucketVersioning"}},
+               .headers = {s3_auth, s3_sec},
+               .s3_operations = {{"CreateBucket", "", kCreateBucket}, {"PutBucketVersioning", "?versioning", kPatch}},
+               .request_type = "application/xml"});
+  t.push_back({.method = M::kDelete, .path = "/s3/{bucket}", .area = "s3", .summary = "S3 DeleteBucket",
+               .bits = kDestroyBucket, .on_bucket = true, .headers = {s3_auth, s3_sec},
+               .s3_operations = {{"DeleteBucket", "", kDestroyBucket}, {"DeleteObjects", "?delete", kObjDelete}},
+               .ok_status = 204});
+  t.push_back({.method = M::kPost, .path = "/s3/{bucket}", .area = "s3", .summary = "S3 DeleteObjects (?delete)",
+               .bits = kObjDelete, .on_bucket = true, .query = {{"delete", "string", "DeleteObjects", true}},
+               .headers = {s3_auth, s3_sec, {"Content-MD5", "string", "MD5 of the body"}},
+               .s3_operations = {{"DeleteObjects", "?delete", kObjDelete}}, .request_type = "application/xml",
+               .response_type = "application/xml", .response_schema = "S3Xml"});
+  const Param upload_id{"uploadId", "string", "multipart upload ID"};
+  const Param part_number{"partNumber", "integer", "part number"};
+  t.push_back({.method = M::kGet, .path = "/s3/{bucket}/{key}", .area = "s3", .summary = "S3 GetObject, ListParts",
+               .bits = kGet, .on_bucket = true, .query = {upload_id, part_number, kS3Token},
+               .headers = {s3_auth, s3_sec, {"Range", "string", "bytes=a-b"}, {"If-Match", "string", "ETag"},
+                           {"If-None-Match", "string", "ETag"}, {"x-amz-checksum-mode", "string", "ENABLED"}},
+               .s3_operations = {{"GetObject", "", kGet}, {"ListParts", "?uploadId", kObjList}},
+               .response_type = "application/octet-stream",
+               .response_headers = {{"ETag", "string", "entity tag"}, {"Last-Modified", "string", "RFC 1123 time"}}});
+  t.push_back({.method = M::kHead, .path = "/s3/{bucket}/{key}", .area = "s3", .summary = "S3 HeadObject",
+               .bits = kObjHead, .on_bucket = true, .query = {part_number, kS3Token},
+               .headers = {s3_auth, s3_sec, {"If-Match", "string", "ETag"}, {"If-None-Match", "string", "ETag"}},
+               .s3_operations = {{"HeadObject", "", kObjHead}},
+               .response_headers = {{"ETag", "string", "entity tag"}, {"Content-Length", "integer", "size"}}});
+  t.push_back({.method = M::kPut, .path = "/s3/{bucket}/{key}", .area = "s3",
+               .summary = "S3 PutObject, CopyObject, UploadPart, UploadPartCopy", .bits = kPut, .on_bucket = true,
+               .query = {upload_id, part_number, kS3Token},
+               .headers = {s3_auth, s3_sec, {"x-amz-copy-source", "string", "copy: /bucket/key"},
+                           {"x-amz-copy-source-range", "string", "UploadPartCopy: bytes=a-b"},
+                           {"x-amz-metadata-directive", "string", "COPY or REPLACE"},
+                           {"x-amz-content-sha256", "string", "payload hash or STREAMING-* (aws-chunked)"},
+                           {"x-amz-decoded-content-length", "integer", "aws-chunked: the payload's length"},
+                           {"x-amz-trailer", "string", "aws-chunked trailer checksum"},
+                           {"x-amz-sdk-checksum-algorithm", "string", "CRC32, CRC32C, SHA1, SHA256"},
+                           {"Content-MD5", "string", "MD5 of the body"},
+                           {"Content-Encoding", "string", "aws-chunked"}},
+               .s3_operations = {{"PutObject", "", kPut},
+                                 {"CopyObject", "x-amz-copy-source", kPut},
+                                 {"UploadPart", "?uploadId&partNumber", kPut},
+                                 {"UploadPartCopy", "?uploadId&partNumber + x-amz-copy-source", kPut}},
+               .request_type = "application/octet-stream",
+               .response_headers = {{"ETag", "string", "entity tag"}}});
+  t.push_back({.method = M::kPost, .path = "/s3/{bucket}/{key}", .area = "s3",
+               .summary = "S3 CreateMultipartUpload (?uploads), CompleteMultipartUpload (?uploadId)", .bits = kPut,
+               .on_bucket = true, .query = {{"uploads", "string", "CreateMultipartUpload"}, upload_id},
+               .headers = {s3_auth, s3_sec},
+               .s3_operations = {{"CreateMultipartUpload", "?uploads", kPut},
+                                 {"CompleteMultipartUpload", "?uploadId", kPut}},
+               .request_type = "application/xml", .response_type = "application/xml", .response_schema = "S3Xml"});
+  t.push_back({.method = M::kDelete, .path = "/s3/{bucket}/{key}", .area = "s3",
+               .summary = "S3 DeleteObject, AbortMultipartUpload (?uploadId)", .bits = kObjDelete, .on_bucket = true,
+               .query = {upload_id}, .headers = {s3_auth, s3_sec},
+               .s3_operations = {{"DeleteObject", "", kObjDelete}, {"AbortMultipartUpload", "?uploadId", kPut}},
+               .ok_status = 204});
+  return t;
+}
+
+// A template's shape after "/v1/<area>": the second segment (absent, a literal or a parameter)
+// and whether a third (a parameter taking the rest) follows.
+struct Shape {
+  bool seg2 = false;
+  std::string_view seg2_literal;  // empty: a parameter
+  bool seg3 = false;
+};
+
+Shape ShapeOf(std::string_view path) {
+  Shape s;
+  if (!path.starts_with("/v1/")) return s;
+  std::string_view rest = path.substr(4);
+  auto slash = rest.find('/');
+  if (slash == std::string_view::npos) return s;
+  rest = rest.substr(slash + 1);
+  s.seg2 = true;
+  auto s2 = rest.find('/');
+  std::string_view seg2 = rest.substr(0, s2);
+  if (!seg2.starts_with('{')) s.seg2_literal = seg2;
+  s.seg3 = s2 != std::string_view::npos;
+  return s;
+}
+
+struct Table {
+  std::vector<RouteSpec> rows = Build();
+  std::vector<Shape> shapes;
+  Table() {
+    for (const auto& r : rows) shapes.push_back(ShapeOf(r.path));
+  }
+};
+
+const Table& TheTable() {
+  static const Table t;
+  return t;
+}
+
+}  // namespace
+
+const std::vector<RouteSpec>& RouteTable() { return TheTable().rows; }
+
+const RouteSpec* FindRoute(Method method, const Route& route) {
+  const Table& t = TheTable();
+  for (size_t i = 0; i < t.rows.size(); ++i) {
+    const RouteSpec& r = t.rows[i];
+    if (r.method != method || r.area != route.area || r.area.empty() || r.area == "s3") continue;
+    const Shape& s = t.shapes[i];
+    if (s.seg2 != !route.bucket.empty()) continue;
+    if (s.seg2 && !s.seg2_literal.empty() && s.seg2_literal != route.bucket) continue;
+    if (s.seg3 != !route.object.empty()) continue;
+    return &r;
+  }
+  return nullptr;
+}
+
+AccessAttrs ActionBits(const RouteSpec& spec, std::string_view action) {
+  for (const Action& a : spec.actions) {
+    if (a.name == action) return a.bits;
+  }
+  return spec.unknown_action_bits;
+}
+
+}  // namespace ais::api
