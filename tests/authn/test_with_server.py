@@ -173,3 +173,26 @@ def test_the_public_key_is_no_hmac_secret(rsa_pair: tuple[LocalAuthN, LocalServe
         timeout=10,
     )
     assert r.status_code == 401 and "not configured" in r.json()["message"], r.text
+
+
+def test_dataloader_epochs_with_auth_and_tls(tmp_path: Path) -> None:
+    """Tokens from AuthN over a TLS server: DataLoader workers read an epoch, twice."""
+    torch_data = pytest.importorskip("torch.utils.data")
+    from aistore.pytorch import AISMapDataset
+
+    with (
+        LocalAuthN(tmp_path / "authn") as authn,
+        LocalServer(num_mountpaths=1, authn=authn, tls=True) as srv,
+    ):
+        token = _login(authn, authn.su_name, authn.su_pass).client.token
+        bucket = srv.client(token=token).bucket("epochs").create()
+        want = {f"s{i:03}": bytes([i]) * (100 + i) for i in range(40)}
+        for name, data in want.items():
+            bucket.object(name).get_writer().put_content(data)
+        loader = torch_data.DataLoader(
+            AISMapDataset(bucket), batch_size=8, num_workers=2, collate_fn=lambda b: b
+        )
+        for _ in range(2):
+            got = {name: data for batch in loader for name, data in batch}
+            assert got == want
+        assert _status(lambda: srv.client().bucket("epochs").list_all_objects()) == 401
