@@ -71,7 +71,9 @@ class Authorizer {
 
   const AuthConfig cfg_;
   const std::unique_ptr<KeyProvider> keys_;  // null: no key configured
+  const uint64_t id_;  // tells this authorizer's thread-local last token from another's
   std::atomic<bool> required_{false};
+  std::atomic<uint64_t> revocations_{0};  // bumped by every Revoke
   mutable std::shared_mutex mu_;
   std::unordered_map<std::string, std::shared_ptr<const Claims>> cache_;  // guarded by mu_
   std::unordered_set<std::string> revoked_;                               // guarded by mu_
