@@ -631,3 +631,8 @@ def test_getbatch_parallel_download_and_a_dataloader_with_a_token(
     with pytest.raises(AISError) as err:
         Client(server.endpoint).batch(bucket=b).add(b.object("o")).get()
     assert err.value.status_code == 401
+
+
+def test_revocation_requests_are_bounded(server: LocalServer) -> None:
+    r = call(server, "DELETE", "/v1/tokens", None, {"tokens": ["x"] * 1025})
+    assert r.status_code == 400 and "too many tokens" in r.json()["message"]

@@ -21,6 +21,9 @@ namespace {
 
 int64_t NowSeconds() { return NowNs() / 1000000000; }
 
+// Tokens in one revocation (AuthN sends at most 256): each may cost a signature check.
+constexpr size_t kMaxRevokedPerRequest = 1024;
+
 // AuthN's registration check: the key in its ServerConf against ours.
 Status CheckServerConf(ServerContext& ctx, const nlohmann::json& body) {
   std::string secret_hash, public_key;
@@ -61,6 +64,10 @@ Task<Handled> HandleTokens(ServerContext& ctx, Exchange& ex, const Route& route)
     JsonFields f(*body, "");
     f.StrList("tokens", &tokens).Str("version", &version);
     if (Status st = f.Finish(); !st.ok()) co_return st;
+    if (tokens.size() > kMaxRevokedPerRequest) {
+      co_return Status::InvalidArgument("too many tokens to revoke in one request (" + std::to_string(tokens.size()) +
+                                        ", at most " + std::to_string(kMaxRevokedPerRequest) + ")");
+    }
     bool admin = false;
     if (has_token) {
       auto claims = Authenticate(ctx, ex);
