@@ -35,6 +35,13 @@ fi
 extras=${1:-}
 spec="."
 [ -n "$extras" ] && spec=".[${extras}]"
+# Debian 12's pip (23.0) resolves the dev extra's dependency set by backtracking for an hour or
+# more; a current pip resolves it in under a minute.
+if ! "$PYTHON" -c 'import sys, pip; sys.exit(int(pip.__version__.split(".")[0]) < 24)' 2>/dev/null; then
+  echo "==> pip: upgrading pip (its resolver)"
+  "$PYTHON" -m pip install --disable-pip-version-check -q --root-user-action=ignore --upgrade "pip>=24" 2>&1 \
+    | grep -v -E "^\s*$|WARNING: Running pip as" || true
+fi
 echo "==> pip: building and installing aistore${extras:+[$extras]} (server + extension)"
 "$PYTHON" -m pip install --disable-pip-version-check -q --root-user-action=ignore "$spec" 2>&1 \
   | grep -v -E "^\s*$|WARNING: Running pip as" || true
