@@ -24,6 +24,7 @@
 #include "api/route.h"
 #include "fuzz_check.h"
 #include "http/exchange.h"
+#include "http/stream.h"
 #include "store/names.h"
 #include "util/strings.h"
 
@@ -99,7 +100,7 @@ void CheckObjectName(const std::string& name) {
 
 Exchange MakeExchange(Parsed& p) {
   static asio::io_context io;
-  static beast::tcp_stream stream(io);  // never connected: nothing here does I/O
+  static Stream stream{tcp::socket(io)};  // never connected: nothing here does I/O
   static beast::flat_buffer buffer;
   static const NodeInfo node{"t[fuzz]", "fuzz"};
   return Exchange(stream, buffer, p.parser, node, "127.0.0.1:1");
