@@ -42,8 +42,11 @@ if ! "$PYTHON" -c 'import sys, pip; sys.exit(int(pip.__version__.split(".")[0]) 
   "$PYTHON" -m pip install --disable-pip-version-check -q --root-user-action=ignore --upgrade "pip>=24" 2>&1 \
     | grep -v -E "^\s*$|WARNING: Running pip as" || true
 fi
+# AIS_WERROR=1 (test.sh): compiler warnings fail this optimized build, as in development.
+build_args=()
+[ "${AIS_WERROR:-0}" = 1 ] && build_args=(-C cmake.define.AIS_WERROR=ON)
 echo "==> pip: building and installing aistore${extras:+[$extras]} (server + extension)"
-"$PYTHON" -m pip install --disable-pip-version-check -q --root-user-action=ignore "$spec" 2>&1 \
+"$PYTHON" -m pip install --disable-pip-version-check -q --root-user-action=ignore "${build_args[@]}" "$spec" 2>&1 \
   | grep -v -E "^\s*$|WARNING: Running pip as" || true
 # From / so the source tree's aistore/ (no binary, no extension) cannot shadow the installed one.
 (cd / && "$PYTHON" -c "import aistore, aistore._native; from aistore.server import find_server_binary; find_server_binary()") \
