@@ -103,7 +103,20 @@ class HttpClient:
         method: str,
         target: str,
         headers: list[tuple[str, str]],
-        body: bytes,
+        body: Buffer,
+        connect_timeout: float | None = None,
+        read_timeout: float | None = None,
+    ) -> HttpResponse: ...
+    def open_file(
+        self,
+        host: str,
+        port: int,
+        method: str,
+        target: str,
+        headers: list[tuple[str, str]],
+        fd: int,
+        offset: int,
+        length: int,
         connect_timeout: float | None = None,
         read_timeout: float | None = None,
     ) -> HttpResponse: ...

@@ -34,6 +34,12 @@ bool StaleConnection(const error_code& ec) {
   return ec != boost::asio::error::operation_aborted && ec != boost::asio::error::timed_out;
 }
 
+// A send that failed this way may have met a server that answered and closed before reading
+// the whole body: its reply may be waiting in the socket.
+bool EarlyReplyPossible(const error_code& ec) {
+  return ec == boost::asio::error::broken_pipe || ec == boost::asio::error::connection_reset;
+}
+
 }  // namespace
 
 HttpExchange::HttpExchange(HttpClient* client, std::string key, Interrupted interrupted)
@@ -130,18 +136,19 @@ void HttpExchange::Discard(uint64_t limit) {
 std::unique_ptr<HttpExchange> HttpClient::Send(const std::string& host, uint16_t port,
                                                const std::string& method,
                                                const std::string& target,
-                                               const HttpHeaders& headers, std::string_view body,
+                                               const HttpHeaders& headers, const HttpBody& body,
                                                bool keep_fields, const HttpTimeouts& timeouts,
                                                Interrupted interrupted, HttpFailure& failure) {
+  // A file body goes after the head (sendfile); bytes go with it in one gathered write.
   http::request<http::span_body<const char>> req;
   req.method_string(method);
   req.target(target);
   req.version(11);
   req.set(http::field::host, HostHeader(host, port));
   for (const auto& [name, value] : headers) req.set(name, value);
-  if (!body.empty()) {
-    req.body() = boost::beast::span<const char>(body.data(), body.size());
-    req.prepare_payload();
+  if (body.size() > 0) {
+    if (!body.file()) req.body() = boost::beast::span<const char>(body.bytes.data(), body.bytes.size());
+    req.content_length(body.size());
   }
 
   std::string key = host + ":" + std::to_string(port);
@@ -166,8 +173,20 @@ std::unique_ptr<HttpExchange> HttpClient::Send(const std::string& host, uint16_t
     parser.body_limit(std::numeric_limits<uint64_t>::max());  // bodies stream to the caller
     parser.skip(method == "HEAD");  // its Content-Length describes a body that is not sent
     error_code ec;
-    http::write(conn, req, ec);
-    if (!ec) http::read_header(conn, conn.buffer(), parser, ec);
+    if (body.file()) {
+      http::request_serializer<http::span_body<const char>> sr(req);
+      http::write_header(conn, sr, ec);
+      if (!ec) conn.SendFile(body.fd, body.offset, body.length, ec);
+    } else {
+      http::write(conn, req, ec);
+    }
+    const bool sent = !ec;
+    if (sent || EarlyReplyPossible(ec)) {
+      error_code read_ec;
+      http::read_header(conn, conn.buffer(), parser, read_ec);
+      // A reply read after a cut-short send stands; else the send's error is the cause.
+      if (!read_ec || sent) ec = read_ec;
+    }
     if (ec) {
       if (reused && !parser.got_some() && StaleConnection(ec)) {
         DropIdle(key);  // the server closed them all, most likely (a restart)
@@ -191,7 +210,7 @@ std::unique_ptr<HttpExchange> HttpClient::Send(const std::string& host, uint16_t
     }
     ex->remaining_ = head.has_length ? head.length : 0;
     ex->finished_ = parser.is_done() || (head.has_length && head.length == 0);
-    ex->keep_alive_ = parser.keep_alive();
+    ex->keep_alive_ = sent && parser.keep_alive();  // after a cut-short send, never reused
     return ex;
   }
 }

@@ -36,6 +36,18 @@ struct HttpReplyHead {
   HttpHeaders fields;    // all header fields, when asked for (see HttpClient::Send)
 };
 
+// A request's body: `bytes`, or `length` bytes of the open file `fd` from `offset` (sent with
+// sendfile). Empty: no body. The memory or descriptor stays valid during the Send.
+struct HttpBody {
+  std::string_view bytes{};
+  int fd = -1;
+  uint64_t offset = 0;
+  uint64_t length = 0;
+
+  bool file() const { return fd >= 0; }
+  uint64_t size() const { return file() ? length : bytes.size(); }
+};
+
 // Why a Send returned no exchange.
 struct HttpFailure {
   error_code ec;  // boost::asio::error::timed_out for timeouts, operation_aborted if interrupted
@@ -116,13 +128,14 @@ class HttpClient {
   void KeepIdleAtLeast(size_t n);
 
   // Sends `method target` with `headers` (Host and, for a body, Content-Length are added) and
-  // `body` (empty: none) to host:port, and reads the reply's head; its fields are kept when
-  // `keep_fields` or the status is not 2xx. A pooled connection the server has closed
-  // meanwhile is replaced by a new one. `interrupted` is polled while waiting. nullptr with
-  // `failure` set on a transport error. REQUIRES: `body` stays valid during the call.
+  // `body` to host:port, and reads the reply's head; its fields are kept when `keep_fields` or
+  // the status is not 2xx. A pooled connection the server has closed meanwhile is replaced by
+  // a new one. A server may answer before it has read the whole body (an error, a redirect)
+  // and close: a send cut short still reads that reply. `interrupted` is polled while waiting.
+  // nullptr with `failure` set on a transport error.
   std::unique_ptr<HttpExchange> Send(const std::string& host, uint16_t port,
                                      const std::string& method, const std::string& target,
-                                     const HttpHeaders& headers, std::string_view body,
+                                     const HttpHeaders& headers, const HttpBody& body,
                                      bool keep_fields, const HttpTimeouts& timeouts,
                                      Interrupted interrupted, HttpFailure& failure);
 

@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -205,6 +206,31 @@ size_t HttpConnection::SendVector(const struct iovec* iov, int count, error_code
       return 0;
     }
     if (!Wait(fd_, POLLOUT, read_timeout_, interrupted_, ec)) return 0;
+  }
+}
+
+void HttpConnection::SendFile(int in_fd, uint64_t offset, uint64_t length, error_code& ec) {
+  ec = {};
+  auto off = static_cast<off_t>(offset);
+  while (length > 0) {
+    // sendfile moves at most 0x7ffff000 bytes per call.
+    const size_t want = static_cast<size_t>(std::min<uint64_t>(length, size_t{1} << 30));
+    const ssize_t n = ::sendfile(fd_, in_fd, &off, want);
+    if (n > 0) {
+      in_reply_ = false;
+      length -= static_cast<uint64_t>(n);
+      continue;
+    }
+    if (n == 0) {  // the file is shorter than it was said to be
+      ec = boost::asio::error::eof;
+      return;
+    }
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) {
+      ec = Errno(errno);
+      return;
+    }
+    if (!Wait(fd_, POLLOUT, read_timeout_, interrupted_, ec)) return;
   }
 }
 

@@ -95,6 +95,13 @@ class HttpConnection {
   static bool Wait(int fd, short events, double timeout, const Interrupted* interrupted,
                    error_code& ec);
   size_t SendVector(const struct iovec* iov, int count, error_code& ec);
+
+ public:
+  // Sends `length` bytes of file `in_fd` from `offset` with sendfile(2) (no copy through user
+  // space; the file's own position is left alone), waiting as writes do. All or `ec` set.
+  void SendFile(int in_fd, uint64_t offset, uint64_t length, error_code& ec);
+
+ private:
   // Whether Recv, finding the socket drained, retries for a while before it waits.
   bool StartSpin();
 

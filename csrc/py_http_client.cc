@@ -254,24 +254,46 @@ py::tuple Get(const py::object& self, const std::string& host, uint16_t port,
   return py::make_tuple(status, body, fields);
 }
 
-// Sends `method target` with `body` and returns the reply once its head is read.
-std::unique_ptr<HttpResponse> Open(HttpClient& client, const std::string& host, uint16_t port,
+std::unique_ptr<HttpResponse> Send(HttpClient& client, const std::string& host, uint16_t port,
                                    const std::string& method, const std::string& target,
-                                   const HttpHeaders& headers, const py::bytes& body,
+                                   const HttpHeaders& headers, const HttpBody& body,
                                    std::optional<double> connect, std::optional<double> read) {
   const std::string what = method + " http://" + host + ":" + std::to_string(port) + target;
-  const std::string_view payload(PyBytes_AS_STRING(body.ptr()),
-                                 static_cast<size_t>(PyBytes_GET_SIZE(body.ptr())));
   HttpFailure failure;
   std::unique_ptr<HttpExchange> ex;
   {
-    // `body` is immutable and referenced by the caller for the whole call.
     py::gil_scoped_release release;
-    ex = client.Send(host, port, method, target, headers, payload, true,
-                     Timeouts(connect, read), SignalRaised, failure);
+    ex = client.Send(host, port, method, target, headers, body, true, Timeouts(connect, read),
+                     SignalRaised, failure);
   }
   if (ex == nullptr) Raise(failure, what);
   return std::make_unique<HttpResponse>(std::move(ex), what);
+}
+
+// Sends `method target` with `body` (any contiguous buffer: bytes, bytearray, memoryview,
+// numpy array; sent from where it is) and returns the reply once its head is read.
+std::unique_ptr<HttpResponse> Open(HttpClient& client, const std::string& host, uint16_t port,
+                                   const std::string& method, const std::string& target,
+                                   const HttpHeaders& headers, const py::buffer& body,
+                                   std::optional<double> connect, std::optional<double> read) {
+  // The view pins the buffer (a bytearray cannot be resized while it is held) until it is
+  // released, after the send; PyBUF_SIMPLE refuses a non-contiguous one.
+  Py_buffer view;
+  if (PyObject_GetBuffer(body.ptr(), &view, PyBUF_SIMPLE) != 0) throw py::error_already_set();
+  std::unique_ptr<Py_buffer, void (*)(Py_buffer*)> held(&view, PyBuffer_Release);
+  HttpBody payload{.bytes = std::string_view(static_cast<const char*>(view.buf), static_cast<size_t>(view.len))};
+  return Send(client, host, port, method, target, headers, payload, connect, read);
+}
+
+// As Open, with `length` bytes of the open file `fd` from `offset` as the body (sendfile).
+std::unique_ptr<HttpResponse> OpenFile(HttpClient& client, const std::string& host, uint16_t port,
+                                       const std::string& method, const std::string& target,
+                                       const HttpHeaders& headers, int fd, uint64_t offset,
+                                       uint64_t length, std::optional<double> connect,
+                                       std::optional<double> read) {
+  if (fd < 0) throw py::value_error("open_file: fd must be an open file descriptor");
+  HttpBody body{.fd = fd, .offset = offset, .length = length};
+  return Send(client, host, port, method, target, headers, body, connect, read);
 }
 
 }  // namespace
@@ -330,7 +352,14 @@ void AddHttpClientTypes(py::module_& m) {
            py::arg("headers"), py::arg("body"), py::arg("connect_timeout") = py::none(),
            py::arg("read_timeout") = py::none(),
            // The response returns its connection to the client's pool: keep the client alive.
-           py::keep_alive<0, 1>(), "Send a request; the HttpResponse streams its body.");
+           py::keep_alive<0, 1>(),
+           "Send a request with body (a contiguous buffer); the HttpResponse streams its reply.")
+      .def("open_file", &OpenFile, py::arg("host"), py::arg("port"), py::arg("method"),
+           py::arg("target"), py::arg("headers"), py::arg("fd"), py::arg("offset"),
+           py::arg("length"), py::arg("connect_timeout") = py::none(),
+           py::arg("read_timeout") = py::none(), py::keep_alive<0, 1>(),
+           "Send a request whose body is length bytes of file descriptor fd from offset (sent "
+           "with sendfile; the file's position is not moved).");
 }
 
 }  // namespace aisnative

@@ -18,6 +18,7 @@ logic know, by the table of `aistore._internal.error_map`.
 from __future__ import annotations
 
 import contextlib
+import http
 import http.client
 import socket
 import zlib
@@ -42,6 +43,7 @@ __all__ = [
     "NativeReply",
     "Reply",
     "StreamedReply",
+    "as_response",
     "content_length",
     "header_dict",
 ]
@@ -202,11 +204,12 @@ class NativeReply(Reply):
 
     def __init__(self, stream: _native.HttpResponse) -> None:
         self._stream = stream
+        self._status = stream.status  # the stream forgets it once closed
         self._headers: Mapping[str, str] | None = None
 
     @property
     def status(self) -> int:
-        return self._stream.status
+        return self._status
 
     @property
     def headers(self) -> Mapping[str, str]:
@@ -364,3 +367,25 @@ class BodyReader(Reply):
             except requests.RequestException:
                 pass  # draining keeps a connection; closing is the point
         self._resp.close()
+
+
+def as_response(reply: Reply, url: str) -> requests.Response:
+    """`reply` as the `requests.Response` the official SDK's calls return, its body read and
+    the reply closed: the reply itself when `requests` sent it, else a response built from
+    its status, headers and body (no `raw` stream and no `request`: nothing is left to read)."""
+    if isinstance(reply, BodyReader):
+        return reply.response
+    response = requests.Response()
+    response.status_code = reply.status
+    response.headers = CaseInsensitiveDict(reply.headers)
+    try:
+        response._content = reply.read_all()
+    finally:
+        reply.close()
+    response.url = url
+    try:
+        response.reason = http.HTTPStatus(reply.status).phrase
+    except ValueError:
+        response.reason = ""
+    response.encoding = requests.utils.get_encoding_from_headers(response.headers)
+    return response

@@ -3,7 +3,8 @@
 Two transports implement it, as httpx's client holds one of several behind one interface:
 
 - `NativeTransport`: our keep-alive HTTP/1.1 client (`csrc/http_client.h`), ~8 us of CPU
-  per request where `requests` spends ~300 us; plain HTTP, body-less or `bytes` bodies.
+  per request where `requests` spends ~300 us; plain HTTP, no body, a buffer body (sent from
+  where it is) or a regular file's rest (sent with sendfile).
 - `RequestsTransport`: a `requests.Session` for everything else (HTTPS, proxies, auth,
   streamed uploads), including the two-step body redirect over HTTPS.
 
@@ -17,7 +18,9 @@ Foreign errors become the `requests` exceptions the retry policies know, by the 
 from __future__ import annotations
 
 import functools
+import io
 import os
+import stat
 import urllib.request
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -96,6 +99,32 @@ def body_length(data: Any) -> int | None:
     return None
 
 
+def _file_range(body: Any) -> tuple[int, int, int] | None:
+    """(fd, offset, length) of a binary file object over a regular file: its bytes from the
+    current position to the end, which the native client sends with sendfile. None for
+    anything else (pipes, sockets, text files, in-memory streams)."""
+    if not isinstance(body, (io.BufferedReader, io.FileIO)):
+        return None
+    try:
+        fd = body.fileno()
+        st = os.fstat(fd)
+        offset = body.tell()
+    except (OSError, ValueError):
+        return None
+    if not stat.S_ISREG(st.st_mode) or offset > st.st_size:
+        return None
+    return fd, offset, st.st_size - offset
+
+
+def _native_body(body: Any) -> bool:
+    """Whether the native client can send `body`: none, a contiguous buffer, a regular file."""
+    if body is None or isinstance(body, (bytes, bytearray)):
+        return True
+    if isinstance(body, memoryview):
+        return body.contiguous
+    return _file_range(body) is not None
+
+
 def _split_timeout(timeout: TimeoutArg) -> tuple[float | None, float | None]:
     if isinstance(timeout, tuple):
         return timeout[0], timeout[1]
@@ -106,7 +135,6 @@ _REDIRECTS = frozenset((301, 302, 303, 307, 308))
 _MAX_REDIRECTS = requests.models.DEFAULT_REDIRECT_LIMIT
 # An error reply's body (its message) is read up to this size (the native client's limit).
 MAX_ERROR_BODY = 64 << 10
-_NATIVE_METHODS = frozenset(("GET", "HEAD"))
 # `requests` offers compressed replies; the native client reads bodies as they are sent.
 _NATIVE_DROPPED_HEADERS = frozenset(("accept-encoding",))
 
@@ -208,15 +236,10 @@ def select_transport(
     session: requests.Session,
     native_client: Callable[[], _native.HttpClient],
 ) -> HttpTransport:
-    """The transport that serves `method url` with `body`: the native one for a GET or HEAD
-    over plain HTTP with no body or a `bytes` one, on a session that adds nothing of its own
-    (see `_plain`); `requests` for all else. The only place this is decided."""
-    if (
-        method in _NATIVE_METHODS
-        and (body is None or isinstance(body, bytes))
-        and _http_origin(url) is not None
-        and _plain(session)
-    ):
+    """The transport that serves `method url` with `body`: the native one over plain HTTP for
+    a body it can send (`_native_body`), on a session that adds nothing of its own (see
+    `_plain`); `requests` for all else. The only place this is decided."""
+    if _http_origin(url) is not None and _native_body(body) and _plain(session):
         return NativeTransport(native_client(), session, native_client)
     return RequestsTransport(session)
 
@@ -276,9 +299,22 @@ class NativeTransport(HttpTransport):
                         reply: Reply = BufferedReply(status, header_dict(reply_fields), got)
                     else:
                         reply = NativeReply(got)
+                elif (span := _file_range(body)) is not None:
+                    fd, offset, length = span  # sent from the same offset on every hop
+                    got = self._client.open_file(
+                        host, port, method, target, fields, fd, offset, length, connect, read
+                    )
+                    reply = NativeReply(got)
                 else:
                     got = self._client.open(
-                        host, port, method, target, fields, body or b"", connect, read
+                        host,
+                        port,
+                        method,
+                        target,
+                        fields,
+                        b"" if body is None else body,
+                        connect,
+                        read,
                     )
                     reply = NativeReply(got)
             location = reply.headers.get(HEADER_LOCATION) if reply.status in _REDIRECTS else None

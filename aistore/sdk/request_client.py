@@ -20,7 +20,7 @@ from urllib.parse import urlencode, urljoin
 import requests
 from tenacity import Retrying
 
-from aistore._internal.body import BodyReader, Reply
+from aistore._internal.body import Reply, as_response
 from aistore._internal.codec import decode_response
 from aistore._internal.config import TimeoutArg
 from aistore._internal.transport import with_query
@@ -172,7 +172,15 @@ class RequestClient:
         target = with_query(url, params)
         sdk_headers = self._executor.headers(headers)
 
+        # A whole reply with nothing only `requests` does (`json=`, `files=`, a streamed body
+        # left to the caller, redirects kept) goes by the transport `select_transport` picks.
+        any_transport = not stream and follow and not kwargs
+
         def send_once() -> Reply:
+            if any_transport:
+                return self._executor.send(
+                    method, target, headers, None, body, stream=False, timeout=timeout
+                )
             transport = self._executor.transport()
             return transport.send(
                 method,
@@ -186,8 +194,7 @@ class RequestClient:
             )
 
         def response(reply: Reply) -> requests.Response:
-            assert isinstance(reply, BodyReader)
-            return reply.response
+            return as_response(reply, target)
 
         return self._result(
             self._retry_manager.send(method.upper(), target, send_once, response, body)

@@ -9,7 +9,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 import requests
 
@@ -110,10 +110,11 @@ class RequestExecutor:
         params: Mapping[str, Any] | None = None,
         body: Any = None,
         stream: bool = True,
+        timeout: TimeoutArg | Literal["default"] = "default",
     ) -> Reply:
         """One request to an absolute `url` with `params` as its query, by the transport
         `select_transport` picks; with `stream` False a 2xx body is read before returning.
-        The caller OWNS the reply.
+        `timeout` replaces the executor's for this request. The caller OWNS the reply.
 
         Raises:
             requests.RequestException: the request failed below HTTP.
@@ -122,8 +123,10 @@ class RequestExecutor:
         method = method.upper()
         target = with_query(url, params)
         transport = select_transport(method, target, body, manager.session, manager.native_client)
+        if isinstance(timeout, str):  # "default"
+            timeout = self._timeout
         return transport.send(
-            method, target, self.headers(headers), body, stream=stream, timeout=self._timeout
+            method, target, self.headers(headers), body, stream=stream, timeout=timeout
         )
 
     def request(
