@@ -52,6 +52,9 @@ class FakeServer:
     def __init__(self, tls: tuple[str, str] | None = None) -> None:
         self.requests: list[Req] = []
         self.route: Route = lambda req: Reply(404, b'{"message":"no route"}')
+        # When set: sent as soon as a request's head is read, its body left unread, and the
+        # connection closed (a server refusing an upload early).
+        self.early_reply: Reply | None = None
         outer = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -63,6 +66,17 @@ class FakeServer:
 
             def _handle(self) -> None:
                 parts = urlsplit(self.path)
+                if (early := outer.early_reply) is not None:
+                    outer.requests.append(
+                        Req(self.command, parts.path, {}, dict(self.headers.items()), b"")
+                    )
+                    self.send_response(early.status)
+                    self.send_header("Content-Length", str(len(early.body)))
+                    self.send_header("Connection", "close")
+                    self.end_headers()
+                    self.wfile.write(early.body)
+                    self.close_connection = True
+                    return
                 length = int(self.headers.get("Content-Length") or 0)
                 # A two-step HTTPS probe announces a length but sends no body.
                 probe = self.headers.get("Connection", "").lower() == "close" and length > 0

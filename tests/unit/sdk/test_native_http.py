@@ -11,14 +11,16 @@ import threading
 import time
 import weakref
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 import requests
-from _fakes import FakeServer, Reply, fast_retry_config
+from _fakes import FakeServer, Reply, Req, fast_retry_config
 
 from aistore import Client, _native
 from aistore._internal.body import NativeReply
 from aistore._internal.body import Reply as AnyReply
+from aistore._internal.transport import NativeTransport, select_transport
 from aistore.sdk.errors import AISError, ErrBckNotFound, ErrObjNotFound
 
 PAYLOAD = bytes(range(256)) * 400  # 100 KiB
@@ -436,3 +438,90 @@ def test_archive_reader_on_a_native_reply_cut_short(server: FakeServer, client: 
     batch = client.batch(["m0", "m1"], bucket=client.bucket("b"))
     with pytest.raises(requests.exceptions.ChunkedEncodingError):
         list(batch.get())
+
+
+# -- request bodies -------------------------------------------------------------------------
+
+
+def _transport_for(client: Client, body: object) -> type:
+    manager = client._request_client.session_manager
+    url = f"{client._request_client.base_url}/objects/b/o"
+    return type(select_transport("PUT", url, body, manager.session, manager.native_client))
+
+
+@pytest.mark.parametrize(
+    "body",
+    [PAYLOAD, bytearray(PAYLOAD), memoryview(b"x" + PAYLOAD + b"y")[1:-1]],
+    ids=["bytes", "bytearray", "memoryview-slice"],
+)
+def test_buffer_bodies_go_native_as_they_are(
+    server: FakeServer, client: Client, body: bytes | bytearray | memoryview
+) -> None:
+    server.route = lambda req: Reply(200, b"", {"Ais-Version": "7"})
+    assert _transport_for(client, body) is NativeTransport
+    resp = client.bucket("b").object("o").get_writer().put_content(body)  # type: ignore[arg-type]
+    assert server.requests[-1].body == PAYLOAD
+    assert server.requests[-1].headers["Content-Length"] == str(len(PAYLOAD))
+    # The official SDK's return type, built from the native reply.
+    assert isinstance(resp, requests.Response)
+    assert (resp.status_code, resp.headers["ais-version"], resp.content) == (200, "7", b"")
+
+
+def test_file_body_is_sent_from_its_position(
+    server: FakeServer, client: Client, tmp_path: Path
+) -> None:
+    server.route = lambda req: Reply(200)
+    path = tmp_path / "f.bin"
+    path.write_bytes(PAYLOAD)
+    with open(path, "rb") as f:
+        f.seek(1000)
+        assert _transport_for(client, f) is NativeTransport
+        client.bucket("b").object("o").get_writer().put_content(f)  # type: ignore[arg-type]
+        assert f.tell() == 1000  # sendfile left the file's position alone
+    assert server.requests[-1].body == PAYLOAD[1000:]
+    client.bucket("b").object("p").get_writer().put_file(path)
+    assert server.requests[-1].body == PAYLOAD
+
+
+def test_file_body_follows_a_redirect_and_a_retry_whole(
+    server: FakeServer, client: Client, tmp_path: Path
+) -> None:
+    path = tmp_path / "f.bin"
+    path.write_bytes(PAYLOAD)
+    target = FakeServer()
+    try:
+        target.route = lambda req: Reply(200)
+        attempts: list[Req] = []
+
+        def route(req: Req) -> Reply:
+            attempts.append(req)
+            if len(attempts) == 1:
+                return Reply(drop=True)  # a network failure: the SDK sends it again
+            return Reply(307, b"", {"Location": f"{target.url}{req.path}"})
+
+        server.route = route
+        client.bucket("b").object("o").get_writer().put_file(path)
+        assert [len(r.body) for r in attempts] == [len(PAYLOAD)] * 2
+        assert [r.body for r in target.requests] == [PAYLOAD]
+    finally:
+        target.close()
+
+
+@pytest.mark.parametrize("kind", ["bytes", "file"])
+def test_reply_sent_before_the_body_was_read_is_the_outcome(
+    server: FakeServer, client: Client, tmp_path: Path, kind: str
+) -> None:
+    # A server that refuses an upload at its head and closes: the send breaks off (the body
+    # is far larger than the socket buffers), yet its reply is what the caller sees.
+    doc = b'{"message":"bucket \\"ais://b\\" does not exist","status":404}'
+    server.early_reply = Reply(404, doc)
+    big = os.urandom(64 << 20)
+    writer = client.bucket("b").object("o").get_writer()
+    with pytest.raises(ErrBckNotFound):
+        if kind == "bytes":
+            writer.put_content(big)
+        else:
+            path = tmp_path / "big.bin"
+            path.write_bytes(big)
+            writer.put_file(path)
+    assert len(server.requests) == 1  # an HTTP error: never sent again
