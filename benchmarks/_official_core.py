@@ -3,7 +3,7 @@
 argv: endpoint, case, then the case's arguments:
     get-small BUCKET NUM_OBJECTS CONCURRENCY SECONDS   -> {"rate": objects/s}
     get-big   BUCKET OBJECT REPS                       -> {"seconds": [...], "size": bytes}
-    put-small BUCKET SIZE SECONDS                      -> {"rate": objects/s}
+    put-small BUCKET SIZE CONCURRENCY SECONDS          -> {"rate": objects/s}
     put-file  BUCKET OBJECT PATH REPS                  -> {"seconds": [...], "size": bytes}
 Prints the result as JSON on its last stdout line. Times exclude interpreter start and imports.
 """
@@ -57,15 +57,31 @@ def get_big(bucket_name: str, obj_name: str, reps: str) -> dict:
     return {"seconds": seconds, "size": size}
 
 
-def put_small(bucket_name: str, size: str, seconds: str) -> dict:
-    bucket = Client(endpoint).bucket(bucket_name)
-    data, done = os.urandom(int(size)), 0
+def put_small(bucket_name: str, size: str, conc: str, seconds: str) -> dict:
+    c = int(conc)
+    bucket = Client(endpoint, max_pool_size=max(10, c)).bucket(bucket_name)
+    data = os.urandom(int(size))
+    counts = [0] * c
+    start = threading.Barrier(c + 1)
+    deadline = [0.0]
+
+    def worker(t: int) -> None:
+        start.wait()
+        done = 0
+        while time.perf_counter() < deadline[0]:
+            bucket.object(f"put-official-{size}-{t}-{done:07d}").get_writer().put_content(data)
+            done += 1
+        counts[t] = done
+
+    threads = [threading.Thread(target=worker, args=(t,)) for t in range(c)]
+    for th in threads:
+        th.start()
     t0 = time.perf_counter()
-    deadline = t0 + float(seconds)
-    while time.perf_counter() < deadline:
-        bucket.object(f"put-official-{done:06d}").get_writer().put_content(data)
-        done += 1
-    return {"rate": done / (time.perf_counter() - t0)}
+    deadline[0] = t0 + float(seconds)
+    start.wait()
+    for th in threads:
+        th.join()
+    return {"rate": sum(counts) / (time.perf_counter() - t0)}
 
 
 def put_file(bucket_name: str, obj_name: str, path: str, reps: str) -> dict:

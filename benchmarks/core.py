@@ -10,8 +10,10 @@ Starts our server (``LocalServer``, 4 mountpaths under /tmp) and measures, again
   iteration (1 MiB chunks) and ``as_file().readinto()`` into a preallocated buffer, the official
   SDK's ``read_all()`` and ``curl -o /dev/null``; with the loopback TCP bandwidth measured in
   the same run (a two-process socket pump) as the machine's limit;
-* PUT of 10 KiB objects (objects/s, one client) and of a 100 MiB file (MB/s): our client,
-  the official SDK, ``requests`` and ``curl`` (one keep-alive connection for all its PUTs).
+* PUT of new 10 KiB objects (1 and 8 clients) and 1 MiB objects (8 clients), objects/s: our
+  client, the official SDK, ``requests`` (threads, one ``Session`` each) and ``wrk`` (a Lua
+  script PUTs the same body under a new name each time); and of a 1 GiB file (GB/s): our
+  ``put_file``, the official SDK's, ``requests`` and ``curl``.
 
 Every case runs in rounds in which the clients take turns, and reports the median round, so
 a change in the machine's load hits all clients alike. Prints one table; ``--json PATH`` also
@@ -59,6 +61,10 @@ DOCUMENTED_LOOPBACK_GBPS = 3.5  # ../shared/design.md, used only if the measurem
 GOAL_VS_OFFICIAL = 2.0
 GOAL_VS_CURL = 0.85
 GOAL_WRK_GET_RATE = 30_000
+GOAL_PUT_SMALL_RATE = 5_000  # 10 KiB PUTs/s through our SDK, 8 clients
+GOAL_PUT_VS_OFFICIAL = 5.0
+GOAL_PUT_BIG_GBPS = 1.5
+PUT_CLIENTS = 8
 
 OFFICIAL_SCRIPT = (Path(__file__).parent / "_official_core.py").read_text()
 
@@ -69,12 +75,14 @@ class Config:
     seconds: float = 2.0  # one round of a rate case
     big_size: int = 2 * GiB
     reps: int = 3  # rounds of every case; the median is reported
-    put_big_size: int = 100 * MiB
+    put_big_size: int = 1 * GiB
     ours_only: bool = False  # skip the peers (official SDK, requests, wrk, curl, loopback)
 
     @classmethod
     def quick(cls) -> Config:
-        return cls(small_objects=200, seconds=1.0, big_size=256 * MiB, reps=1)
+        return cls(
+            small_objects=200, seconds=1.0, big_size=256 * MiB, reps=1, put_big_size=256 * MiB
+        )
 
 
 @dataclass
@@ -365,101 +373,142 @@ class CoreBench:
 
     # (c) PUT
 
-    def put_small(self) -> Row:
+    def put_objects(self, size: int, conc: int) -> Row:
+        """PUT of new `size`-byte objects from `conc` clients, objects/s."""
         secs = self.cfg.seconds
-        data = os.urandom(SMALL_SIZE)
-        src = self.scratch / "small.bin"
-        src.write_bytes(data)
-        session = requests.Session()
+        data = os.urandom(size)
+        sessions = [requests.Session() for _ in range(conc)]
         names = itertools.count()  # every PUT creates a new object
+        label = f"{size // KiB} KiB" if size < MiB else f"{size // MiB} MiB"
+        tag = label.replace(" ", "")
 
         def ours(_: int, __: int) -> None:
-            self.put.object(f"put-ours-{next(names):07d}").get_writer().put_content(data)
+            self.put.object(f"put-ours-{tag}-{next(names):08d}").get_writer().put_content(data)
 
-        def plain(_: int, __: int) -> None:
-            url = self.object_url("bench-put", f"put-requests-{next(names):07d}")
-            session.put(url, data=data).raise_for_status()
+        def plain(t: int, __: int) -> None:
+            url = self.object_url("bench-put", f"put-requests-{tag}-{next(names):08d}")
+            sessions[t].put(url, data=data).raise_for_status()
 
         def official() -> float | None:
-            res = self.official("put-small", "bench-put", str(SMALL_SIZE), str(secs))
+            res = self.official("put-small", "bench-put", str(size), str(conc), str(secs))
             return res and res["rate"]
 
-        def curl() -> float:
-            # One curl process, one keep-alive connection, `count` PUTs (about `secs` seconds).
-            count = max(100, int(2000 * secs))
-            cfg = self.scratch / "curl-put.cfg"
-            with open(cfg, "w") as f:
-                for _ in range(count):
-                    url = self.object_url("bench-put", f"put-curl-{next(names):07d}")
-                    f.write(f'upload-file = "{src}"\noutput = "/dev/null"\nurl = "{url}"\n')
-            t0 = time.perf_counter()
-            run(["curl", "-sS", "--fail", "-K", str(cfg)])
-            return count / (time.perf_counter() - t0)
-
+        # wrk: every request a new name (thread id, round, counter), the same body.
+        lua = self.scratch / f"put-{tag}.lua"
+        body = self.scratch / f"put-{tag}.bin"
+        body.write_bytes(data)
+        lua.write_text(
+            f'local f = io.open("{body}", "rb")\n'
+            "local body = f:read('*a')\n"
+            "f:close()\n"
+            "local threads, n = 0, 0\n"
+            "setup = function(thread) thread:set('tid', threads); threads = threads + 1 end\n"
+            "init = function() round = tostring(math.random(1, 1e9)) end\n"
+            "request = function()\n"
+            "  n = n + 1\n"
+            "  local path = string.format('/v1/objects/bench-put/put-wrk-%s-%d-%d?provider=ais',"
+            " round, tid, n)\n"
+            "  return wrk.format('PUT', path, nil, body)\n"
+            "end\n"
+        )
+        threads = min(conc, os.cpu_count() or 1)
+        wrk = ["wrk", f"-t{threads}", f"-c{conc}", f"-d{max(1, round(secs))}s", "-s", str(lua)]
         rates = interleaved_median(
             {
-                "ours": lambda: rate_in_threads(ours, 1, secs),
-                "requests": lambda: rate_in_threads(plain, 1, secs),
+                "ours": lambda: rate_in_threads(ours, conc, secs),
+                "requests": lambda: rate_in_threads(plain, conc, secs),
                 "official": official,
-                "curl": curl,
+                "wrk": lambda: parse_wrk_rate(run([*wrk, self.endpoint]).stdout),
             },
             self.cfg.reps,
             self.ours_cases({"ours"}),
         )
-        session.close()
-        return Row(
-            "PUT 10 KiB, 1 client",
+        for sess in sessions:
+            sess.close()
+        row = Row(
+            f"PUT {label}, {conc} client{'s' if conc > 1 else ''}",
             "obj/s",
             ours=rates["ours"],
             official=rates["official"],
             requests=rates["requests"],
-            tool=rates["curl"],
-            tool_name="curl",
+            tool=rates["wrk"],
+            tool_name="wrk",
         )
+        if size == SMALL_SIZE and conc > 1:
+            row.goals.append(goal_rate(row.ours, GOAL_PUT_SMALL_RATE))
+            row.goals.append(goal("vs official", row.ours, row.official, GOAL_PUT_VS_OFFICIAL))
+        return row
 
     def put_big(self) -> Row:
         path, size, reps = self.put_file, self.cfg.put_big_size, self.cfg.reps
         session = requests.Session()
-        # Every PUT creates a new object: overwriting one would also time dropping the old
-        # version's pages.
+        # Every PUT creates a new object (overwriting one would also time dropping the old
+        # version's pages), deleted after its case so the data set stays one object large.
         names = (f"put-big-{i:03d}" for i in itertools.count())
 
-        def ours() -> None:
-            self.put.object(next(names)).get_writer().put_file(path)
+        def timed_put(put: Callable[[str], None]) -> Callable[[], float]:
+            def case() -> float:
+                name = next(names)
+                t0 = time.perf_counter()
+                put(name)
+                secs = time.perf_counter() - t0
+                self.put.object(name).delete()
+                return secs
 
-        def plain() -> None:
+            return case
+
+        def ours(name: str) -> None:
+            self.put.object(name).get_writer().put_file(path)
+
+        def plain(name: str) -> None:
             with open(path, "rb") as f:
-                session.put(self.object_url("bench-put", next(names)), data=f).raise_for_status()
+                session.put(self.object_url("bench-put", name), data=f).raise_for_status()
 
-        def curl() -> None:
-            url = self.object_url("bench-put", next(names))
+        def curl(name: str) -> None:
+            url = self.object_url("bench-put", name)
             run(["curl", "-sS", "--fail", "-o", "/dev/null", "-T", str(path), url])
 
         def official() -> float | None:
-            res = self.official("put-file", "bench-put", next(names), str(path), "1")
-            return res and res["seconds"][0]
+            # The script's own timing, without its interpreter's start.
+            name = next(names)
+            res = self.official("put-file", "bench-put", name, str(path), "1")
+            if not res:
+                return None
+            self.put.object(name).delete()
+            return float(res["seconds"][0])
 
         secs = interleaved_median(
             {
-                "ours": timed(ours),
-                "requests": timed(plain),
-                "curl": timed(curl),
+                "ours": timed_put(ours),
+                "requests": timed_put(plain),
+                "curl": timed_put(curl),
                 "official": official,
             },
             reps,
             self.ours_cases({"ours"}),
         )
         session.close()
-        mbps = {k: v and size / v / 1e6 for k, v in secs.items()}
-        return Row(
+        gbps = {k: v and size / v / 1e9 for k, v in secs.items()}
+        row = Row(
             f"PUT {size // MiB} MiB file, 1 client",
-            "MB/s",
-            ours=mbps["ours"],
-            official=mbps["official"],
-            requests=mbps["requests"],
-            tool=mbps["curl"],
+            "GB/s",
+            ours=gbps["ours"],
+            official=gbps["official"],
+            requests=gbps["requests"],
+            tool=gbps["curl"],
             tool_name="curl",
         )
+        if row.ours is not None:
+            row.goals.append(
+                f"≥ {GOAL_PUT_BIG_GBPS} GB/s: {'ok' if row.ours >= GOAL_PUT_BIG_GBPS else 'MISS'}"
+            )
+        return row
+
+
+def goal_rate(value: float | None, least: float) -> str:
+    """`≥ least/s: ok|MISS`."""
+    text = f"≥ {least:,.0f}/s"
+    return f"{text}: n/a" if not value else f"{text}: {'ok' if value >= least else 'MISS'}"
 
 
 def goal(name: str, value: float | None, base: float | None, min_ratio: float) -> str:
@@ -544,7 +593,9 @@ def main() -> None:
                 bench.get_small(1),
                 bench.get_small(16),
                 *bench.get_big(),
-                bench.put_small(),
+                bench.put_objects(SMALL_SIZE, 1),
+                bench.put_objects(SMALL_SIZE, PUT_CLIENTS),
+                bench.put_objects(MiB, PUT_CLIENTS),
                 bench.put_big(),
             ]
             load = f"load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after"

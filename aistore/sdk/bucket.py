@@ -12,6 +12,7 @@ import logging
 import os
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -96,6 +97,8 @@ logger = logging.getLogger(__name__)
 
 # Summary polling: from the official first interval, growing by half up to this.
 _SUMMARY_MAX_POLL = 10.0
+# put_files: files put at once by default (each PUT waits on the server and the network).
+_PUT_FILES_WORKERS = 8
 # `info()` polling: the official SDK first sleeps 2 s; a summary of a small bucket is ready far
 # sooner, so polling starts at 50 ms and backs off to that interval.
 _INFO_FIRST_POLL = 0.05
@@ -433,8 +436,10 @@ class Bucket(AISSource):
         verbose: bool = True,
         *,
         show_progress: bool | None = None,
+        max_workers: int = _PUT_FILES_WORKERS,
     ) -> list[str]:
-        """PUT the files of a local directory as objects; returns the object names.
+        """PUT the files of a local directory as objects; returns the object names (in the
+        order the files were found).
 
         Args:
             path: the directory.
@@ -447,15 +452,18 @@ class Bucket(AISSource):
             verbose: log each upload (at INFO).
             show_progress: a tqdm bar of files put (our extension); None: only when stderr
                 is a terminal.
+            max_workers: files put at once (our extension; 1: one after another). On a
+                failure the files not yet started are skipped and the error is raised.
 
         Raises:
-            ValueError: `path` is not a directory.
+            ValueError: `path` is not a directory, or `max_workers` is below 1.
         """
+        if max_workers < 1:
+            raise ValueError(f"max_workers must be at least 1, got {max_workers}")
         validate_directory(path)
         root = Path(path)
         found = root.rglob(pattern) if recursive else root.glob(pattern)
         files = [f for f in found if f.is_file() and f.name.startswith(prefix_filter)]
-        names: list[str] = []
         dry = "Dry-run enabled. Proposed action:" if dry_run else ""
         log = verbose and logger.isEnabledFor(logging.INFO)
         bar = ProgressBar(
@@ -464,10 +472,24 @@ class Bucket(AISSource):
             desc=f"put {self._provider.value}://{self._name}",
             unit="file",
         )
+
+        def put(file: Path) -> str:
+            name = self._put_one(file, root, basename, prepend, dry_run, log, dry)
+            bar.update(1)
+            return name
+
         with bar:
-            for file in files:
-                names.append(self._put_one(file, root, basename, prepend, dry_run, log, dry))
-                bar.update(1)
+            if max_workers == 1 or len(files) <= 1:
+                names = [put(file) for file in files]
+            else:
+                with ThreadPoolExecutor(max_workers=max_workers) as pool:
+                    futures = [pool.submit(put, file) for file in files]
+                    try:
+                        names = [f.result() for f in futures]
+                    except BaseException:
+                        for f in futures:
+                            f.cancel()
+                        raise
         if log:
             logger.info(
                 "%s Specified files from %s uploaded to bucket %s",

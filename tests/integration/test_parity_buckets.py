@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import tarfile
 import uuid
 from collections.abc import Iterator
@@ -226,6 +227,19 @@ def test_put_files(bucket: Bucket, tmp_path: Path) -> None:
     assert bucket.object("r-sub/c.txt").get_reader().read_all() == b"sub/c.txt"
     with pytest.raises(ValueError):
         bucket.put_files(tmp_path / "a.txt")
+
+
+def test_put_files_in_parallel_keeps_order_and_bytes(bucket: Bucket, tmp_path: Path) -> None:
+    files = {f"f{i:03d}.bin": os.urandom(i * 997) for i in range(60)}
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+    order = [p.name for p in tmp_path.glob("*") if p.is_file()]
+    names = bucket.put_files(tmp_path, prepend="par/", verbose=False, max_workers=6)
+    assert names == [f"par/{n}" for n in order]
+    for name, data in files.items():
+        assert bucket.object(f"par/{name}").get_reader().read_all() == data
+    with pytest.raises(ValueError, match="max_workers"):
+        bucket.put_files(tmp_path, max_workers=0)
 
 
 def test_write_dataset(bucket: Bucket, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
