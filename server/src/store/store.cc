@@ -114,6 +114,7 @@ Result<std::unique_ptr<Store>> Store::Open(StoreOptions opts) {
   if (opts.mountpaths.empty()) return Status::InvalidArgument("at least one mountpath is required");
   std::unique_ptr<Store> store(new Store(std::move(opts)));
   AIS_RETURN_IF_ERROR(store->LoadMountpathState());
+  const bool no_state = store->mp_state_version_ == 0;
   store->roots_.resize(store->mps_.size());
   for (size_t mp = 0; mp < store->mps_.size(); ++mp) {
     if (!store->mps_.enabled(mp)) continue;
@@ -131,6 +132,12 @@ Result<std::unique_ptr<Store>> Store::Open(StoreOptions opts) {
     if (Status st = store->SaveMountpathState(); !st.ok()) LogError("saving the node identity: " + st.message());
   }
   AIS_RETURN_IF_ERROR(store->buckets_.Load());
+  if (no_state && !store->buckets_.Names().empty()) {
+    // Data but no state file before this start: where its objects are is unknown.
+    std::lock_guard lock(store->mp_state_mu_);
+    store->off_primary_ = true;
+    if (Status st = store->SaveMountpathState(); !st.ok()) LogError("saving the mountpath state: " + st.message());
+  }
   AIS_RETURN_IF_ERROR(store->Recover());
   if (store->opts_.fshc_interval_ms > 0) store->fshc_ = std::thread([s = store.get()] { s->FshcLoop(); });
   return store;
@@ -163,7 +170,21 @@ Status Store::LoadMountpathState() {
     };
     cluster_uuid_ = id("cluster_uuid");
     daemon_id_ = id("daemon_id");
+    // Exact placement holds on only for the same set of mountpaths (HRW ranks by it).
+    auto exact = j.find("placement_exact");
+    auto listed = j.find("mountpaths");
+    std::vector<std::string> was;
+    if (listed != j.end() && listed->is_array()) {
+      for (auto& p : *listed) {
+        if (p.is_string()) was.push_back(p.get<std::string>());
+      }
+    }
+    std::vector<std::string> now = mps_.paths();
+    std::sort(was.begin(), was.end());
+    std::sort(now.begin(), now.end());
+    off_primary_ = !(exact != j.end() && exact->is_boolean() && exact->get<bool>() && was == now);
   }
+  if (best == 0) off_primary_ = false;  // a new store (Open checks that it holds no data)
   std::lock_guard lock(mp_state_mu_);
   mp_state_version_ = best;
   for (auto& p : disabled) {
@@ -185,6 +206,8 @@ Status Store::SaveMountpathState() {
   for (size_t mp = 0; mp < mps_.size(); ++mp) {
     if (!mps_.enabled(mp)) doc["disabled"].push_back(mps_.paths()[mp]);
   }
+  doc["mountpaths"] = mps_.paths();
+  doc["placement_exact"] = !off_primary_.load();
   std::string text = JsonText(doc);
   Status first;
   for (size_t mp = 0; mp < mps_.size(); ++mp) {
@@ -207,6 +230,7 @@ Status Store::DisableMountpath(const std::string& path, const std::string& reaso
   auto mp = mps_.Find(path);
   if (!mp) return Status::NotFound("mountpath \"" + path + "\" does not exist");
   std::lock_guard lock(mp_state_mu_);
+  off_primary_ = true;  // from now on, a write may go to a lower-ranked mountpath
   if (!mps_.SetEnabled(*mp, false)) return Status::OK();
   LogError("mountpath " + mps_.paths()[*mp] + " disabled: " + reason);
   Status st = SaveMountpathState();
@@ -317,7 +341,7 @@ Result<UniqueFd> Store::OpenObjectFile(const std::string& bucket, const std::str
   size_t primary = mps_.PrimaryFor(bucket, name);
   *mp = primary;
   auto fd = OpenFile(mps_.ObjectPath(primary, bucket, name), O_RDONLY);
-  if (fd.ok() || !fd.status().IsNotFound() || mps_.size() == 1) return fd;
+  if (fd.ok() || !fd.status().IsNotFound() || !MayBeOffPrimary()) return fd;
   // Written while a better-ranked mountpath was disabled: on a later one in the ranking.
   for (size_t m : mps_.Ranked(bucket, name)) {
     if (m == primary || !mps_.enabled(m)) continue;
@@ -333,7 +357,7 @@ Result<UniqueFd> Store::OpenObjectFile(const std::string& bucket, const std::str
 std::optional<size_t> Store::LocateObject(const std::string& bucket, const std::string& name) {
   size_t primary = mps_.PrimaryFor(bucket, name);
   if (::access(mps_.ObjectPath(primary, bucket, name).c_str(), F_OK) == 0) return primary;
-  if (mps_.size() == 1) return std::nullopt;
+  if (!MayBeOffPrimary()) return std::nullopt;
   for (size_t m : mps_.Ranked(bucket, name)) {
     if (m == primary || !mps_.enabled(m)) continue;
     if (::access(mps_.ObjectPath(m, bucket, name).c_str(), F_OK) == 0) return m;
@@ -438,7 +462,7 @@ Status Store::CommitFile(const std::string& bucket, size_t mp, const std::string
       old = std::move(*cur);
     } else if (!IsMissing(cur.status()) && cur.status().code() != Status::Code::kCorruption) {
       if (::access(path.c_str(), F_OK) == 0) return cur.status();
-    } else if (IsMissing(cur.status()) && mps_.size() > 1) {
+    } else if (IsMissing(cur.status()) && MayBeOffPrimary()) {
       auto at = LocateObject(bucket, meta->name);
       if (at && *at != mp) {
         auto o = ReadMetaAt(mps_.ObjectPath(*at, bucket, meta->name));
@@ -546,7 +570,7 @@ Result<ObjectHandle> Store::Open(const BucketDirs& dirs, const std::string& name
   int fd = ::openat(dirs.dirs_[mp].get(), ObjectRelPath(name).c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     int err = errno;
-    if (err == ENOENT && mps_.size() > 1) return OpenWith(bucket, name, OpenObjectFile(bucket, name, &mp), ahead, got);
+    if (err == ENOENT && MayBeOffPrimary()) return OpenWith(bucket, name, OpenObjectFile(bucket, name, &mp), ahead, got);
     return OpenWith(bucket, name, Status::FromErrno(err, "open " + mps_.ObjectPath(mp, bucket, name)));
   }
   return OpenWith(bucket, name, UniqueFd(fd), ahead, got);
@@ -1076,8 +1100,7 @@ Status ObjectWriter::OpenTemp() {
   }
   fd_ = std::move(*fd);
   fd_mp_ = primary_mp_;
-  data_offset_ = ReservedDataOffset(meta_);
-  if (::lseek(fd_.get(), static_cast<off_t>(data_offset_), SEEK_SET) < 0) return Status::FromErrno(errno, "lseek");
+  data_offset_ = ReservedDataOffset(meta_);  // Write() puts the bytes after it (pwrite)
   return Status::OK();
 }
 
@@ -1115,7 +1138,7 @@ Status ObjectWriter::Write(const void* data, size_t len) {
   if (cksum_) cksum_->Update(data, len);
   if (client_cksum_) client_cksum_->Update(data, len);
   if (chunk_size_ == 0) {
-    Status st = WriteAll(fd_.get(), data, len);
+    Status st = PwriteAll(fd_.get(), data, len, data_offset_ + written_);
     if (!st.ok()) return CheckedWriteError(st);
     written_ += len;
     return Status::OK();

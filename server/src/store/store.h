@@ -408,6 +408,12 @@ class Store {
   uint64_t mp_state_version_ = 0;  // guarded by mp_state_mu_
   std::string cluster_uuid_;       // set once by LoadMountpathState
   std::string daemon_id_;          // set once by LoadMountpathState
+  // Whether an object may be stored off its primary mountpath: one was written while a
+  // better-ranked mountpath was disabled, or the set of mountpaths changed since it was
+  // written. Only then do lookups of a name missing from its primary probe the others. Set
+  // (and persisted in the state file) before any write can go elsewhere; never cleared.
+  std::atomic<bool> off_primary_{true};
+  bool MayBeOffPrimary() const { return mps_.size() > 1 && off_primary_.load(std::memory_order_relaxed); }
   std::mutex fshc_mu_;
   std::condition_variable fshc_cv_;
   bool fshc_stop_ = false;  // guarded by fshc_mu_
