@@ -451,7 +451,7 @@ Status Store::MakeChunkDir(size_t mp, const std::string& bucket, const std::stri
 
 Status Store::CommitFile(const std::string& bucket, size_t mp, const std::string& temp_path, int temp_fd,
                          bool inline_data, uint64_t data_offset, ObjectMeta* meta,
-                         const std::optional<ObjectMeta>& expect) {
+                         const std::optional<ObjectMeta>& expect, std::string_view body) {
   const std::string path = mps_.ObjectPath(mp, bucket, meta->name);
   std::optional<ObjectMeta> old;
   std::optional<size_t> old_mp;  // the current object lives on another mountpath (see Reconcile)
@@ -483,7 +483,8 @@ Status Store::CommitFile(const std::string& bucket, size_t mp, const std::string
     uint64_t offset = data_offset;
     std::string header = EncodeObjectHeader(*meta, inline_data, &offset);
     if (offset != data_offset) return Status::Corruption("object header outgrew its reserved space");
-    AIS_RETURN_IF_ERROR(PwriteAll(temp_fd, header.data(), header.size(), 0));
+    AIS_RETURN_IF_ERROR(body.empty() ? PwriteAll(temp_fd, header.data(), header.size(), 0)
+                                     : PwritevAll(temp_fd, header, body, 0));
     if (opts_.fsync) AIS_RETURN_IF_ERROR(FsyncFd(temp_fd, temp_path));
     if (old && old->chunked()) AIS_RETURN_IF_ERROR(WriteChunkMarker(mp, bucket, meta->name, old->upload_id));
     // rename() needs the parent directories; a concurrent delete may rmdir them in between.
@@ -1079,16 +1080,42 @@ Status ObjectWriter::Init() {
     chunk_size_ = std::max(chunk_size_, (*opts_.size + kMaxChunks - 1) / kMaxChunks);  // at most 9999 chunks
   }
   if (chunk_size_ > 0) meta_.upload_id = RandomId(16);
+  if (chunk_size_ == 0 && opts_.size && *opts_.size <= kBufferedMax) {
+    if (!mps.enabled(primary_mp_)) return Status::IOError("no mountpaths available (all disabled)");
+    buffering_ = true;
+    buffered_.reserve(*opts_.size);
+    return Status::OK();
+  }
+  if (chunk_size_ == 0) return OpenTempWithRetry();
   // A failure that the health check blames on the mountpath disables it: try the next one once.
   for (int attempt = 0;; ++attempt) {
     if (!mps.enabled(primary_mp_)) return Status::IOError("no mountpaths available (all disabled)");
-    Status st = chunk_size_ > 0 ? store_->WriteChunkMarker(primary_mp_, bucket_, name_, meta_.upload_id)
-                                : OpenTemp();
+    Status st = store_->WriteChunkMarker(primary_mp_, bucket_, name_, meta_.upload_id);
     if (st.ok() || attempt > 0 || st.code() == Status::Code::kNoSpace || store_->CheckMountpath(primary_mp_)) {
       return st;
     }
     primary_mp_ = mps.PrimaryFor(bucket_, name_);
   }
+}
+
+Status ObjectWriter::OpenTempWithRetry() {
+  const Mountpaths& mps = store_->mps_;
+  for (int attempt = 0;; ++attempt) {
+    if (!mps.enabled(primary_mp_)) return Status::IOError("no mountpaths available (all disabled)");
+    Status st = OpenTemp();
+    if (st.ok() || attempt > 0 || st.code() == Status::Code::kNoSpace || store_->CheckMountpath(primary_mp_)) {
+      return st;
+    }
+    primary_mp_ = mps.PrimaryFor(bucket_, name_);
+  }
+}
+
+Status ObjectWriter::Unbuffer() {
+  AIS_RETURN_IF_ERROR(OpenTempWithRetry());
+  buffering_ = false;
+  Status st = PwriteAll(fd_.get(), buffered_.data(), buffered_.size(), data_offset_);
+  std::string().swap(buffered_);
+  return st.ok() ? st : CheckedWriteError(st);
 }
 
 Status ObjectWriter::OpenTemp() {
@@ -1137,6 +1164,11 @@ Status ObjectWriter::Write(const void* data, size_t len) {
   if (opts_.size && written_ + len > *opts_.size) return Status::InvalidArgument("body exceeds Content-Length");
   if (cksum_) cksum_->Update(data, len);
   if (client_cksum_) client_cksum_->Update(data, len);
+  if (buffering_) {
+    buffered_.append(static_cast<const char*>(data), len);
+    written_ += len;
+    return Status::OK();
+  }
   if (chunk_size_ == 0) {
     Status st = PwriteAll(fd_.get(), data, len, data_offset_ + written_);
     if (!st.ok()) return CheckedWriteError(st);
@@ -1190,7 +1222,16 @@ Status ObjectWriter::Commit(ObjectMeta* meta) {
     }
   }
   meta_.atime_ns = opts_.expect ? opts_.expect->atime_ns : NowNs();
-  if (st.ok() && chunk_size_ == 0) {
+  if (st.ok() && buffering_) {
+    // The header's space, as OpenTemp reserves it: the same layout as a streamed object's.
+    st = OpenTempWithRetry();
+    if (st.ok()) {
+      st = store_->CommitFile(bucket_, primary_mp_, temp_path_, fd_.get(), true, data_offset_, &meta_, opts_.expect,
+                              buffered_);
+    }
+    if (st.ok()) temp_path_.clear();  // renamed into place
+    if (st.code() == Status::Code::kIOError) (void)store_->CheckMountpath(primary_mp_);
+  } else if (st.ok() && chunk_size_ == 0) {
     st = store_->CommitFile(bucket_, primary_mp_, temp_path_, fd_.get(), true, data_offset_, &meta_, opts_.expect);
     if (st.ok()) temp_path_.clear();  // renamed into place
   } else if (st.ok()) {
@@ -1215,8 +1256,9 @@ void ObjectWriter::MergeCustom(const std::vector<std::pair<std::string, std::str
   MergeCustomInto(&meta_.custom, md);
 }
 
-Status ObjectWriter::OpenWritten(std::vector<UniqueFd>* fds, std::vector<FileSegment>* segs) const {
+Status ObjectWriter::OpenWritten(std::vector<UniqueFd>* fds, std::vector<FileSegment>* segs) {
   if (done_) return Status::IOError("read-back after commit or abort");
+  if (buffering_) AIS_RETURN_IF_ERROR(Unbuffer());
   const Mountpaths& mps = store_->mps_;
   auto open = [&](const std::string& path, uint64_t offset, uint64_t len) -> Status {
     auto fd = OpenFile(path, O_RDONLY);

@@ -85,7 +85,7 @@ class ObjectWriter {
   // Opens the files written so far for reading: *segs are the object's bytes in order, valid
   // while *fds stay open (a write-through to a remote backend reads them before the commit).
   // REQUIRES: neither committed nor aborted.
-  Status OpenWritten(std::vector<UniqueFd>* fds, std::vector<FileSegment>* segs) const;
+  Status OpenWritten(std::vector<UniqueFd>* fds, std::vector<FileSegment>* segs);
   uint64_t written() const { return written_; }
   // Merges `md` into the custom metadata the commit will store (what a backend said of the
   // object). REQUIRES: before Commit.
@@ -93,9 +93,18 @@ class ObjectWriter {
 
  private:
   friend class Store;
+  // A monolithic object of a known size up to this is kept in memory and written with its
+  // header in one write at Commit (no temp file before then).
+  static constexpr uint64_t kBufferedMax = 64 << 10;
+
   ObjectWriter(Store* store, std::string bucket, std::string name, BucketProps props, PutOptions opts);
   Status Init();
+  // Opens the temp file on the primary mountpath, or the next one if the health check blames
+  // the primary for the failure.
+  Status OpenTempWithRetry();
   Status OpenTemp();
+  // Moves the buffered bytes into a temp file (a reader of OpenWritten needs a file).
+  Status Unbuffer();
   Status OpenNextChunk();
   // A failed write aborts the writer (its files are removed at once); an I/O error that is not a
   // full disk also runs the health check on that mountpath.
@@ -109,6 +118,8 @@ class ObjectWriter {
   const PutOptions opts_;
   size_t primary_mp_ = 0;
   uint64_t chunk_size_ = 0;  // 0: monolithic
+  bool buffering_ = false;   // monolithic and small: the bytes are in buffered_, no file yet
+  std::string buffered_;
   ObjectMeta meta_;
   std::unique_ptr<Checksummer> cksum_;
   std::unique_ptr<Checksummer> client_cksum_;  // only when the client's type differs from the bucket's
@@ -368,10 +379,12 @@ class Store {
   // The commit point. Under the stripe lock: sets meta->version (previous + 1, or expect's),
   // writes the header into the temp file, renames it over the object file, then drops the
   // previous object's chunks. With `expect`, commits only if the current object still is that
-  // version and upload (else kConflict). REQUIRES: temp_fd is temp_path, data at data_offset.
+  // version and upload (else kConflict). REQUIRES: temp_fd is temp_path, data at data_offset
+  // (or in `body`).
+  // `body`: the object's bytes, not yet in the file: written at data_offset with the header.
   Status CommitFile(const std::string& bucket, size_t mp, const std::string& temp_path, int temp_fd,
                     bool inline_data, uint64_t data_offset, ObjectMeta* meta,
-                    const std::optional<ObjectMeta>& expect);
+                    const std::optional<ObjectMeta>& expect, std::string_view body = {});
   Status WriteChunkMarker(size_t mp, const std::string& bucket, const std::string& name,
                           const std::string& upload_id);
   void DropChunks(size_t mp, const std::string& bucket, const std::string& upload_id);

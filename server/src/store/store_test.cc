@@ -450,18 +450,42 @@ TEST_F(StoreTest, ClientChecksumMismatchStoresNothing) {
   ExpectNoLeftovers();
 }
 
+TEST_F(StoreTest, BufferedWriterReadsBackAndCommits) {
+  // A small object is held in memory; a read-back (a remote write-through) moves it to a file.
+  const std::string data = Bytes(5000, 70);
+  PutOptions opts;
+  opts.size = data.size();
+  auto w = store_->BeginPut("plain", "small", opts);
+  ASSERT_TRUE(w.ok());
+  ASSERT_TRUE((*w)->Write(data.data(), data.size()).ok());
+  std::vector<UniqueFd> fds;
+  std::vector<FileSegment> segs;
+  ASSERT_TRUE((*w)->OpenWritten(&fds, &segs).ok());
+  std::string back(data.size(), '\0');
+  ASSERT_TRUE(ReadSegments(segs, back.data()).ok());
+  EXPECT_TRUE(SameBytes(back, data));
+  ObjectMeta meta;
+  ASSERT_TRUE((*w)->Commit(&meta).ok());
+  EXPECT_EQ(meta.size, data.size());
+  ExpectObject("plain", "small", data);
+  ExpectNoLeftovers();
+}
+
 TEST_F(StoreTest, UncommittedWriterLeavesNothingBehind) {
   const std::string old_data = Bytes(5000, 8);
   ASSERT_TRUE(Put("chunky", "existing", old_data).ok());
-  for (const char* bucket : {"plain", "chunky"}) {
+  // Sizes: 9000 is chunked in "chunky" and held in memory in "plain" (no file before the
+  // commit); 200000 streams to a temp file in "plain".
+  for (auto [bucket, size] : {std::pair{"plain", 9000}, std::pair{"plain", 200000}, std::pair{"chunky", 9000}}) {
     for (const char* name : {"fresh", "existing"}) {
       PutOptions opts;
-      opts.size = 9000;
+      opts.size = size;
       auto w = store_->BeginPut(bucket, name, opts);
       ASSERT_TRUE(w.ok());
       const std::string part = Bytes(4500, 9);
       ASSERT_TRUE((*w)->Write(part.data(), part.size()).ok());
-      EXPECT_FALSE(WorkEntries().empty());  // a temp file or a chunk marker is there meanwhile
+      // A temp file or a chunk marker is there meanwhile, but for a buffered one.
+      EXPECT_EQ(WorkEntries().empty(), size <= 64 << 10 && std::string(bucket) == "plain") << bucket << " " << size;
       w->reset();  // the client went away
       ExpectNoLeftovers();
     }
@@ -982,8 +1006,10 @@ TEST_F(StoreTest, RecoveryAfterCrashMidWrite) {
     opts.size = 9000;
     auto new_chunked = store_->BeginPut("chunky", "inflight-chunked", opts);
     auto over_chunked = store_->BeginPut("chunky", "keep-chunked", opts);  // an overwrite
-    auto new_mono = store_->BeginPut("plain", "inflight-mono", opts);
-    auto over_mono = store_->BeginPut("plain", "keep-mono", opts);
+    PutOptions streamed;  // above what a writer keeps in memory: a temp file from the start
+    streamed.size = 200000;
+    auto new_mono = store_->BeginPut("plain", "inflight-mono", streamed);
+    auto over_mono = store_->BeginPut("plain", "keep-mono", streamed);
     for (auto* w : {&new_chunked, &over_chunked, &new_mono, &over_mono}) {
       ASSERT_TRUE(w->ok());
       ASSERT_TRUE((**w)->Write(half.data(), half.size()).ok());

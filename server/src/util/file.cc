@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -55,6 +56,24 @@ Status PwriteAll(int fd, const void* data, size_t len, uint64_t offset) {
     offset += static_cast<uint64_t>(n);
   }
   return Status::OK();
+}
+
+Status PwritevAll(int fd, std::string_view a, std::string_view b, uint64_t offset) {
+  iovec iov[2] = {{const_cast<char*>(a.data()), a.size()}, {const_cast<char*>(b.data()), b.size()}};
+  ssize_t n;
+  do {
+    n = ::pwritev(fd, iov, 2, static_cast<off_t>(offset));
+  } while (n < 0 && errno == EINTR);
+  if (n < 0) return Status::FromErrno(errno, "pwritev");
+  auto done = static_cast<size_t>(n);
+  if (done == a.size() + b.size()) return Status::OK();
+  // A short write (a full disk reports itself on the retry): the rest one piece at a time.
+  if (done < a.size()) {
+    AIS_RETURN_IF_ERROR(PwriteAll(fd, a.data() + done, a.size() - done, offset + done));
+    done = a.size();
+  }
+  size_t in_b = done - a.size();
+  return PwriteAll(fd, b.data() + in_b, b.size() - in_b, offset + a.size() + in_b);
 }
 
 Status PreadAll(int fd, void* data, size_t len, uint64_t offset) {

@@ -36,6 +36,8 @@ class UniqueFd {
 Result<UniqueFd> OpenFile(const std::string& path, int flags, int mode = 0644);
 Status WriteAll(int fd, const void* data, size_t len);
 Status PwriteAll(int fd, const void* data, size_t len, uint64_t offset);
+// `a` then `b` from `offset`, in one pwritev when the kernel takes it all.
+Status PwritevAll(int fd, std::string_view a, std::string_view b, uint64_t offset);
 // Reads exactly len bytes at offset; a short file is kCorruption.
 Status PreadAll(int fd, void* data, size_t len, uint64_t offset);
 Status FsyncFd(int fd, const std::string& what);
