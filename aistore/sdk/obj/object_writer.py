@@ -49,8 +49,9 @@ class ObjectWriter:
         self._object_path = object_path
         self.query_params: dict[str, Any] = dict(query_params)
 
-    def put_content(self, content: bytes) -> requests.Response:
-        """Store `content` as the object's content."""
+    def put_content(self, content: bytes | bytearray | memoryview) -> requests.Response:
+        """Store `content` as the object's content (a bytearray or a contiguous memoryview is
+        sent from where it is, as bytes are)."""
         return self._put(content, self.query_params)
 
     def put_file(self, path: str | Path) -> requests.Response:
