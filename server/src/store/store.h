@@ -5,6 +5,8 @@
 // guarded by a chunk marker in the work dir); then, under the object's stripe lock, one rename()
 // puts the object file in place. Startup recovery deletes temp files and every chunk directory
 // whose marker names an upload that the committed object file does not reference.
+// A committed object file is never written in place (a change renames a new one over it, or
+// unlinks it): listings keep the headers they read on that (sorted_walker.h).
 #pragma once
 
 #include <array>
