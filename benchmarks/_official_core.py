@@ -5,6 +5,7 @@ argv: endpoint, case, then the case's arguments:
     get-big   BUCKET OBJECT REPS                       -> {"seconds": [...], "size": bytes}
     put-small BUCKET SIZE CONCURRENCY SECONDS          -> {"rate": objects/s}
     put-file  BUCKET OBJECT PATH REPS                  -> {"seconds": [...], "size": bytes}
+    list      BUCKET REPS                              -> {"seconds": [...], "count": entries}
 Prints the result as JSON on its last stdout line. Times exclude interpreter start and imports.
 """
 
@@ -94,5 +95,21 @@ def put_file(bucket_name: str, obj_name: str, path: str, reps: str) -> dict:
     return {"seconds": seconds, "size": os.path.getsize(path)}
 
 
-CASES = {"get-small": get_small, "get-big": get_big, "put-small": put_small, "put-file": put_file}
+def list_objects(bucket_name: str, reps: str) -> dict:
+    bucket = Client(endpoint).bucket(bucket_name)
+    seconds, count = [], 0
+    for _ in range(int(reps)):
+        t0 = time.perf_counter()
+        count = sum(1 for _ in bucket.list_objects_iter())
+        seconds.append(time.perf_counter() - t0)
+    return {"seconds": seconds, "count": count}
+
+
+CASES = {
+    "get-small": get_small,
+    "get-big": get_big,
+    "put-small": put_small,
+    "put-file": put_file,
+    "list": list_objects,
+}
 print(json.dumps(CASES[case](*rest)))

@@ -1,15 +1,24 @@
 #!/usr/bin/env python3
 """Core data-path benchmark: our client and server side by side with their peers, in one run.
 
-Starts our server (``LocalServer``, 4 mountpaths under /tmp) and measures, against it:
+Starts our server (``LocalServer``, 4 mountpaths in a temporary directory: under ``$TMPDIR``,
+/tmp by default; ``TMPDIR=/dev/shm`` takes the disk's filesystem out of the PUT figures) and
+measures, against it:
 
 * GET of 10 KiB objects, objects/s, with 1 and 16 concurrent clients: our client (threads, one
   shared ``Client``), the official SDK (same, in its own venv), plain ``requests`` (threads, one
   ``Session`` each) and ``wrk`` (a Lua script spreads requests over all object names);
-* single-stream GET of a large object stored as 64 MiB chunks, GB/s: our ``read_all()``,
-  iteration (1 MiB chunks) and ``as_file().readinto()`` into a preallocated buffer, the official
-  SDK's ``read_all()`` and ``curl -o /dev/null``; with the loopback TCP bandwidth measured in
-  the same run (a two-process socket pump) as the machine's limit;
+* single-stream GET of large objects (1 and 2 GiB) stored as 64 MiB chunks, GB/s: our
+  ``read_all()`` (timed until it returns the bytes, as the official SDK's), iteration (1 MiB
+  chunks) and ``as_file().readinto()`` into a preallocated buffer, the official SDK's
+  ``read_all()`` and ``curl -o /dev/null``; with the loopback TCP bandwidth measured in the
+  same run (a two-process socket pump) as the machine's limit;
+* a full listing (``list_objects_iter()``) of 100K objects of 1 KiB (1M with ``--list-1m``:
+  its fill takes ~10x longer), seconds: the first listing after the fill (every header read
+  from its file), then in rounds our SDK, the official SDK, the pages alone (plain
+  ``requests``, msgpack not decoded: the server's share); each against our SDK through a
+  bucket inventory (a snapshot of the listing). For times, the ratio columns are speed ratios
+  (the peer's time over ours);
 * PUT of new 10 KiB objects (1 and 8 clients) and 1 MiB objects (8 clients), objects/s: our
   client, the official SDK, ``requests`` (threads, one ``Session`` each) and ``wrk`` (a Lua
   script PUTs the same body under a new name each time); and of a 1 GiB file (GB/s): our
@@ -21,8 +30,9 @@ writes every figure. GB/s and MB/s are 10^9 and 10^6 bytes per second. Objects a
 the page cache (the machine has the RAM).
 
 Usage:
-    python3 benchmarks/core.py            # 2 GiB object, 3 rounds of 2 s per rate case (~4 min)
-    python3 benchmarks/core.py --quick    # 256 MiB object, 1 round of 1 s (~40 s)
+    python3 benchmarks/core.py            # 1, 2 GiB objects, 100K listed, 3 rounds (~9 min)
+    python3 benchmarks/core.py --quick    # 256 MiB object, 10K listed, 1 round of 1 s (~1 min)
+    python3 benchmarks/core.py --list-1m  # and a listing of 1M objects (fill: ~30 min)
 """
 
 from __future__ import annotations
@@ -44,6 +54,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import requests
 
 from aistore.server import LocalServer
@@ -65,6 +76,9 @@ GOAL_PUT_SMALL_RATE = 5_000  # 10 KiB PUTs/s through our SDK, 8 clients
 GOAL_PUT_VS_OFFICIAL = 5.0
 GOAL_PUT_BIG_GBPS = 1.5
 PUT_CLIENTS = 8
+GOAL_LIST_100K_SECONDS = 0.4
+GOAL_INVENTORY_SPEEDUP = 8.0
+LISTED_SIZE = KiB
 
 OFFICIAL_SCRIPT = (Path(__file__).parent / "_official_core.py").read_text()
 
@@ -73,15 +87,21 @@ OFFICIAL_SCRIPT = (Path(__file__).parent / "_official_core.py").read_text()
 class Config:
     small_objects: int = 1000
     seconds: float = 2.0  # one round of a rate case
-    big_size: int = 2 * GiB
+    big_sizes: tuple[int, ...] = (GiB, 2 * GiB)
     reps: int = 3  # rounds of every case; the median is reported
     put_big_size: int = 1 * GiB
+    list_sizes: tuple[int, ...] = (100_000,)  # objects per listing case
     ours_only: bool = False  # skip the peers (official SDK, requests, wrk, curl, loopback)
 
     @classmethod
     def quick(cls) -> Config:
         return cls(
-            small_objects=200, seconds=1.0, big_size=256 * MiB, reps=1, put_big_size=256 * MiB
+            small_objects=200,
+            seconds=1.0,
+            big_sizes=(256 * MiB,),
+            reps=1,
+            list_sizes=(10_000,),
+            put_big_size=256 * MiB,
         )
 
 
@@ -98,6 +118,20 @@ class Row:
     tool_name: str = ""
     limit: float | None = None  # the machine's limit in the same unit, when one applies
     goals: list[str] = field(default_factory=list)
+
+
+def big_name(size: int) -> str:
+    return f"big-{size // MiB}MiB"
+
+
+class PageHead(msgspec.Struct):
+    """What `pages()` decodes of a list-objects page: where the next one starts."""
+
+    UUID: str
+    ContinuationToken: str
+
+
+PAGE_HEAD = msgspec.msgpack.Decoder(PageHead)
 
 
 # -- measurement helpers --------------------------------------------------------------------
@@ -190,6 +224,7 @@ class CoreBench:
         self.scratch = scratch
         self.endpoint = srv.endpoint
         self.client = srv.client(max_pool_size=16)
+        self.srv_promote_root = scratch / "promote"
         self.small = self.client.bucket("bench-small").create(exist_ok=True)
         self.big = self.client.bucket("bench-big").create(exist_ok=True)
         self.put = self.client.bucket("bench-put").create(exist_ok=True)
@@ -209,23 +244,24 @@ class CoreBench:
             timeout=30,
         )
         resp.raise_for_status()
-        self.block = os.urandom(64 * MiB)  # the big object repeats this block
+        self.block = os.urandom(64 * MiB)  # the big objects repeat this block
         path = self.scratch / "big.bin"
-        with open(path, "wb") as f:
-            for _ in range(self.cfg.big_size // len(self.block)):
-                f.write(self.block)
-        self.big.object("big").get_writer().put_file(path)
-        path.unlink()
-        props = self.big.object("big").head("chunked")
-        if props.chunks is None or props.chunks.chunk_count != self.cfg.big_size // CHUNK_SIZE:
-            raise RuntimeError(f"big object is not stored in 64 MiB chunks: {props.chunks}")
+        for size in self.cfg.big_sizes:
+            with open(path, "wb") as f:
+                for _ in range(size // len(self.block)):
+                    f.write(self.block)
+            self.big.object(big_name(size)).get_writer().put_file(path)
+            path.unlink()
+            props = self.big.object(big_name(size)).head("chunked")
+            if props.chunks is None or props.chunks.chunk_count != size // CHUNK_SIZE:
+                raise RuntimeError(f"big object is not stored in 64 MiB chunks: {props.chunks}")
         self.put_file = self.scratch / "put.bin"
         self.put_file.write_bytes(os.urandom(self.cfg.put_big_size))
 
-    def check_big(self, data: bytes | bytearray | memoryview) -> None:
+    def check_big(self, data: bytes | bytearray | memoryview, size: int) -> None:
         n = len(self.block)
         if (
-            len(data) != self.cfg.big_size
+            len(data) != size
             or data[:MiB] != self.block[:MiB]
             or (data[-MiB:] != self.block[n - MiB :])
         ):
@@ -305,13 +341,17 @@ class CoreBench:
 
     # (b) large single-stream GET
 
-    def get_big(self) -> list[Row]:
-        size, reps = self.cfg.big_size, self.cfg.reps
-        obj = self.big.object("big")
+    def get_big(self, size: int) -> list[Row]:
+        reps, name = self.cfg.reps, big_name(size)
+        obj = self.big.object(name)
         label = f"GET {size // GiB} GiB" if size >= GiB else f"GET {size // MiB} MiB"
 
-        def ours_read_all() -> None:
-            self.check_big(obj.get_reader().read_all())
+        def ours_read_all() -> float:
+            t0 = time.perf_counter()
+            data = obj.get_reader().read_all()
+            secs = time.perf_counter() - t0
+            self.check_big(data, size)
+            return secs
 
         def ours_iter() -> None:
             got = sum(len(c) for c in obj.get_reader(chunk_size=MiB))
@@ -319,18 +359,20 @@ class CoreBench:
                 raise RuntimeError(f"iteration read {got} bytes")
 
         view = memoryview(bytearray(size))
+        # read_all() is timed until it returns (as the official SDK's, _official_core.py): the
+        # 1-2 GiB result is dropped after the check, outside the time.
 
         def ours_readinto() -> None:
             with obj.get_reader().as_file() as f:
                 got = 0
                 while n := f.readinto(view[got:]):
                     got += n
-            self.check_big(view[:got])
+            self.check_big(view[:got], size)
 
-        curl_cmd = ["curl", "-sS", "--fail", "-o", "/dev/null", self.object_url("bench-big", "big")]
+        curl_cmd = ["curl", "-sS", "--fail", "-o", "/dev/null", self.object_url("bench-big", name)]
 
         def official() -> float | None:
-            res = self.official("get-big", "bench-big", "big", "1")
+            res = self.official("get-big", "bench-big", name, "1")
             return res and res["seconds"][0]
 
         def loopback() -> float | None:
@@ -340,14 +382,14 @@ class CoreBench:
                 self.notes.append(f"loopback not measured: {e}")
                 return None
 
-        ours = {
+        ours: dict[str, Callable[[], float]] = {
             "read_all()": ours_read_all,
-            "iter 1 MiB": ours_iter,
-            "as_file().readinto": ours_readinto,
+            "iter 1 MiB": timed(ours_iter),
+            "as_file().readinto": timed(ours_readinto),
         }
         secs = interleaved_median(
             {
-                **{k: timed(fn) for k, fn in ours.items()},
+                **ours,
                 "curl": timed(lambda: run(curl_cmd)),
                 "official": official,
                 "loopback": loopback,
@@ -357,7 +399,9 @@ class CoreBench:
         )
         gbps = {k: v and size / v / 1e9 for k, v in secs.items()}
         if gbps["loopback"]:
-            self.notes.append(f"loopback TCP measured: {gbps['loopback']:.2f} GB/s (socket pump)")
+            self.notes.append(
+                f"loopback TCP measured: {gbps['loopback']:.2f} GB/s (socket pump, {label})"
+            )
         else:
             gbps["loopback"] = DOCUMENTED_LOOPBACK_GBPS
             self.notes.append(f"limit: documented loopback {DOCUMENTED_LOOPBACK_GBPS} GB/s")
@@ -370,6 +414,96 @@ class CoreBench:
             row.goals.append(goal("vs curl", row.ours, row.tool, GOAL_VS_CURL))
             rows.append(row)
         return rows
+
+    # (c) listing
+
+    def fill_listed(self, n: int) -> str:
+        """A bucket of `n` objects of 1 KiB named `d/obj-NNNNNNN`, 1/4 per mountpath, promoted from
+        local files (the server's own write path, no HTTP per object) and timed for a note."""
+        name = f"bench-list-{n}"
+        bucket = self.client.bucket(name).create(exist_ok=True)
+        src = self.srv_promote_root / name
+        src.mkdir()
+        data = os.urandom(LISTED_SIZE)
+        t0 = time.perf_counter()
+        for i in range(n):
+            (src / f"obj-{i:07d}").write_bytes(data)
+        job = bucket.object("d").promote(str(src), recursive=True, delete_source=True)
+        self.client.job(job).wait(timeout=24 * 3600)
+        self.notes.append(f"{n:,} objects to list: filled in {time.perf_counter() - t0:.0f} s")
+        inv = self.client.job(bucket.create_inventory(name="bench"))
+        inv.wait(timeout=3600)
+        return name
+
+    def list_all(self, n: int) -> list[Row]:
+        """Two rows: the first listing of the filled bucket (every object's header read from its
+        file) and later ones (the server keeps the headers with its directory cache)."""
+        name, reps = self.fill_listed(n), self.cfg.reps
+        bucket = self.client.bucket(name)
+        url = f"{self.endpoint}/v1/buckets/{name}?provider=ais"
+
+        def count(entries: Any) -> None:
+            got = sum(1 for _ in entries)
+            if got != n:
+                raise RuntimeError(f"listed {got} of {n} objects")
+
+        label = f"list {n // 1000}K objects" if n < 1_000_000 else f"list {n // 1_000_000}M objects"
+        first = Row(f"{label}, first listing", "s", tool_name="inventory")
+        first.ours = timed(lambda: count(bucket.list_objects_iter()))()
+        first.tool = timed(lambda: count(bucket.list_objects_iter(inventory_name="bench")))()
+        if first.ours and first.tool:
+            ok = first.ours >= GOAL_INVENTORY_SPEEDUP * first.tool
+            first.goals.append(
+                f"inventory ≥ {GOAL_INVENTORY_SPEEDUP:g}× faster: {'ok' if ok else 'MISS'}"
+            )
+
+        def pages() -> None:  # the server's share: pages fetched, not decoded
+            token, uuid = "", ""
+            with requests.Session() as s:
+                while True:
+                    value = {"continuation_token": token, "uuid": uuid}
+                    resp = s.get(
+                        url,
+                        headers={"Accept": "application/msgpack"},
+                        json={"action": "list", "value": value},
+                        timeout=60,
+                    )
+                    resp.raise_for_status()
+                    page = PAGE_HEAD.decode(resp.content)
+                    token, uuid = page.ContinuationToken, page.UUID
+                    if not token:
+                        break
+
+        def official() -> float | None:
+            res = self.official("list", name, "1")
+            if res and res["count"] != n:
+                raise RuntimeError(f"the official SDK listed {res['count']} of {n} objects")
+            return res and res["seconds"][0]
+
+        secs = interleaved_median(
+            {
+                "ours": timed(lambda: count(bucket.list_objects_iter())),
+                "pages": timed(pages),
+                "inventory": timed(lambda: count(bucket.list_objects_iter(inventory_name="bench"))),
+                "official": official,
+            },
+            reps,
+            self.ours_cases({"ours", "inventory"}),
+        )
+        row = Row(
+            label,
+            "s",
+            ours=secs["ours"],
+            official=secs["official"],
+            requests=secs["pages"],
+            tool=secs["inventory"],
+            tool_name="inventory",
+        )
+        if n == 100_000:
+            for r in (first, row):
+                ok = r.ours is not None and r.ours <= GOAL_LIST_100K_SECONDS
+                r.goals.insert(0, f"≤ {GOAL_LIST_100K_SECONDS} s: {'ok' if ok else 'MISS'}")
+        return [first, row]
 
     # (c) PUT
 
@@ -527,11 +661,16 @@ def fmt(value: float | None, unit: str) -> str:
         return "—"
     if unit == "GB/s":
         return f"{value:.2f}"
+    if unit == "s":
+        return f"{value:.3f}"
     return f"{value:,.0f}"
 
 
-def ratio(a: float | None, b: float | None) -> str:
-    return f"{a / b:.2f}×" if a and b else "—"
+def ratio(a: float | None, b: float | None, unit: str = "") -> str:
+    """How many times ours (`a`) is the peer (`b`): for times, the peer's over ours (speed)."""
+    if not a or not b:
+        return "—"
+    return f"{b / a:.2f}×" if unit == "s" else f"{a / b:.2f}×"
 
 
 def render(rows: list[Row]) -> str:
@@ -559,9 +698,9 @@ def render(rows: list[Row]) -> str:
                 fmt(r.official, r.unit),
                 fmt(r.requests, r.unit),
                 f"{fmt(r.tool, r.unit)} {r.tool_name}",
-                ratio(r.ours, r.official),
-                ratio(r.ours, r.requests),
-                ratio(r.ours, r.tool),
+                ratio(r.ours, r.official, r.unit),
+                ratio(r.ours, r.requests, r.unit),
+                ratio(r.ours, r.tool, r.unit),
                 limit,
                 "; ".join(r.goals),
             ]
@@ -577,22 +716,28 @@ def main() -> None:
     ap.add_argument(
         "--ours-only", action="store_true", help="measure our client only (no peers, no limit)"
     )
+    ap.add_argument("--list-1m", action="store_true", help="also list 1M objects (~30 min fill)")
     args = ap.parse_args()
     cfg = Config.quick() if args.quick else Config()
     cfg.ours_only = args.ours_only
+    if args.list_1m:
+        cfg.list_sizes = (*cfg.list_sizes, 1_000_000)
     if not cfg.ours_only and (not shutil.which("wrk") or not shutil.which("curl")):
         sys.exit("benchmarks/core.py needs wrk and curl (apt-get install wrk curl)")
 
     load_before = os.getloadavg()[0]
     scratch = Path(tempfile.mkdtemp(prefix="ais-bench-"))
     try:
-        with LocalServer(num_mountpaths=4) as srv:
+        promote_root = scratch / "promote"
+        promote_root.mkdir()
+        with LocalServer(num_mountpaths=4, promote_root=promote_root) as srv:
             bench = CoreBench(srv, cfg, scratch)
             bench.load()
             rows = [
                 bench.get_small(1),
                 bench.get_small(16),
-                *bench.get_big(),
+                *(row for size in cfg.big_sizes for row in bench.get_big(size)),
+                *(row for n in cfg.list_sizes for row in bench.list_all(n)),
                 bench.put_objects(SMALL_SIZE, 1),
                 bench.put_objects(SMALL_SIZE, PUT_CLIENTS),
                 bench.put_objects(MiB, PUT_CLIENTS),

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "http_client.h"
+#include "prefault.h"
 #include "py_byte_source.h"
 
 namespace py = pybind11;
@@ -243,6 +244,7 @@ py::tuple Get(const py::object& self, const std::string& host, uint16_t port,
   {
     // Nobody else can see `bytes` yet, so filling it unlocked is safe.
     py::gil_scoped_release release;
+    Prefaulter prefault(PyBytes_AS_STRING(bytes), static_cast<size_t>(head.length));
     ec = ex->ReadBody(PyBytes_AS_STRING(bytes));
   }
   if (ec) Raise(HttpFailure{ec, false}, what);

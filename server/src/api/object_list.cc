@@ -151,25 +151,31 @@ Result<ListObjectsMsg> ListObjectsMsg::FromJson(const nlohmann::json& v) {
   return m;
 }
 
-std::string EncodeEntryMsgpack(const ObjectMeta& m, const ListProps& props, const std::string& location,
-                               uint16_t extra_flags, bool local) {
-  msgpack::sbuffer buf(64 + m.name.size());
-  msgpack::packer<msgpack::sbuffer> pk(buf);
+namespace {
+
+// A msgpack-c write target that appends to a string (so that a page is packed without a copy).
+struct StringSink {
+  std::string* out;
+  void write(const char* data, size_t n) { out->append(data, n); }
+};
+
+void PackEntry(msgpack::packer<StringSink>& pk, std::string_view name, const ObjectMeta& m, const ListProps& props,
+               const std::string& location, uint16_t extra_flags, bool local) {
   if (extra_flags & kEntryIsDir) {
     pk.pack_map(2);
     pk.pack("n");
-    pk.pack(m.name);
+    pk.pack(name);
     pk.pack("f");
     pk.pack(kEntryIsDir);
-    return std::string(buf.data(), buf.size());
+    return;
   }
-  std::string custom = props.custom ? JoinCustom(m) : std::string();
-  bool cs = props.checksum && !m.cksum_value.empty();
-  uint32_t n = 2 + (cs ? 1 : 0) + (props.atime ? 1 : 0) + (props.version ? 1 : 0) + (props.location ? 1 : 0) +
-               (custom.empty() ? 0 : 1) + (props.size && m.size > 0 ? 1 : 0) + (props.copies ? 1 : 0);
+  const bool custom = props.custom && !m.custom.empty();
+  const bool cs = props.checksum && !m.cksum_value.empty();
+  const uint32_t n = 2 + (cs ? 1 : 0) + (props.atime ? 1 : 0) + (props.version ? 1 : 0) + (props.location ? 1 : 0) +
+                     (custom ? 1 : 0) + (props.size && m.size > 0 ? 1 : 0) + (props.copies ? 1 : 0);
   pk.pack_map(n);
   pk.pack("n");
-  pk.pack(m.name);
+  pk.pack(name);
   if (cs) {
     pk.pack("cs");
     pk.pack(m.cksum_value);
@@ -186,9 +192,9 @@ std::string EncodeEntryMsgpack(const ObjectMeta& m, const ListProps& props, cons
     pk.pack("t");
     pk.pack(location);
   }
-  if (!custom.empty()) {
+  if (custom) {
     pk.pack("m");
-    pk.pack(custom);
+    pk.pack(JoinCustom(m));
   }
   if (props.size && m.size > 0) {
     pk.pack("s");
@@ -200,26 +206,58 @@ std::string EncodeEntryMsgpack(const ObjectMeta& m, const ListProps& props, cons
   }
   pk.pack("f");
   pk.pack(static_cast<uint16_t>((local || (extra_flags & kEntryIsCached) ? EntryFlags(m, props) : 0) | extra_flags));
-  return std::string(buf.data(), buf.size());
+}
+
+}  // namespace
+
+std::string EncodeEntryMsgpack(const ObjectMeta& m, const ListProps& props, const std::string& location,
+                               uint16_t extra_flags, bool local) {
+  std::string out;
+  out.reserve(64 + m.name.size());
+  StringSink sink{&out};
+  msgpack::packer<StringSink> pk(sink);
+  PackEntry(pk, m.name, m, props, location, extra_flags, local);
+  return out;
+}
+
+MsgpackPageBuilder::MsgpackPageBuilder(const ListProps& props, std::string location)
+    : props_(props), location_(std::move(location)) {}
+
+void MsgpackPageBuilder::Add(std::string_view name, const ObjectMeta& m) {
+  StringSink sink{&entries_};
+  msgpack::packer<StringSink> pk(sink);
+  PackEntry(pk, name, m, props_, location_, 0, true);
+  ++count_;
+}
+
+std::string MsgpackPageBuilder::Finish(const std::string& uuid, const std::string& token) const {
+  return EncodeRawPageMsgpack(uuid, token, {entries_}, count_);
 }
 
 std::string EncodeRawPageMsgpack(const std::string& uuid, const std::string& token,
                                  const std::vector<std::string_view>& entries) {
+  return EncodeRawPageMsgpack(uuid, token, entries, entries.size());
+}
+
+std::string EncodeRawPageMsgpack(const std::string& uuid, const std::string& token,
+                                 const std::vector<std::string_view>& packed, size_t count) {
   size_t total = 64 + uuid.size() + token.size();
-  for (auto e : entries) total += e.size();
-  msgpack::sbuffer buf(total);
-  msgpack::packer<msgpack::sbuffer> pk(buf);
+  for (auto e : packed) total += e.size();
+  std::string out;
+  out.reserve(total);
+  StringSink sink{&out};
+  msgpack::packer<StringSink> pk(sink);
   pk.pack_map(4);
   pk.pack("UUID");
   pk.pack(uuid);
   pk.pack("ContinuationToken");
   pk.pack(token);
   pk.pack("Entries");
-  pk.pack_array(static_cast<uint32_t>(entries.size()));
-  for (auto e : entries) buf.write(e.data(), e.size());
+  pk.pack_array(static_cast<uint32_t>(count));
+  for (auto e : packed) out.append(e);
   pk.pack("Flags");
   pk.pack(uint32_t{0});
-  return std::string(buf.data(), buf.size());
+  return out;
 }
 
 std::string EncodeRawPageJson(const std::string& uuid, const std::string& token,
@@ -245,14 +283,14 @@ std::string EncodeRawPageJson(const std::string& uuid, const std::string& token,
 }
 
 std::string EncodeListPageMsgpack(const ListPage& page, const ListProps& props, const std::string& location) {
-  std::vector<std::string> encoded;
-  encoded.reserve(page.entries.size());
+  std::string entries;
+  StringSink sink{&entries};
+  msgpack::packer<StringSink> pk(sink);
   for (size_t i = 0; i < page.entries.size(); ++i) {
-    uint16_t extra = i < page.extra_flags.size() ? page.extra_flags[i] : 0;
-    encoded.push_back(EncodeEntryMsgpack(page.entries[i], props, location, extra, !page.remote));
+    const uint16_t extra = i < page.extra_flags.size() ? page.extra_flags[i] : 0;
+    PackEntry(pk, page.entries[i].name, page.entries[i], props, location, extra, !page.remote);
   }
-  std::vector<std::string_view> views(encoded.begin(), encoded.end());
-  return EncodeRawPageMsgpack(page.uuid, page.continuation_token, views);
+  return EncodeRawPageMsgpack(page.uuid, page.continuation_token, {entries}, page.entries.size());
 }
 
 std::string EncodeListPageJson(const ListPage& page, const ListProps& props, const std::string& location) {

@@ -104,6 +104,27 @@ std::string EncodeEntryMsgpack(const ObjectMeta& m, const ListProps& props, cons
 // A page whose entries are already msgpack-encoded LsoEnt maps.
 std::string EncodeRawPageMsgpack(const std::string& uuid, const std::string& token,
                                  const std::vector<std::string_view>& entries);
+// The same with the `count` entries packed back to back in `packed`.
+std::string EncodeRawPageMsgpack(const std::string& uuid, const std::string& token,
+                                 const std::vector<std::string_view>& packed, size_t count);
+
+// A local bucket's msgpack page, packed entry by entry into one buffer as the store lists them
+// (no ObjectMeta copied, no allocation per entry but for props that format a string: atime,
+// version, custom).
+class MsgpackPageBuilder {
+ public:
+  MsgpackPageBuilder(const ListProps& props, std::string location);
+  // Appends the LsoEnt of stored object `name` with header `m`.
+  void Add(std::string_view name, const ObjectMeta& m);
+  size_t count() const { return count_; }
+  std::string Finish(const std::string& uuid, const std::string& token) const;
+
+ private:
+  const ListProps props_;
+  const std::string location_;
+  std::string entries_;  // `count_` packed LsoEnt maps
+  size_t count_ = 0;
+};
 std::string EncodeRawPageJson(const std::string& uuid, const std::string& token,
                               const std::vector<std::string_view>& entries);
 // Go's RFC822 layout "02 Jan 06 15:04 MST", in UTC.

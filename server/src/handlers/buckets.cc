@@ -161,6 +161,24 @@ Task<Handled> ListObjects(ServerContext& ctx, Exchange& ex, const std::string& b
   if (msg->flags & kLsNbi) co_return co_await ListFromInventory(ctx, ex, bucket, *msg, page);
   const std::string& after = msg->continuation_token.empty() ? msg->start_after : msg->continuation_token;
   const bool arch_dir = (msg->flags & kLsArchDir) != 0;
+  std::string location = "t[" + ctx.node.daemon_id + "]";
+  const bool msgpack = ex.header("Accept").find("application/msgpack") != std::string_view::npos;
+  if (msgpack && !arch_dir && !(msg->flags & kLsNoRecursion)) {
+    // The common listing: packed as the store visits the objects.
+    MsgpackPageBuilder builder(*props, std::move(location));
+    std::string last;
+    // LsNameOnly lists names without metadata (as AIS's walk): no header read.
+    ListQuery q{.prefix = msg->prefix, .after = after, .limit = page, .headers = !(msg->flags & kLsNameOnly)};
+    Status st = ctx.store.ListEach(bucket, q,
+                                   [&](const std::string& name, const ObjectMeta& meta) {
+                                     builder.Add(name, meta);
+                                     last.assign(name);  // reuses its buffer: no allocation per entry
+                                   });
+    if (!st.ok()) co_return st;
+    if (builder.count() < page) last.clear();  // the last page: no continuation
+    std::string body = builder.Finish(msg->uuid.empty() ? RandomId(10) : msg->uuid, last);
+    co_return co_await ex.Reply(http::status::ok, {}, std::move(body), "application/msgpack");
+  }
   ListPage out;
   if (msg->flags & kLsNoRecursion) {
     Store& store = ctx.store;
@@ -189,8 +207,7 @@ Task<Handled> ListObjects(ServerContext& ctx, Exchange& ex, const std::string& b
   }
   out.uuid = msg->uuid.empty() ? RandomId(10) : msg->uuid;
   if (out.entries.size() == page) out.continuation_token = out.entries.back().name;
-  std::string location = "t[" + ctx.node.daemon_id + "]";
-  if (ex.header("Accept").find("application/msgpack") != std::string_view::npos) {
+  if (msgpack) {
     co_return co_await ex.Reply(http::status::ok, {}, EncodeListPageMsgpack(out, *props, location),
                                 "application/msgpack");
   }

@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <ctime>
+#include <fcntl.h>
 
 #include "store/names.h"
+#include "util/file.h"
 
 namespace ais {
 
@@ -20,13 +22,14 @@ int64_t RealtimeNs() {
 }
 
 // Every entry of directory `dir` that may be ours, sorted by key.
-Result<std::shared_ptr<const SortedWalker::Items>> ReadSorted(const std::string& dir, const std::string& key_prefix) {
+Result<std::shared_ptr<const SortedWalker::SortedDir>> ReadSorted(const std::string& dir,
+                                                                  const std::string& key_prefix) {
   DIR* d = ::opendir(dir.c_str());
   if (d == nullptr) {
-    if (errno == ENOENT || errno == ENOTDIR) return std::shared_ptr<const SortedWalker::Items>();
+    if (errno == ENOENT || errno == ENOTDIR) return std::shared_ptr<const SortedWalker::SortedDir>();
     return Status::FromErrno(errno, "opendir " + dir);
   }
-  auto items = std::make_shared<SortedWalker::Items>();
+  std::vector<SortedWalker::Item> items;
   while (dirent* de = ::readdir(d)) {
     std::string disk = de->d_name;
     if (disk == "." || disk == "..") continue;
@@ -39,18 +42,27 @@ Result<std::shared_ptr<const SortedWalker::Items>> ReadSorted(const std::string&
     if (is_dir) {
       if (disk.empty() || disk.back() != kDirSuffix) continue;  // not ours
       std::string key = key_prefix + disk.substr(0, disk.size() - 1) + "/";
-      items->push_back({std::move(key), std::move(disk), true});
+      items.push_back({std::move(key), std::move(disk), true});
     } else {
       std::string key = key_prefix + disk;
-      items->push_back({std::move(key), std::move(disk), false});
+      items.push_back({std::move(key), std::move(disk), false});
     }
   }
   ::closedir(d);
-  std::sort(items->begin(), items->end(), [](const auto& a, const auto& b) { return a.key < b.key; });
-  return std::shared_ptr<const SortedWalker::Items>(std::move(items));
+  std::sort(items.begin(), items.end(), [](const auto& a, const auto& b) { return a.key < b.key; });
+  return std::shared_ptr<const SortedWalker::SortedDir>(std::make_shared<SortedWalker::SortedDir>(std::move(items)));
 }
 
 }  // namespace
+
+SortedWalker::SortedDir::SortedDir(std::vector<Item> sorted)
+    : items(std::move(sorted)), metas(new std::atomic<const ObjectMeta*>[items.size()]) {
+  for (size_t i = 0; i < items.size(); ++i) metas[i].store(nullptr, std::memory_order_relaxed);
+}
+
+SortedWalker::SortedDir::~SortedDir() {
+  for (size_t i = 0; i < items.size(); ++i) delete metas[i].load(std::memory_order_relaxed);
+}
 
 SortedWalker::SortedWalker(std::string objects_dir, std::string prefix, std::string after)
     : objects_dir_(std::move(objects_dir)), prefix_(std::move(prefix)), after_(std::move(after)) {}
@@ -73,24 +85,66 @@ Status SortedWalker::Push(const std::string& rel, const std::string& key_prefix)
   }
   const int64_t mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
   const uint64_t ino = static_cast<uint64_t>(st.st_ino);
-  std::shared_ptr<const Items> items = SortedDirs().Get(dir, ino, mtime_ns);
-  if (!items) {
+  std::shared_ptr<const SortedDir> sorted = SortedDirs().Get(dir, ino, mtime_ns);
+  if (!sorted) {
     auto read = ReadSorted(dir, key_prefix);
     if (!read.ok()) return read.status();
     if (!*read) return Status::OK();
-    items = std::move(*read);
-    if (RealtimeNs() - mtime_ns > SortedDirCache::kSettleNs) SortedDirs().Put(dir, ino, mtime_ns, items);
+    sorted = std::move(*read);
+    if (RealtimeNs() - mtime_ns > SortedDirCache::kSettleNs) SortedDirs().Put(dir, ino, mtime_ns, sorted);
   }
   // Resume: the first key after `after_`, or the directory just before it that holds it.
-  auto it = std::upper_bound(items->begin(), items->end(), after_,
+  const std::vector<Item>& items = sorted->items;
+  auto it = std::upper_bound(items.begin(), items.end(), after_,
                              [](const std::string& a, const Item& b) { return a < b.key; });
-  if (it != items->begin() && std::prev(it)->dir && after_.starts_with(std::prev(it)->key)) --it;
-  const auto pos = static_cast<size_t>(it - items->begin());
-  stack_.push_back(Frame{.rel = rel, .items = std::move(items), .pos = pos});
+  if (it != items.begin() && std::prev(it)->dir && after_.starts_with(std::prev(it)->key)) --it;
+  const auto pos = static_cast<size_t>(it - items.begin());
+  stack_.push_back(Frame{.rel = rel, .dir = std::move(sorted), .pos = pos});
   return Status::OK();
 }
 
 Result<bool> SortedWalker::Next(std::string* name, std::string* path) {
+  auto more = Next();
+  if (more.ok() && *more) {
+    *name = this->name();
+    *path = this->path();
+  }
+  return more;
+}
+
+std::string SortedWalker::path() const {
+  const Frame& frame = stack_.back();
+  const std::string& disk = frame.dir->items[cur_].disk;
+  std::string out;
+  out.reserve(objects_dir_.size() + 1 + frame.rel.size() + disk.size());
+  out.append(objects_dir_).append("/").append(frame.rel).append(disk);
+  return out;
+}
+
+Result<const ObjectMeta*> SortedWalker::Meta() {
+  Frame& frame = stack_.back();
+  std::atomic<const ObjectMeta*>& slot = frame.dir->metas[cur_];
+  if (const ObjectMeta* kept = slot.load(std::memory_order_acquire)) return kept;
+  // Opened relative to the directory: a path walk of one name, not of the whole path.
+  if (!frame.fd.valid()) {
+    const std::string dir = objects_dir_ + "/" + frame.rel;
+    const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return Status::FromErrno(errno, "open " + dir);
+    frame.fd.reset(fd);
+  }
+  UniqueFd file(::openat(frame.fd.get(), frame.dir->items[cur_].disk.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!file.valid()) return Status::FromErrno(errno, "open " + path());
+  uint64_t offset = 0;
+  auto read = ReadObjectHeader(file.get(), &offset);
+  if (!read.ok()) return read.status();
+  auto meta = std::make_unique<ObjectMeta>(std::move(*read));
+  meta->name.clear();
+  const ObjectMeta* expected = nullptr;
+  if (slot.compare_exchange_strong(expected, meta.get(), std::memory_order_acq_rel)) return meta.release();
+  return expected;  // another walker read it first
+}
+
+Result<bool> SortedWalker::Next() {
   if (!started_) {
     started_ = true;
     std::string rel = PrefixRelDir(prefix_);
@@ -101,14 +155,16 @@ Result<bool> SortedWalker::Next(std::string* name, std::string* path) {
   }
   while (!stack_.empty()) {
     Frame& top = stack_.back();
-    if (top.pos == top.items->size()) {
+    const std::vector<Item>& items = top.dir->items;
+    if (top.pos == items.size()) {
       stack_.pop_back();
       continue;
     }
-    const Item& item = (*top.items)[top.pos++];
+    const size_t at = top.pos++;
+    const Item& item = items[at];
     if (!Wanted(item)) {
       // Sorted: past the prefix's range nothing more of this directory can be wanted.
-      if (item.key > prefix_ && !item.key.starts_with(prefix_) && !prefix_.starts_with(item.key)) top.pos = top.items->size();
+      if (item.key > prefix_ && !item.key.starts_with(prefix_) && !prefix_.starts_with(item.key)) top.pos = items.size();
       continue;
     }
     if (item.dir) {
@@ -117,43 +173,42 @@ Result<bool> SortedWalker::Next(std::string* name, std::string* path) {
       AIS_RETURN_IF_ERROR(Push(rel, key));  // may invalidate `top` and `item`
       continue;
     }
-    *path = objects_dir_ + "/" + top.rel + item.disk;
-    *name = item.key;
+    cur_ = at;
     return true;
   }
   return false;
 }
 
 
-std::shared_ptr<const SortedWalker::Items> SortedDirCache::Get(const std::string& dir, uint64_t ino, int64_t mtime_ns) {
+std::shared_ptr<const SortedWalker::SortedDir> SortedDirCache::Get(const std::string& dir, uint64_t ino, int64_t mtime_ns) {
   std::lock_guard lock(mu_);
   auto it = by_dir_.find(dir);
   if (it == by_dir_.end()) return nullptr;
   if (it->second->ino != ino || it->second->mtime_ns != mtime_ns) {  // changed since: drop it
-    items_ -= it->second->items->size();
+    items_ -= it->second->sorted->items.size();
     lru_.erase(it->second);
     by_dir_.erase(it);
     return nullptr;
   }
   lru_.splice(lru_.begin(), lru_, it->second);
-  return it->second->items;
+  return it->second->sorted;
 }
 
 void SortedDirCache::Put(const std::string& dir, uint64_t ino, int64_t mtime_ns,
-                         std::shared_ptr<const SortedWalker::Items> items) {
-  const size_t n = items->size();
+                         std::shared_ptr<const SortedWalker::SortedDir> sorted) {
+  const size_t n = sorted->items.size();
   if (n > max_items_) return;
   std::lock_guard lock(mu_);
   if (auto it = by_dir_.find(dir); it != by_dir_.end()) {
-    items_ -= it->second->items->size();
+    items_ -= it->second->sorted->items.size();
     lru_.erase(it->second);
     by_dir_.erase(it);
   }
-  lru_.push_front(Entry{.dir = dir, .ino = ino, .mtime_ns = mtime_ns, .items = std::move(items)});
+  lru_.push_front(Entry{.dir = dir, .ino = ino, .mtime_ns = mtime_ns, .sorted = std::move(sorted)});
   by_dir_[dir] = lru_.begin();
   items_ += n;
   while (items_ > max_items_) {
-    items_ -= lru_.back().items->size();
+    items_ -= lru_.back().sorted->items.size();
     by_dir_.erase(lru_.back().dir);
     lru_.pop_back();
   }

@@ -5,9 +5,13 @@
 // A paged listing resumes with a new walker per page. So that a page does not read and sort its
 // directories again, each directory's sorted entries are kept (SortedDirCache) while the
 // directory's mtime says it is unchanged; a page then costs a stat per directory and a binary
-// search for where it resumes.
+// search for where it resumes. The objects' headers are kept with them once a walker read them
+// (Meta()): a committed object file is never written in place - every change renames a new file
+// over it or unlinks it (store.h), which changes its directory's mtime - so a header is current
+// as long as the entries it was kept with are.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <list>
 #include <memory>
@@ -16,6 +20,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "store/object_meta.h"
+#include "util/file.h"
 #include "util/status.h"
 
 namespace ais {
@@ -24,22 +30,48 @@ class SortedWalker {
  public:
   // objects_dir: `<mp>/ais/<bucket>/%ob`. Yields names n with n.starts_with(prefix) && n > after.
   SortedWalker(std::string objects_dir, std::string prefix, std::string after);
+  SortedWalker(SortedWalker&&) = default;
+  SortedWalker(const SortedWalker&) = delete;
+  SortedWalker& operator=(const SortedWalker&) = delete;
 
-  // Sets *name and *path to the next object; returns false when done.
+  // Moves to the next object; false when done. name(), path() and Meta() describe it until the
+  // next call.
+  Result<bool> Next();
+  // Next(), and sets *name and *path to the object.
   Result<bool> Next(std::string* name, std::string* path);
+
+  // The current object's name and file. REQUIRES: Next() returned true.
+  const std::string& name() const { return stack_.back().dir->items[cur_].key; }
+  std::string path() const;
+  // The current object's header with an empty name, read once and kept with its directory's
+  // entries: valid until the next Next() or the walker's end. kNotFound if the object went away
+  // meanwhile. REQUIRES: Next() returned true.
+  Result<const ObjectMeta*> Meta();
 
   struct Item {
     std::string key;   // decoded object name; directories end with '/'
     std::string disk;  // encoded name inside the frame's directory
     bool dir;
   };
-  using Items = std::vector<Item>;  // sorted by key
+  // One directory's entries, sorted by key, and the headers of its objects that walkers have read
+  // so far: metas[i] (of items[i], a file) is set at most once, by whichever walker reads it
+  // first; it is owned by the SortedDir.
+  struct SortedDir {
+    explicit SortedDir(std::vector<Item> sorted);
+    ~SortedDir();
+    SortedDir(const SortedDir&) = delete;
+    SortedDir& operator=(const SortedDir&) = delete;
+
+    const std::vector<Item> items;
+    const std::unique_ptr<std::atomic<const ObjectMeta*>[]> metas;
+  };
 
  private:
   struct Frame {
     std::string rel;  // encoded directory relative to objects_dir_, "" or ending with '/'
-    std::shared_ptr<const Items> items;
+    std::shared_ptr<const SortedDir> dir;
     size_t pos = 0;
+    UniqueFd fd{};  // the directory, opened by the first Meta() that reads a header in it
   };
   Status Push(const std::string& rel, const std::string& key_prefix);
   // Whether `item` is to be yielded (a file) or entered (a directory).
@@ -49,7 +81,10 @@ class SortedWalker {
   const std::string prefix_;
   const std::string after_;
   bool started_ = false;
+  // The directories being walked, the current object's last: Next() returns as soon as it takes
+  // an object, before anything is pushed or popped.
   std::vector<Frame> stack_;
+  size_t cur_ = 0;  // the current object: stack_.back().dir->items[cur_]
 };
 
 // Sorted directory entries by directory path, valid while the directory's inode and mtime are
@@ -60,15 +95,15 @@ class SortedDirCache {
   static constexpr int64_t kSettleNs = 200'000'000;
 
   explicit SortedDirCache(size_t max_items) : max_items_(max_items) {}
-  std::shared_ptr<const SortedWalker::Items> Get(const std::string& dir, uint64_t ino, int64_t mtime_ns);
-  void Put(const std::string& dir, uint64_t ino, int64_t mtime_ns, std::shared_ptr<const SortedWalker::Items> items);
+  std::shared_ptr<const SortedWalker::SortedDir> Get(const std::string& dir, uint64_t ino, int64_t mtime_ns);
+  void Put(const std::string& dir, uint64_t ino, int64_t mtime_ns, std::shared_ptr<const SortedWalker::SortedDir> sorted);
 
  private:
   struct Entry {
     std::string dir;
     uint64_t ino = 0;
     int64_t mtime_ns = 0;
-    std::shared_ptr<const SortedWalker::Items> items;
+    std::shared_ptr<const SortedWalker::SortedDir> sorted;
   };
   const size_t max_items_;
   std::mutex mu_;
@@ -77,7 +112,8 @@ class SortedDirCache {
   size_t items_ = 0;                                                   // guarded by mu_
 };
 
-// The process's cache (a million entries, ~100 MB at most).
+// The process's cache: a million entries, ~100 MB at most, and up to ~250 MB more with the
+// headers listings read (an ObjectMeta without its name, ~200 bytes and its strings).
 SortedDirCache& SortedDirs();
 
 }  // namespace ais

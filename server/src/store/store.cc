@@ -650,40 +650,57 @@ Status Store::Delete(const std::string& bucket, const std::string& name) {
   return Status::OK();
 }
 
-Result<std::vector<ObjectMeta>> Store::List(const std::string& bucket, const ListQuery& q) {
+Status Store::ListEach(const std::string& bucket, const ListQuery& q, const ListVisitor& visit) {
   if (!buckets_.Get(bucket)) return BucketRegistry::NotFound(bucket);
-  struct Head {
-    std::string name;
-    std::string path;
-    size_t walker;
-    bool operator>(const Head& o) const { return name > o.name; }
-  };
   std::vector<SortedWalker> walkers;
   for (size_t mp = 0; mp < mps_.size(); ++mp) {
     if (mps_.enabled(mp)) walkers.emplace_back(mps_.ObjectsDir(mp, bucket), q.prefix, q.after);
   }
-  std::priority_queue<Head, std::vector<Head>, std::greater<>> heap;
+  // The walkers' current names, least first; a walker moves on only once its object is visited,
+  // which keeps the name its head points to.
+  struct Head {
+    const std::string* name;
+    size_t walker;
+    bool operator>(const Head& o) const { return *name > *o.name; }
+  };
+  std::vector<Head> heap;
+  heap.reserve(walkers.size());
   auto advance = [&](size_t i) -> Status {
-    Head h{.name = {}, .path = {}, .walker = i};
-    auto more = walkers[i].Next(&h.name, &h.path);
+    auto more = walkers[i].Next();
     if (!more.ok()) return more.status();
-    if (*more) heap.push(std::move(h));
+    if (*more) {
+      heap.push_back(Head{.name = &walkers[i].name(), .walker = i});
+      std::push_heap(heap.begin(), heap.end(), std::greater<>());
+    }
     return Status::OK();
   };
   for (size_t i = 0; i < walkers.size(); ++i) AIS_RETURN_IF_ERROR(advance(i));
-  std::vector<ObjectMeta> out;
-  while (!heap.empty() && out.size() < q.limit) {
-    Head h = heap.top();
-    heap.pop();
-    AIS_RETURN_IF_ERROR(advance(h.walker));
-    auto meta = ReadMetaAt(h.path);
-    if (!meta.ok()) {
-      if (IsMissing(meta.status())) continue;  // deleted while listing
+  const ObjectMeta no_header;
+  size_t visited = 0;
+  while (!heap.empty() && visited < q.limit) {
+    std::pop_heap(heap.begin(), heap.end(), std::greater<>());
+    const size_t at = heap.back().walker;
+    SortedWalker& w = walkers[at];
+    heap.pop_back();
+    auto meta = q.headers ? w.Meta() : Result<const ObjectMeta*>(&no_header);
+    if (meta.ok()) {
+      visit(w.name(), **meta);
+      ++visited;
+    } else if (!IsMissing(meta.status())) {  // missing: deleted while listing
       return meta.status();
     }
-    meta->name = std::move(h.name);
-    out.push_back(std::move(*meta));
+    AIS_RETURN_IF_ERROR(advance(at));
   }
+  return Status::OK();
+}
+
+Result<std::vector<ObjectMeta>> Store::List(const std::string& bucket, const ListQuery& q) {
+  std::vector<ObjectMeta> out;
+  Status st = ListEach(bucket, q, [&out](const std::string& name, const ObjectMeta& meta) {
+    out.push_back(meta);
+    out.back().name = name;
+  });
+  if (!st.ok()) return st;
   return out;
 }
 

@@ -5,6 +5,8 @@
 // guarded by a chunk marker in the work dir); then, under the object's stripe lock, one rename()
 // puts the object file in place. Startup recovery deletes temp files and every chunk directory
 // whose marker names an upload that the committed object file does not reference.
+// A committed object file is never written in place (a change renames a new one over it, or
+// unlinks it): listings keep the headers they read on that (sorted_walker.h).
 #pragma once
 
 #include <array>
@@ -231,6 +233,7 @@ struct ListQuery {
   std::string prefix;
   std::string after;  // exclusive
   size_t limit = 10000;
+  bool headers = true;  // false: names only (ListEach visits an empty header, reads none)
 };
 
 class Store {
@@ -279,6 +282,12 @@ class Store {
   static Result<std::shared_ptr<const ObjectHandle>> OpenShared(Result<ObjectHandle> first,
                                                                 const std::function<Result<ObjectHandle>()>& reopen);
   Status Delete(const std::string& bucket, const std::string& name);
+  // Up to q.limit objects in name order: visit(name, header) with the header's name empty, both
+  // valid during the call only. Headers are read once and kept with their directory's sorted
+  // entries (SortedDirCache), so a listing of unchanged directories opens no object file; with
+  // !q.headers none is read.
+  using ListVisitor = std::function<void(const std::string& name, const ObjectMeta& meta)>;
+  Status ListEach(const std::string& bucket, const ListQuery& q, const ListVisitor& visit);
   Result<std::vector<ObjectMeta>> List(const std::string& bucket, const ListQuery& q);
 
   // Multipart upload: parts are written straight into chunk files of the upload.

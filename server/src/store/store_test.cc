@@ -9,6 +9,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
 #include <set>
 #include <string>
@@ -737,6 +738,39 @@ TEST_F(StoreTest, ListPagesConcatenateToTheWhole) {
       EXPECT_EQ(all, Filter(names, prefix, "", SIZE_MAX)) << "prefix " << prefix << " page " << page;
     }
   }
+}
+
+// Listings keep the headers they read with their directory's sorted entries; every change to an
+// object (overwrite, custom metadata, delete) renames or unlinks, which a listing must see.
+TEST_F(StoreTest, ListedHeadersFollowEveryChange) {
+  for (const std::string n : {"k/a", "k/b", "k/c", "top"}) ASSERT_TRUE(Put("plain", n, n).ok()) << n;
+  // Dated back past SortedDirCache::kSettleNs, so that the listings below keep what they read.
+  const auto past = fs::file_time_type::clock::now() - std::chrono::seconds(1);
+  for (const auto& mp : store_->mountpaths().paths()) {
+    for (const auto& e : fs::recursive_directory_iterator(mp)) {
+      if (e.is_directory()) fs::last_write_time(e.path(), past);
+    }
+  }
+  auto sizes = [&] {
+    std::map<std::string, std::pair<uint64_t, uint64_t>> out;  // name -> (size, version)
+    auto l = store_->List("plain", {});
+    EXPECT_TRUE(l.ok()) << l.status().message();
+    if (l.ok()) {
+      for (const auto& m : *l) out[m.name] = {m.size, m.version};
+    }
+    return out;
+  };
+  using Want = std::map<std::string, std::pair<uint64_t, uint64_t>>;
+  const Want first = {{"k/a", {3, 1}}, {"k/b", {3, 1}}, {"k/c", {3, 1}}, {"top", {3, 1}}};
+  EXPECT_EQ(sizes(), first);
+  EXPECT_EQ(sizes(), first);  // from the kept headers
+  ASSERT_TRUE(Put("plain", "k/a", "longer").ok());
+  ASSERT_TRUE(store_->Delete("plain", "k/b").ok());
+  ASSERT_TRUE(store_->SetCustom("plain", "k/c", {{"color", "red"}}, false).ok());
+  EXPECT_EQ(sizes(), (Want{{"k/a", {6, 2}}, {"k/c", {3, 1}}, {"top", {3, 1}}}));  // SetCustom keeps the version
+  auto l = store_->List("plain", ListQuery{.prefix = "k/c", .after = "", .limit = 1});
+  ASSERT_TRUE(l.ok() && l->size() == 1);
+  EXPECT_EQ(l->front().custom, (std::vector<std::pair<std::string, std::string>>{{"color", "red"}}));
 }
 
 // ---------------------------------------------------------------------------------------------
