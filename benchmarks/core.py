@@ -203,6 +203,13 @@ def run(cmd: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
     return res
 
 
+def wrk_case(script: Path, conc: int, seconds: float, endpoint: str) -> Callable[[], float]:
+    """A case of `interleaved_median`: `wrk` running `script` over `conc` connections, req/s."""
+    threads = min(conc, os.cpu_count() or 1)
+    cmd = ["wrk", f"-t{threads}", f"-c{conc}", f"-d{max(1, round(seconds))}s", "-s", str(script)]
+    return lambda: parse_wrk_rate(run([*cmd, endpoint]).stdout)
+
+
 def parse_wrk_rate(output: str) -> float:
     if m := re.search(r"Non-2xx or 3xx responses:\s*(\d+)", output):
         raise RuntimeError(f"wrk got {m.group(1)} error responses")
@@ -311,14 +318,12 @@ class CoreBench:
             '"/v1/objects/bench-small/obj-%06d?provider=ais", i % n))\n'
             "end\n"
         )
-        threads = min(conc, os.cpu_count() or 1)
-        wrk = ["wrk", f"-t{threads}", f"-c{conc}", f"-d{max(1, round(secs))}s", "-s", str(lua)]
         rates = interleaved_median(
             {
                 "ours": lambda: rate_in_threads(ours, conc, secs),
                 "requests": lambda: rate_in_threads(plain, conc, secs),
                 "official": official,
-                "wrk": lambda: parse_wrk_rate(run([*wrk, self.endpoint]).stdout),
+                "wrk": wrk_case(lua, conc, secs, self.endpoint),
             },
             self.cfg.reps,
             self.ours_cases({"ours"}),
@@ -545,8 +550,6 @@ class CoreBench:
             "  return wrk.format('PUT', path, nil, body)\n"
             "end\n"
         )
-        threads = min(conc, os.cpu_count() or 1)
-        wrk = ["wrk", f"-t{threads}", f"-c{conc}", f"-d{max(1, round(secs))}s", "-s", str(lua)]
 
         def emptied(case: Callable[[], float | None]) -> Callable[[], float | None]:
             # The objects a case wrote are dropped after it (untimed): gigabytes of them would
@@ -565,7 +568,7 @@ class CoreBench:
                 "ours": emptied(lambda: rate_in_threads(ours, conc, secs)),
                 "requests": emptied(lambda: rate_in_threads(plain, conc, secs)),
                 "official": emptied(official),
-                "wrk": emptied(lambda: parse_wrk_rate(run([*wrk, self.endpoint]).stdout)),
+                "wrk": emptied(wrk_case(lua, conc, secs, self.endpoint)),
             },
             self.cfg.reps,
             self.ours_cases({"ours"}),
