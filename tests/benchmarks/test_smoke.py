@@ -92,6 +92,17 @@ def test_parallel_download_benchmark() -> None:
     assert "Ours vs official, DataLoader num_workers=0" in out
 
 
+def test_core_benchmark_put_and_list_rows() -> None:
+    """--quick --ours-only: the PUT rows (objects written natively, wrk's PUT script not run)
+    and the listing rows, each with a figure."""
+    out = run_benchmark("core.py", "--quick", "--ours-only", "--only", "put", "--only", "list")
+    for case in ("PUT 10 KiB, 1 client", "PUT 10 KiB, 8 clients", "PUT 1 MiB, 8 clients",
+                 "PUT 256 MiB file, 1 client"):  # fmt: skip
+        assert re.search(rf"^{re.escape(case)}\s+(obj/s|GB/s)\s+[\d,.]+\s", out, re.M), out
+    for case in ("list 10K objects, first listing", "list 10K objects"):
+        assert re.search(rf"^{re.escape(case)}\s+s\s+\d+\.\d+\s", out, re.M), out
+
+
 def test_soak_benchmark() -> None:
     """2 processes x 50 keep-alive connections x 5 s, both phases (mixed load, then with RST/FIN
     cuts mid-body) after a 2 s warm-up pass of each: no error, wrong byte, lost write or
