@@ -256,6 +256,8 @@ py::tuple Get(const py::object& self, const std::string& host, uint16_t port,
   return py::make_tuple(status, body, fields);
 }
 
+// Sends `method target` with `body`, the GIL released, and returns the reply once its head is
+// read; a transport failure is raised as the native error types.
 std::unique_ptr<HttpResponse> Send(HttpClient& client, const std::string& host, uint16_t port,
                                    const std::string& method, const std::string& target,
                                    const HttpHeaders& headers, const HttpBody& body,

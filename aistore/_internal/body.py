@@ -369,13 +369,16 @@ class BodyReader(Reply):
         self._resp.close()
 
 
-def as_response(reply: Reply, url: str) -> requests.Response:
+def as_response(reply: Reply, method: str, url: str) -> requests.Response:
     """`reply` as the `requests.Response` the official SDK's calls return, its body read and
     the reply closed: the reply itself when `requests` sent it, else a response built from
-    its status, headers and body (no `raw` stream and no `request`: nothing is left to read)."""
+    its status, headers and body (no `raw` stream: nothing is left to read; its `request`
+    holds the method and URL only)."""
     if isinstance(reply, BodyReader):
         return reply.response
     response = requests.Response()
+    response.request = requests.PreparedRequest()
+    response.request.method, response.request.url = method, url
     response.status_code = reply.status
     response.headers = CaseInsensitiveDict(reply.headers)
     try:

@@ -194,7 +194,7 @@ class RequestClient:
             )
 
         def response(reply: Reply) -> requests.Response:
-            return as_response(reply, target)
+            return as_response(reply, method.upper(), target)
 
         return self._result(
             self._retry_manager.send(method.upper(), target, send_once, response, body)

@@ -465,6 +465,8 @@ def test_buffer_bodies_go_native_as_they_are(
     # The official SDK's return type, built from the native reply.
     assert isinstance(resp, requests.Response)
     assert (resp.status_code, resp.headers["ais-version"], resp.content) == (200, "7", b"")
+    assert resp.request is not None and resp.request.method == "PUT"
+    assert resp.request.url == resp.url and "/v1/objects/b/o" in resp.url
 
 
 def test_file_body_is_sent_from_its_position(
