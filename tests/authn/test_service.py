@@ -7,10 +7,10 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import importlib.metadata
 import json
 import socket
 import subprocess
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -100,8 +100,18 @@ def call(
     return requests.request(method, url + path, headers=headers, timeout=10, **kw)
 
 
+def _installed_script(name: str) -> Path:
+    """The console script the installed package put in place (its RECORD says where: next to
+    the interpreter in a venv, /usr/local/bin for a system Python's root install)."""
+    dist = importlib.metadata.distribution("aistore")
+    for file in dist.files or ():
+        if file.name == name:
+            return Path(str(dist.locate_file(file))).resolve()
+    raise AssertionError(f"{name} is not among the installed files of aistore")
+
+
 def test_help_lists_every_flag_and_variable() -> None:
-    script = Path(sys.executable).parent / "aistore-authn"  # the installed console script
+    script = _installed_script("aistore-authn")
     out = subprocess.run([str(script), "--help"], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     for flag in (

@@ -1103,23 +1103,15 @@ Status ObjectWriter::Init() {
     buffered_.reserve(*opts_.size);
     return Status::OK();
   }
-  if (chunk_size_ == 0) return OpenTempWithRetry();
-  // A failure that the health check blames on the mountpath disables it: try the next one once.
-  for (int attempt = 0;; ++attempt) {
-    if (!mps.enabled(primary_mp_)) return Status::IOError("no mountpaths available (all disabled)");
-    Status st = store_->WriteChunkMarker(primary_mp_, bucket_, name_, meta_.upload_id);
-    if (st.ok() || attempt > 0 || st.code() == Status::Code::kNoSpace || store_->CheckMountpath(primary_mp_)) {
-      return st;
-    }
-    primary_mp_ = mps.PrimaryFor(bucket_, name_);
-  }
+  if (chunk_size_ == 0) return OnPrimary([this] { return OpenTemp(); });
+  return OnPrimary([this] { return store_->WriteChunkMarker(primary_mp_, bucket_, name_, meta_.upload_id); });
 }
 
-Status ObjectWriter::OpenTempWithRetry() {
+Status ObjectWriter::OnPrimary(const std::function<Status()>& open) {
   const Mountpaths& mps = store_->mps_;
   for (int attempt = 0;; ++attempt) {
     if (!mps.enabled(primary_mp_)) return Status::IOError("no mountpaths available (all disabled)");
-    Status st = OpenTemp();
+    Status st = open();
     if (st.ok() || attempt > 0 || st.code() == Status::Code::kNoSpace || store_->CheckMountpath(primary_mp_)) {
       return st;
     }
@@ -1128,7 +1120,7 @@ Status ObjectWriter::OpenTempWithRetry() {
 }
 
 Status ObjectWriter::Unbuffer() {
-  AIS_RETURN_IF_ERROR(OpenTempWithRetry());
+  AIS_RETURN_IF_ERROR(OnPrimary([this] { return OpenTemp(); }));
   buffering_ = false;
   Status st = PwriteAll(fd_.get(), buffered_.data(), buffered_.size(), data_offset_);
   std::string().swap(buffered_);
@@ -1241,7 +1233,7 @@ Status ObjectWriter::Commit(ObjectMeta* meta) {
   meta_.atime_ns = opts_.expect ? opts_.expect->atime_ns : NowNs();
   if (st.ok() && buffering_) {
     // The header's space, as OpenTemp reserves it: the same layout as a streamed object's.
-    st = OpenTempWithRetry();
+    st = OnPrimary([this] { return OpenTemp(); });
     if (st.ok()) {
       st = store_->CommitFile(bucket_, primary_mp_, temp_path_, fd_.get(), true, data_offset_, &meta_, opts_.expect,
                               buffered_);

@@ -101,9 +101,9 @@ class ObjectWriter {
 
   ObjectWriter(Store* store, std::string bucket, std::string name, BucketProps props, PutOptions opts);
   Status Init();
-  // Opens the temp file on the primary mountpath, or the next one if the health check blames
-  // the primary for the failure.
-  Status OpenTempWithRetry();
+  // Runs `open` (a file on primary_mp_); a failure that the health check blames on that
+  // mountpath disables it, and `open` runs once more on the next one.
+  Status OnPrimary(const std::function<Status()>& open);
   Status OpenTemp();
   // Moves the buffered bytes into a temp file (a reader of OpenWritten needs a file).
   Status Unbuffer();
