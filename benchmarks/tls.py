@@ -2,13 +2,13 @@
 """What TLS costs: 10 KiB GETs/s and 1 GiB GET GB/s over http and https, side by side.
 
 Servers from the same binary, one plain and one with TLS (``LocalServer(tls=True)``: a P-256
-certificate, TLS 1.3, AES-GCM), plus, with ``--baseline-bin``, a plain server from another
-binary (e.g. the build before a change to the HTTP layer). ``wrk`` (2 threads, 16 keep-alive
-connections) GETs 10 KiB objects; ``curl`` GETs one 1 GiB object to /dev/null, one stream, the
-server reading it from page cache. Each case runs ``--rounds`` times, the servers in turn; the
-table shows medians, the ratio to plain http of the same binary, and the server's own CPU time
-(user + system, from /proc) per 10 KiB GET and per GiB sent: on a shared machine the rates move
-with the neighbours' load, the CPU a request costs much less.
+certificate, TLS 1.3, AES-GCM), plus, with ``--baseline-bin``, a plain and a TLS server from
+another binary (e.g. the build before a change to the HTTP layer). ``wrk`` (2 threads, 16
+keep-alive connections) GETs 10 KiB objects; ``curl`` GETs one 1 GiB object to /dev/null, one
+stream, the server reading it from page cache. Each case runs ``--rounds`` times, the servers in
+turn; the table shows medians, the ratio to plain http of the same binary, and the server's own
+CPU time (user + system, from /proc) per 10 KiB GET and per GiB sent: on a shared machine the
+rates move with the neighbours' load, the CPU a request costs much less.
 
 Usage:
     python3 benchmarks/tls.py                         # 3 rounds of 5 s, 1 GiB x 3
@@ -130,7 +130,9 @@ def main() -> None:
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--seconds", type=int, default=5)
     p.add_argument("--large-mib", type=int, default=1024)
-    p.add_argument("--baseline-bin", help="another aistore-server binary: one more plain http row")
+    p.add_argument(
+        "--baseline-bin", help="another aistore-server binary: an http and an https row more"
+    )
     p.add_argument("--quick", action="store_true")
     a = p.parse_args()
     if a.quick:
@@ -147,9 +149,11 @@ def main() -> None:
                 f.write(block)
         servers = []
         if a.baseline_bin:
-            servers.append(
-                ("http (baseline binary)", LocalServer(num_mountpaths=1, binary=a.baseline_bin))
-            )
+            base = a.baseline_bin
+            servers += [
+                ("http (baseline binary)", LocalServer(num_mountpaths=1, binary=base)),
+                ("https (baseline binary)", LocalServer(num_mountpaths=1, tls=True, binary=base)),
+            ]
         servers += [
             ("http", LocalServer(num_mountpaths=1)),
             ("https", LocalServer(num_mountpaths=1, tls=True)),
@@ -188,7 +192,7 @@ def main() -> None:
     ]
     for c in cases:
         small, large = statistics.median(c.small), statistics.median(c.large)
-        path = "read + TLS engine, 256 KiB" if c.name == "https" else "sendfile"
+        path = "read + encrypt, 256 KiB" if c.name.startswith("https") else "sendfile"
         lines.append(
             [
                 c.name,

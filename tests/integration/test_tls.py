@@ -5,6 +5,7 @@ mutual TLS, and connections that are not TLS at all.
 
 from __future__ import annotations
 
+import http.client
 import os
 import shutil
 import socket
@@ -111,6 +112,30 @@ def test_objects_and_listing(tls_bucket: Bucket) -> None:
     assert [e.name for e in tls_bucket.list_all_objects()] == ["dir/large"]
 
 
+def test_keep_alive_across_large_bodies(https_server: LocalServer, tls_bucket: Bucket) -> None:
+    """Large bodies (sealed outside the TLS engine) and small ones (through it) alternate on one
+    connection: each reply arrives whole and the connection stays usable."""
+    large = os.urandom(2 * MIB + 1)
+    small = os.urandom(100)
+    tls_bucket.object("ka-large").get_writer().put_content(large)
+    tls_bucket.object("ka-small").get_writer().put_content(small)
+    assert https_server.ca_cert is not None
+    ctx = ssl.create_default_context(cafile=str(https_server.ca_cert))
+    host, port = "127.0.0.1", _port(https_server)
+    conn = http.client.HTTPSConnection(host, port, context=ctx, timeout=30)
+    try:
+        first_socket = None
+        for _ in range(3):
+            for name, data in (("ka-large", large), ("ka-small", small)):
+                conn.request("GET", f"/v1/objects/{tls_bucket.name}/{name}")
+                reply = conn.getresponse()
+                assert reply.status == 200 and reply.read() == data
+                first_socket = first_socket or conn.sock
+                assert conn.sock is first_socket  # not closed and reopened
+    finally:
+        conn.close()
+
+
 def test_range_reads(tls_bucket: Bucket) -> None:
     data = os.urandom(3 * MIB)
     obj = tls_bucket.object("ranged")
@@ -133,6 +158,7 @@ def test_parallel_download(tls_bucket: Bucket, tmp_path: Path) -> None:
 @pytest.mark.parametrize("streaming", [True, False])
 def test_getbatch(https_server: LocalServer, tls_bucket: Bucket, streaming: bool) -> None:
     contents = {f"o{i}": os.urandom(1000 * i + 1) for i in range(6)}
+    contents["big"] = os.urandom(3 * MIB + 5)  # records sealed a chunk at a time
     for name, data in contents.items():
         tls_bucket.object(name).get_writer().put_content(data)
     batch = https_server.client().batch(streaming_get=streaming)
@@ -230,8 +256,18 @@ def test_broken_handshakes_leave_the_server_serving(https_server: LocalServer) -
             s.settimeout(10)
             while s.recv(65536):  # the server closes: no hang
                 pass
-    # A client that completes the handshake and leaves without a word, and one that leaves
-    # in the middle of a request.
+    # A client that completes the handshake and leaves without a word, one that leaves in the
+    # middle of a request, and one that leaves in the middle of a large reply.
+    client = https_server.client()
+    bucket = client.bucket(f"leave-{uuid.uuid4().hex[:8]}").create()
+    bucket.object("large").get_writer().put_content(os.urandom(8 * MIB))
+    get_large = f"GET /v1/objects/{bucket.name}/large HTTP/1.1\r\nHost: x\r\n\r\n".encode()
+    with (
+        socket.create_connection(("127.0.0.1", port), timeout=10) as raw,
+        ctx.wrap_socket(raw) as s,
+    ):
+        s.sendall(get_large)
+        assert s.recv(4096).startswith(b"HTTP/1.1 200")
     for tail in (b"", b"GET /v1/health HTTP/1.1\r\nHost: x\r\n"):
         with (
             socket.create_connection(("127.0.0.1", port), timeout=10) as raw,

@@ -386,6 +386,10 @@ tcp::socket& Exchange::NonBlockingSocket() {
 
 Task<bool> Exchange::SendIov(std::vector<iovec>& iov) {
   if (stream_.tls()) co_return co_await SendIovTls(iov);
+  co_return co_await SendRaw(iov);
+}
+
+Task<bool> Exchange::SendRaw(std::vector<iovec>& iov) {
   auto& sock = NonBlockingSocket();
   size_t first = 0;  // iov[first..] is still to be sent (iov[first] perhaps in part)
   while (first < iov.size()) {
@@ -430,19 +434,32 @@ Task<bool> Exchange::SendFile(const FileSegment& seg) {
   co_return true;
 }
 
+Task<bool> Exchange::SendSealed(TlsRecordSealer& sealer) {
+  std::string_view records = sealer.records();
+  std::vector<iovec> iov{{const_cast<char*>(records.data()), records.size()}};
+  bool ok = co_await SendRaw(iov);
+  sealer.Clear();
+  co_return ok;
+}
+
 Task<bool> Exchange::SendIovTls(const std::vector<iovec>& iov) {
-  std::vector<asio::const_buffer> bufs;
-  bufs.reserve(iov.size());
-  for (const auto& v : iov) bufs.emplace_back(v.iov_base, v.iov_len);
-  beast::error_code ec;
-  stream_.expires_after(kIoTimeout);
-  co_await asio::async_write(stream_, bufs, asio::redirect_error(asio::use_awaitable, ec));
-  co_return !ec;
+  TlsRecordSealer sealer(stream_.tls()->native_handle());
+  for (const auto& v : iov) {
+    std::string_view run(static_cast<const char*>(v.iov_base), v.iov_len);
+    while (!run.empty()) {  // at most a chunk's records buffered at a time
+      std::string_view part = run.substr(0, kTlsFileChunk - std::min(kTlsFileChunk, sealer.records().size()));
+      if (!sealer.Seal(part)) co_return false;
+      run.remove_prefix(part.size());
+      if (sealer.records().size() >= kTlsFileChunk && !co_await SendSealed(sealer)) co_return false;
+    }
+  }
+  co_return sealer.records().empty() || co_await SendSealed(sealer);
 }
 
 Task<bool> Exchange::SendFileTls(const FileSegment& seg) {
-  // One bounded buffer: a file segment of any size costs kTlsFileChunk of memory.
+  // Two bounded buffers: a file segment of any size costs about 2 x kTlsFileChunk of memory.
   std::vector<char> buf(std::min<uint64_t>(seg.len, kTlsFileChunk));
+  TlsRecordSealer sealer(stream_.tls()->native_handle());
   uint64_t off = seg.offset;
   uint64_t left = seg.len;
   while (left > 0) {
@@ -450,11 +467,8 @@ Task<bool> Exchange::SendFileTls(const FileSegment& seg) {
     ssize_t n = ::pread(seg.fd, buf.data(), want, static_cast<off_t>(off));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) co_return false;  // unreadable, or shorter than its metadata says
-    beast::error_code ec;
-    stream_.expires_after(kIoTimeout);
-    co_await asio::async_write(stream_, asio::buffer(buf.data(), static_cast<size_t>(n)),
-                               asio::redirect_error(asio::use_awaitable, ec));
-    if (ec) co_return false;  // peer gone
+    if (!sealer.Seal({buf.data(), static_cast<size_t>(n)})) co_return false;
+    if (!co_await SendSealed(sealer)) co_return false;  // peer gone
     off += static_cast<uint64_t>(n);
     left -= static_cast<uint64_t>(n);
   }

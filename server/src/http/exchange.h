@@ -3,7 +3,8 @@
 //
 // Bodies are streamed (never buffered whole unless ReadBody is asked for a bounded JSON body);
 // over plain TCP, object bytes leave through sendfile(2) straight from the object's file
-// segments; over TLS, through the TLS engine in bounded chunks (kTlsFileChunk).
+// segments; over TLS, sealed into records in bounded chunks (kTlsFileChunk) and written the same
+// way.
 #pragma once
 
 #include <sys/uio.h>
@@ -23,6 +24,8 @@
 #include "util/status.h"
 
 namespace ais {
+
+class TlsRecordSealer;
 
 using RequestParser = http::request_parser<http::buffer_body>;
 using HeaderList = std::vector<std::pair<std::string, std::string>>;
@@ -147,11 +150,16 @@ class Exchange {
   Task<void> Discard(uint64_t left, std::vector<char>& buf);
   Task<bool> SendSegments(const std::vector<FileSegment>& segments);
   // Plain TCP: straight to the non-blocking socket, waiting only while it is full (up to the I/O
-  // timeout). TLS: through the engine. False once the peer is gone. SendIov consumes `iov`.
+  // timeout). TLS: sealed into records (TlsRecordSealer), which go out the same way. False once
+  // the peer is gone. SendIov consumes `iov`.
   Task<bool> SendIov(std::vector<iovec>& iov);
   Task<bool> SendFile(const FileSegment& seg);
   Task<bool> SendIovTls(const std::vector<iovec>& iov);
   Task<bool> SendFileTls(const FileSegment& seg);
+  // Bytes as they are to the socket (under TLS: records already sealed); consumes `iov`.
+  Task<bool> SendRaw(std::vector<iovec>& iov);
+  // The sealer's records to the socket; clears them.
+  Task<bool> SendSealed(TlsRecordSealer& sealer);
   Task<bool> WaitWritable();
   // The connection's socket, switched to non-blocking mode if it is not yet.
   tcp::socket& NonBlockingSocket();

@@ -9,6 +9,31 @@ namespace {
 
 std::string Why(const beast::error_code& ec) { return ec.message(); }
 
+// A write-only BIO appending to the std::string in its data pointer: it never refuses, so
+// SSL_write never waits on it.
+int SinkWrite(BIO* bio, const char* data, int len) {
+  static_cast<std::string*>(BIO_get_data(bio))->append(data, static_cast<size_t>(len));
+  return len;
+}
+
+long SinkCtrl(BIO*, int cmd, long, void*) { return cmd == BIO_CTRL_FLUSH ? 1 : 0; }  // NOLINT(runtime/int)
+
+int SinkCreate(BIO* bio) {
+  BIO_set_init(bio, 1);
+  return 1;
+}
+
+const BIO_METHOD* SinkMethod() {
+  static BIO_METHOD* method = [] {
+    BIO_METHOD* m = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "aistore TLS record sink");
+    BIO_meth_set_write(m, SinkWrite);
+    BIO_meth_set_ctrl(m, SinkCtrl);
+    BIO_meth_set_create(m, SinkCreate);
+    return m;
+  }();
+  return method;
+}
+
 }  // namespace
 
 Result<std::shared_ptr<ssl::context>> MakeServerTlsContext(const TlsOptions& opts) {
@@ -46,13 +71,38 @@ Result<std::shared_ptr<ssl::context>> MakeServerTlsContext(const TlsOptions& opt
   return ctx;
 }
 
+TlsRecordSealer::TlsRecordSealer(SSL* ssl) : ssl_(ssl), engine_bio_(SSL_get_wbio(ssl)), installed_(false) {
+  records_.reserve(kTlsFileChunk + kTlsFileChunk / 64);  // room for a chunk's record overhead
+  BIO* sink = BIO_new(SinkMethod());
+  if (sink == nullptr) return;
+  BIO_set_data(sink, &records_);
+  BIO_up_ref(engine_bio_);    // SSL_set0_wbio drops the SSL's reference; ours keeps it alive
+  SSL_set0_wbio(ssl_, sink);  // the SSL owns the sink from here
+  installed_ = true;
+}
+
+TlsRecordSealer::~TlsRecordSealer() {
+  if (installed_) SSL_set0_wbio(ssl_, engine_bio_);  // frees the sink
+}
+
+bool TlsRecordSealer::Seal(std::string_view data) {
+  if (!installed_) return false;
+  // The engine sets SSL_MODE_ENABLE_PARTIAL_WRITE: one call may take only one record's worth.
+  while (!data.empty()) {
+    size_t n = 0;
+    if (SSL_write_ex(ssl_, data.data(), data.size(), &n) != 1) return false;
+    data.remove_prefix(n);
+  }
+  return true;
+}
+
 std::string TlsDataPathDescription() {
   // A ULP is listed once its module is loaded (or built in); "tls" is kTLS.
   std::ifstream f("/proc/sys/net/ipv4/tcp_available_ulp");
   bool kernel_tls = false;
   for (std::string ulp; f >> ulp;) kernel_tls = kernel_tls || ulp == "tls";
   return "TLS: object bytes are read and encrypted in user space, " + std::to_string(kTlsFileChunk >> 10) +
-         " KiB at a time (no sendfile; kTLS " +
+         " KiB at a time, one socket write each (no sendfile; kTLS " +
          (kernel_tls ? "is offered by the kernel but not used by this build" : "is not offered by this kernel") + ")";
 }
 
