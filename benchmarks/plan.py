@@ -71,7 +71,10 @@ def epoch(make: Callable[[], Any], workers: int, plan: bool) -> tuple[float, int
     t0 = time.perf_counter()
     ds = make()
     if plan:
-        loader = DataLoader(ds, batch_size=None, num_workers=workers)
+        # The dataset hands out whole batches (collate_fn=None: lists of raw samples); without
+        # collate_fn DataLoader would walk every sample through default_convert, which the
+        # other datasets' rows do not pay either.
+        loader = DataLoader(ds, batch_size=None, num_workers=workers, collate_fn=identity)
     else:
         loader = DataLoader(ds, batch_size=BATCH, num_workers=workers, collate_fn=identity)
     samples = sum(len(batch) for batch in loader)

@@ -52,6 +52,9 @@ from aistore.sdk.namespace import Namespace
 from aistore.sdk.obj.object import Object
 from aistore.sdk.request_client import RequestClient
 
+# AIS apc.EntryInArch: a list entry that is a file inside the archive listed before it.
+_ENTRY_IN_ARCHIVE = 1 << 7
+
 __all__ = [
     "DatasetChangedError",
     "DatasetSnapshot",
@@ -221,8 +224,9 @@ class DatasetSnapshot:
 
         Buckets are listed with one list-objects request per page (names, sizes, versions,
         checksums); other sources through `list_all_objects_iter`. With `shards`, each object
-        is a shard and the server lists its files (one request per shard); `key` maps a file
-        name to `(sample key, field)` or None to skip it.
+        is a shard and the server lists its files too: a bucket's in the same pages (each
+        archive's files right after it), another source's with one request per shard; `key`
+        maps a file name to `(sample key, field)` or None to skip it.
 
         Raises:
             ValueError: no source.
@@ -246,19 +250,33 @@ class DatasetSnapshot:
                 buckets.append(bucket)
             return bucket_index[ident]
 
+        # Shards mode, bucket sources: the files of object i as its listing gave them.
+        listed_files: dict[int, list[str]] = {}
         for source in source_list:
             for prefix in source_prefixes(prefixes, source):
                 if isinstance(source, Bucket):
                     bid = bucket_id(source)
+                    shard = ""  # the last archive listed: its files follow it
                     for entry in source.list_objects_iter(
-                        prefix=prefix, props="name,size,version,checksum"
+                        prefix=prefix,
+                        props="name,size,version,checksum",
+                        flags=[ListObjectFlag.ARCH_DIR] if shards else None,
                     ):
+                        if entry.f & _ENTRY_IN_ARCHIVE:
+                            if shard and entry.n.startswith(shard):
+                                listed_files[len(names) - 1].append(entry.n[len(shard) :])
+                            continue
+                        if shards:
+                            shard = entry.n + "/"
+                            listed_files[len(names)] = []
                         names.append(entry.n)
                         bucket_ids.append(bid)
                         sizes.append(entry.s)
                         tags.append(f"{entry.v}:{entry.cs}")
                     continue
-                for obj in source.list_all_objects_iter(prefix=prefix, props="name,size,version"):
+                for obj in source.list_all_objects_iter(
+                    prefix=prefix, props="name,size,version,checksum"
+                ):
                     props = obj.props_cached
                     names.append(obj.name)
                     bucket_ids.append(bucket_id(_bucket_of(obj)))
@@ -273,30 +291,36 @@ class DatasetSnapshot:
             _Strings.of(tags),
         )
         if shards:
-            snap._list_shards(key)
+            snap._list_shards(key, listed_files)
         return snap
 
-    def _list_shards(self, key: SampleKey) -> None:
-        """Fill the shards-mode arrays: one ARCH_DIR list request per shard."""
+    def _shard_files(self, i: int) -> list[str]:
+        """The files of shard `i`, from one ARCH_DIR list request."""
+        inside = self._names[i] + "/"
+        bucket = self._buckets[int(self._bucket_ids[i])]
+        return [
+            entry.n[len(inside) :]
+            for entry in bucket.list_objects_iter(
+                prefix=inside[:-1], props="name", flags=[ListObjectFlag.ARCH_DIR]
+            )
+            if entry.f & _ENTRY_IN_ARCHIVE and entry.n.startswith(inside)
+        ]
+
+    def _list_shards(self, key: SampleKey, listed_files: Mapping[int, list[str]]) -> None:
+        """Fill the shards-mode arrays from each shard's files: those in `listed_files`, else
+        one list request per shard."""
         first = [0]
         members: list[str] = []
         sample_ends: list[int] = []
         for i in range(self.num_objects):
-            shard = self._names[i]
-            inside = shard + "/"
-            bucket = self._buckets[int(self._bucket_ids[i])]
+            files = listed_files.get(i)
             keys: dict[str, list[str]] = {}
-            for entry in bucket.list_objects_iter(
-                prefix=shard, props="name", flags=[ListObjectFlag.ARCH_DIR]
-            ):
-                if not entry.n.startswith(inside):
-                    continue
-                member = entry.n[len(inside) :]
+            for member in files if files is not None else self._shard_files(i):
                 parsed = key(member)
                 if parsed is not None:
                     keys.setdefault(parsed[0], []).append(member)
-            for files in keys.values():
-                members.extend(files)
+            for sample_files in keys.values():
+                members.extend(sample_files)
                 sample_ends.append(len(members))
             first.append(len(sample_ends))
         self._shard_first = np.asarray(first, dtype=np.int64)

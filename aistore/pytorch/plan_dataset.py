@@ -482,16 +482,17 @@ class AISPlanDataset(IterableDataset[Any]):
         shards = snap.object_of_sample(np.asarray(samples, dtype=np.int64))
         batch, by_name = self._new_batch(shards)
         layout: list[tuple[str, list[str]]] = []  # per sample: key, fields
+        targets: list[Any] = []  # per file: its shard (name or Object), and its path in it
+        archpaths: list[str] = []
         for sample, shard in zip(samples, shards, strict=True):
             members = snap.sample_members(int(sample))
             target: Any = snap.object_name(int(shard)) if by_name else snap.object(int(shard))
-            fields = []
-            for member in members:
-                batch.add(target, archpath=member)
-                parsed = self.key(member)
-                fields.append(parsed[1] if parsed else member)
-            parsed = self.key(members[0])
-            layout.append((parsed[0] if parsed else members[0], fields))
+            parsed = [self.key(member) for member in members]
+            fields = [p[1] if p else member for p, member in zip(parsed, members, strict=True)]
+            layout.append((parsed[0][0] if parsed[0] else members[0], fields))
+            targets += [target] * len(members)
+            archpaths += members
+        batch._add_plain(targets, archpaths)  # snapshot names and member paths: no checks due
         result: Any = batch.get()
         contents = [data for _, data in result]
         expected = sum(len(fields) for _, fields in layout)

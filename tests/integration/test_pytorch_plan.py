@@ -410,3 +410,33 @@ def test_drop_last_gives_every_rank_the_same_full_batches(data: dict[str, Any]) 
         got += [n for b in batches for n in b]
     plan = AISPlanDataset(snap, 7, seed=2).plan(0)
     assert got and sorted(got) == sorted(snap.object_name(int(i)) for i in plan.order[:42])
+
+
+def test_shard_files_listed_with_the_bucket_match_one_listing_per_shard(
+    data: dict[str, Any],
+) -> None:
+    """A bucket source lists the shards' files in its own pages; other sources list each shard.
+    Both give the same snapshot, also beside an object that is no archive and one whose name
+    starts with a shard's name and a slash (an object, not a file of that shard)."""
+    client = data["client"]
+    bucket = client.bucket(f"plan-mixed-{uuid.uuid4().hex[:8]}").create()
+    try:
+        bucket.object("a.tar").get_writer().put_content(
+            _tar([("k1.bin", b"1"), ("k1.cls", b"x"), ("k2.bin", b"2")])
+        )
+        bucket.object("a.tar/k3.bin").get_writer().put_content(b"an object, not a member")
+        bucket.object("b.bin").get_writer().put_content(b"no archive")
+        bucket.object("c.tar").get_writer().put_content(_tar([("k9.bin", b"9")]))
+        names = ["a.tar", "a.tar/k3.bin", "b.bin", "c.tar"]
+        by_bucket = DatasetSnapshot.from_sources(bucket, shards=True)
+        by_object = DatasetSnapshot.from_sources(bucket.objects(obj_names=names), shards=True)
+        for snap in (by_bucket, by_object):
+            assert [snap.object_name(i) for i in range(snap.num_objects)] == names
+            assert [snap.sample_members(i) for i in range(len(snap))] == [
+                ["k1.bin", "k1.cls"],
+                ["k2.bin"],
+                ["k9.bin"],
+            ]
+        assert by_bucket.fingerprint == by_object.fingerprint
+    finally:
+        bucket.delete(missing_ok=True)

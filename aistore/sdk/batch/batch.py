@@ -16,7 +16,7 @@ from __future__ import annotations
 import base64
 import io
 import logging
-from collections.abc import Generator
+from collections.abc import Generator, Sequence
 from typing import Any
 
 import requests
@@ -127,18 +127,25 @@ class Batch:
         if objects is not None:
             self._add_plain(objects if isinstance(objects, list) else [objects])
 
-    def _add_plain(self, objects: list[Object] | list[str] | list[Object | str]) -> None:
-        """`add(obj)` for each of `objects`: names and Objects without per-item options, in
-        one loop (a batch may hold 100k of them)."""
+    def _add_plain(
+        self,
+        objects: Sequence[Object] | Sequence[str] | Sequence[Object | str],
+        archpaths: Sequence[str] | None = None,
+    ) -> None:
+        """`add(obj)` for each of `objects` (`add(obj, archpath=archpaths[i])` when given):
+        names and Objects without other per-item options, in one loop (a batch may hold 100k
+        of them). REQUIRES: `archpaths` non-empty strings, as many as `objects`."""
         bck = self.bucket.name if self.bucket else None
         provider = self.bucket.provider.value if self.bucket else None
         # Every item gets a full state of its own, from one template, and all share one
         # fields set (MossIn is frozen): half the cost of building each from scratch.
         template = {**model_defaults(MossIn), "bck": bck, "provider": provider}
-        given = {"obj_name", "bck", "provider"}
+        given = {"obj_name", "bck", "provider"} | ({"archpath"} if archpaths else set())
         items = []
-        for obj in objects:
+        for i, obj in enumerate(objects):
             state = template.copy()
+            if archpaths:
+                state["archpath"] = archpaths[i]
             if isinstance(obj, str):
                 if bck is None:
                     raise ValueError(_BUCKET_REQUIRED_MSG)
