@@ -18,6 +18,7 @@
 #include "auth/oidc.h"
 #include "handlers/context.h"
 #include "remote/cache_tier.h"
+#include "s3/sigv4.h"
 #include "http/server.h"
 #include "http/tls.h"
 #include "api/openapi.h"
@@ -54,6 +55,10 @@ Options:
                     loss may lose the last writes)
   --s3-api-via-root the S3 API at the root path too (as cluster feature S3-API-via-Root); it is
                     always at /s3
+  --s3-credentials FILE
+                    an AWS shared-credentials file (INI): every profile's access key may sign
+                    S3 requests, and S3 requests must carry a valid SigV4 signature by one of
+                    them (or, with --auth-required, a token). Default: signatures unchecked
 
 TLS (HTTPS only on the port when given; AIS net.http.use_https, server_crt, server_key):
   --tls-cert FILE       PEM certificate chain, the server's certificate first
@@ -134,6 +139,7 @@ int main(int argc, char** argv) {
   ais::JsonLimits& json_limits = ais::DefaultJsonLimits();
   uint64_t max_page_size = 10000;
   bool s3_via_root = false;
+  std::string s3_credentials;
   bool metrics_on = true;
   std::string access_log_path;  // "" = off
   ais::LogSeverity log_level = ais::LogSeverity::kInfo;
@@ -171,6 +177,7 @@ int main(int argc, char** argv) {
                                {"no-metrics", no_argument, nullptr, 1021},
                                {"no-aws-backend", no_argument, nullptr, 1020},
                                {"s3-api-via-root", no_argument, nullptr, 1009},
+                               {"s3-credentials", required_argument, nullptr, 1010},
                                {"auth-required", no_argument, nullptr, 1030},
                                {"auth-oidc-issuer", required_argument, nullptr, 1031},
                                {"auth-oidc-ca", required_argument, nullptr, 1032},
@@ -260,6 +267,7 @@ int main(int argc, char** argv) {
         break;
       case 1020: remote_opts.aws_enabled = false; break;
       case 1009: s3_via_root = true; break;
+      case 1010: s3_credentials = optarg; break;
       case 1021: metrics_on = false; break;
       case 1030: auth_cfg.required = true; break;
       case 1031: auth_cfg.oidc_issuers.emplace_back(optarg); break;
@@ -358,6 +366,14 @@ int main(int argc, char** argv) {
   ctx.auth = authorizer->get();
   ctx.max_page_size = max_page_size;
   if (s3_via_root) ctx.features.store(ais::kFeatS3ApiViaRoot);
+  if (!s3_credentials.empty()) {
+    auto keys = ais::s3::LoadAccessKeys(s3_credentials);
+    if (!keys.ok()) {
+      std::cerr << "aistore-server: " << keys.status().message() << "\n";
+      return 2;
+    }
+    ctx.s3_access_keys = std::move(*keys);
+  }
   ais::ServerLog().set_level(log_level);
   // Declared before the server: destroyed after it, once no request can record an entry.
   std::unique_ptr<ais::AccessLog> access_log;

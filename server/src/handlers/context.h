@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -42,6 +43,9 @@ struct ServerContext {
   auth::Authorizer* auth = nullptr;  // access control (handlers/access.h); null: none (tests)
   AccessLog* access_log = nullptr;   // --access-log (metrics/access_log.h); null: off
   TlsOptions tls;  // HTTPS: the files, shown in the cluster config's net.http
+  // S3 access key id -> secret (--s3-credentials): set, S3 requests need a valid SigV4
+  // signature by one of them (s3/sigv4.h) or, with tokens required, a token.
+  std::map<std::string, std::string, std::less<>> s3_access_keys{};
 };
 
 // Reads a JSON body within the limits (DefaultJsonLimits: size, depth); an empty body is {}.

@@ -83,6 +83,8 @@ class Exchange {
   std::string_view method_string() const { return req().method_string(); }
   // The path without the query, still percent-encoded.
   std::string_view raw_path() const { return raw_path_; }
+  // The query as received (without '?'), still percent-encoded.
+  std::string_view raw_query() const { return raw_query_; }
   // The client's address ("ip:port"), as the error JSON's remote_addr (and the access log) show it.
   std::string_view remote_addr() const { return remote_addr_; }
   // Decoded query value ('+' means space); nullopt if the key is absent.

@@ -30,10 +30,35 @@ const std::string* AwsChunkedDecoder::trailer(std::string_view name) const {
   return nullptr;
 }
 
+Status AwsChunkedDecoder::EndChunk() {
+  if (sigs_ == nullptr) return Status::OK();
+  std::string digest = chunk_sha_ ? chunk_sha_->Finish() : BodyHasher::Create(ChecksumAlgo::kSha256)->Finish();
+  chunk_sha_.reset();
+  Status st = sigs_->Check(ext_, digest);
+  ext_.clear();
+  return st;
+}
+
+Status AwsChunkedDecoder::EndTrailers() {
+  if (sigs_ == nullptr || !trailer_signed_ || trailers_checked_) return Status::OK();
+  trailers_checked_ = true;
+  std::vector<std::pair<std::string, std::string>> signed_part;
+  const std::string* given = nullptr;
+  for (const auto& t : trailers_) {
+    if (t.first == "x-amz-trailer-signature") {
+      given = &t.second;
+    } else {
+      signed_part.push_back(t);
+    }
+  }
+  if (given == nullptr) return Status::Forbidden("aws-chunked: the trailers have no x-amz-trailer-signature");
+  return sigs_->CheckTrailer(signed_part, *given);
+}
+
 Status AwsChunkedDecoder::EndTrailerLine() {
   if (line_.empty()) {  // the empty line that ends the body
     state_ = State::kDone;
-    return Status::OK();
+    return EndTrailers();
   }
   auto colon = line_.find(':');
   if (colon == std::string::npos || colon == 0) return Fail("malformed trailer \"" + line_.substr(0, 64) + "\"");
@@ -72,11 +97,13 @@ Status AwsChunkedDecoder::Feed(const char* p, size_t n) {
         break;
       }
       case State::kExt: {
-        // chunk-signature=...: skipped up to the CR (bounded by kMaxLine with the size).
+        // chunk-signature=...: up to the CR (bounded by kMaxLine with the size); kept only
+        // when signatures are checked.
         const char* cr = static_cast<const char*>(std::memchr(p, '\r', static_cast<size_t>(end - p)));
         size_t skip = cr ? static_cast<size_t>(cr - p) : static_cast<size_t>(end - p);
         line_len_ += skip;
         if (line_len_ > kMaxLine) return Fail("chunk extension too long");
+        if (sigs_ != nullptr) ext_.append(p, skip);
         p += skip;
         if (cr) {
           ++p;
@@ -92,10 +119,13 @@ Status AwsChunkedDecoder::Feed(const char* p, size_t n) {
         last_ = size_ == 0;
         size_ = 0;
         state_ = last_ ? State::kTrailer : State::kData;
+        if (last_) AIS_RETURN_IF_ERROR(EndChunk());
+        if (!last_ && sigs_ != nullptr) chunk_sha_ = BodyHasher::Create(ChecksumAlgo::kSha256);
         break;
       }
       case State::kData: {
         size_t take = static_cast<size_t>(std::min<uint64_t>(left_, static_cast<uint64_t>(end - p)));
+        if (chunk_sha_) chunk_sha_->Update(p, take);
         AIS_RETURN_IF_ERROR(sink_(p, take));
         p += take;
         left_ -= take;
@@ -110,6 +140,7 @@ Status AwsChunkedDecoder::Feed(const char* p, size_t n) {
       case State::kDataLf:
         if (*p++ != '\n') return Fail("CRLF expected after the chunk data");
         state_ = State::kSize;
+        AIS_RETURN_IF_ERROR(EndChunk());
         break;
       case State::kTrailer: {
         char c = *p++;
@@ -133,10 +164,10 @@ Status AwsChunkedDecoder::Feed(const char* p, size_t n) {
   return Status::OK();
 }
 
-Status AwsChunkedDecoder::Finish() const {
+Status AwsChunkedDecoder::Finish() {
   // Some clients end the body right after the last trailer line (or after the zero-size chunk)
   // without the final empty line: accepted, since nothing is missing from the data.
-  if (state_ == State::kDone || (state_ == State::kTrailer && line_.empty())) return Status::OK();
+  if (state_ == State::kDone || (state_ == State::kTrailer && line_.empty())) return EndTrailers();
   return Fail("unexpected end of body (" + std::to_string(decoded_) + " bytes decoded)");
 }
 

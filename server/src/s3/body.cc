@@ -97,13 +97,20 @@ Task<Result<ReceivedBody>> ReceiveBody(Request& r, const std::function<Status(co
   };
   std::unique_ptr<AwsChunkedDecoder> decoder;
   Status st;
+  std::optional<ChunkSignatures> chunk_sigs;
   if (chunked) {
     decoder = std::make_unique<AwsChunkedDecoder>(hashed);
+    // Signed chunks of a verified request: each chunk's signature chains from the request's.
+    if (r.sigv4 && content_sha.starts_with("STREAMING-AWS4-HMAC-SHA256-PAYLOAD")) {
+      chunk_sigs.emplace(*r.sigv4);
+      decoder->VerifyChunks(&*chunk_sigs, content_sha.ends_with("-TRAILER"));
+    }
     std::function<Status(const char*, size_t)> decode = [&](const char* p, size_t n) { return decoder->Feed(p, n); };
     st = co_await ex.StreamBody(decode);
     if (st.ok()) st = decoder->Finish();
-    if (!st.ok() && st.code() == Status::Code::kInvalidArgument && st.message().starts_with("aws-chunked")) {
-      co_return r.Fail("IncompleteBody", st);
+    if (!st.ok() && st.message().starts_with("aws-chunked")) {
+      if (st.code() == Status::Code::kInvalidArgument) co_return r.Fail("IncompleteBody", st);
+      if (st.code() == Status::Code::kForbidden) co_return r.Fail("SignatureDoesNotMatch", st);
     }
   } else {
     st = co_await ex.StreamBody(hashed);

@@ -1,11 +1,13 @@
 // Request: one S3 request as the S3 handlers see it (internal to s3/).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "handlers/context.h"
 #include "s3/errors.h"
+#include "s3/sigv4.h"
 
 namespace ais::s3 {
 
@@ -21,6 +23,8 @@ struct Request {
   // The S3 code of the Status a handler returns, when the Status's kind does not tell it.
   std::string error_code;
   HeaderList error_headers;  // headers the error reply carries (Content-Range of a 416)
+  // The verified SigV4 signature, when the server checks them (its chunk signatures follow).
+  std::optional<SigV4Context> sigv4;
 
   bool has(std::string_view param) const { return ex.query(param).has_value(); }
   std::string param(std::string_view name) const { return ex.query(name).value_or(""); }

@@ -4,6 +4,7 @@
 
 #include "api/features.h"
 #include "auth/access.h"
+#include "auth/authorizer.h"
 #include "handlers/access.h"
 #include "s3/request.h"
 #include "s3/s3.h"
@@ -86,7 +87,30 @@ auth::BucketRef RefOf(const Request& r, std::string name) {
   return {.name = std::move(name), .provider = aws ? std::string(kProviderAws) : "ais"};
 }
 
+// With S3 access keys configured: a signed request must verify (and then needs nothing more); an
+// unsigned one needs a token, so only when tokens are required. The S3 error code is set here.
+Status CheckSignature(Request& r, bool* verified) {
+  *verified = false;
+  if (r.ctx.s3_access_keys.empty()) return Status::OK();
+  SignedRequest req{.method = r.ex.method_string(),
+                    .raw_path = r.ex.raw_path(),
+                    .raw_query = r.ex.raw_query(),
+                    .header_values = [&ex = r.ex](std::string_view name) { return ex.header_all(name); },
+                    .now = std::chrono::system_clock::now()};
+  const bool token_may_do = r.ctx.auth != nullptr && r.ctx.auth->required();
+  if (!HasSigV4(req) && token_may_do) return Status::OK();
+  SigV4Failure failure;
+  auto ctx = VerifySigV4(req, r.ctx.s3_access_keys, &failure);
+  if (!ctx.ok()) return r.Fail(failure.code, ctx.status());
+  r.sigv4 = std::move(*ctx);
+  *verified = true;
+  return Status::OK();
+}
+
 Status Authenticate(Request& r) {
+  bool verified = false;
+  AIS_RETURN_IF_ERROR(CheckSignature(r, &verified));
+  if (verified) return Status::OK();
   if (r.bucket_name.empty()) return Authorize(r.ctx, r.ex, RequiredBits(r), nullptr);
   const auth::BucketRef bucket = RefOf(r, r.bucket_name);
   AIS_RETURN_IF_ERROR(Authorize(r.ctx, r.ex, RequiredBits(r), &bucket));
@@ -189,7 +213,7 @@ Task<Handled> Route(Request& r, std::string_view path) {
   if (r.key.empty() && !key->empty() && *key != "/") {
     co_return r.Fail("InvalidArgument", Status::InvalidArgument("invalid object key \"" + key->substr(0, 64) + "\""));
   }
-  if (Status st = Authenticate(r); !st.ok()) co_return r.Fail("AccessDenied", st);
+  if (Status st = Authenticate(r); !st.ok()) co_return r.error_code.empty() ? r.Fail("AccessDenied", st) : st;
   if (r.bucket_name.empty()) {
     if (r.ex.method() != http::verb::get) {
       co_return Status::MethodNotAllowed("method " + std::string(r.ex.method_string()) + " is not allowed on the service");
