@@ -13,7 +13,11 @@ works too), one bucket written through S3. Cases, each read by every client in t
   (1000 per page, and 10 000: this server honours max-keys up to its list page size) and raw
   HTTP (the XML fetched, not parsed) vs our SDK's ``list_all_objects`` (10 000 per page);
 * a DataLoader epoch over the small objects (4 workers, batch 32): s3torchconnector's
-  ``S3MapDataset`` vs our ``AISMapDataset``, objects/s.
+  ``S3MapDataset`` vs our ``AISMapDataset``, objects/s;
+* what checking signatures costs: the small GETs by boto3 on a second server started with
+  ``--s3-credentials`` (every request's SigV4 signature verified) beside the first server's
+  unchecked ones, the same by ``wrk`` replaying presigned SigV4 URLs (the server's side alone:
+  boto3 is slower than either server), and our SDK on the second server.
 
 Ratios are against our SDK on the AIS API in the same case (1.0: as fast).
 
@@ -29,7 +33,9 @@ import io
 import json
 import os
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Callable
@@ -48,10 +54,12 @@ from aistore.server import LocalServer
 
 sys.path.append(str(Path(__file__).resolve().parent))
 from _table import render_table  # noqa: E402
+from core import parse_wrk_rate  # noqa: E402
 
 GB = 1e9
 MiB = 1 << 20
 AIS = "aistore SDK (AIS API)"
+KEY_ID, SECRET = "AKIDBENCH", "bench-secret"
 
 
 def parse_args() -> argparse.Namespace:
@@ -64,6 +72,7 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--list-count", type=int, help="default 100000 (--quick: 2000)")
     p.add_argument("--rounds", type=int, help="default 3 (--quick: 1)")
     p.add_argument("--quick", action="store_true", help="tiny sizes, one round")
+    p.add_argument("--wrk-seconds", type=int, help="default 5 (--quick: 1)")
     p.add_argument("--json", help="also write every figure to this file")
     a = p.parse_args()
     # Explicit sizes win over --quick's.
@@ -72,6 +81,7 @@ def parse_args() -> argparse.Namespace:
         ("large_mib", 1024, 16),
         ("list_count", 100_000, 2000),
         ("rounds", 3, 1),
+        ("wrk_seconds", 5, 1),
     ):
         if getattr(a, name) is None:
             setattr(a, name, quick if a.quick else full)
@@ -274,6 +284,100 @@ class Bench:
         )
 
 
+def endpoint_path(url: str) -> str:
+    """The path and query of `url`."""
+    rest = url.split("//", 1)[1]
+    return rest[rest.index("/") :]
+
+
+def wrk_rate(endpoint: str, paths: list[str], seconds: int) -> float:
+    """GETs/s by wrk (2 threads, 16 connections) cycling through `paths`."""
+    table = ",".join(f'"{p}"' for p in paths)
+    script = (
+        f"local paths = {{{table}}}\nlocal i = 0\nrequest = function()\n  i = i + 1\n"
+        '  return wrk.format("GET", paths[i % #paths + 1])\nend\n'
+    )
+    with tempfile.NamedTemporaryFile("w", suffix=".lua") as lua:
+        lua.write(script)
+        lua.flush()
+        out = subprocess.run(
+            ["wrk", "-t2", "-c16", f"-d{seconds}s", "-s", lua.name, endpoint],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    return parse_wrk_rate(out)
+
+
+def signed_small_gets(a: argparse.Namespace, unchecked: Bench, keys: list[str]) -> None:
+    """The small GETs through boto3 with signatures unchecked (the first server) and checked (a
+    second server, the same binary, with ``--s3-credentials``)."""
+    with tempfile.TemporaryDirectory(prefix="s3bench-") as tmp:
+        creds = Path(tmp) / "credentials"
+        creds.write_text(
+            f"[default]\naws_access_key_id = {KEY_ID}\naws_secret_access_key = {SECRET}\n"
+        )
+        with LocalServer(num_mountpaths=2, args=["--s3-credentials", str(creds)]) as srv:
+            s3 = boto3.client(
+                "s3",
+                endpoint_url=srv.endpoint + "/s3",
+                region_name="us-east-1",
+                aws_access_key_id=KEY_ID,
+                aws_secret_access_key=SECRET,
+                config=Config(s3={"addressing_style": "path"}, max_pool_connections=32),
+            )
+            s3.create_bucket(Bucket=unchecked.bucket)
+            body = os.urandom(a.small_kib * 1024)
+            with ThreadPoolExecutor(16) as pool:
+                list(
+                    pool.map(
+                        lambda k: s3.put_object(Bucket=unchecked.bucket, Key=k, Body=body), keys
+                    )
+                )
+            bucket = srv.client().bucket(unchecked.bucket)
+
+            def rate(fn: Callable[[str], Any]) -> float:
+                with ThreadPoolExecutor(8) as pool:
+                    return len(keys) / timed(lambda: list(pool.map(fn, keys)))
+
+            def get(client: Any) -> Callable[[str], Any]:
+                return lambda k: client.get_object(Bucket=unchecked.bucket, Key=k)["Body"].read()
+
+            # wrk replays presigned SigV4 URLs (valid for an hour): the server's side alone,
+            # where boto3 itself is the bottleneck of the rows above.
+            presign = boto3.client(
+                "s3",
+                endpoint_url=srv.endpoint + "/s3",
+                region_name="us-east-1",
+                aws_access_key_id=KEY_ID,
+                aws_secret_access_key=SECRET,
+                config=Config(s3={"addressing_style": "path"}, signature_version="s3v4"),
+            )
+            urls = [
+                presign.generate_presigned_url(
+                    "get_object", Params={"Bucket": unchecked.bucket, "Key": k}, ExpiresIn=3600
+                )
+                for k in keys[:256]
+            ]
+
+            def wrk(endpoint: str) -> float:
+                paths = [endpoint_path(u) for u in urls]
+                return wrk_rate(endpoint, paths, a.wrk_seconds)
+
+            clients = {
+                "boto3 (S3), signatures unchecked": lambda: rate(get(unchecked.s3)),
+                "boto3 (S3), SigV4 checked": lambda: rate(get(s3)),
+                "wrk, presigned URLs (S3), unchecked": lambda: wrk(unchecked.endpoint),
+                "wrk, presigned URLs (S3), SigV4 checked": lambda: wrk(srv.endpoint),
+                AIS: lambda: rate(lambda k: bucket.object(k).get_reader().read_all()),
+            }
+            unchecked.record(
+                f"GET {a.small_kib} KiB x{len(keys)}, 8 threads, --s3-credentials",
+                "obj/s",
+                unchecked.rounds(clients),
+            )
+
+
 def main() -> None:
     a = parse_args()
     # Any credentials do (auth is off); the CRT client of s3torchconnector reads them here.
@@ -289,6 +393,7 @@ def main() -> None:
         b.large_get()
         b.listing()
         b.epoch()
+        signed_small_gets(a, b, [f"small/{i:06d}" for i in range(a.small_count)])
     lines = [["case", "client", "figure", "unit", "vs AIS API"]]
     for r in b.rows:
         lines.append(

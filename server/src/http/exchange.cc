@@ -49,8 +49,11 @@ std::optional<std::string> Exchange::query(std::string_view key) const {
     if (kv.empty()) continue;
     auto eq = kv.find('=');
     std::string_view k = kv.substr(0, eq);
-    auto dk = PercentDecode(k, true);
-    if (!dk || *dk != key) continue;
+    if (k.find_first_of("%+") == std::string_view::npos) {
+      if (k != key) continue;  // the common case: a plain key, compared without decoding
+    } else if (auto dk = PercentDecode(k, true); !dk || *dk != key) {
+      continue;
+    }
     if (eq == std::string_view::npos) return std::string();
     auto v = PercentDecode(kv.substr(eq + 1), true);
     return v ? *v : std::string(kv.substr(eq + 1));

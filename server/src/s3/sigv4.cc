@@ -1,15 +1,16 @@
 #include "s3/sigv4.h"
 
+#include <openssl/core_names.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
-#include <openssl/hmac.h>
-#include <openssl/sha.h>
+#include <openssl/params.h>
 
 #include <algorithm>
 #include <boost/property_tree/ini_parser.hpp>
 #include <boost/property_tree/ptree.hpp>
 #include <cstdio>
 #include <ctime>
+#include <map>
 #include <utility>
 
 #include "s3/checksums.h"  // HexOf
@@ -25,19 +26,65 @@ constexpr std::string_view kSigV2Refused =
     "SigV2 signatures are not accepted: sign with SigV4 (boto3 presigned URLs: "
     "Config(signature_version=\"s3v4\"))";
 
-std::string Hmac(std::string_view key, std::string_view data) {
-  unsigned char out[EVP_MAX_MD_SIZE];
-  unsigned int n = 0;
-  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()), reinterpret_cast<const unsigned char*>(data.data()),
-       data.size(), out, &n);
-  return std::string(reinterpret_cast<char*>(out), n);
+// OpenSSL 3's one-shot HMAC() and SHA256() look their algorithms up on every call (most of a
+// verification's time): each I/O thread fetches them once and reuses its contexts.
+class ThreadCrypto {
+ public:
+  ThreadCrypto()
+      : mac_(EVP_MAC_fetch(nullptr, "HMAC", nullptr)),
+        mac_ctx_(mac_ ? EVP_MAC_CTX_new(mac_) : nullptr),
+        md_(EVP_MD_fetch(nullptr, "SHA256", nullptr)),
+        md_ctx_(EVP_MD_CTX_new()) {
+    params_[0] = OSSL_PARAM_construct_utf8_string("digest", const_cast<char*>("SHA256"), 0);
+    params_[1] = OSSL_PARAM_construct_end();
+  }
+  ~ThreadCrypto() {
+    EVP_MD_CTX_free(md_ctx_);
+    EVP_MD_free(md_);
+    EVP_MAC_CTX_free(mac_ctx_);
+    EVP_MAC_free(mac_);
+  }
+  ThreadCrypto(const ThreadCrypto&) = delete;
+  ThreadCrypto& operator=(const ThreadCrypto&) = delete;
+
+  // Raw HMAC-SHA256; empty if OpenSSL failed (which then matches no signature).
+  std::string Hmac(std::string_view key, std::string_view data) {
+    unsigned char out[EVP_MAX_MD_SIZE];
+    size_t n = 0;
+    if (mac_ctx_ == nullptr ||
+        EVP_MAC_init(mac_ctx_, reinterpret_cast<const unsigned char*>(key.data()), key.size(), params_) != 1 ||
+        EVP_MAC_update(mac_ctx_, reinterpret_cast<const unsigned char*>(data.data()), data.size()) != 1 ||
+        EVP_MAC_final(mac_ctx_, out, &n, sizeof(out)) != 1) {
+      return {};
+    }
+    return std::string(reinterpret_cast<char*>(out), n);
+  }
+  // Raw SHA-256; empty if OpenSSL failed.
+  std::string Sha256(std::string_view data) {
+    unsigned char out[EVP_MAX_MD_SIZE];
+    unsigned int n = 0;
+    if (md_ == nullptr || md_ctx_ == nullptr || EVP_DigestInit_ex2(md_ctx_, md_, nullptr) != 1 ||
+        EVP_DigestUpdate(md_ctx_, data.data(), data.size()) != 1 || EVP_DigestFinal_ex(md_ctx_, out, &n) != 1) {
+      return {};
+    }
+    return std::string(reinterpret_cast<char*>(out), n);
+  }
+
+ private:
+  EVP_MAC* mac_;
+  EVP_MAC_CTX* mac_ctx_;
+  EVP_MD* md_;
+  EVP_MD_CTX* md_ctx_;
+  OSSL_PARAM params_[2];
+};
+
+ThreadCrypto& Crypto() {
+  thread_local ThreadCrypto crypto;
+  return crypto;
 }
 
-std::string Sha256(std::string_view data) {
-  unsigned char out[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(data.data()), data.size(), out);
-  return std::string(reinterpret_cast<char*>(out), sizeof(out));
-}
+std::string Hmac(std::string_view key, std::string_view data) { return Crypto().Hmac(key, data); }
+std::string Sha256(std::string_view data) { return Crypto().Sha256(data); }
 
 bool SameSignature(std::string_view a, std::string_view b) {
   return a.size() == b.size() && CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
@@ -229,11 +276,19 @@ std::optional<std::chrono::system_clock::time_point> ParseAmzDate(std::string_vi
   return std::chrono::system_clock::from_time_t(timegm(&tm));
 }
 
+// The key of a secret's scope (a day, a region, a service): four HMACs, the same for every
+// request of that day, so each I/O thread keeps the ones it derived (a handful of keys a day).
 std::string SigningKey(std::string_view secret, const Signed& s) {
+  thread_local std::map<std::string, std::string, std::less<>> derived;
+  std::string id = std::string(secret) + '\n' + s.date + '/' + s.region + '/' + s.service;
+  if (auto it = derived.find(id); it != derived.end()) return it->second;
   std::string k = Hmac("AWS4" + std::string(secret), s.date);
   k = Hmac(k, s.region);
   k = Hmac(k, s.service);
-  return Hmac(k, "aws4_request");
+  k = Hmac(k, "aws4_request");
+  if (derived.size() >= 64) derived.clear();
+  derived.emplace(std::move(id), k);
+  return k;
 }
 
 }  // namespace

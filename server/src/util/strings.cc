@@ -96,19 +96,22 @@ std::optional<std::string> PercentDecode(std::string_view s, bool plus_as_space)
   };
   std::string out;
   out.reserve(s.size());
-  for (size_t i = 0; i < s.size(); ++i) {
-    char c = s[i];
-    if (c == '%') {
-      if (i + 2 >= s.size()) return std::nullopt;
-      int hi = hexval(s[i + 1]), lo = hexval(s[i + 2]);
-      if (hi < 0 || lo < 0) return std::nullopt;
-      out.push_back(static_cast<char>(hi * 16 + lo));
-      i += 2;
-    } else if (c == '+' && plus_as_space) {
+  const std::string_view special = plus_as_space ? "%+" : "%";
+  size_t i = 0;
+  while (i < s.size()) {
+    size_t j = s.find_first_of(special, i);
+    out.append(s.substr(i, j == std::string_view::npos ? std::string_view::npos : j - i));  // a plain run at once
+    if (j == std::string_view::npos) break;
+    if (s[j] == '+') {
       out.push_back(' ');
-    } else {
-      out.push_back(c);
+      i = j + 1;
+      continue;
     }
+    if (j + 2 >= s.size()) return std::nullopt;
+    int hi = hexval(s[j + 1]), lo = hexval(s[j + 2]);
+    if (hi < 0 || lo < 0) return std::nullopt;
+    out.push_back(static_cast<char>(hi * 16 + lo));
+    i = j + 3;
   }
   return out;
 }
