@@ -7,6 +7,9 @@
 #include <cerrno>
 #include <ctime>
 #include <fcntl.h>
+#include <optional>
+#include <system_error>
+#include <thread>
 
 #include "store/names.h"
 #include "util/file.h"
@@ -121,27 +124,77 @@ std::string SortedWalker::path() const {
   return out;
 }
 
-Result<const ObjectMeta*> SortedWalker::Meta() {
-  Frame& frame = stack_.back();
-  std::atomic<const ObjectMeta*>& slot = frame.dir->metas[cur_];
-  if (const ObjectMeta* kept = slot.load(std::memory_order_acquire)) return kept;
-  // Opened relative to the directory: a path walk of one name, not of the whole path.
-  if (!frame.fd.valid()) {
-    const std::string dir = objects_dir_ + "/" + frame.rel;
-    const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) return Status::FromErrno(errno, "open " + dir);
-    frame.fd.reset(fd);
-  }
-  UniqueFd file(::openat(frame.fd.get(), frame.dir->items[cur_].disk.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!file.valid()) return Status::FromErrno(errno, "open " + path());
+namespace {
+
+// The header of file `disk` in the directory open as `dir_fd`, its name cleared; errors name
+// the file as `shown`.
+Result<std::unique_ptr<ObjectMeta>> ReadHeaderAt(int dir_fd, const std::string& disk, const std::string& shown) {
+  UniqueFd file(::openat(dir_fd, disk.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!file.valid()) return Status::FromErrno(errno, "open " + shown);
   uint64_t offset = 0;
   auto read = ReadObjectHeader(file.get(), &offset);
   if (!read.ok()) return read.status();
   auto meta = std::make_unique<ObjectMeta>(std::move(*read));
   meta->name.clear();
+  return meta;
+}
+
+// Keeps `meta` in `slot` unless a walker got there first; the header the slot holds.
+const ObjectMeta* Keep(std::atomic<const ObjectMeta*>& slot, std::unique_ptr<ObjectMeta> meta) {
   const ObjectMeta* expected = nullptr;
   if (slot.compare_exchange_strong(expected, meta.get(), std::memory_order_acq_rel)) return meta.release();
-  return expected;  // another walker read it first
+  return expected;
+}
+
+}  // namespace
+
+Status SortedWalker::OpenFrameDir(Frame& frame) const {
+  if (frame.fd.valid()) return Status::OK();
+  // Headers are opened relative to the directory: a path walk of one name, not of the whole path.
+  const std::string dir = objects_dir_ + "/" + frame.rel;
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return Status::FromErrno(errno, "open " + dir);
+  frame.fd.reset(fd);
+  return Status::OK();
+}
+
+void SortedWalker::ReadAhead(const Frame& frame, size_t from) const {
+  const SortedDir& sorted = *frame.dir;
+  std::vector<size_t> todo;
+  for (size_t i = from; i < sorted.items.size() && todo.size() < kReadAhead; ++i) {
+    const Item& item = sorted.items[i];
+    if (item.dir || !Wanted(item) || sorted.metas[i].load(std::memory_order_acquire) != nullptr) continue;
+    todo.push_back(i);
+  }
+  auto read = [&sorted, &todo, fd = frame.fd.get()](size_t begin, size_t end) {
+    for (size_t k = begin; k < end; ++k) {
+      const std::string& disk = sorted.items[todo[k]].disk;
+      auto meta = ReadHeaderAt(fd, disk, disk);
+      if (meta.ok()) Keep(sorted.metas[todo[k]], std::move(*meta));
+    }
+  };
+  const size_t half = todo.size() / 2;
+  std::optional<std::thread> helper;
+  if (half >= 16) {  // a thread costs tens of microseconds: only for a batch worth it
+    try {
+      helper.emplace(read, half, todo.size());
+    } catch (const std::system_error&) {  // no thread to be had: all on this one
+    }
+  }
+  read(0, helper ? half : todo.size());
+  if (helper) helper->join();
+}
+
+Result<const ObjectMeta*> SortedWalker::Meta() {
+  Frame& frame = stack_.back();
+  std::atomic<const ObjectMeta*>& slot = frame.dir->metas[cur_];
+  if (const ObjectMeta* kept = slot.load(std::memory_order_acquire)) return kept;
+  AIS_RETURN_IF_ERROR(OpenFrameDir(frame));
+  ReadAhead(frame, cur_);
+  if (const ObjectMeta* kept = slot.load(std::memory_order_acquire)) return kept;
+  auto meta = ReadHeaderAt(frame.fd.get(), frame.dir->items[cur_].disk, path());  // again, for its error
+  if (!meta.ok()) return meta.status();
+  return Keep(slot, std::move(*meta));
 }
 
 Result<bool> SortedWalker::Next() {

@@ -74,6 +74,13 @@ class SortedWalker {
     UniqueFd fd{};  // the directory, opened by the first Meta() that reads a header in it
   };
   Status Push(const std::string& rel, const std::string& key_prefix);
+  // Opens the current frame's directory if it is not yet.
+  Status OpenFrameDir(Frame& frame) const;
+  // Reads and keeps the headers of up to kReadAhead wanted files of `frame` from items[from] on
+  // that no walker read yet, on two threads: a first listing is bound by an open, a read and a
+  // close per object. A header that fails to read is left to Meta() (which reports it).
+  void ReadAhead(const Frame& frame, size_t from) const;
+  static constexpr size_t kReadAhead = 512;
   // Whether `item` is to be yielded (a file) or entered (a directory).
   bool Wanted(const Item& item) const;
 

@@ -773,6 +773,29 @@ TEST_F(StoreTest, ListedHeadersFollowEveryChange) {
   EXPECT_EQ(l->front().custom, (std::vector<std::pair<std::string, std::string>>{{"color", "red"}}));
 }
 
+TEST_F(StoreTest, ListReadsManyHeadersAheadInPages) {
+  // Enough objects per directory for the two-thread read-ahead of headers; every page, however
+  // it falls, carries each object's own header.
+  std::map<std::string, uint64_t> want;
+  for (int i = 0; i < 700; ++i) {
+    const std::string name = "many/" + std::to_string(1000 + i);
+    ASSERT_TRUE(Put("plain", name, Bytes(static_cast<size_t>(i % 97), static_cast<uint8_t>(i))).ok()) << name;
+    want[name] = static_cast<uint64_t>(i % 97);
+  }
+  for (size_t limit : {size_t{10000}, size_t{1}, size_t{333}}) {
+    std::map<std::string, uint64_t> got;
+    std::string after;
+    for (;;) {
+      auto page = store_->List("plain", ListQuery{.prefix = "many/", .after = after, .limit = limit});
+      ASSERT_TRUE(page.ok()) << page.status().message();
+      for (const auto& m : *page) got[m.name] = m.size;
+      if (page->size() < limit) break;
+      after = page->back().name;
+    }
+    EXPECT_EQ(got, want) << "limit " << limit;
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Multipart upload
 
