@@ -450,6 +450,33 @@ def test_multipart_calls(s3: Any, bucket: str) -> None:
     assert status_of(e.value) == 400
 
 
+def test_multipart_completes_with_a_subset_of_parts(s3: Any, bucket: str) -> None:
+    """S3 completes an upload with any ascending subset of its parts, numbers with gaps too; the
+    others are dropped."""
+    up = s3.create_multipart_upload(Bucket=bucket, Key="subset")["UploadId"]
+    bodies = {n: os.urandom(1000 + n) for n in (2, 5, 9, 12)}
+    etags = {
+        n: s3.upload_part(Bucket=bucket, Key="subset", UploadId=up, PartNumber=n, Body=b)["ETag"]
+        for n, b in bodies.items()
+    }
+    chosen = [2, 9, 12]
+    done = s3.complete_multipart_upload(
+        Bucket=bucket,
+        Key="subset",
+        UploadId=up,
+        MultipartUpload={"Parts": [{"PartNumber": n, "ETag": etags[n]} for n in chosen]},
+    )
+    digests = b"".join(hashlib.md5(bodies[n]).digest() for n in chosen)
+    assert done["ETag"] == f'"{hashlib.md5(digests).hexdigest()}-3"'
+    whole = b"".join(bodies[n] for n in chosen)
+    assert s3.get_object(Bucket=bucket, Key="subset")["Body"].read() == whole
+    second = s3.get_object(Bucket=bucket, Key="subset", PartNumber=2)
+    assert second["Body"].read() == bodies[9] and second["PartsCount"] == 3
+    with pytest.raises(ClientError) as e:
+        s3.list_parts(Bucket=bucket, Key="subset", UploadId=up)
+    assert code_of(e.value) == "NoSuchUpload"
+
+
 def test_upload_part_copy(s3: Any, bucket: str) -> None:
     data = os.urandom(3 * MiB)
     s3.put_object(Bucket=bucket, Key="src", Body=data)

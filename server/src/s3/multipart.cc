@@ -137,12 +137,13 @@ Task<Handled> CompleteMultipartUpload(Request& r) {
     nums.push_back(p.number);
     md5s.push_back(have->tag);
   }
-  // The store's object is the upload's parts 1..N, all of them (chunk k is part k).
+  // The store's object is the upload's parts 1..N, all of them (chunk k is part k): a subset,
+  // or numbers with gaps, are kept and renumbered first (the others dropped, as S3 does).
   if (nums.size() != up->parts.size() || nums.back() != nums.size()) {
-    co_return r.Fail("InvalidPart", Status::InvalidArgument(
-                                        "this server completes an upload with all of its parts, numbered 1..N (have " +
-                                        std::to_string(up->parts.size()) + " parts, " + std::to_string(nums.size()) +
-                                        " listed)"));
+    if (Status st = r.ctx.store.MpuKeepOnly(r.bucket, r.key, id, nums); !st.ok()) {
+      co_return st.code() == Status::Code::kInvalidArgument ? r.Fail("InvalidPart", st) : st;
+    }
+    for (size_t i = 0; i < nums.size(); ++i) nums[i] = static_cast<uint32_t>(i + 1);
   }
   std::string etag = MultipartEtag(md5s);
   auto meta = std::make_shared<ObjectMeta>();

@@ -11,7 +11,9 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <map>
 #include <queue>
+#include <set>
 #include <thread>
 
 #include "store/names.h"
@@ -853,6 +855,57 @@ Status Store::MpuComplete(const std::string& bucket, const std::string& name, co
   ::unlink((mps_.WorkDir(up.primary_mp) + "/" + kChunkMarkerPrefix + upload_id).c_str());
   std::lock_guard ul(uploads_mu_);
   uploads_.erase(upload_id);
+  return Status::OK();
+}
+
+Status Store::MpuKeepOnly(const std::string& bucket, const std::string& name, const std::string& upload_id,
+                          const std::vector<uint32_t>& parts) {
+  auto found = FindUpload(bucket, name, upload_id);
+  if (!found.ok()) return found.status();
+  MpuUpload& up = **found;
+  std::lock_guard lock(up.mu);
+  if (up.finished) return UploadGone(bucket, name, upload_id);
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if ((i > 0 && parts[i] <= parts[i - 1]) || !up.parts.count(parts[i])) {
+      return Status::InvalidArgument(ObjectCname(bucket, name) + ": part " + std::to_string(parts[i]) +
+                                     " is not a committed part of upload \"" + upload_id + "\" (or out of order)");
+    }
+  }
+  // Every copy of a dropped part goes first: a part is written on ForChunk's mountpath, or
+  // another when that one was disabled, so each mountpath is tried.
+  auto unlink_everywhere = [&](uint32_t num) {
+    for (size_t m = 0; m < mps_.size(); ++m) ::unlink(mps_.ChunkPath(m, bucket, upload_id, num).c_str());
+  };
+  const std::set<uint32_t> kept(parts.begin(), parts.end());
+  for (const auto& [num, size] : std::map<uint32_t, uint64_t>(up.parts)) {
+    if (kept.count(num)) continue;
+    unlink_everywhere(num);
+    up.parts.erase(num);
+    up.tags.erase(num);
+  }
+  // Ascending, so the k-th kept part (number >= k) moves down onto a number that is free: a
+  // dropped part's, or a kept one's already moved. It goes where its new number is placed when
+  // that is a rename away (one filesystem), else it keeps its mountpath (reads probe them all).
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const auto from = parts[i], to = static_cast<uint32_t>(i + 1);
+    if (from == to) continue;
+    size_t at = mps_.size();
+    for (size_t m = 0; m < mps_.size() && at == mps_.size(); ++m) {
+      if (::access(mps_.ChunkPath(m, bucket, upload_id, from).c_str(), F_OK) == 0) at = m;
+    }
+    if (at == mps_.size()) return Status::IOError(ObjectCname(bucket, name) + ": part " + std::to_string(from) + " is missing");
+    const std::string path = mps_.ChunkPath(at, bucket, upload_id, from);
+    const size_t placed = mps_.ForChunk(upload_id, to);
+    const bool moved = placed != at && MakeChunkDir(placed, bucket, upload_id).ok() &&
+                       ::rename(path.c_str(), mps_.ChunkPath(placed, bucket, upload_id, to).c_str()) == 0;
+    if (!moved && ::rename(path.c_str(), mps_.ChunkPath(at, bucket, upload_id, to).c_str()) != 0) {
+      return Status::FromErrno(errno, "rename " + path);
+    }
+    up.parts[to] = up.parts[from];
+    up.tags[to] = std::move(up.tags[from]);
+    up.parts.erase(from);
+    up.tags.erase(from);
+  }
   return Status::OK();
 }
 

@@ -303,6 +303,11 @@ class Store {
                      std::vector<uint32_t> parts,
                      const std::vector<std::pair<std::string, std::string>>& extra_custom = {},
                      ObjectMeta* out = nullptr, const WriteThroughFn& through = {});
+  // S3's completion with a subset of the parts: drops every part not in `parts` (strictly
+  // ascending, each committed) and renumbers the others 1..M in their order, so that
+  // MpuComplete({1..M}) makes them the object. kInvalidArgument naming a part that is not there.
+  Status MpuKeepOnly(const std::string& bucket, const std::string& name, const std::string& upload_id,
+                     const std::vector<uint32_t>& parts);
   // The upload with its committed parts; kNotFound as the other Mpu calls.
   Result<MpuInfo> MpuDescribe(const std::string& bucket, const std::string& name, const std::string& upload_id);
   // The bucket's uploads in flight (without parts), by name, then creation time.

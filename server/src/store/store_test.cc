@@ -846,6 +846,25 @@ TEST_F(MpuTest, PartsOutOfOrderAndResent) {
   ExpectNoLeftovers();
 }
 
+TEST_F(MpuTest, KeepOnlyASubsetRenumbersIt) {
+  const std::string p[] = {Bytes(1000, 1), Bytes(1100, 2), Bytes(1200, 3), Bytes(1300, 4), Bytes(1400, 5)};
+  auto id = store_->MpuCreate("plain", "sub", {});
+  ASSERT_TRUE(id.ok());
+  for (uint32_t n : {9u, 2u, 5u, 7u, 3u}) ASSERT_TRUE(PutPart("sub", *id, n, p[n % 5]).ok()) << n;
+  EXPECT_EQ(store_->MpuKeepOnly("plain", "sub", *id, {5, 3}).code(), Status::Code::kInvalidArgument);  // order
+  EXPECT_EQ(store_->MpuKeepOnly("plain", "sub", *id, {3, 4}).code(), Status::Code::kInvalidArgument);  // no part 4
+  ASSERT_TRUE(store_->MpuKeepOnly("plain", "sub", *id, {3, 7, 9}).ok());
+  auto up = store_->MpuDescribe("plain", "sub", *id);
+  ASSERT_TRUE(up.ok());
+  ASSERT_EQ(up->parts.size(), 3u);
+  EXPECT_EQ(up->parts[0].num, 1u);
+  EXPECT_EQ(up->parts[2].num, 3u);
+  EXPECT_EQ(up->parts[2].size, p[4].size());  // part 9's
+  ASSERT_TRUE(store_->MpuComplete("plain", "sub", *id, {1, 2, 3}).ok());
+  ExpectObject("plain", "sub", p[3] + p[2] + p[4]);
+  ExpectNoLeftovers();
+}
+
 TEST_F(MpuTest, CompleteWithoutPartsIsNoChunks) {
   auto id = store_->MpuCreate("plain", "mpu", {});
   ASSERT_TRUE(id.ok());
