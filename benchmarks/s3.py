@@ -324,7 +324,11 @@ def signed_small_gets(a: argparse.Namespace, unchecked: Bench, keys: list[str]) 
                 region_name="us-east-1",
                 aws_access_key_id=KEY_ID,
                 aws_secret_access_key=SECRET,
-                config=Config(s3={"addressing_style": "path"}, max_pool_connections=32),
+                config=Config(
+                    s3={"addressing_style": "path"},
+                    max_pool_connections=32,
+                    signature_version="s3v4",  # presigned URLs too (boto3's default: SigV2)
+                ),
             )
             s3.create_bucket(Bucket=unchecked.bucket)
             body = os.urandom(a.small_kib * 1024)
@@ -345,16 +349,8 @@ def signed_small_gets(a: argparse.Namespace, unchecked: Bench, keys: list[str]) 
 
             # wrk replays presigned SigV4 URLs (valid for an hour): the server's side alone,
             # where boto3 itself is the bottleneck of the rows above.
-            presign = boto3.client(
-                "s3",
-                endpoint_url=srv.endpoint + "/s3",
-                region_name="us-east-1",
-                aws_access_key_id=KEY_ID,
-                aws_secret_access_key=SECRET,
-                config=Config(s3={"addressing_style": "path"}, signature_version="s3v4"),
-            )
             urls = [
-                presign.generate_presigned_url(
+                s3.generate_presigned_url(
                     "get_object", Params={"Bucket": unchecked.bucket, "Key": k}, ExpiresIn=3600
                 )
                 for k in keys[:256]
