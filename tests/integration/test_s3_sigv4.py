@@ -226,3 +226,34 @@ def test_s3torchconnector_signs_with_the_environment_keys(
         torch.save(state, w)
     with checkpoint.reader(f"s3://{bucket}/ckpt.pt") as r:
         assert torch.equal(torch.load(r, weights_only=True)["w"], state["w"])
+
+
+def test_with_tokens_required_a_token_stands_in_for_a_signature(tmp_path: Path) -> None:
+    """--s3-credentials and --auth-required together: a signature by a configured key needs no
+    token; a client signing with any other key (as AIS token users do) passes on its token."""
+    import jwt
+
+    secret = "hs256-secret-" + "0123456789abcdef" * 4
+    now = int(time.time())
+    token = jwt.encode({"sub": "alice", "iat": now, "exp": now + 600, "admin": True}, secret)
+    creds = tmp_path / "credentials"
+    creds.write_text(f"[default]\naws_access_key_id = {KEY_ID}\naws_secret_access_key = {SECRET}\n")
+    args = ["--s3-credentials", str(creds), "--auth-required"]
+    with LocalServer(num_mountpaths=1, args=args, env={"AIS_AUTHN_SECRET_KEY": secret}) as srv:
+        signed = client(srv)
+        signed.create_bucket(Bucket="both")
+        signed.put_object(Bucket="both", Key="k", Body=b"v")
+        with_token = boto3.client(
+            "s3",
+            endpoint_url=srv.endpoint + "/s3",
+            region_name="us-east-1",
+            aws_access_key_id="any",
+            aws_secret_access_key="any",
+            aws_session_token=token,
+            config=Config(s3={"addressing_style": "path"}, retries={"max_attempts": 1}),
+        )
+        assert with_token.get_object(Bucket="both", Key="k")["Body"].read() == b"v"
+        with pytest.raises(ClientError) as err:
+            client(srv, key="any", secret="any").get_object(Bucket="both", Key="k")
+        assert _code(err) == ("InvalidAccessKeyId", 403)
+        assert requests.get(f"{srv.endpoint}/s3/both/k", timeout=10).status_code in (401, 403)
