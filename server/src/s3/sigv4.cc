@@ -1,6 +1,5 @@
 #include "s3/sigv4.h"
 
-#include <openssl/core_names.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/params.h>
@@ -8,7 +7,6 @@
 #include <algorithm>
 #include <boost/property_tree/ini_parser.hpp>
 #include <boost/property_tree/ptree.hpp>
-#include <cstdio>
 #include <ctime>
 #include <map>
 #include <utility>
@@ -26,8 +24,8 @@ constexpr std::string_view kSigV2Refused =
     "SigV2 signatures are not accepted: sign with SigV4 (boto3 presigned URLs: "
     "Config(signature_version=\"s3v4\"))";
 
-// OpenSSL 3's one-shot HMAC() and SHA256() look their algorithms up on every call (most of a
-// verification's time): each I/O thread fetches them once and reuses its contexts.
+// OpenSSL 3's one-shot HMAC() and SHA256() look their algorithms up on every call: each I/O
+// thread fetches them once and reuses its contexts.
 class ThreadCrypto {
  public:
   ThreadCrypto()
