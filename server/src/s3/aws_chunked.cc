@@ -32,9 +32,8 @@ const std::string* AwsChunkedDecoder::trailer(std::string_view name) const {
 
 Status AwsChunkedDecoder::EndChunk() {
   if (sigs_ == nullptr) return Status::OK();
-  std::string digest = chunk_sha_ ? chunk_sha_->Finish() : BodyHasher::Create(ChecksumAlgo::kSha256)->Finish();
+  Status st = sigs_->Check(ext_, chunk_sha_->Finish());
   chunk_sha_.reset();
-  Status st = sigs_->Check(ext_, digest);
   ext_.clear();
   return st;
 }
@@ -119,8 +118,8 @@ Status AwsChunkedDecoder::Feed(const char* p, size_t n) {
         last_ = size_ == 0;
         size_ = 0;
         state_ = last_ ? State::kTrailer : State::kData;
-        if (last_) AIS_RETURN_IF_ERROR(EndChunk());
-        if (!last_ && sigs_ != nullptr) chunk_sha_ = BodyHasher::Create(ChecksumAlgo::kSha256);
+        if (sigs_ != nullptr) chunk_sha_ = BodyHasher::Create(ChecksumAlgo::kSha256);
+        if (last_) AIS_RETURN_IF_ERROR(EndChunk());  // the empty chunk: its data hash is of ""
         break;
       }
       case State::kData: {
