@@ -11,6 +11,7 @@
 #include <system_error>
 #include <thread>
 
+#include "store/header_cache.h"
 #include "store/names.h"
 #include "util/file.h"
 
@@ -42,13 +43,14 @@ Result<std::shared_ptr<const SortedWalker::SortedDir>> ReadSorted(const std::str
       if (::stat((dir + disk).c_str(), &st) != 0) continue;
       is_dir = S_ISDIR(st.st_mode);
     }
+    const auto ino = static_cast<uint64_t>(de->d_ino);
     if (is_dir) {
       if (disk.empty() || disk.back() != kDirSuffix) continue;  // not ours
       std::string key = key_prefix + disk.substr(0, disk.size() - 1) + "/";
-      items.push_back({std::move(key), std::move(disk), true});
+      items.push_back({std::move(key), std::move(disk), true, ino});
     } else {
       std::string key = key_prefix + disk;
-      items.push_back({std::move(key), std::move(disk), false});
+      items.push_back({std::move(key), std::move(disk), false, ino});
     }
   }
   ::closedir(d);
@@ -59,12 +61,19 @@ Result<std::shared_ptr<const SortedWalker::SortedDir>> ReadSorted(const std::str
 }  // namespace
 
 SortedWalker::SortedDir::SortedDir(std::vector<Item> sorted)
-    : items(std::move(sorted)), metas(new std::atomic<const ObjectMeta*>[items.size()]) {
+    : items(std::move(sorted)),
+      metas(new std::atomic<const ObjectMeta*>[items.size()]),
+      owners(new std::shared_ptr<const ObjectMeta>[items.size()]) {
   for (size_t i = 0; i < items.size(); ++i) metas[i].store(nullptr, std::memory_order_relaxed);
 }
 
-SortedWalker::SortedDir::~SortedDir() {
-  for (size_t i = 0; i < items.size(); ++i) delete metas[i].load(std::memory_order_relaxed);
+const ObjectMeta* SortedWalker::SortedDir::Keep(size_t i, std::shared_ptr<const ObjectMeta> meta) const {
+  const ObjectMeta* expected = nullptr;
+  // Only the winner writes owners[i]; the header stays alive through `meta` until it has. Readers
+  // use metas[i] while they hold the SortedDir, which owners[] outlives.
+  if (!metas[i].compare_exchange_strong(expected, meta.get(), std::memory_order_acq_rel)) return expected;
+  owners[i] = std::move(meta);
+  return owners[i].get();
 }
 
 SortedWalker::SortedWalker(std::string objects_dir, std::string prefix, std::string after)
@@ -102,7 +111,7 @@ Status SortedWalker::Push(const std::string& rel, const std::string& key_prefix)
                              [](const std::string& a, const Item& b) { return a < b.key; });
   if (it != items.begin() && std::prev(it)->dir && after_.starts_with(std::prev(it)->key)) --it;
   const auto pos = static_cast<size_t>(it - items.begin());
-  stack_.push_back(Frame{.rel = rel, .dir = std::move(sorted), .pos = pos});
+  stack_.push_back(Frame{.rel = rel, .path = dir, .dir = std::move(sorted), .pos = pos});
   return Status::OK();
 }
 
@@ -126,24 +135,23 @@ std::string SortedWalker::path() const {
 
 namespace {
 
-// The header of file `disk` in the directory open as `dir_fd`, its name cleared; errors name
-// the file as `shown`.
-Result<std::unique_ptr<ObjectMeta>> ReadHeaderAt(int dir_fd, const std::string& disk, const std::string& shown) {
+struct ReadHeader {
+  std::shared_ptr<const ObjectMeta> meta;  // its name cleared
+  uint64_t ino = 0;                        // of the file it was read from
+};
+
+// The header of file `disk` in the directory open as `dir_fd`; errors name the file as `shown`.
+Result<ReadHeader> ReadHeaderAt(int dir_fd, const std::string& disk, const std::string& shown) {
   UniqueFd file(::openat(dir_fd, disk.c_str(), O_RDONLY | O_CLOEXEC));
   if (!file.valid()) return Status::FromErrno(errno, "open " + shown);
+  struct stat st {};
+  if (::fstat(file.get(), &st) != 0) return Status::FromErrno(errno, "stat " + shown);
   uint64_t offset = 0;
   auto read = ReadObjectHeader(file.get(), &offset);
   if (!read.ok()) return read.status();
-  auto meta = std::make_unique<ObjectMeta>(std::move(*read));
+  auto meta = std::make_shared<ObjectMeta>(std::move(*read));
   meta->name.clear();
-  return meta;
-}
-
-// Keeps `meta` in `slot` unless a walker got there first; the header the slot holds.
-const ObjectMeta* Keep(std::atomic<const ObjectMeta*>& slot, std::unique_ptr<ObjectMeta> meta) {
-  const ObjectMeta* expected = nullptr;
-  if (slot.compare_exchange_strong(expected, meta.get(), std::memory_order_acq_rel)) return meta.release();
-  return expected;
+  return ReadHeader{.meta = std::move(meta), .ino = static_cast<uint64_t>(st.st_ino)};
 }
 
 }  // namespace
@@ -151,9 +159,8 @@ const ObjectMeta* Keep(std::atomic<const ObjectMeta*>& slot, std::unique_ptr<Obj
 Status SortedWalker::OpenFrameDir(Frame& frame) const {
   if (frame.fd.valid()) return Status::OK();
   // Headers are opened relative to the directory: a path walk of one name, not of the whole path.
-  const std::string dir = objects_dir_ + "/" + frame.rel;
-  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return Status::FromErrno(errno, "open " + dir);
+  const int fd = ::open(frame.path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return Status::FromErrno(errno, "open " + frame.path);
   frame.fd.reset(fd);
   return Status::OK();
 }
@@ -166,35 +173,58 @@ void SortedWalker::ReadAhead(const Frame& frame, size_t from) const {
     if (item.dir || !Wanted(item) || sorted.metas[i].load(std::memory_order_acquire) != nullptr) continue;
     todo.push_back(i);
   }
-  auto read = [&sorted, &todo, fd = frame.fd.get()](size_t begin, size_t end) {
+  std::vector<std::shared_ptr<const ObjectMeta>> known(todo.size());
+  std::vector<HeaderCache::Want> wants;
+  wants.reserve(todo.size());
+  for (size_t k = 0; k < todo.size(); ++k) {
+    wants.push_back({.file = sorted.items[todo[k]].disk, .ino = sorted.items[todo[k]].ino, .out = &known[k]});
+  }
+  if (Headers().Find(frame.path, wants) == todo.size()) {
+    for (size_t k = 0; k < todo.size(); ++k) sorted.Keep(todo[k], std::move(known[k]));
+    return;
+  }
+  std::vector<size_t> unknown;
+  for (size_t k = 0; k < todo.size(); ++k) {
+    if (known[k]) {
+      sorted.Keep(todo[k], std::move(known[k]));
+    } else {
+      unknown.push_back(todo[k]);
+    }
+  }
+  std::vector<ReadHeader> read(unknown.size());
+  auto read_range = [&sorted, &unknown, &read, fd = frame.fd.get()](size_t begin, size_t end) {
     for (size_t k = begin; k < end; ++k) {
-      const std::string& disk = sorted.items[todo[k]].disk;
-      auto meta = ReadHeaderAt(fd, disk, disk);
-      if (meta.ok()) Keep(sorted.metas[todo[k]], std::move(*meta));
+      const std::string& disk = sorted.items[unknown[k]].disk;
+      auto got = ReadHeaderAt(fd, disk, disk);
+      if (!got.ok()) continue;
+      read[k] = std::move(*got);
+      sorted.Keep(unknown[k], read[k].meta);
     }
   };
-  const size_t half = todo.size() / 2;
+  const size_t half = unknown.size() / 2;
   std::optional<std::thread> helper;
   if (half >= 16) {  // a thread costs tens of microseconds: only for a batch worth it
     try {
-      helper.emplace(read, half, todo.size());
+      helper.emplace(read_range, half, unknown.size());
     } catch (const std::system_error&) {  // no thread to be had: all on this one
     }
   }
-  read(0, helper ? half : todo.size());
+  read_range(0, helper ? half : unknown.size());
   if (helper) helper->join();
+  for (size_t k = 0; k < unknown.size(); ++k) {
+    if (read[k].meta) Headers().Put(frame.path, sorted.items[unknown[k]].disk, read[k].ino, std::move(read[k].meta));
+  }
 }
 
 Result<const ObjectMeta*> SortedWalker::Meta() {
   Frame& frame = stack_.back();
-  std::atomic<const ObjectMeta*>& slot = frame.dir->metas[cur_];
-  if (const ObjectMeta* kept = slot.load(std::memory_order_acquire)) return kept;
+  if (const ObjectMeta* kept = frame.dir->metas[cur_].load(std::memory_order_acquire)) return kept;
   AIS_RETURN_IF_ERROR(OpenFrameDir(frame));
   ReadAhead(frame, cur_);
-  if (const ObjectMeta* kept = slot.load(std::memory_order_acquire)) return kept;
-  auto meta = ReadHeaderAt(frame.fd.get(), frame.dir->items[cur_].disk, path());  // again, for its error
-  if (!meta.ok()) return meta.status();
-  return Keep(slot, std::move(*meta));
+  if (const ObjectMeta* kept = frame.dir->metas[cur_].load(std::memory_order_acquire)) return kept;
+  auto got = ReadHeaderAt(frame.fd.get(), frame.dir->items[cur_].disk, path());  // again, for its error
+  if (!got.ok()) return got.status();
+  return frame.dir->Keep(cur_, std::move(got->meta));
 }
 
 Result<bool> SortedWalker::Next() {

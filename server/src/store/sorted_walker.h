@@ -8,7 +8,8 @@
 // search for where it resumes. The objects' headers are kept with them once a walker read them
 // (Meta()): a committed object file is never written in place - every change renames a new file
 // over it or unlinks it (store.h), which changes its directory's mtime - so a header is current
-// as long as the entries it was kept with are.
+// as long as the entries it was kept with are. A header not kept yet is taken from the
+// HeaderCache when it knows the entry's inode (header_cache.h), else read from its file.
 #pragma once
 
 #include <atomic>
@@ -52,23 +53,28 @@ class SortedWalker {
     std::string key;   // decoded object name; directories end with '/'
     std::string disk;  // encoded name inside the frame's directory
     bool dir;
+    uint64_t ino;      // the entry's inode number, as readdir said
   };
-  // One directory's entries, sorted by key, and the headers of its objects that walkers have read
-  // so far: metas[i] (of items[i], a file) is set at most once, by whichever walker reads it
-  // first; it is owned by the SortedDir.
+  // One directory's entries, sorted by key, and the headers of its objects that walkers have found
+  // so far: metas[i] (of items[i], a file) is set at most once, by whichever walker finds it
+  // first, which then stores the header's owner in owners[i] (shared with the HeaderCache).
   struct SortedDir {
     explicit SortedDir(std::vector<Item> sorted);
-    ~SortedDir();
     SortedDir(const SortedDir&) = delete;
     SortedDir& operator=(const SortedDir&) = delete;
 
+    // Keeps `meta` as items[i]'s header unless a walker got there first; the header kept.
+    const ObjectMeta* Keep(size_t i, std::shared_ptr<const ObjectMeta> meta) const;
+
     const std::vector<Item> items;
     const std::unique_ptr<std::atomic<const ObjectMeta*>[]> metas;
+    const std::unique_ptr<std::shared_ptr<const ObjectMeta>[]> owners;
   };
 
  private:
   struct Frame {
     std::string rel;  // encoded directory relative to objects_dir_, "" or ending with '/'
+    std::string path;  // the directory: objects_dir_ + "/" + rel
     std::shared_ptr<const SortedDir> dir;
     size_t pos = 0;
     UniqueFd fd{};  // the directory, opened by the first Meta() that reads a header in it
@@ -76,9 +82,10 @@ class SortedWalker {
   Status Push(const std::string& rel, const std::string& key_prefix);
   // Opens the current frame's directory if it is not yet.
   Status OpenFrameDir(Frame& frame) const;
-  // Reads and keeps the headers of up to kReadAhead wanted files of `frame` from items[from] on
-  // that no walker read yet, on two threads: a first listing is bound by an open, a read and a
-  // close per object. A header that fails to read is left to Meta() (which reports it).
+  // Keeps the headers of up to kReadAhead wanted files of `frame` from items[from] on that no
+  // walker found yet: those the HeaderCache knows, then the others read from their files on two
+  // threads (a listing of unknown headers is bound by an open, a read and a close per object) and
+  // given to the HeaderCache. A header that fails to read is left to Meta() (which reports it).
   void ReadAhead(const Frame& frame, size_t from) const;
   static constexpr size_t kReadAhead = 512;
   // Whether `item` is to be yielded (a file) or entered (a directory).

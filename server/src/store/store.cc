@@ -16,6 +16,7 @@
 #include <set>
 #include <thread>
 
+#include "store/header_cache.h"
 #include "store/names.h"
 #include "store/sorted_walker.h"
 #include "util/clock.h"
@@ -70,6 +71,19 @@ Result<ObjectMeta> ReadMetaAt(const std::string& path) {
 }
 
 bool IsMissing(const Status& s) { return s.IsNotFound(); }
+
+// Gives the header just committed as `path` (the file open as `fd`) to the HeaderCache, so that a
+// listing need not read it back.
+void KeepHeader(const std::string& path, int fd, const ObjectMeta& meta) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    Headers().ForgetPath(path);
+    return;
+  }
+  auto kept = std::make_shared<ObjectMeta>(meta);
+  kept->name.clear();
+  Headers().PutPath(path, static_cast<uint64_t>(st.st_ino), std::move(kept));
+}
 
 constexpr const char* kMountpathStateFile = "/.ais.vmd.json";
 
@@ -287,6 +301,7 @@ Status Store::Reconcile(size_t mp) {
         const std::string& loser = keep_here ? other : path;
         const Result<ObjectMeta>& lm = keep_here ? there : here;
         ::unlink(loser.c_str());
+        Headers().ForgetPath(loser);
         if (lm.ok() && lm.value().chunked()) DropChunks(keep_here ? m : mp, bucket, lm.value().upload_id);
         break;
       }
@@ -503,7 +518,12 @@ Status Store::CommitFile(const std::string& bucket, size_t mp, const std::string
       }
       return Status::FromErrno(errno, "rename " + temp_path);
     }
-    if (old_mp) ::unlink(mps_.ObjectPath(*old_mp, bucket, meta->name).c_str());
+    if (old_mp) {
+      const std::string old_path = mps_.ObjectPath(*old_mp, bucket, meta->name);
+      ::unlink(old_path.c_str());
+      Headers().ForgetPath(old_path);
+    }
+    KeepHeader(path, temp_fd, *meta);
     if (opts_.fsync) AIS_RETURN_IF_ERROR(FsyncDir(DirName(path)));
   }
   if (old && old->chunked()) DropChunks(mp, bucket, old->upload_id);
@@ -530,6 +550,7 @@ Status Store::DestroyBucket(const std::string& bucket) {
   for (size_t mp = 0; mp < mps_.size(); ++mp) {
     std::string t = mps_.WorkDir(mp) + "/trash-" + RandomId(12);
     if (::rename(mps_.BucketDir(mp, bucket).c_str(), t.c_str()) == 0) trash.push_back(std::move(t));
+    Headers().ForgetUnder(mps_.BucketDir(mp, bucket) + "/");
   }
   // Deleting millions of files takes a while: do it off the request path. Whatever a crash
   // interrupts, startup recovery sweeps (trash-* in the work dirs).
@@ -642,6 +663,7 @@ Status Store::Delete(const std::string& bucket, const std::string& name) {
     meta = std::move(*cur);
     if (meta.chunked()) AIS_RETURN_IF_ERROR(WriteChunkMarker(mp, bucket, name, meta.upload_id));
     if (::unlink(path.c_str()) != 0) return Status::FromErrno(errno, "unlink " + path);
+    Headers().ForgetPath(path);
   }
   if (meta.chunked()) DropChunks(mp, bucket, meta.upload_id);
   // Best effort: prune now-empty parent directories (rmdir fails harmlessly on non-empty ones).

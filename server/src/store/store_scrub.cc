@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "store/bck.h"
+#include "store/header_cache.h"
 #include "store/store.h"
 #include "util/checksum.h"
 #include "util/file.h"
@@ -114,6 +115,7 @@ Status Store::Quarantine(const std::string& bucket, size_t mp, const std::string
     }
   }
   if (::rename(path.c_str(), (qdir(mp) + "/object").c_str()) != 0) return Status::FromErrno(errno, "rename " + path);
+  Headers().ForgetPath(path);
   if (opts_.fsync) AIS_RETURN_IF_ERROR(FsyncDir(DirName(path)));
   std::string root = mps_.ObjectsDir(mp, bucket);  // prune now-empty parents, as Delete does
   for (std::string dir = DirName(path); dir.size() > root.size(); dir = DirName(dir)) {

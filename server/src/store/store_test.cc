@@ -17,6 +17,7 @@
 #include <tuple>
 #include <vector>
 
+#include "store/header_cache.h"
 #include "store/names.h"
 #include "util/file.h"
 #include "util/test_util.h"
@@ -794,6 +795,36 @@ TEST_F(StoreTest, ListReadsManyHeadersAheadInPages) {
     }
     EXPECT_EQ(got, want) << "limit " << limit;
   }
+}
+
+// A listing takes the headers the store wrote from the HeaderCache (it never opens those files)
+// and reads a file the cache does not know by its inode: one put there behind the store's back.
+TEST_F(StoreTest, ListTakesWrittenHeadersOnlyForTheFilesWritten) {
+  ASSERT_TRUE(Put("plain", "hc/kept", "1234").ok());
+  ASSERT_TRUE(Put("plain", "hc/swapped", "v1").ok());
+  const Mountpaths& mps = store_->mountpaths();
+  auto path_of = [&](const std::string& name) { return mps.ObjectPath(mps.PrimaryFor("plain", name), "plain", name); };
+  const std::string aside = root_.Sub("v1-copy");
+  fs::copy_file(path_of("hc/swapped"), aside);  // version 1's file, as a new inode
+  ASSERT_TRUE(Put("plain", "hc/swapped", "version2").ok());
+  fs::rename(aside, path_of("hc/swapped"));  // back to version 1 behind the store's back
+  {  // and the kept object's header made unreadable in place, which the store never does
+    UniqueFd fd(::open(path_of("hc/kept").c_str(), O_WRONLY | O_CLOEXEC));
+    ASSERT_TRUE(fd.valid());
+    ASSERT_EQ(::pwrite(fd.get(), "garbage!", 8, 0), 8);
+  }
+  auto l = store_->List("plain", ListQuery{.prefix = "hc/", .after = ""});
+  ASSERT_TRUE(l.ok()) << l.status().message();
+  ASSERT_EQ(l->size(), 2u);
+  EXPECT_EQ((*l)[0].name, "hc/kept");
+  EXPECT_EQ((*l)[0].size, 4u);  // from the cache: the file's header is garbage now
+  EXPECT_EQ((*l)[1].name, "hc/swapped");
+  EXPECT_EQ((*l)[1].size, 2u);  // read from the file: the cache knew another inode there
+  EXPECT_EQ((*l)[1].version, 1u);
+  // A deleted object's header is forgotten (a later file may get its inode number).
+  const size_t known = Headers().size();
+  ASSERT_TRUE(store_->Delete("plain", "hc/swapped").ok());
+  EXPECT_EQ(Headers().size(), known - 1);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,0 +1,78 @@
+// HeaderCache: the headers of object files the store wrote or a listing read, so that a listing
+// need not open an object file whose header is known - the first listing after a bulk write opens
+// none, and a listing of a directory that keeps changing reads only what is new in it.
+//
+// An entry is keyed by the object file's directory and name and holds the file's inode number. A
+// committed object file is never written in place: every change renames a new file (a new inode)
+// over it or unlinks it (store.h). So a header is the current one exactly when the directory entry
+// still names the inode it was kept with - which readdir says (d_ino) without a system call per
+// file. The store forgets an entry when it unlinks or moves the file, so that a later file given
+// the freed inode number is never taken for it.
+#pragma once
+
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "store/object_meta.h"
+
+namespace ais {
+
+class HeaderCache {
+ public:
+  explicit HeaderCache(size_t max_items) : max_items_(max_items) {}
+
+  // `dir` is the file's directory with a trailing '/'; `meta`'s name is empty (the file names it).
+  void Put(const std::string& dir, std::string_view file, uint64_t ino, std::shared_ptr<const ObjectMeta> meta);
+  // Put for a whole path, split at its last '/'.
+  void PutPath(std::string_view path, uint64_t ino, std::shared_ptr<const ObjectMeta> meta);
+  void ForgetPath(std::string_view path);
+  // Forgets every directory whose path starts with `prefix` (a destroyed bucket's).
+  void ForgetUnder(std::string_view prefix);
+
+  struct Want {
+    std::string_view file;
+    uint64_t ino;
+    std::shared_ptr<const ObjectMeta>* out;  // set when (dir, file) is kept with inode `ino`
+  };
+  // Looks up a batch of files of one directory under one lock; the number found.
+  size_t Find(const std::string& dir, std::span<const Want> wants);
+
+  size_t size() const;
+
+ private:
+  struct StringHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  struct Known {
+    uint64_t ino = 0;
+    std::shared_ptr<const ObjectMeta> meta;
+  };
+  using Files = std::unordered_map<std::string, Known, StringHash, std::equal_to<>>;
+  struct Dir {
+    Files files;
+    std::list<std::string>::iterator lru;  // its place in lru_
+  };
+  // Moves `it` to the front of lru_. REQUIRES: mu_ held.
+  void Touch(std::unordered_map<std::string, Dir, StringHash, std::equal_to<>>::iterator it);
+  // Drops least recently used directories until within max_items_. REQUIRES: mu_ held.
+  void Trim();
+
+  const size_t max_items_;
+  mutable std::mutex mu_;
+  std::unordered_map<std::string, Dir, StringHash, std::equal_to<>> dirs_;  // guarded by mu_
+  std::list<std::string> lru_;  // directory paths, most recently used first; guarded by mu_
+  size_t items_ = 0;            // guarded by mu_
+};
+
+// The process's cache: a million headers (~250 MB at most: an ObjectMeta and its strings each),
+// shared with the SortedDirCache's entries that hold them.
+HeaderCache& Headers();
+
+}  // namespace ais
