@@ -26,8 +26,8 @@ void HeaderCache::Trim() {
   }
 }
 
-void HeaderCache::Put(const std::string& dir, std::string_view file, uint64_t ino,
-                      std::shared_ptr<const ObjectMeta> meta) {
+void HeaderCache::Put(const std::string& dir, std::span<Entry> entries) {
+  if (entries.empty()) return;
   std::lock_guard lock(mu_);
   auto it = dirs_.find(dir);
   if (it == dirs_.end()) {
@@ -36,17 +36,18 @@ void HeaderCache::Put(const std::string& dir, std::string_view file, uint64_t in
   } else {
     Touch(it);
   }
-  auto [at, added] = it->second.files.try_emplace(std::string(file));
-  at->second = Known{.ino = ino, .meta = std::move(meta)};
-  if (added) {
-    ++items_;
-    Trim();
+  for (Entry& e : entries) {
+    auto [at, added] = it->second.files.try_emplace(std::string(e.file));
+    at->second = Known{.ino = e.ino, .meta = std::move(e.meta)};
+    items_ += added ? 1 : 0;
   }
+  Trim();  // may drop `dir` itself: then it was too large to keep
 }
 
 void HeaderCache::PutPath(std::string_view path, uint64_t ino, std::shared_ptr<const ObjectMeta> meta) {
   auto [dir, file] = SplitPath(path);
-  Put(std::string(dir), file, ino, std::move(meta));
+  Entry e{.file = file, .ino = ino, .meta = std::move(meta)};
+  Put(std::string(dir), std::span<Entry>(&e, 1));
 }
 
 void HeaderCache::ForgetPath(std::string_view path) {

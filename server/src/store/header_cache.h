@@ -27,9 +27,14 @@ class HeaderCache {
  public:
   explicit HeaderCache(size_t max_items) : max_items_(max_items) {}
 
-  // `dir` is the file's directory with a trailing '/'; `meta`'s name is empty (the file names it).
-  void Put(const std::string& dir, std::string_view file, uint64_t ino, std::shared_ptr<const ObjectMeta> meta);
-  // Put for a whole path, split at its last '/'.
+  struct Entry {
+    std::string_view file;
+    uint64_t ino;
+    std::shared_ptr<const ObjectMeta> meta;  // its name empty: the file names it
+  };
+  // Keeps a batch of headers of files in `dir` (with a trailing '/') under one lock.
+  void Put(const std::string& dir, std::span<Entry> entries);
+  // Keeps the header of the file at `path`.
   void PutPath(std::string_view path, uint64_t ino, std::shared_ptr<const ObjectMeta> meta);
   void ForgetPath(std::string_view path);
   // Forgets every directory whose path starts with `prefix` (a destroyed bucket's).

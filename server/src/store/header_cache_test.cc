@@ -30,7 +30,8 @@ std::vector<uint64_t> Sizes(HeaderCache& cache, const std::string& dir, const st
 TEST(HeaderCacheTest, FoundOnlyForItsInode) {
   HeaderCache cache(100);
   cache.PutPath("/mp/%ob/d/a", 11, MetaOfSize(1));
-  cache.Put("/mp/%ob/d/", "b", 12, MetaOfSize(2));
+  std::vector<HeaderCache::Entry> batch = {{.file = "b", .ino = 12, .meta = MetaOfSize(2)}};
+  cache.Put("/mp/%ob/d/", batch);
   EXPECT_EQ(Sizes(cache, "/mp/%ob/d/", {"a", "b", "c"}, {11, 12, 13}), (std::vector<uint64_t>{1, 2, 0}));
   EXPECT_EQ(Sizes(cache, "/mp/%ob/d/", {"a", "b"}, {21, 12}), (std::vector<uint64_t>{0, 2}));  // a replaced
   EXPECT_EQ(Sizes(cache, "/mp/%ob/", {"a"}, {11}), (std::vector<uint64_t>{0}));  // another directory

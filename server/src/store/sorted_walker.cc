@@ -211,9 +211,12 @@ void SortedWalker::ReadAhead(const Frame& frame, size_t from) const {
   }
   read_range(0, helper ? half : unknown.size());
   if (helper) helper->join();
+  std::vector<HeaderCache::Entry> entries;
+  entries.reserve(unknown.size());
   for (size_t k = 0; k < unknown.size(); ++k) {
-    if (read[k].meta) Headers().Put(frame.path, sorted.items[unknown[k]].disk, read[k].ino, std::move(read[k].meta));
+    if (read[k].meta) entries.push_back({.file = sorted.items[unknown[k]].disk, .ino = read[k].ino, .meta = std::move(read[k].meta)});
   }
+  Headers().Put(frame.path, entries);
 }
 
 Result<const ObjectMeta*> SortedWalker::Meta() {
