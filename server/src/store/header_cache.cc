@@ -26,13 +26,13 @@ void HeaderCache::Trim() {
   }
 }
 
-void HeaderCache::Put(const std::string& dir, std::span<Entry> entries) {
+void HeaderCache::Put(std::string_view dir, std::span<Entry> entries) {
   if (entries.empty()) return;
   std::lock_guard lock(mu_);
   auto it = dirs_.find(dir);
   if (it == dirs_.end()) {
-    lru_.push_front(dir);
-    it = dirs_.emplace(dir, Dir{.files = {}, .lru = lru_.begin()}).first;
+    lru_.emplace_front(dir);
+    it = dirs_.emplace(lru_.front(), Dir{.files = {}, .lru = lru_.begin()}).first;
   } else {
     Touch(it);
   }
@@ -47,7 +47,7 @@ void HeaderCache::Put(const std::string& dir, std::span<Entry> entries) {
 void HeaderCache::PutPath(std::string_view path, uint64_t ino, std::shared_ptr<const ObjectMeta> meta) {
   auto [dir, file] = SplitPath(path);
   Entry e{.file = file, .ino = ino, .meta = std::move(meta)};
-  Put(std::string(dir), std::span<Entry>(&e, 1));
+  Put(dir, std::span<Entry>(&e, 1));
 }
 
 void HeaderCache::ForgetPath(std::string_view path) {

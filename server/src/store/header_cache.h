@@ -33,7 +33,7 @@ class HeaderCache {
     std::shared_ptr<const ObjectMeta> meta;  // its name empty: the file names it
   };
   // Keeps a batch of headers of files in `dir` (with a trailing '/') under one lock.
-  void Put(const std::string& dir, std::span<Entry> entries);
+  void Put(std::string_view dir, std::span<Entry> entries);
   // Keeps the header of the file at `path`.
   void PutPath(std::string_view path, uint64_t ino, std::shared_ptr<const ObjectMeta> meta);
   void ForgetPath(std::string_view path);

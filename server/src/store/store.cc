@@ -74,14 +74,16 @@ bool IsMissing(const Status& s) { return s.IsNotFound(); }
 
 // Gives the header just committed as `path` (the file open as `fd`) to the HeaderCache, so that a
 // listing need not read it back.
-void KeepHeader(const std::string& path, int fd, const ObjectMeta& meta) {
+void KeepHeader(const std::string& path, int fd, ObjectMeta* meta) {
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
     Headers().ForgetPath(path);
     return;
   }
-  auto kept = std::make_shared<ObjectMeta>(meta);
-  kept->name.clear();
+  std::string name;
+  name.swap(meta->name);  // the cache's copy goes without it (the file names it)
+  auto kept = std::make_shared<const ObjectMeta>(*meta);
+  meta->name = std::move(name);
   Headers().PutPath(path, static_cast<uint64_t>(st.st_ino), std::move(kept));
 }
 
@@ -523,7 +525,7 @@ Status Store::CommitFile(const std::string& bucket, size_t mp, const std::string
       ::unlink(old_path.c_str());
       Headers().ForgetPath(old_path);
     }
-    KeepHeader(path, temp_fd, *meta);
+    KeepHeader(path, temp_fd, meta);
     if (opts_.fsync) AIS_RETURN_IF_ERROR(FsyncDir(DirName(path)));
   }
   if (old && old->chunked()) DropChunks(mp, bucket, old->upload_id);
