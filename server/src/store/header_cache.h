@@ -76,7 +76,7 @@ class HeaderCache {
   size_t items_ = 0;            // guarded by mu_
 };
 
-// The process's cache: a million headers (~250 MB at most: an ObjectMeta and its strings each),
+// The process's cache: a million headers (~300 MB at most: an ObjectMeta, its strings and a node),
 // shared with the SortedDirCache's entries that hold them.
 HeaderCache& Headers();
 

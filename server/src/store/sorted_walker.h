@@ -126,8 +126,8 @@ class SortedDirCache {
   size_t items_ = 0;                                                   // guarded by mu_
 };
 
-// The process's cache: a million entries, ~100 MB at most, and up to ~250 MB more with the
-// headers listings read (an ObjectMeta without its name, ~200 bytes and its strings).
+// The process's cache: a million entries, ~100 MB at most; the headers kept with them are shared
+// with the HeaderCache (header_cache.h), whose bound they may outlive by as much.
 SortedDirCache& SortedDirs();
 
 }  // namespace ais
