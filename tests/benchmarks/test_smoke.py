@@ -99,7 +99,11 @@ def test_core_benchmark_put_and_list_rows() -> None:
     for case in ("PUT 10 KiB, 1 client", "PUT 10 KiB, 8 clients", "PUT 1 MiB, 8 clients",
                  "PUT 256 MiB file, 1 client"):  # fmt: skip
         assert re.search(rf"^{re.escape(case)}\s+(obj/s|GB/s)\s+[\d,.]+\s", out, re.M), out
-    for case in ("list 10K objects, first listing", "list 10K objects"):
+    for case in (
+        "list 10K objects, first listing after the fill",
+        "list 10K objects, first listing after a restart",
+        "list 10K objects",
+    ):
         assert re.search(rf"^{re.escape(case)}\s+s\s+\d+\.\d+\s", out, re.M), out
 
 

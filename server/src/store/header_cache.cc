@@ -78,19 +78,15 @@ void HeaderCache::ForgetUnder(std::string_view prefix) {
   }
 }
 
-size_t HeaderCache::Find(const std::string& dir, std::span<const Want> wants) {
+void HeaderCache::Find(const std::string& dir, std::span<const Want> wants) {
   std::lock_guard lock(mu_);
   auto it = dirs_.find(dir);
-  if (it == dirs_.end()) return 0;
+  if (it == dirs_.end()) return;
   Touch(it);
-  size_t found = 0;
   for (const Want& w : wants) {
     auto f = it->second.files.find(w.file);
-    if (f == it->second.files.end() || f->second.ino != w.ino) continue;
-    *w.out = f->second.meta;
-    ++found;
+    if (f != it->second.files.end() && f->second.ino == w.ino) *w.out = f->second.meta;
   }
-  return found;
 }
 
 size_t HeaderCache::size() const {

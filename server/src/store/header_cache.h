@@ -45,8 +45,8 @@ class HeaderCache {
     uint64_t ino;
     std::shared_ptr<const ObjectMeta>* out;  // set when (dir, file) is kept with inode `ino`
   };
-  // Looks up a batch of files of one directory under one lock; the number found.
-  size_t Find(const std::string& dir, std::span<const Want> wants);
+  // Looks up a batch of files of one directory under one lock.
+  void Find(const std::string& dir, std::span<const Want> wants);
 
   size_t size() const;
 

@@ -179,10 +179,7 @@ void SortedWalker::ReadAhead(const Frame& frame, size_t from) const {
   for (size_t k = 0; k < todo.size(); ++k) {
     wants.push_back({.file = sorted.items[todo[k]].disk, .ino = sorted.items[todo[k]].ino, .out = &known[k]});
   }
-  if (Headers().Find(frame.path, wants) == todo.size()) {
-    for (size_t k = 0; k < todo.size(); ++k) sorted.Keep(todo[k], std::move(known[k]));
-    return;
-  }
+  Headers().Find(frame.path, wants);
   std::vector<size_t> unknown;
   for (size_t k = 0; k < todo.size(); ++k) {
     if (known[k]) {
