@@ -13,7 +13,7 @@ std::pair<std::string_view, std::string_view> SplitPath(std::string_view path) {
 
 }  // namespace
 
-void HeaderCache::Touch(std::unordered_map<std::string, Dir, StringHash, std::equal_to<>>::iterator it) {
+void HeaderCache::Touch(Dirs::iterator it) {
   lru_.splice(lru_.begin(), lru_, it->second.lru);
 }
 

@@ -64,14 +64,15 @@ class HeaderCache {
     Files files;
     std::list<std::string>::iterator lru;  // its place in lru_
   };
+  using Dirs = std::unordered_map<std::string, Dir, StringHash, std::equal_to<>>;
   // Moves `it` to the front of lru_. REQUIRES: mu_ held.
-  void Touch(std::unordered_map<std::string, Dir, StringHash, std::equal_to<>>::iterator it);
+  void Touch(Dirs::iterator it);
   // Drops least recently used directories until within max_items_. REQUIRES: mu_ held.
   void Trim();
 
   const size_t max_items_;
   mutable std::mutex mu_;
-  std::unordered_map<std::string, Dir, StringHash, std::equal_to<>> dirs_;  // guarded by mu_
+  Dirs dirs_;                   // guarded by mu_
   std::list<std::string> lru_;  // directory paths, most recently used first; guarded by mu_
   size_t items_ = 0;            // guarded by mu_
 };
