@@ -65,12 +65,16 @@ AccessAttrs ActionAccess(const Route& route, const Exchange& ex, std::string_vie
   return bits;
 }
 
-Result<std::shared_ptr<const auth::Claims>> Authenticate(ServerContext& ctx, const Exchange& ex) {
+std::string AmzSecurityToken(const Exchange& ex) {
   std::string amz(ex.header("X-Amz-Security-Token"));
   if (amz.empty() && ex.header("Authorization").empty()) {  // a presigned URL (SigV4, SigV2 spelling)
     amz = ex.query("X-Amz-Security-Token").value_or(ex.query("x-amz-security-token").value_or(""));
   }
-  return ctx.auth->Authenticate(ex.header("Authorization"), amz, NowNs() / 1000000000);
+  return amz;
+}
+
+Result<std::shared_ptr<const auth::Claims>> Authenticate(ServerContext& ctx, const Exchange& ex) {
+  return ctx.auth->Authenticate(ex.header("Authorization"), AmzSecurityToken(ex), NowNs() / 1000000000);
 }
 
 namespace {

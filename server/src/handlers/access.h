@@ -9,6 +9,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <string_view>
 
 #include "api/route.h"
@@ -37,6 +38,9 @@ auth::AccessAttrs ActionAccess(const Route& route, const Exchange& ex, std::stri
 // The claims of the request's bearer token: the Authorization header, else X-Amz-Security-Token
 // (header, or the parameter of a presigned S3 URL). REQUIRES: ctx.auth.
 Result<std::shared_ptr<const auth::Claims>> Authenticate(ServerContext& ctx, const Exchange& ex);
+// The AIS token an S3 client carries as its session token: the X-Amz-Security-Token header, or
+// on a presigned URL (no Authorization header) the query parameter; "" when there is none.
+std::string AmzSecurityToken(const Exchange& ex);
 
 // With tokens required: OK if the request's token grants `bits` on `bucket` (null: cluster
 // level); kUnauthorized (no or bad token) or kForbidden. Without: OK.

@@ -103,8 +103,7 @@ Status CheckSignature(Request& r, bool* verified) {
   SigV4Failure failure;
   auto ctx = VerifySigV4(req, r.ctx.s3_access_keys, &failure);
   if (!ctx.ok()) {
-    const bool has_token = !r.ex.header("X-Amz-Security-Token").empty() || r.has("X-Amz-Security-Token") ||
-                           r.ex.header("Authorization").starts_with("Bearer ");
+    const bool has_token = !AmzSecurityToken(r.ex).empty() || r.ex.header("Authorization").starts_with("Bearer ");
     if (token_may_do && has_token) return Status::OK();  // Authorize checks the token
     return r.Fail(failure.code, ctx.status());
   }
