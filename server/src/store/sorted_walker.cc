@@ -126,11 +126,7 @@ Result<bool> SortedWalker::Next(std::string* name, std::string* path) {
 
 std::string SortedWalker::path() const {
   const Frame& frame = stack_.back();
-  const std::string& disk = frame.dir->items[cur_].disk;
-  std::string out;
-  out.reserve(objects_dir_.size() + 1 + frame.rel.size() + disk.size());
-  out.append(objects_dir_).append("/").append(frame.rel).append(disk);
-  return out;
+  return frame.path + frame.dir->items[cur_].disk;
 }
 
 namespace {
