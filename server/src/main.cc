@@ -414,6 +414,9 @@ int main(int argc, char** argv) {
   }
   server.Run(/*handle_signals=*/true);
   batch.Shutdown();  // batch threads use the store: stop them before it goes
+  if (ais::Status st = (*store)->SaveHeaderSnapshots(); !st.ok()) {
+    ais::LogWarning("saving the object headers for the next start: " + st.message());
+  }
   std::cout << "aistore-server: stopped" << std::endl;
   return 0;
 }

@@ -102,6 +102,7 @@ def test_core_benchmark_put_and_list_rows() -> None:
     for case in (
         "list 10K objects, first listing after the fill",
         "list 10K objects, first listing after a restart",
+        "list 10K objects, first listing after a crash",
         "list 10K objects",
     ):
         assert re.search(rf"^{re.escape(case)}\s+s\s+\d+\.\d+\s", out, re.M), out

@@ -32,8 +32,10 @@ from _util import (
     assert_bucket_consistent,
     content_for,
     create_bucket,
+    list_entries,
     list_names,
     obj_path,
+    object_files,
     raw_request,
     set_bprops,
     wait_until,
@@ -452,6 +454,56 @@ def test_chunked_restart_keeps_layout(crash_srv: LocalServer) -> None:
     assert raw_request(srv.endpoint, "GET", obj_path("b", "x")).body == data
     assert list_names(srv.endpoint, "b") == {"x"}
     assert_bucket_consistent(srv.endpoint, srv.mountpaths, "b")
+
+
+def test_listing_after_restarts_shows_each_object_as_it_is(crash_srv: LocalServer) -> None:
+    """A stopping server saves the object headers it knows (`<mp>/.ais.headers`) for its next
+    start, which takes them and removes the file: the first listing then reads no object file
+    whose header was saved, yet never shows a saved header of an object that changed since -
+    neither by the running server nor by a file swapped in while it was down."""
+    srv = crash_srv
+    create_bucket(srv.endpoint, "snap")
+
+    def put(name: str, body: bytes) -> None:
+        assert raw_request(srv.endpoint, "PUT", obj_path("snap", name), body=body).status == 200
+
+    def sizes() -> dict[str, int]:
+        return {e["name"]: int(e["size"]) for e in list_entries(srv.endpoint, "snap")}
+
+    for name, size in (("a", 1), ("b", 2), ("c", 3), ("d/x", 4)):
+        put(name, b"x" * size)
+
+    assert sizes() == {"a": 1, "b": 2, "c": 3, "d/x": 4}
+    srv.stop(keep_data=True)
+    assert any((mp / ".ais.headers").is_file() for mp in srv.mountpaths)
+    # While it is down, c's header is damaged in place: the server never writes a file in place,
+    # so only the saved header can list it now.
+    with open(object_files(srv.mountpaths, "snap")["c"], "r+b") as f:
+        f.write(b"garbage!")
+    srv.start()
+    assert sizes() == {"a": 1, "b": 2, "c": 3, "d/x": 4}
+    assert not any((mp / ".ais.headers").exists() for mp in srv.mountpaths)  # one start only
+
+    # Changed by the running server, then by hand while it is down: b's file replaced by a copy
+    # of e's (a new inode in a changed directory: b's saved header must not be taken for it).
+    put("a", b"y" * 10)
+    put("c", b"y" * 6)  # the damaged one rewritten
+    assert raw_request(srv.endpoint, "DELETE", obj_path("snap", "d/x")).status == 200
+    put("e", b"z" * 5)
+    want = {"a": 10, "b": 2, "c": 6, "e": 5}
+    assert sizes() == want
+    srv.stop(keep_data=True)
+    files = object_files(srv.mountpaths, "snap")
+    shutil.copyfile(files["e"], files["b"].with_name("swap.tmp"))
+    files["b"].with_name("swap.tmp").replace(files["b"])
+    srv.start()
+    want["b"] = 5
+    assert sizes() == want
+    srv.restart()
+    assert sizes() == want
+    srv.kill()  # nothing saved: every header read from its file
+    srv.start()
+    assert sizes() == want
 
 
 # ---- process behaviour --------------------------------------------------------------------------

@@ -18,8 +18,11 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
+#include <vector>
 
 #include "store/object_meta.h"
+#include "util/status.h"
 
 namespace ais {
 
@@ -50,6 +53,20 @@ class HeaderCache {
 
   size_t size() const;
 
+  // A snapshot, so that the first listing after a restart opens no file whose header the server
+  // knew when it stopped. Save writes the headers kept for the directories under `root` (a
+  // mountpath) to `file` (atomically), each directory with its inode and mtime. Load reads the
+  // file and removes it - the store does not keep it current, so it is good for one start - then
+  // keeps the headers of every directory that is still the same: same inode, same mtime (nothing
+  // renamed into, over or out of it while the server was down), and no Put or Forget for it since
+  // Load began (the running store's own changes). A damaged or foreign file is removed unread.
+  // A directory modified within kSettleNs of the Save is left out: a change in the same clock
+  // tick as its stat might leave its mtime as it was.
+  static constexpr int64_t kSettleNs = 20'000'000;
+  // Load returns how many headers it kept.
+  Status Save(const std::string& root, const std::string& file) const;
+  Result<size_t> Load(const std::string& file);
+
  private:
   struct StringHash {
     using is_transparent = void;
@@ -69,12 +86,19 @@ class HeaderCache {
   void Touch(Dirs::iterator it);
   // Drops least recently used directories until within max_items_. REQUIRES: mu_ held.
   void Trim();
+  // While a Load runs, notes that `dir` changed. REQUIRES: mu_ held.
+  void Touched(std::string_view dir);
 
   const size_t max_items_;
   mutable std::mutex mu_;
   Dirs dirs_;                   // guarded by mu_
   std::list<std::string> lru_;  // directory paths, most recently used first; guarded by mu_
   size_t items_ = 0;            // guarded by mu_
+  // While a Load runs (loading_ > 0): the directories put or forgotten meanwhile, and the
+  // prefixes forgotten whole; the Load leaves those as they are. Guarded by mu_.
+  int loading_ = 0;
+  std::unordered_set<std::string, StringHash, std::equal_to<>> touched_;
+  std::vector<std::string> touched_under_;
 };
 
 // The process's cache: a million headers (~300 MB at most: an ObjectMeta, its strings and a node),

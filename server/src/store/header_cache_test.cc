@@ -1,10 +1,17 @@
-// HeaderCache: a header is found only for the inode it was kept with; forgetting and the bound.
+// HeaderCache: a header is found only for the inode it was kept with; forgetting, the bound, and
+// the snapshot a stopping server leaves for its next start.
 #include "store/header_cache.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
+#include <filesystem>
 #include <memory>
 #include <vector>
+
+#include "util/file.h"
+#include "util/test_util.h"
 
 namespace ais {
 namespace {
@@ -67,6 +74,87 @@ TEST(HeaderCacheTest, DropsLeastRecentlyUsedDirectoriesPastItsBound) {
   EXPECT_EQ(Sizes(cache, "/used/", {"a", "b"}, {3, 4}), (std::vector<uint64_t>{0, 0}));
   EXPECT_EQ(Sizes(cache, "/old/", {"a", "b"}, {1, 2}), (std::vector<uint64_t>{1, 2}));
   EXPECT_EQ(Sizes(cache, "/new/", {"a"}, {5}), (std::vector<uint64_t>{5}));
+}
+
+// Sets the directory's mtime one second back: a change of it, whatever the clock's granularity.
+void MoveMtimeBack(const std::string& dir) {
+  struct stat st {};
+  ASSERT_EQ(::stat(dir.c_str(), &st), 0);
+  timespec times[2] = {st.st_atim, st.st_mtim};
+  times[1].tv_sec -= 1;
+  ASSERT_EQ(::utimensat(AT_FDCWD, dir.c_str(), times, 0), 0);
+}
+
+TEST(HeaderCacheTest, SnapshotKeepsTheDirectoriesThatStayedTheSame) {
+  test::TempDir root;
+  for (const char* d : {"mp/a", "mp/b", "mp/fresh", "other/c"}) std::filesystem::create_directories(root.Sub(d));
+  const std::string mp = root.Sub("mp/"), a = root.Sub("mp/a/"), b = root.Sub("mp/b/"), c = root.Sub("other/c/");
+  const std::string fresh = root.Sub("mp/fresh/");
+  for (const std::string& d : {a, b, c}) MoveMtimeBack(d);  // settled; `fresh` was just made
+  const std::string file = root.Sub("mp/.ais.headers");
+  {
+    HeaderCache cache(100);
+    cache.PutPath(a + "x", 11, MetaOfSize(1));
+    auto chunked = std::make_shared<ObjectMeta>();
+    chunked->size = 5;
+    chunked->upload_id = "u1";
+    chunked->chunk_sizes = {2, 3};
+    chunked->custom = {{"k", "v"}};
+    cache.PutPath(a + "y", 12, chunked);
+    cache.PutPath(b + "z", 13, MetaOfSize(3));
+    cache.PutPath(c + "w", 14, MetaOfSize(4));  // not under the mountpath saved
+    cache.PutPath(fresh + "f", 15, MetaOfSize(5));
+    ASSERT_TRUE(cache.Save(mp, file).ok());
+  }
+  MoveMtimeBack(b);  // b changed while the server was down
+
+  HeaderCache cache(100);
+  auto kept = cache.Load(file);
+  ASSERT_TRUE(kept.ok()) << kept.status().message();
+  EXPECT_EQ(*kept, 2u);
+  EXPECT_FALSE(std::filesystem::exists(file));  // good for one start
+  EXPECT_EQ(Sizes(cache, a, {"x", "y"}, {11, 12}), (std::vector<uint64_t>{1, 5}));
+  EXPECT_EQ(Sizes(cache, a, {"x"}, {21}), (std::vector<uint64_t>{0}));  // still by inode
+  EXPECT_EQ(Sizes(cache, b, {"z"}, {13}), (std::vector<uint64_t>{0}));
+  EXPECT_EQ(Sizes(cache, c, {"w"}, {14}), (std::vector<uint64_t>{0}));
+  EXPECT_EQ(Sizes(cache, fresh, {"f"}, {15}), (std::vector<uint64_t>{0}));  // not settled at the Save
+  EXPECT_EQ(cache.size(), 2u);
+  std::shared_ptr<const ObjectMeta> y;
+  std::vector<HeaderCache::Want> want = {{.file = "y", .ino = 12, .out = &y}};
+  cache.Find(a, want);
+  ASSERT_TRUE(y);
+  EXPECT_EQ(y->upload_id, "u1");
+  EXPECT_EQ(y->chunk_sizes, (std::vector<uint64_t>{2, 3}));
+  EXPECT_EQ(y->custom, (std::vector<std::pair<std::string, std::string>>{{"k", "v"}}));
+  kept = cache.Load(file);  // none: nothing to do
+  ASSERT_TRUE(kept.ok());
+  EXPECT_EQ(*kept, 0u);
+  EXPECT_EQ(cache.size(), 2u);
+}
+
+TEST(HeaderCacheTest, DamagedSnapshotIsRemovedUnused) {
+  test::TempDir root;
+  std::filesystem::create_directories(root.Sub("mp/a"));
+  MoveMtimeBack(root.Sub("mp/a"));
+  const std::string file = root.Sub("mp/.ais.headers");
+  HeaderCache saved(100);
+  for (uint64_t i = 1; i <= 20; ++i) saved.PutPath(root.Sub("mp/a/o") + std::to_string(i), i, MetaOfSize(i));
+  ASSERT_TRUE(saved.Save(root.Sub("mp/"), file).ok());
+  auto whole = ReadFile(file);
+  ASSERT_TRUE(whole.ok());
+  ASSERT_GT(whole->size(), 20 * 16u);  // the headers are in it
+
+  std::string flipped = *whole;
+  flipped[flipped.size() / 2] ^= 0x20;
+  std::string truncated = whole->substr(0, whole->size() - 9);
+  for (const std::string& bad : {flipped, truncated, std::string("AISHDRS1"), std::string("not a snapshot")}) {
+    ASSERT_TRUE(AtomicWriteFile(file, bad, false).ok());
+    HeaderCache cache(100);
+    Status st = cache.Load(file).status();
+    EXPECT_EQ(st.code(), Status::Code::kCorruption) << st.message();
+    EXPECT_FALSE(std::filesystem::exists(file));
+    EXPECT_EQ(cache.size(), 0u);
+  }
 }
 
 }  // namespace

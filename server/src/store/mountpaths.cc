@@ -122,4 +122,6 @@ std::string Mountpaths::WorkDir(size_t mp) const { return paths_[mp] + "/.ais.wo
 
 std::string Mountpaths::BmdPath(size_t mp) const { return paths_[mp] + "/.ais.bmd.json"; }
 
+std::string Mountpaths::HeaderSnapshotPath(size_t mp) const { return paths_[mp] + "/.ais.headers"; }
+
 }  // namespace ais

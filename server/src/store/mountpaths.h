@@ -2,6 +2,7 @@
 // and how every path below a mountpath is spelled. All file names are built here.
 //
 //   <mp>/.ais.bmd.json                         bucket metadata (a copy on every mountpath)
+//   <mp>/.ais.headers                          object headers kept at the last stop; read at start
 //   <mp>/ais/<bucket>/%ob/<encoded name>       object file (header + data, or header only if chunked)
 //   <mp>/ais/<bucket>/%ch/<upload id>/<kkkk>   chunk k of a chunked object or multipart upload
 //   <mp>/.ais.work/                            temp files and chunk markers; swept at startup
@@ -52,6 +53,8 @@ class Mountpaths {
   std::string ChunkPath(size_t mp, std::string_view bucket, std::string_view upload_id, uint32_t num) const;
   std::string WorkDir(size_t mp) const;
   std::string BmdPath(size_t mp) const;
+  // The headers the server knew when it last stopped (HeaderCache::Save), until it starts again.
+  std::string HeaderSnapshotPath(size_t mp) const;
 
  private:
   std::vector<std::string> paths_;

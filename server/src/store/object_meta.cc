@@ -238,6 +238,13 @@ std::string EncodeObjectHeader(const ObjectMeta& meta, bool inline_data, uint64_
   return out;
 }
 
+std::string EncodeObjectMeta(const ObjectMeta& meta) {
+  auto packed = nlohmann::json::to_msgpack(ToJson(meta));
+  return std::string(reinterpret_cast<const char*>(packed.data()), packed.size());
+}
+
+Result<ObjectMeta> DecodeObjectMeta(std::string_view packed) { return DecodeMeta(packed.data(), packed.size()); }
+
 Status CheckObjectLayout(const ObjectMeta& meta, uint64_t data_offset, uint64_t file_size) {
   auto damaged = [&](const std::string& what) {
     return Status::Corruption("object " + meta.name + " is damaged: " + what);

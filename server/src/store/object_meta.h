@@ -50,6 +50,10 @@ struct ObjectMeta {
 // Serialized header (magic + lengths + meta) padded to data_offset for monolithic objects.
 // `reserve_meta` grows the padding so a later rewrite with a longer checksum still fits.
 std::string EncodeObjectHeader(const ObjectMeta& meta, bool inline_data, uint64_t* data_offset);
+// The header's metadata alone (its msgpack map, as in the file), and back: what a snapshot of
+// kept headers stores (HeaderCache::Save).
+std::string EncodeObjectMeta(const ObjectMeta& meta);
+Result<ObjectMeta> DecodeObjectMeta(std::string_view packed);
 // Reads and decodes the header of an open object file.
 Result<ObjectMeta> ReadObjectHeader(int fd, uint64_t* data_offset);
 // The same, also reading the object's first bytes into `ahead` in the same read (one syscall for

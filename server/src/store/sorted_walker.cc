@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <ctime>
 #include <fcntl.h>
 #include <optional>
 #include <system_error>
@@ -13,17 +12,12 @@
 
 #include "store/header_cache.h"
 #include "store/names.h"
+#include "util/clock.h"
 #include "util/file.h"
 
 namespace ais {
 
 namespace {
-
-int64_t RealtimeNs() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_REALTIME, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
 
 // Every entry of directory `dir` that may be ours, sorted by key.
 Result<std::shared_ptr<const SortedWalker::SortedDir>> ReadSorted(const std::string& dir,
@@ -103,7 +97,7 @@ Status SortedWalker::Push(const std::string& rel, const std::string& key_prefix)
     if (!read.ok()) return read.status();
     if (!*read) return Status::OK();
     sorted = std::move(*read);
-    if (RealtimeNs() - mtime_ns > SortedDirCache::kSettleNs) SortedDirs().Put(dir, ino, mtime_ns, sorted);
+    if (NowNs() - mtime_ns > SortedDirCache::kSettleNs) SortedDirs().Put(dir, ino, mtime_ns, sorted);
   }
   // Resume: the first key after `after_`, or the directory just before it that holds it.
   const std::vector<Item>& items = sorted->items;
@@ -294,8 +288,8 @@ void SortedDirCache::Put(const std::string& dir, uint64_t ino, int64_t mtime_ns,
 }
 
 SortedDirCache& SortedDirs() {
-  static SortedDirCache cache(1 << 20);
-  return cache;
+  static SortedDirCache* const cache = new SortedDirCache(1 << 20);  // never destroyed, as Headers()
+  return *cache;
 }
 
 }  // namespace ais

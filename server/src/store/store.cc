@@ -118,6 +118,7 @@ Result<UniqueFd> OpenChunk(const Mountpaths& mps, const std::string& bucket, con
 Store::Store(StoreOptions opts) : opts_(std::move(opts)), mps_(opts_.mountpaths), buckets_(mps_, opts_.fsync) {}
 
 Store::~Store() {
+  if (header_loader_.joinable()) header_loader_.join();
   if (fshc_.joinable()) {
     {
       std::lock_guard lock(fshc_mu_);
@@ -157,6 +158,14 @@ Result<std::unique_ptr<Store>> Store::Open(StoreOptions opts) {
     if (Status st = store->SaveMountpathState(); !st.ok()) LogError("saving the mountpath state: " + st.message());
   }
   AIS_RETURN_IF_ERROR(store->Recover());
+  // On a thread: the store serves meanwhile (what it changes meanwhile the Load leaves alone),
+  // only listings wait for it (ListEach).
+  std::promise<void> loaded;
+  store->headers_loaded_ = loaded.get_future().share();
+  store->header_loader_ = std::thread([s = store.get(), loaded = std::move(loaded)]() mutable {
+    s->LoadHeaderSnapshots();
+    loaded.set_value();
+  });
   if (store->opts_.fshc_interval_ms > 0) store->fshc_ = std::thread([s = store.get()] { s->FshcLoop(); });
   return store;
 }
@@ -384,14 +393,46 @@ std::optional<size_t> Store::LocateObject(const std::string& bucket, const std::
   return std::nullopt;
 }
 
+void Store::LoadHeaderSnapshots() {
+  const auto start = std::chrono::steady_clock::now();
+  size_t kept = 0;
+  for (size_t mp = 0; mp < mps_.size(); ++mp) {
+    if (!mps_.enabled(mp)) continue;
+    auto got = Headers().Load(mps_.HeaderSnapshotPath(mp));
+    if (!got.ok()) {
+      LogWarning("object headers saved at the last stop, not used: " + got.status().message());
+    } else {
+      kept += *got;
+    }
+  }
+  if (kept == 0) return;
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+  LogInfo(std::to_string(kept) + " object headers saved at the last stop taken in " + std::to_string(ms.count()) + " ms");
+}
+
+Status Store::SaveHeaderSnapshots() {
+  if (header_loader_.joinable()) header_loader_.join();
+  if (Headers().size() == 0) return Status::OK();
+  // The last writes' directories settle first (HeaderCache::kSettleNs): the server is stopping.
+  std::this_thread::sleep_for(std::chrono::nanoseconds(HeaderCache::kSettleNs));
+  Status first;
+  for (size_t mp = 0; mp < mps_.size(); ++mp) {
+    if (!mps_.enabled(mp)) continue;
+    Status st = Headers().Save(mps_.paths()[mp] + "/", mps_.HeaderSnapshotPath(mp));
+    if (first.ok()) first = st;
+  }
+  return first;
+}
+
 Status Store::Recover() {
   for (size_t mp = 0; mp < mps_.size(); ++mp) {
     if (!mps_.enabled(mp)) continue;
-    // Interrupted BMD writes sit next to the BMD.
+    // Interrupted writes of the BMD, the state file and the header snapshot sit next to them
+    // (AtomicWriteFile's "<file>.tmp.<n>").
     if (DIR* d = ::opendir(mps_.paths()[mp].c_str())) {
       while (dirent* de = ::readdir(d)) {
         std::string n = de->d_name;
-        if (n.starts_with(".ais.bmd.json.tmp.")) ::unlink((mps_.paths()[mp] + "/" + n).c_str());
+        if (n.starts_with(".ais.") && n.find(".tmp.") != std::string::npos) ::unlink((mps_.paths()[mp] + "/" + n).c_str());
       }
       ::closedir(d);
     }
@@ -678,6 +719,7 @@ Status Store::Delete(const std::string& bucket, const std::string& name) {
 
 Status Store::ListEach(const std::string& bucket, const ListQuery& q, const ListVisitor& visit) {
   if (!buckets_.Get(bucket)) return BucketRegistry::NotFound(bucket);
+  headers_loaded_.wait();  // a listing right after the start would read every header itself
   std::vector<SortedWalker> walkers;
   for (size_t mp = 0; mp < mps_.size(); ++mp) {
     if (mps_.enabled(mp)) walkers.emplace_back(mps_.ObjectsDir(mp, bucket), q.prefix, q.after);

@@ -12,6 +12,7 @@
 #include <array>
 #include <condition_variable>
 #include <functional>
+#include <future>
 #include <atomic>
 #include <cstdint>
 #include <map>
@@ -241,6 +242,10 @@ class Store {
   // Creates missing directories, loads the BMD and runs crash recovery.
   static Result<std::unique_ptr<Store>> Open(StoreOptions opts);
   ~Store();
+  // Writes the object headers the server knows to a snapshot on each mountpath, read at the next
+  // Open: the first listing after a restart then opens no object file whose header was known
+  // (HeaderCache::Save). Call once no request runs any more, just before the store goes.
+  Status SaveHeaderSnapshots();
 
   const Mountpaths& mountpaths() const { return mps_; }
   BucketRegistry& buckets() { return buckets_; }
@@ -370,6 +375,8 @@ class Store {
 
   explicit Store(StoreOptions opts);
   Status Recover();
+  // Reads each mountpath's header snapshot into Headers() (run on header_loader_).
+  void LoadHeaderSnapshots();
   // Moves a damaged object out of the namespace into <mp>/.ais.work/quarantine/<id>/ (its
   // chunk directories into the same <id> on their mountpaths), if the object file at `path`
   // still is file (dev, ino); kConflict if it was replaced meanwhile. Nothing is deleted.
@@ -445,6 +452,8 @@ class Store {
   std::condition_variable fshc_cv_;
   bool fshc_stop_ = false;  // guarded by fshc_mu_
   std::thread fshc_;
+  std::thread header_loader_;  // LoadHeaderSnapshots, from Open until it is done
+  std::shared_future<void> headers_loaded_;  // ready once header_loader_ is done
 };
 
 }  // namespace ais

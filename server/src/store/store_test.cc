@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <chrono>
@@ -825,6 +826,34 @@ TEST_F(StoreTest, ListTakesWrittenHeadersOnlyForTheFilesWritten) {
   const size_t known = Headers().size();
   ASSERT_TRUE(store_->Delete("plain", "hc/swapped").ok());
   EXPECT_EQ(Headers().size(), known - 1);
+}
+
+TEST_F(StoreTest, HeaderSnapshotOutlivesARestart) {
+  ASSERT_TRUE(Put("plain", "snap/a", "1234").ok());
+  const Mountpaths& mps = store_->mountpaths();
+  const std::string path = mps.ObjectPath(mps.PrimaryFor("plain", "snap/a"), "plain", "snap/a");
+  struct stat st {};
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  const std::string dir = DirName(path) + "/", file = path.substr(dir.size());
+  auto known_size = [&]() -> uint64_t {
+    std::shared_ptr<const ObjectMeta> meta;
+    std::vector<HeaderCache::Want> want = {{.file = file, .ino = static_cast<uint64_t>(st.st_ino), .out = &meta}};
+    Headers().Find(dir, want);
+    return meta ? meta->size : 0;
+  };
+  ASSERT_EQ(known_size(), 4u);
+  ASSERT_TRUE(store_->SaveHeaderSnapshots().ok());
+  for (size_t mp = 0; mp < mps.size(); ++mp) EXPECT_TRUE(fs::exists(mps.HeaderSnapshotPath(mp))) << mp;
+  Headers().ForgetUnder(root_.path() + "/");  // what a new process knows
+  ASSERT_EQ(known_size(), 0u);
+  Reopen();
+  const Mountpaths& reopened = store_->mountpaths();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (known_size() == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));  // read on a thread of the store's
+  }
+  EXPECT_EQ(known_size(), 4u);
+  for (size_t mp = 0; mp < reopened.size(); ++mp) EXPECT_FALSE(fs::exists(reopened.HeaderSnapshotPath(mp))) << mp;
 }
 
 // ---------------------------------------------------------------------------------------------
