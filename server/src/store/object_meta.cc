@@ -8,7 +8,6 @@
 #include <cerrno>
 #include <cstring>
 #include <msgpack.hpp>
-#include <nlohmann/json.hpp>
 
 #include "util/file.h"
 
@@ -19,21 +18,53 @@ constexpr char kMagic[8] = {'A', 'I', 'S', 'O', 'B', 'J', '0', '1'};
 // Room for the fields that change after the header is sized: checksum (<=128 hex), size, version.
 constexpr uint64_t kLateFieldsSlack = 256;
 
-nlohmann::json ToJson(const ObjectMeta& m) {
-  nlohmann::json j;
-  j["n"] = m.name;
-  j["s"] = m.size;
-  j["v"] = m.version;
-  j["ct"] = m.cksum_type;
-  j["cv"] = m.cksum_value;
-  j["a"] = m.atime_ns;
-  auto& md = j["md"] = nlohmann::json::array();
-  for (auto& [k, v] : m.custom) md.push_back({k, v});
+// A msgpack-c write target appending to a string.
+struct StringSink {
+  std::string* out;
+  void write(const char* data, size_t n) { out->append(data, n); }
+};
+
+// The header's msgpack map. Keys in sorted order and every number in its shortest form, as the
+// files written so far have them (MetaVisitor takes any order).
+std::string PackMeta(const ObjectMeta& m) {
+  std::string out;
+  out.reserve(96 + m.name.size() + m.cksum_value.size());
+  StringSink sink{&out};
+  msgpack::packer<StringSink> pk(sink);
+  auto str = [&pk](std::string_view s) {
+    pk.pack_str(static_cast<uint32_t>(s.size())).pack_str_body(s.data(), static_cast<uint32_t>(s.size()));
+  };
+  auto key = str;
+  pk.pack_map(m.chunked() ? 9 : 7);
+  key("a");
+  pk.pack_int64(m.atime_ns);
   if (m.chunked()) {
-    j["u"] = m.upload_id;
-    j["cs"] = m.chunk_sizes;
+    key("cs");
+    pk.pack_array(static_cast<uint32_t>(m.chunk_sizes.size()));
+    for (uint64_t s : m.chunk_sizes) pk.pack_uint64(s);
   }
-  return j;
+  key("ct");
+  str(m.cksum_type);
+  key("cv");
+  str(m.cksum_value);
+  key("md");
+  pk.pack_array(static_cast<uint32_t>(m.custom.size()));
+  for (const auto& [k, v] : m.custom) {
+    pk.pack_array(2);
+    str(k);
+    str(v);
+  }
+  key("n");
+  str(m.name);
+  key("s");
+  pk.pack_uint64(m.size);
+  if (m.chunked()) {
+    key("u");
+    str(m.upload_id);
+  }
+  key("v");
+  pk.pack_uint64(m.version);
+  return out;
 }
 
 void PutU32(char* p, uint32_t v) {
@@ -46,7 +77,7 @@ uint32_t GetU32(const char* p) {
 }
 uint64_t AlignUp(uint64_t n) { return (n + kDataAlign - 1) / kDataAlign * kDataAlign; }
 
-// The header map's keys (ToJson).
+// The header map's keys (PackMeta).
 enum Field : uint32_t { kOther, kName, kSize, kVersion, kCksumType, kCksumValue, kAtime, kCustom, kUpload, kChunks };
 constexpr uint32_t Bit(Field f) { return 1u << f; }
 
@@ -65,7 +96,7 @@ Field FieldOf(std::string_view k) {
 
 // Fills an ObjectMeta as msgpack-cxx's parser walks the header's map. Its visitor API hands
 // strings as views into the header, so only the fields kept are allocated (GetBatch decodes a
-// header per item). Accepts exactly what ToJson writes, in any key order; unknown keys are
+// header per item). Accepts exactly what PackMeta writes, in any key order; unknown keys are
 // skipped whatever their value. Any callback returning false stops the parse.
 class MetaVisitor : public msgpack::null_visitor {
  public:
@@ -220,12 +251,12 @@ uint64_t ObjectMeta::max_chunk_size() const {
 }
 
 uint64_t ReservedDataOffset(const ObjectMeta& meta) {
-  auto packed = nlohmann::json::to_msgpack(ToJson(meta));
+  const std::string packed = PackMeta(meta);
   return AlignUp(kObjHeaderSize + packed.size() + kLateFieldsSlack);
 }
 
 std::string EncodeObjectHeader(const ObjectMeta& meta, bool inline_data, uint64_t* data_offset) {
-  auto packed = nlohmann::json::to_msgpack(ToJson(meta));
+  const std::string packed = PackMeta(meta);
   uint64_t header_len = kObjHeaderSize + packed.size();
   uint64_t offset = inline_data ? std::max<uint64_t>(*data_offset, AlignUp(header_len)) : 0;
   *data_offset = offset;
@@ -233,15 +264,12 @@ std::string EncodeObjectHeader(const ObjectMeta& meta, bool inline_data, uint64_
   std::memcpy(out.data(), kMagic, sizeof(kMagic));
   PutU32(out.data() + 8, static_cast<uint32_t>(packed.size()));
   PutU32(out.data() + 12, static_cast<uint32_t>(offset));
-  out.append(reinterpret_cast<const char*>(packed.data()), packed.size());
+  out.append(packed);
   if (inline_data) out.resize(offset, '\0');
   return out;
 }
 
-std::string EncodeObjectMeta(const ObjectMeta& meta) {
-  auto packed = nlohmann::json::to_msgpack(ToJson(meta));
-  return std::string(reinterpret_cast<const char*>(packed.data()), packed.size());
-}
+std::string EncodeObjectMeta(const ObjectMeta& meta) { return PackMeta(meta); }
 
 Result<ObjectMeta> DecodeObjectMeta(std::string_view packed) { return DecodeMeta(packed.data(), packed.size()); }
 

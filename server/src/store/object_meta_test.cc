@@ -214,6 +214,37 @@ TEST_F(ObjectMetaTest, EmptyMetaRoundTrips) {
   EXPECT_EQ(ObjectMeta().max_chunk_size(), 0u);
 }
 
+// The files written before the header was packed field by field hold a JSON document packed by
+// nlohmann::json: the same bytes, so both kinds of file look alike.
+TEST_F(ObjectMetaTest, PackedAsTheJsonDocumentOfEarlierFiles) {
+  auto earlier = [](const ObjectMeta& m) {
+    nlohmann::json j = {{"n", m.name}, {"s", m.size}, {"v", m.version}, {"ct", m.cksum_type},
+                        {"cv", m.cksum_value}, {"a", m.atime_ns}, {"md", nlohmann::json::array()}};
+    for (const auto& [k, v] : m.custom) j["md"].push_back({k, v});
+    if (m.chunked()) {
+      j["u"] = m.upload_id;
+      j["cs"] = m.chunk_sizes;
+    }
+    auto packed = nlohmann::json::to_msgpack(j);
+    return std::string(packed.begin(), packed.end());
+  };
+  std::vector<ObjectMeta> metas(6, SampleMeta());
+  metas[1] = ObjectMeta{};
+  metas[2].chunk_sizes = {1, 200, 70000, 5000000000};
+  metas[2].upload_id = "up-1";
+  metas[3].atime_ns = -5;  // before 1970: a negative number
+  metas[4].atime_ns = -200;
+  metas[4].size = 255;
+  metas[4].version = 65536;
+  metas[5].name = std::string(300, 'n');  // str16
+  metas[5].cksum_value = std::string(40, 'c');  // str8
+  metas[5].custom.assign(20, {"key", std::string(70000, 'v')});  // str32, array16
+  for (size_t i = 0; i < metas.size(); ++i) EXPECT_EQ(EncodeObjectMeta(metas[i]), earlier(metas[i])) << i;
+  auto back = DecodeObjectMeta(EncodeObjectMeta(metas[2]));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  ExpectSameMeta(*back, metas[2]);
+}
+
 TEST_F(ObjectMetaTest, DamagedMagicIsCorruption) {
   uint64_t offset = 0;
   const std::string good = EncodeObjectHeader(SampleMeta(), true, &offset);
