@@ -21,7 +21,7 @@ cmake --build build/asan -j "$jobs" -- --quiet
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 build/asan/server/ais_server_tests --gtest_brief=1
 
 phase "fuzz (smoke)"
-scripts/fuzz.sh 10
+scripts/fuzz.sh 5
 
 phase "lint: ruff check, ruff format --check, mypy"
 PYTHON=$PYTHON scripts/lint.sh

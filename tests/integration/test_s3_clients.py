@@ -204,5 +204,6 @@ def test_litdata_dataset_written_through_s3(
         f"s3://{bucket}/ds", storage_options=options, cache_dir=str(tmp_path / "cache")
     )
     assert len(ds) == 60
-    assert [ds[i] for i in range(60)] == [bytes(k) for k in range(1, 61)]
+    # Random access makes litdata build a boto3 client per read (~0.2 s each): a few samples.
+    assert [ds[i] for i in (0, 29, 59)] == [bytes(1), bytes(30), bytes(60)]
     assert sorted(len(item) for item in ds) == list(range(1, 61))
