@@ -16,7 +16,7 @@ shift $(($# > 0 ? 1 : 0))
 targets=("$@")
 if ((${#targets[@]} == 0)); then
   targets=(http_request byte_range list_objects_msg moss_request bucket_props object_selection ais_messages
-           object_meta inventory_index inventory_chunk tar_scanner shard aws_chunked s3_xml)
+           object_meta header_snapshot inventory_index inventory_chunk tar_scanner shard aws_chunked s3_xml)
 fi
 
 command -v clang++ >/dev/null || { echo "fuzz: clang++ not found (scripts/setup.sh installs it)" >&2; exit 1; }

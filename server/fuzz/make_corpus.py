@@ -211,6 +211,10 @@ def from_sdk() -> None:
         for k, p in enumerate(parts[1:]):
             write("inventory_chunk", f"chunk_{k}", p.read_bytes())
         proxy.sock.close()
+        srv.stop(keep_data=True)  # saves the headers it knows: a snapshot per mountpath
+        for k, mp in enumerate(srv.mountpaths):
+            snapshot = (Path(mp) / ".ais.headers").read_bytes()
+            write("header_snapshot", f"mp{k}", snapshot[8:-8])  # the target adds magic and checksum
 
 
 def srv_bucket_props(client: Client) -> bytes:
