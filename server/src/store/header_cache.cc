@@ -4,8 +4,8 @@
 #include <unistd.h>
 #include <xxhash.h>
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 
 #include "util/clock.h"
@@ -254,7 +254,9 @@ Result<size_t> HeaderCache::Load(const std::string& file) {
     auto it = dirs_.emplace(lru_.front(), Dir{.files = {}, .lru = lru_.begin()}).first;
     it->second.files.reserve(files.size());
     for (auto& [name, known] : files) {
-      if (it->second.files.try_emplace(std::string(name), std::move(known)).second) ++items_, ++kept;
+      if (!it->second.files.try_emplace(std::string(name), std::move(known)).second) continue;
+      ++items_;
+      ++kept;
     }
     Trim();
   }

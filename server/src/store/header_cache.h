@@ -59,13 +59,13 @@ class HeaderCache {
   // file and removes it - the store does not keep it current, so it is good for one start - then
   // keeps the headers of every directory that is still the same: same inode, same mtime (nothing
   // renamed into, over or out of it while the server was down), and no Put or Forget for it since
-  // Load began (the running store's own changes). A damaged or foreign file is removed unread.
-  // A directory modified within kSettleNs of the Save is left out: a change in the same clock
-  // tick as its stat might leave its mtime as it was.
-  static constexpr int64_t kSettleNs = 20'000'000;
-  // Load returns how many headers it kept.
+  // Load began (the running store's own changes); it returns how many headers it kept. A file
+  // that is damaged or not a snapshot is removed unused (kCorruption).
   Status Save(const std::string& root, const std::string& file) const;
   Result<size_t> Load(const std::string& file);
+  // Save leaves out a directory modified within this long: a change in the same clock tick as
+  // its stat might leave its mtime as it was.
+  static constexpr int64_t kSettleNs = 20'000'000;
 
  private:
   struct StringHash {
