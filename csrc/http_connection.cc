@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <netdb.h>
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -14,6 +15,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <memory>
 #include <string>
 
 namespace aisnative {
@@ -49,6 +51,21 @@ error_code Errno(int err) { return error_code(err, boost::system::system_categor
 struct AddrInfoDeleter {
   void operator()(addrinfo* ai) const { freeaddrinfo(ai); }
 };
+
+// Whether the connected socket's peer is this machine: 127.0.0.0/8, ::1 or ::ffff:127.x.
+bool IsLoopback(int fd) {
+  sockaddr_storage peer{};
+  socklen_t len = sizeof(peer);
+  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &len) != 0) return false;
+  if (peer.ss_family == AF_INET) {
+    return (ntohl(reinterpret_cast<const sockaddr_in*>(&peer)->sin_addr.s_addr) >> 24) == 127;
+  }
+  if (peer.ss_family == AF_INET6) {
+    const in6_addr& a = reinterpret_cast<const sockaddr_in6*>(&peer)->sin6_addr;
+    return IN6_IS_ADDR_LOOPBACK(&a) || (IN6_IS_ADDR_V4MAPPED(&a) && a.s6_addr[12] == 127);
+  }
+  return false;
+}
 
 }  // namespace
 
@@ -127,6 +144,7 @@ std::unique_ptr<HttpConnection> HttpConnection::Connect(const std::string& host,
     // Requests are one small write each: send it now rather than wait for an ACK.
     const int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    conn->loopback_ = IsLoopback(fd);
     ec = {};
     return conn;
   }
@@ -209,8 +227,36 @@ size_t HttpConnection::SendVector(const struct iovec* iov, int count, error_code
   }
 }
 
+void HttpConnection::SendFileBuffered(int in_fd, uint64_t offset, uint64_t length, error_code& ec) {
+  const std::unique_ptr<char[]> buf(new char[std::min<uint64_t>(length, kFileSendBuffer)]);
+  while (length > 0) {
+    const size_t want = static_cast<size_t>(std::min<uint64_t>(length, kFileSendBuffer));
+    const ssize_t got = ::pread(in_fd, buf.get(), want, static_cast<off_t>(offset));
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) {
+      ec = Errno(errno);
+      return;
+    }
+    if (got == 0) {  // the file is shorter than it was said to be
+      ec = boost::asio::error::eof;
+      return;
+    }
+    for (size_t sent = 0; sent < static_cast<size_t>(got);) {
+      const iovec iov{buf.get() + sent, static_cast<size_t>(got) - sent};
+      sent += SendVector(&iov, 1, ec);
+      if (ec) return;
+    }
+    offset += static_cast<uint64_t>(got);
+    length -= static_cast<uint64_t>(got);
+  }
+}
+
 void HttpConnection::SendFile(int in_fd, uint64_t offset, uint64_t length, error_code& ec) {
   ec = {};
+  if (loopback_) {
+    SendFileBuffered(in_fd, offset, length, ec);
+    return;
+  }
   auto off = static_cast<off_t>(offset);
   while (length > 0) {
     // sendfile moves at most 0x7ffff000 bytes per call.

@@ -49,7 +49,7 @@ Route = Callable[[Req], Reply]
 
 
 class FakeServer:
-    def __init__(self, tls: tuple[str, str] | None = None) -> None:
+    def __init__(self, tls: tuple[str, str] | None = None, host: str = "127.0.0.1") -> None:
         self.requests: list[Req] = []
         self.route: Route = lambda req: Reply(404, b'{"message":"no route"}')
         # When set: sent as soon as a request's head is read, its body left unread, and the
@@ -123,7 +123,7 @@ class FakeServer:
 
             do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = do_PATCH = _handle
 
-        self._httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd = http.server.ThreadingHTTPServer((host, 0), Handler)
         self._httpd.daemon_threads = True
         scheme = "http"
         if tls is not None:

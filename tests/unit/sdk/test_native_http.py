@@ -7,6 +7,7 @@ import gc
 import gzip
 import os
 import signal
+import socket
 import threading
 import time
 import weakref
@@ -479,10 +480,47 @@ def test_file_body_is_sent_from_its_position(
         f.seek(1000)
         assert _transport_for(client, f) is NativeTransport
         client.bucket("b").object("o").get_writer().put_content(f)  # type: ignore[arg-type]
-        assert f.tell() == 1000  # sendfile left the file's position alone
+        assert f.tell() == 1000  # the file's position is left alone
     assert server.requests[-1].body == PAYLOAD[1000:]
     client.bucket("b").object("p").get_writer().put_file(path)
     assert server.requests[-1].body == PAYLOAD
+
+
+def _other_address() -> str | None:
+    """An IPv4 address of this machine other than a loopback one, or None."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        try:
+            s.connect(("192.0.2.1", 9))  # a UDP connect sends nothing: it only picks a route
+        except OSError:
+            return None
+        addr: str = s.getsockname()[0]
+    return None if addr.startswith("127.") else addr
+
+
+@pytest.mark.parametrize("peer", ["loopback", "other"])
+def test_large_file_body_from_an_offset(tmp_path: Path, peer: str) -> None:
+    """To a server on loopback a file body goes through a buffer (256 KiB at a time), to any
+    other address with sendfile: either way every byte from the offset, the position kept."""
+    host = "127.0.0.1" if peer == "loopback" else _other_address()
+    if host is None:
+        pytest.skip("this machine has no address but loopback")
+    data = os.urandom(3 * 256 * 1024 + 12345)
+    path = tmp_path / "f.bin"
+    path.write_bytes(data)
+    server = FakeServer(host=host)
+    try:
+        server.route = lambda req: Reply(200)
+        client = Client(server.url, retry_config=fast_retry_config(), timeout=(2, 5))
+        with open(path, "rb") as f:
+            f.seek(777)
+            assert _transport_for(client, f) is NativeTransport
+            client.bucket("b").object("o").get_writer().put_content(f)  # type: ignore[arg-type]
+            assert f.tell() == 777
+        assert server.requests[-1].body == data[777:]
+        client.bucket("b").object("p").get_writer().put_file(path)
+        assert server.requests[-1].body == data
+    finally:
+        server.close()
 
 
 def test_file_body_follows_a_redirect_and_a_retry_whole(
