@@ -4,6 +4,7 @@
 #include <msgpack.hpp>
 
 #include "util/json_text.h"
+#include "util/msgpack_sink.h"
 #include "util/strings.h"
 
 namespace ais {
@@ -153,13 +154,7 @@ Result<ListObjectsMsg> ListObjectsMsg::FromJson(const nlohmann::json& v) {
 
 namespace {
 
-// A msgpack-c write target that appends to a string (so that a page is packed without a copy).
-struct StringSink {
-  std::string* out;
-  void write(const char* data, size_t n) { out->append(data, n); }
-};
-
-void PackEntry(msgpack::packer<StringSink>& pk, std::string_view name, const ObjectMeta& m, const ListProps& props,
+void PackEntry(msgpack::packer<MsgpackStringSink>& pk, std::string_view name, const ObjectMeta& m, const ListProps& props,
                const std::string& location, uint16_t extra_flags, bool local) {
   if (extra_flags & kEntryIsDir) {
     pk.pack_map(2);
@@ -214,8 +209,8 @@ std::string EncodeEntryMsgpack(const ObjectMeta& m, const ListProps& props, cons
                                uint16_t extra_flags, bool local) {
   std::string out;
   out.reserve(64 + m.name.size());
-  StringSink sink{&out};
-  msgpack::packer<StringSink> pk(sink);
+  MsgpackStringSink sink{&out};
+  msgpack::packer<MsgpackStringSink> pk(sink);
   PackEntry(pk, m.name, m, props, location, extra_flags, local);
   return out;
 }
@@ -224,8 +219,8 @@ MsgpackPageBuilder::MsgpackPageBuilder(const ListProps& props, std::string locat
     : props_(props), location_(std::move(location)) {}
 
 void MsgpackPageBuilder::Add(std::string_view name, const ObjectMeta& m) {
-  StringSink sink{&entries_};
-  msgpack::packer<StringSink> pk(sink);
+  MsgpackStringSink sink{&entries_};
+  msgpack::packer<MsgpackStringSink> pk(sink);
   PackEntry(pk, name, m, props_, location_, 0, true);
   ++count_;
 }
@@ -245,8 +240,8 @@ std::string EncodeRawPageMsgpack(const std::string& uuid, const std::string& tok
   for (auto e : packed) total += e.size();
   std::string out;
   out.reserve(total);
-  StringSink sink{&out};
-  msgpack::packer<StringSink> pk(sink);
+  MsgpackStringSink sink{&out};
+  msgpack::packer<MsgpackStringSink> pk(sink);
   pk.pack_map(4);
   pk.pack("UUID");
   pk.pack(uuid);
@@ -284,8 +279,8 @@ std::string EncodeRawPageJson(const std::string& uuid, const std::string& token,
 
 std::string EncodeListPageMsgpack(const ListPage& page, const ListProps& props, const std::string& location) {
   std::string entries;
-  StringSink sink{&entries};
-  msgpack::packer<StringSink> pk(sink);
+  MsgpackStringSink sink{&entries};
+  msgpack::packer<MsgpackStringSink> pk(sink);
   for (size_t i = 0; i < page.entries.size(); ++i) {
     const uint16_t extra = i < page.extra_flags.size() ? page.extra_flags[i] : 0;
     PackEntry(pk, page.entries[i].name, page.entries[i], props, location, extra, !page.remote);

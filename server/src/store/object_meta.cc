@@ -10,6 +10,7 @@
 #include <msgpack.hpp>
 
 #include "util/file.h"
+#include "util/msgpack_sink.h"
 
 namespace ais {
 namespace {
@@ -18,19 +19,13 @@ constexpr char kMagic[8] = {'A', 'I', 'S', 'O', 'B', 'J', '0', '1'};
 // Room for the fields that change after the header is sized: checksum (<=128 hex), size, version.
 constexpr uint64_t kLateFieldsSlack = 256;
 
-// A msgpack-c write target appending to a string.
-struct StringSink {
-  std::string* out;
-  void write(const char* data, size_t n) { out->append(data, n); }
-};
-
 // The header's msgpack map. Keys in sorted order and every number in its shortest form, as the
 // files written so far have them (MetaVisitor takes any order).
 std::string PackMeta(const ObjectMeta& m) {
   std::string out;
   out.reserve(96 + m.name.size() + m.cksum_value.size());
-  StringSink sink{&out};
-  msgpack::packer<StringSink> pk(sink);
+  MsgpackStringSink sink{&out};
+  msgpack::packer<MsgpackStringSink> pk(sink);
   auto str = [&pk](std::string_view s) {
     pk.pack_str(static_cast<uint32_t>(s.size())).pack_str_body(s.data(), static_cast<uint32_t>(s.size()));
   };
