@@ -72,7 +72,7 @@ bool DirIdentity(const std::string& dir, uint64_t* ino, int64_t* mtime_ns) {
   struct stat st {};
   if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return false;
   *ino = static_cast<uint64_t>(st.st_ino);
-  *mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
+  *mtime_ns = MtimeNs(st);
   return true;
 }
 

@@ -89,7 +89,7 @@ Status SortedWalker::Push(const std::string& rel, const std::string& key_prefix)
     if (errno == ENOENT || errno == ENOTDIR) return Status::OK();  // vanished or never existed
     return Status::FromErrno(errno, "stat " + dir);
   }
-  const int64_t mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+  const int64_t mtime_ns = MtimeNs(st);
   const uint64_t ino = static_cast<uint64_t>(st.st_ino);
   std::shared_ptr<const SortedDir> sorted = SortedDirs().Get(dir, ino, mtime_ns);
   if (!sorted) {

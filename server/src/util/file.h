@@ -1,6 +1,8 @@
 // Small POSIX file helpers: an owning fd, full reads/writes, directory sync, atomic replace.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -49,5 +51,9 @@ Status RemoveTree(const std::string& path);
 Status AtomicWriteFile(const std::string& path, std::string_view content, bool sync);
 Result<std::string> ReadFile(const std::string& path);
 std::string DirName(const std::string& path);
+// A stat's mtime in nanoseconds since the epoch.
+inline int64_t MtimeNs(const struct stat& st) {
+  return static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
+}
 
 }  // namespace ais
