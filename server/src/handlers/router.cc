@@ -2,8 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
-#include <map>
 #include <cctype>
+#include <map>
+#include <optional>
 
 #include "api/moss_request.h"
 #include "api/openapi.h"
@@ -107,7 +108,7 @@ Op Classify(const Exchange& ex, const Result<Route>& parsed) {
       case http::verb::get: return Op::kGet;
       case http::verb::head: return Op::kHead;
       case http::verb::delete_: return Op::kDelete;
-      case http::verb::put: return ex.query("append_type") ? Op::kAppend : Op::kPut;
+      case http::verb::put: return ex.query("append_type").value_or("").empty() ? Op::kPut : Op::kAppend;
       default: return Op::kOther;
     }
   }
@@ -138,7 +139,10 @@ Task<Handled> ServeMetrics(ServerContext& ctx, Exchange& ex) {
   snap.uptime_ns = NowNs() - ctx.start_ns;
   snap.state_flags = kNodeStateHealthy;
   if (ctx.open_connections) snap.connections = ctx.open_connections();
-  for (const auto& p : ctx.store.mountpaths().paths()) {
+  // Open to any scraper (as AIS): with tokens required it names no mountpath (the server's
+  // directory layout); GET /v1/daemon?what=mountpaths, which takes a token, does.
+  const bool tokens = ctx.auth && ctx.auth->required();
+  for (const auto& p : tokens ? std::vector<std::string>() : ctx.store.mountpaths().paths()) {
     struct statvfs v{};
     if (::statvfs(p.c_str(), &v) != 0) continue;
     const uint64_t total = static_cast<uint64_t>(v.f_blocks) * v.f_frsize;
@@ -179,8 +183,62 @@ void LogAccess(AccessLog& log, const Exchange& ex, std::chrono::steady_clock::ti
 
 }  // namespace
 
+namespace {
+
+// Counts a request in the metrics as its reply begins, before any byte of it is written, and
+// its latency when Finish is called, once the reply is out. Observes the exchange while it lives.
+class RequestCounter final : public ReplyObserver {
+ public:
+  RequestCounter(Metrics& metrics, Exchange& ex, Op op, std::chrono::steady_clock::time_point start)
+      : metrics_(metrics),
+        ex_(ex),
+        op_(op),
+        range_(op == Op::kGet && !ex.header("Range").empty()),
+        put_bytes_(op == Op::kPut || op == Op::kAppend ? ex.content_length().value_or(0) : 0),
+        start_(start) {
+    metrics_.AddInFlight(1);
+    ex_.set_reply_observer(this);
+  }
+  ~RequestCounter() { ex_.set_reply_observer(nullptr); }
+  RequestCounter(const RequestCounter&) = delete;
+  RequestCounter& operator=(const RequestCounter&) = delete;
+
+  void OnReplyBegin(unsigned status, uint64_t body_bytes) override {
+    counted_ = true;
+    ok_ = status < 300;
+    uint64_t bytes = 0;
+    if (ok_) bytes = serves_bytes() ? body_bytes : put_bytes_;
+    if (range_) metrics_.RecordRangeGet();
+    metrics_.Count(op_, status, bytes);
+  }
+  void OnStreamBytes(uint64_t n) override {
+    if (ok_ && serves_bytes()) metrics_.AddBytes(op_, n);
+  }
+  // The reply is out (or the request ended without one: counted now, with status 0).
+  void Finish() {
+    if (!counted_) OnReplyBegin(0, 0);
+    metrics_.AddInFlight(-1);
+    const auto took = std::chrono::steady_clock::now() - start_;
+    metrics_.RecordLatency(op_, static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(took).count()));
+  }
+
+ private:
+  bool serves_bytes() const { return op_ == Op::kGet || op_ == Op::kGetBatch; }
+
+  Metrics& metrics_;
+  Exchange& ex_;
+  const Op op_;
+  const bool range_;
+  const uint64_t put_bytes_;  // the request body's length: what a PUT or append moves
+  const std::chrono::steady_clock::time_point start_;
+  bool counted_ = false;
+  bool ok_ = false;
+};
+
+}  // namespace
+
 // The one error path: a handler that did not reply returns the Status, replied here. Every
-// request is counted in the metrics here, once it is answered, and written to the access log.
+// request is counted in the metrics (RequestCounter) and written to the access log.
 Task<void> Dispatch(ServerContext& ctx, Exchange& ex) {
   AccessLog* const access_log = ctx.access_log;  // null (off): one test per request, nothing else
   const auto start = std::chrono::steady_clock::now();
@@ -195,14 +253,13 @@ Task<void> Dispatch(ServerContext& ctx, Exchange& ex) {
     co_return;
   }
   Metrics& metrics = ServerMetrics();
-  const bool counted = metrics.enabled();
-  if (counted) metrics.AddInFlight(1);
-  Op op = Op::kOther;
+  std::optional<RequestCounter> counter;  // declared before the work it observes, outlives it
   if (auto s3_path = s3::S3PathOf(ctx, ex.raw_path())) {  // the S3 front end replies its own way
+    if (metrics.enabled()) counter.emplace(metrics, ex, ClassifyS3(ex, *s3_path), start);
     co_await s3::Serve(ctx, ex, *s3_path);
-    op = ClassifyS3(ex, *s3_path);
   } else {
     const Result<Route> route = ParseRoute(ex.raw_path());
+    if (metrics.enabled()) counter.emplace(metrics, ex, Classify(ex, route), start);
     Handled h = co_await Serve(ctx, ex, route);
     if (!h.replied()) {
       if (ex.replied()) {  // a bug: an error after a reply began (Handled's contract forbids it)
@@ -211,20 +268,9 @@ Task<void> Dispatch(ServerContext& ctx, Exchange& ex) {
         co_await ex.ReplyError(h.status());
       }
     }
-    op = Classify(ex, route);
   }
   if (access_log) LogAccess(*access_log, ex, start);
-  if (!counted) co_return;
-  metrics.AddInFlight(-1);
-  const unsigned status = ex.reply_status();
-  uint64_t bytes = 0;
-  if (status < 300) {
-    if (op == Op::kGet || op == Op::kGetBatch) bytes = ex.reply_bytes();
-    if (op == Op::kPut || op == Op::kAppend) bytes = ex.content_length().value_or(0);
-  }
-  if (op == Op::kGet && !ex.header("Range").empty()) metrics.RecordRangeGet();
-  const auto took = std::chrono::steady_clock::now() - start;
-  metrics.Record(op, status, bytes, static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(took).count()));
+  if (counter) counter->Finish();
 }
 
 }  // namespace ais

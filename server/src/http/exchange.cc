@@ -220,11 +220,17 @@ void Exchange::FillHeaders(http::fields& f, const HeaderList& headers) const {
   for (auto& [k, v] : headers) f.insert(k, v);
 }
 
-Task<Replied> Exchange::Reply(http::status status, const HeaderList& headers, std::string body,
-                              std::string_view content_type) {
+void Exchange::BeginReply(http::status status, uint64_t body_bytes, bool unsized) {
   replied_ = true;
   reply_status_ = static_cast<unsigned>(status);
-  reply_bytes_ = is_head() ? 0 : body.size();
+  reply_bytes_ = is_head() ? 0 : body_bytes;
+  unsized_stream_ = unsized;
+  if (observer_) observer_->OnReplyBegin(reply_status_, reply_bytes_);
+}
+
+Task<Replied> Exchange::Reply(http::status status, const HeaderList& headers, std::string body,
+                              std::string_view content_type) {
+  BeginReply(status, body.size(), false);
   http::response<http::string_body> res{status, req().version()};
   FillHeaders(res.base(), headers);
   if (!content_type.empty()) res.set(http::field::content_type, content_type);
@@ -249,9 +255,7 @@ Task<Replied> Exchange::Reply(http::status status, const HeaderList& headers, st
 
 Task<Replied> Exchange::ReplyHeaders(http::status status, const HeaderList& headers,
                                      std::optional<uint64_t> content_length) {
-  replied_ = true;
-  reply_status_ = static_cast<unsigned>(status);
-  reply_bytes_ = is_head() ? 0 : content_length.value_or(0);
+  BeginReply(status, content_length.value_or(0), false);
   http::response<http::empty_body> res{status, req().version()};
   FillHeaders(res.base(), headers);
   if (content_length) res.content_length(*content_length);
@@ -278,10 +282,7 @@ Task<Replied> Exchange::ReplyPieces(http::status status, const HeaderList& heade
 
 Task<StreamReply> Exchange::BeginStream(http::status status, const HeaderList& headers,
                                         std::string_view content_type, std::optional<uint64_t> content_length) {
-  replied_ = true;
-  reply_status_ = static_cast<unsigned>(status);
-  reply_bytes_ = content_length.value_or(0);
-  unsized_stream_ = !content_length;
+  BeginReply(status, content_length.value_or(0), !content_length);
   http::response<http::empty_body> res{status, req().version()};
   FillHeaders(res.base(), headers);
   if (!content_type.empty()) res.set(http::field::content_type, content_type);
@@ -319,7 +320,10 @@ Task<bool> Exchange::WriteStream(const std::vector<BodyPiece>& pieces) {
   uint64_t total = 0;
   for (const auto& p : pieces) total += p.data ? p.len : p.file.len;
   if (total == 0) co_return true;
-  if (unsized_stream_) reply_bytes_ += total;
+  if (unsized_stream_) {
+    reply_bytes_ += total;
+    if (observer_) observer_->OnStreamBytes(total);
+  }
   if (!chunked_) co_return co_await WritePieces({}, pieces, {});
   char head[24];
   int n = std::snprintf(head, sizeof(head), "%llx\r\n", static_cast<unsigned long long>(total));

@@ -55,6 +55,20 @@ struct NodeInfo {
 std::string AisErrorText(const Status& st, http::status code, std::string_view method, std::string_view url_path,
                          std::string_view remote_addr, const NodeInfo& node);
 
+// Told of a reply before any byte of it is written: its status and body length as it begins,
+// and, for a stream of unknown length, each run of body bytes before the run is written. What an
+// observer records is therefore in place before the client can hold the reply (the router
+// counts requests here: "I have the reply" implies "it is counted").
+class ReplyObserver {
+ public:
+  // `body_bytes`: the body's length (0 for HEAD, and for a stream of unknown length so far).
+  virtual void OnReplyBegin(unsigned status, uint64_t body_bytes) = 0;
+  virtual void OnStreamBytes(uint64_t n) = 0;
+
+ protected:
+  ~ReplyObserver() = default;
+};
+
 // A reply whose header is out (Exchange::BeginStream) and whose body follows. It can only write
 // and end: once it exists, the reply has begun and no error reply is possible any more.
 class StreamReply {
@@ -132,6 +146,8 @@ class Exchange {
                                 std::optional<uint64_t> content_length);
 
   bool replied() const { return replied_; }
+  // Null (the default) or an observer that outlives the reply (cleared by whoever set it).
+  void set_reply_observer(ReplyObserver* o) { observer_ = o; }
   // The reply's status (0 before one) and its body's length (0 for HEAD), for the metrics.
   unsigned reply_status() const { return reply_status_; }
   uint64_t reply_bytes() const { return reply_bytes_; }
@@ -168,12 +184,15 @@ class Exchange {
   // head, the pieces, tail; consecutive memory runs go out in one gathered write.
   Task<bool> WritePieces(std::string_view head, const std::vector<BodyPiece>& pieces, std::string_view tail);
   void FillHeaders(http::fields& f, const HeaderList& headers) const;
+  // Every reply starts here: records status and length and tells the observer.
+  void BeginReply(http::status status, uint64_t body_bytes, bool unsized);
 
   Stream& stream_;
   beast::flat_buffer& buffer_;
   RequestParser& parser_;
   const NodeInfo& node_;
   std::string remote_addr_;
+  ReplyObserver* observer_ = nullptr;
   HeaderList error_headers_;
   std::string_view raw_path_;
   std::string_view raw_query_;

@@ -70,12 +70,17 @@ class Families {
 
 }  // namespace
 
-void Metrics::Record(Op op, unsigned status, uint64_t bytes, uint64_t ns) {
+void Metrics::Count(Op op, unsigned status, uint64_t bytes) {
   if (!enabled()) return;
   OpFigures& f = ops_[static_cast<size_t>(op)];
   f.count.fetch_add(1, std::memory_order_relaxed);
   if (status >= 400) f.errors.fetch_add(1, std::memory_order_relaxed);
   if (bytes) f.bytes.fetch_add(bytes, std::memory_order_relaxed);
+}
+
+void Metrics::RecordLatency(Op op, uint64_t ns) {
+  if (!enabled()) return;
+  OpFigures& f = ops_[static_cast<size_t>(op)];
   f.ns_total.fetch_add(ns, std::memory_order_relaxed);
   const double secs = static_cast<double>(ns) / 1e9;
   size_t b = 0;

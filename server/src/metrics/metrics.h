@@ -1,5 +1,8 @@
-// Metrics: this node's request counters and latency histograms. Recorded once per request by the
-// router (one relaxed atomic add per figure: nothing on the data path waits for a lock), read by
+// Metrics: this node's request counters and latency histograms. Recorded per request by the
+// router (one relaxed atomic add per figure: nothing on the data path waits for a lock): the
+// count, error and bytes as the reply begins, before any byte of it leaves (so a client holding
+// its reply finds it counted, whatever connection it asks on), the latency once the reply is out
+// (a moment later: a scrape may see a request's count before its latency). Read by
 // the Prometheus exposition (GET /metrics) and by the AIS stats tracker (node_status, the CLI's
 // `show performance`), so both always agree.
 //
@@ -31,7 +34,8 @@ struct OpFigures {
   std::atomic<uint64_t> errors{0};     // replies with a 4xx/5xx status
   std::atomic<uint64_t> bytes{0};      // object bytes: served (GET, GetBatch) or received (PUT, append)
   std::atomic<uint64_t> ns_total{0};   // summed latency
-  std::array<std::atomic<uint64_t>, kLatencyBuckets.size() + 1> latency{};  // per bucket, not cumulative
+  // Per bucket, not cumulative. Their sum trails `count` while a counted reply is being sent.
+  std::array<std::atomic<uint64_t>, kLatencyBuckets.size() + 1> latency{};
 };
 
 // Gauges the exposition reads from elsewhere at scrape time (store, job registry).
@@ -59,8 +63,14 @@ struct MetricsSnapshot {
 
 class Metrics {
  public:
-  // A request of `op` that ended with HTTP `status` after `ns`, moving `bytes` object bytes.
-  void Record(Op op, unsigned status, uint64_t bytes, uint64_t ns);
+  // A request of `op` answered with HTTP `status`, moving `bytes` object bytes (more may follow
+  // through AddBytes, for a reply streamed without a known length).
+  void Count(Op op, unsigned status, uint64_t bytes);
+  void AddBytes(Op op, uint64_t bytes) {
+    if (enabled() && bytes) ops_[static_cast<size_t>(op)].bytes.fetch_add(bytes, std::memory_order_relaxed);
+  }
+  // The latency of a request of `op`, counted before: `ns` from its arrival until its reply was out.
+  void RecordLatency(Op op, uint64_t ns);
   // Range GETs and cold GETs (fetches from a remote backend, by GET, prefetch or a batch) and
   // GetBatch items are counted apart too.
   void RecordRangeGet() {

@@ -1,4 +1,4 @@
-// Metrics: what Record counts, where a latency lands, and the exposition's text.
+// Metrics: what Count and RecordLatency count, where a latency lands, and the exposition's text.
 #include "metrics/metrics.h"
 
 #include <gtest/gtest.h>
@@ -6,15 +6,20 @@
 namespace ais {
 namespace {
 
-TEST(MetricsTest, RecordCountsErrorsBytesAndLatencyBuckets) {
+TEST(MetricsTest, CountsErrorsBytesAndLatencyBuckets) {
   Metrics m;
-  m.Record(Op::kGet, 200, 100, 50'000);       // 50 µs: the first bucket (<= 100 µs)
-  m.Record(Op::kGet, 206, 10, 2'000'000);     // 2 ms: <= 2.5 ms
-  m.Record(Op::kGet, 404, 0, 7'000'000'000);  // 7 s: past the last bound (+Inf)
+  m.Count(Op::kGet, 200, 100);
+  m.Count(Op::kGet, 206, 4);
+  m.AddBytes(Op::kGet, 6);
+  m.Count(Op::kGet, 404, 0);
   const OpFigures& f = m.op(Op::kGet);
   EXPECT_EQ(f.count.load(), 3u);
   EXPECT_EQ(f.errors.load(), 1u);
   EXPECT_EQ(f.bytes.load(), 110u);
+  EXPECT_EQ(f.ns_total.load(), 0u);  // counted, latency not yet recorded
+  m.RecordLatency(Op::kGet, 50'000);         // 50 µs: the first bucket (<= 100 µs)
+  m.RecordLatency(Op::kGet, 2'000'000);      // 2 ms: <= 2.5 ms
+  m.RecordLatency(Op::kGet, 7'000'000'000);  // 7 s: past the last bound (+Inf)
   EXPECT_EQ(f.ns_total.load(), 7'002'050'000u);
   EXPECT_EQ(f.latency[0].load(), 1u);
   EXPECT_EQ(f.latency[4].load(), 1u);
@@ -25,7 +30,8 @@ TEST(MetricsTest, RecordCountsErrorsBytesAndLatencyBuckets) {
 TEST(MetricsTest, DisabledCountsNothing) {
   Metrics m;
   m.set_enabled(false);
-  m.Record(Op::kPut, 200, 5, 1);
+  m.Count(Op::kPut, 200, 5);
+  m.RecordLatency(Op::kPut, 1);
   m.RecordColdGet(5);
   m.RecordGetBatchItems(1, 5);
   EXPECT_EQ(m.op(Op::kPut).count.load(), 0u);
@@ -34,8 +40,10 @@ TEST(MetricsTest, DisabledCountsNothing) {
 
 TEST(MetricsTest, ExpositionUsesAisNamesAndLabels) {
   Metrics m;
-  m.Record(Op::kPut, 200, 1024, 1000);
-  m.Record(Op::kGetBatch, 200, 0, 1000);
+  m.Count(Op::kPut, 200, 1024);
+  m.RecordLatency(Op::kPut, 1000);
+  m.Count(Op::kGetBatch, 200, 0);
+  m.RecordLatency(Op::kGetBatch, 1000);
   MetricsSnapshot snap;
   snap.mountpaths.push_back({"/data/mp1", 1000, 400});
   snap.jobs.push_back({"copy-bck", "finished", 2});
