@@ -78,8 +78,8 @@ class LocalServer:
         host: address to bind.
         threads: server I/O threads (default: two per CPU, at least 4).
         fsync: sync data and directories before each commit (durability over speed).
-        promote_root: the directory tree ``Object.promote`` may read (server default:
-            /var/lib/ais/promote, as AIS).
+        promote_root: the directory tree ``Object.promote`` may read (default: none, promote
+            is off; AIS uses /var/lib/ais/promote). Symlinks in it are never followed.
         startup_timeout: seconds to wait for the server to listen.
         binary: path of the executable (default: ``find_server_binary()``).
         args: more command-line flags for the server, e.g. its limits

@@ -44,8 +44,14 @@ Options:
                     GetBatch: missing items (placeholders) a batch may hold before it
                     fails (default 8, as AIS get_batch.max_soft_errs)
   --promote-root DIR
-                    the only directory tree "promote" may read files from (default
-                    /var/lib/ais/promote, as AIS; "" disables promote)
+                    the only directory tree "promote" may read files from (none by default:
+                    promote is off; AIS uses /var/lib/ais/promote). Files are opened beneath it
+                    with no symlink followed; FIFOs and devices are refused
+  --allow-s3-endpoint URL
+                    an S3 endpoint a bucket's extra.aws.endpoint may name (repeatable); a
+                    bucket may name no other (the server's own, S3_ENDPOINT or a profile's
+                    endpoint_url, needs no listing). Setting extra.aws.endpoint or
+                    extra.aws.profile takes an ADMIN token
   --no-aws-backend  serve no s3:// buckets (AIS cluster config without backend.aws): requests
                     naming one get 404 at once instead of reaching out to S3
   --no-metrics      count nothing per request (GET /metrics still answers, with zeros): only
@@ -83,10 +89,14 @@ Access control (off by default; docs/user-guide.md "Access control"):
 
 Limits (a request over one gets a 4xx, or 503 + Retry-After, never unbounded memory):
   --max-connections N      open connections (default 8192); more get 503 + Retry-After
+  --max-connections-per-address N
+                           open connections from one client IP address (default 1024); more
+                           get 503 + Retry-After
   --idle-timeout SECONDS   a kept-alive connection may wait this long for its next request
                            (default 300)
   --header-timeout SECONDS a request's header must arrive within this long of its first
-                           byte (default 30)
+                           byte, and a new connection's first request within this long of
+                           its accept (default 30)
   --max-header-size SIZE   request header section, e.g. 64KiB (default); larger gets 431
   --max-json-body SIZE     JSON request body, e.g. 4MiB (default); larger gets 400
   --max-json-depth N       nesting of a JSON request body (default 32)
@@ -135,7 +145,7 @@ int main(int argc, char** argv) {
   ais::StoreOptions store_opts;
   ais::HttpServerOptions http_opts;
   ais::BatchConfig batch_cfg;
-  std::string promote_root = "/var/lib/ais/promote";
+  std::string promote_root;  // "" = promote off
   ais::JsonLimits& json_limits = ais::DefaultJsonLimits();
   uint64_t max_page_size = 10000;
   bool s3_via_root = false;
@@ -167,6 +177,7 @@ int main(int argc, char** argv) {
                                {"promote-root", required_argument, nullptr, 'P'},
                                {"max-connections", required_argument, nullptr, 1000},
                                {"idle-timeout", required_argument, nullptr, 1001},
+                               {"max-connections-per-address", required_argument, nullptr, 1011},
                                {"header-timeout", required_argument, nullptr, 1002},
                                {"max-header-size", required_argument, nullptr, 1003},
                                {"max-json-body", required_argument, nullptr, 1004},
@@ -176,6 +187,7 @@ int main(int argc, char** argv) {
                                {"job-idle-timeout", required_argument, nullptr, 1008},
                                {"no-metrics", no_argument, nullptr, 1021},
                                {"no-aws-backend", no_argument, nullptr, 1020},
+                               {"allow-s3-endpoint", required_argument, nullptr, 1022},
                                {"s3-api-via-root", no_argument, nullptr, 1009},
                                {"s3-credentials", required_argument, nullptr, 1010},
                                {"auth-required", no_argument, nullptr, 1030},
@@ -235,6 +247,11 @@ int main(int argc, char** argv) {
       case 1000:
         if (!number("max-connections", 1, 1 << 24, false, &http_opts.max_connections)) return 2;
         break;
+      case 1011:
+        if (!number("max-connections-per-address", 1, 1 << 24, false, &http_opts.max_connections_per_address)) {
+          return 2;
+        }
+        break;
       case 1001: {
         uint64_t secs = 0;
         if (!number("idle-timeout", 1, 86400, false, &secs)) return 2;
@@ -266,6 +283,15 @@ int main(int argc, char** argv) {
         if (!number("job-idle-timeout", 1, 86400000, false, &job_idle_ms)) return 2;
         break;
       case 1020: remote_opts.aws_enabled = false; break;
+      case 1022: {
+        const std::string e = ais::NormalizeEndpoint(optarg);
+        if (!e.starts_with("http://") && !e.starts_with("https://")) {
+          std::cerr << "aistore-server: invalid --allow-s3-endpoint " << optarg << " (expecting http(s)://host[:port])\n";
+          return 2;
+        }
+        remote_opts.allowed_endpoints.push_back(e);
+        break;
+      }
       case 1009: s3_via_root = true; break;
       case 1010: s3_credentials = optarg; break;
       case 1021: metrics_on = false; break;
@@ -409,6 +435,13 @@ int main(int argc, char** argv) {
     std::string warning = "WARNING: listening on " + http_opts.host +
                           " without access control: anyone who can reach this port can read, overwrite and "
                           "delete every object (see --auth-required, or bind --host 127.0.0.1)";
+    std::cerr << "aistore-server: " << warning << std::endl;
+    ais::LogWarning(warning);
+  }
+  if (!auth_cfg.oidc_issuers.empty() && auth_cfg.audiences.empty()) {
+    const std::string warning =
+        "WARNING: trusting OIDC issuers without --auth-audience: a token the issuer made for any other "
+        "application (any audience) is accepted here";
     std::cerr << "aistore-server: " << warning << std::endl;
     ais::LogWarning(warning);
   }

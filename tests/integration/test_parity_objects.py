@@ -181,15 +181,16 @@ def test_promote_bad_sources(promote_env: tuple[Client, Bucket, Path], tmp_path:
     assert "pathname is empty" in err(r, 400)
 
 
-def test_promote_disabled_by_default_root(
+def test_promote_is_off_without_a_root(
     ais_server: LocalServer, bucket: Bucket, tmp_path: Path
 ) -> None:
-    """The session server uses AIS's root (/var/lib/ais/promote): nothing else is readable."""
+    """The session server names no promote root: promote reads nothing until the operator
+    names one (--promote-root)."""
     f = tmp_path / "f"
     f.write_bytes(b"x")
     with pytest.raises(AISError) as e:
         bucket.object("x").promote(str(f))
-    assert e.value.status_code == 400 and "/var/lib/ais/promote" in e.value.message
+    assert e.value.status_code == 400 and "disabled" in e.value.message
 
 
 def test_blob_download_needs_a_remote_bucket(bucket: Bucket) -> None:

@@ -135,6 +135,35 @@ def test_presigned_urls(server: LocalServer, bucket: str) -> None:
     assert refused.status_code == 403 and b"sign with SigV4" in refused.content
 
 
+def test_a_replayed_put_cannot_swap_its_body_through_aws_chunked(
+    server: LocalServer, bucket: str
+) -> None:
+    import hashlib
+
+    from botocore.auth import SigV4Auth
+    from botocore.awsrequest import AWSRequest
+    from botocore.credentials import Credentials
+
+    url = f"{server.endpoint}/s3/{bucket}/replayed"
+    body = b"the signed body"
+    req = AWSRequest(
+        method="PUT",
+        url=url,
+        data=body,
+        headers={"x-amz-content-sha256": hashlib.sha256(body).hexdigest()},
+    )
+    SigV4Auth(Credentials(KEY_ID, SECRET), "s3", "us-east-1").add_auth(req)
+    signed = dict(req.headers.items())
+    assert requests.put(url, data=body, headers=signed, timeout=10).status_code == 200
+    # The same signed headers, plus an unsigned Content-Encoding and a chunk-framed body of the
+    # attacker's: the signed payload hash decides how the body is read, so it must match it.
+    evil = b"4\r\nevil\r\n0\r\n\r\n"
+    replay = {**signed, "Content-Encoding": "aws-chunked", "Content-Length": str(len(evil))}
+    r = requests.put(url, data=evil, headers=replay, timeout=10)
+    assert r.status_code == 400 and b"XAmzContentSHA256Mismatch" in r.content, r.content
+    assert client(server).get_object(Bucket=bucket, Key="replayed")["Body"].read() == body
+
+
 def test_refusals(server: LocalServer, bucket: str) -> None:
     with pytest.raises(ClientError) as err:
         client(server, secret="wrong").get_object(Bucket=bucket, Key="x")

@@ -116,6 +116,40 @@ def test_idle_connection_is_closed(srv: LocalServer) -> None:
     assert 1.5 < waited < 6, waited
 
 
+def test_silent_new_connection_gets_no_idle_time(srv: LocalServer) -> None:
+    # A new connection's first request is due within the header timeout (1 s), not the idle
+    # timeout (2 s): a client cannot hold connections open by never sending a byte.
+    s = connect(srv)
+    t0 = time.monotonic()
+    assert read_reply(s) == b""
+    waited = time.monotonic() - t0
+    s.close()
+    assert 0.5 < waited < 1.8, waited
+
+
+def test_connections_per_client_address_are_capped(tmp_path: Path) -> None:
+    args = ["--max-connections-per-address", "2"]
+    with LocalServer(mountpaths=[tmp_path / "mp"], threads=2, args=args) as other:
+        held = [served_connection(other) for _ in range(2)]
+        try:
+            refused = connect(other)
+            head = read_reply(refused).partition(b"\r\n\r\n")[0]
+            refused.close()
+            assert head.startswith(b"HTTP/1.1 503") and b"Retry-After: 1" in head, head
+            # Another address (127.0.0.2 is loopback too) has connections of its own.
+            u = urlsplit(other.endpoint)
+            s = socket.create_connection(
+                (u.hostname, u.port), timeout=10, source_address=("127.0.0.2", 0)
+            )
+            s.sendall(b"GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert s.recv(4096).startswith(b"HTTP/1.1 200")
+            s.close()
+        finally:
+            for h in held:
+                h.close()
+        served_connection(other).close()  # the address's slots come back
+
+
 def test_slow_header_is_cut_off(srv: LocalServer) -> None:
     s = connect(srv)
     s.sendall(b"GET /v1/health HTTP/1.1\r\n")  # ... and the rest never comes

@@ -36,6 +36,14 @@ const api::RouteSpec* RowOf(const Route& route, const Exchange& ex) {
   return api::FindRoute(MethodOf(m), route);
 }
 
+// Bucket props that set `extra.aws.endpoint` or `extra.aws.profile`.
+bool NamesBackendSource(const nlohmann::json& props) {
+  auto extra = props.find("extra");
+  if (extra == props.end() || !extra->is_object()) return false;
+  auto aws = extra->find("aws");
+  return aws != extra->end() && aws->is_object() && (aws->contains("endpoint") || aws->contains("profile"));
+}
+
 }  // namespace
 
 // The bits are the route table's (api/routes.cc); what it has no row for is served by no handler
@@ -45,7 +53,8 @@ RouteAccess RequiredAccess(const Route& route, const Exchange& ex) {
   if (const api::RouteSpec* row = RowOf(route, ex)) {
     if (row->open) return {.open = true};
     AccessAttrs bits = row->bits;
-    if (!row->bits_query.empty() && ex.query(row->bits_query)) bits = row->bits_query_bits;
+    // Present and non-empty, as the handler tells (an empty `append_type=` is a plain PUT).
+    if (!row->bits_query.empty() && !ex.query(row->bits_query).value_or("").empty()) bits = row->bits_query_bits;
     return {.bits = bits, .on_bucket = row->on_bucket, .by_action = row->by_action};
   }
   if (route.area == "health" || route.area == "tokens") return {.open = true};  // their handlers refuse the rest
@@ -58,16 +67,22 @@ AccessAttrs ActionAccess(const Route& route, const Exchange& ex, std::string_vie
   const api::RouteSpec* row = RowOf(route, ex);
   if (!row) return kAdmin;
   AccessAttrs bits = row->actions.empty() && !row->by_action && row->bits ? row->bits : api::ActionBits(*row, action);
-  // The one action whose bits depend on its value: changing a bucket's `access` is an ACL change.
-  if (route.area == "buckets" && action == "set-bprops" && value.is_object() && value.contains("access")) {
-    bits |= kBckSetAcl;
+  if (route.area == "buckets" && value.is_object() && (action == "set-bprops" || action == "create-bck")) {
+    // Changing a bucket's `access` is an ACL change.
+    if (action == "set-bprops" && value.contains("access")) bits |= kBckSetAcl;
+    // Where a remote bucket's data comes from and as whom are cluster-level settings in AIS: a
+    // bucket owner who could set them would point everyone's reads at an address of their choice.
+    if (NamesBackendSource(value)) bits |= kAdmin;
   }
   return bits;
 }
 
 std::string AmzSecurityToken(const Exchange& ex) {
   std::string amz(ex.header("X-Amz-Security-Token"));
-  if (amz.empty() && ex.header("Authorization").empty()) {  // a presigned URL (SigV4, SigV2 spelling)
+  // A token in a URL ends up in logs and histories: taken from presigned S3 URLs only, which
+  // have no other place for it, never on the AIS API (/v1).
+  const bool ais_api = ex.raw_path().starts_with("/v1/") || ex.raw_path() == "/v1";
+  if (amz.empty() && !ais_api && ex.header("Authorization").empty()) {  // a presigned URL (SigV4, SigV2 spelling)
     amz = ex.query("X-Amz-Security-Token").value_or(ex.query("x-amz-security-token").value_or(""));
   }
   return amz;
@@ -113,6 +128,16 @@ Status AuthorizeRoute(ServerContext& ctx, const Exchange& ex, const Route& route
   auto provider = NormalizeProvider(ex.query("provider").value_or(""));
   auth::BucketRef bucket{.name = route.bucket, .provider = provider.ok() ? *provider : "ais"};
   return Authorize(ctx, ex, bits, &bucket);
+}
+
+Status AuthorizeBucket(ServerContext& ctx, const Exchange& ex, std::string_view key, AccessAttrs bits) {
+  auth::BucketRef bucket{.name = std::string(KeyName(key)), .provider = std::string(ais::KeyProvider(key))};
+  return Authorize(ctx, ex, bits, &bucket);
+}
+
+Status AuthorizeDestination(ServerContext& ctx, const Exchange& ex, std::string_view key) {
+  const bool exists = ctx.store.GetBucket(std::string(key)).ok();
+  return AuthorizeBucket(ctx, ex, key, exists ? kPut : kPut | kCreateBucket);
 }
 
 }  // namespace ais

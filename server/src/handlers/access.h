@@ -5,7 +5,10 @@
 // Two steps, so that nothing is served unchecked: the router checks every request by its method
 // and path (RouteAccess) before any handler runs; a request whose bits depend on its action
 // message is checked again, with the action's bits, by ReadActionMsg as soon as the message is
-// decoded (ActionAccess). GetBatch checks each bucket it reads (handlers/batch.cc).
+// decoded (ActionAccess). GetBatch checks each bucket it reads (handlers/batch.cc); a request
+// that writes into another bucket than its URL names (a copy, move or archive to `bck_to` or
+// `to_bck`, an object copy to `object_to`, an S3 copy's source) checks that bucket too, in its
+// handler, before it acts (AuthorizeBucket, AuthorizeDestination).
 #pragma once
 
 #include <memory>
@@ -36,10 +39,10 @@ auth::AccessAttrs ActionAccess(const Route& route, const Exchange& ex, std::stri
                                const nlohmann::json& value);
 
 // The claims of the request's bearer token: the Authorization header, else X-Amz-Security-Token
-// (header, or the parameter of a presigned S3 URL). REQUIRES: ctx.auth.
+// (header, or, on the S3 API only, the parameter of a presigned URL). REQUIRES: ctx.auth.
 Result<std::shared_ptr<const auth::Claims>> Authenticate(ServerContext& ctx, const Exchange& ex);
 // The AIS token an S3 client carries as its session token: the X-Amz-Security-Token header, or
-// on a presigned URL (no Authorization header) the query parameter; "" when there is none.
+// on a presigned S3 URL (no Authorization header, not /v1) the query parameter; "" when none.
 std::string AmzSecurityToken(const Exchange& ex);
 
 // With tokens required: OK if the request's token grants `bits` on `bucket` (null: cluster
@@ -47,5 +50,11 @@ std::string AmzSecurityToken(const Exchange& ex);
 Status Authorize(ServerContext& ctx, const Exchange& ex, auth::AccessAttrs bits, const auth::BucketRef* bucket);
 // The same for the bucket named by the route (and the provider query).
 Status AuthorizeRoute(ServerContext& ctx, const Exchange& ex, const Route& route, auth::AccessAttrs bits);
+// The same for the bucket of store key `key` (store/bck.h).
+Status AuthorizeBucket(ServerContext& ctx, const Exchange& ex, std::string_view key, auth::AccessAttrs bits);
+// A bucket the request writes into besides (or instead of) its URL's: PUT on it, and
+// CREATE-BUCKET as well when it does not exist yet (the request would create it). Its `access`
+// property applies as to any bucket.
+Status AuthorizeDestination(ServerContext& ctx, const Exchange& ex, std::string_view key);
 
 }  // namespace ais

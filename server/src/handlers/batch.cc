@@ -13,8 +13,6 @@
 namespace ais {
 namespace {
 
-constexpr size_t kMaxMossBody = 256 << 20;  // ~2-3M items; the SDK has no bound, neither does AIS
-
 // The bucket given by the path, with the query's provider and namespace.
 Result<std::optional<MossBucket>> PathBucket(const Exchange& ex, const Route& route) {
   auto provider = NormalizeProvider(ex.query("provider").value_or(""));
@@ -64,7 +62,24 @@ Task<Handled> HandleMl(ServerContext& ctx, Exchange& ex, const Route& route) {
   auto def = PathBucket(ex, route);
   if (!def.ok()) co_return def.status();
   if (Status st = CheckColoc(ex); !st.ok()) co_return st;
-  auto body = co_await ex.ReadBody(kMaxMossBody);
+  // The path's bucket is checked before the body is read (the body's own buckets after it).
+  if (*def) {
+    if (Status st = co_await CheckBucket(ctx, ex, **def); !st.ok()) co_return st;
+  }
+  // The body is held whole while it is parsed: its memory is reserved first, the declared length
+  // (or, chunked, as much as it may grow to).
+  const BatchConfig& cfg = ctx.batch.config();
+  const uint64_t declared = ex.content_length().value_or(cfg.max_body);
+  if (declared > cfg.max_body) {
+    co_return Status::InvalidArgument("GetBatch request body of " + std::to_string(declared) +
+                                      " bytes exceeds the maximum of " + std::to_string(cfg.max_body));
+  }
+  auto lease = ctx.batch.body_budget().TryReserve(declared);
+  if (!lease) {
+    co_return Status::TooManyRequests("too many GetBatch request bodies in memory at once (" +
+                                      std::to_string(cfg.max_bodies_in_memory >> 20) + " MiB), retry later");
+  }
+  auto body = co_await ex.ReadBody(cfg.max_body);
   if (!body.ok()) co_return body.status();
   auto req = ParseMossRequest(*body, *def, ctx.batch.config().max_items);
   body->clear();
@@ -72,9 +87,6 @@ Task<Handled> HandleMl(ServerContext& ctx, Exchange& ex, const Route& route) {
   if (!req.ok()) co_return req.status();
   auto format = ParseArchiveMime(req->mime);
   if (!format.ok()) co_return format.status();
-  if (*def) {
-    if (Status st = co_await CheckBucket(ctx, ex, **def); !st.ok()) co_return st;
-  }
   for (const auto& b : req->buckets) {
     if (Status st = co_await CheckBucket(ctx, ex, b); !st.ok()) co_return st;
   }

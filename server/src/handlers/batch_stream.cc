@@ -278,6 +278,7 @@ BatchService::BatchService(BatchConfig config, JobRegistry& registry)
     : config_(config),
       jobs_(registry),
       producers_(std::make_unique<ProducerSet>(config.max_active)),
+      body_budget_(config.max_bodies_in_memory),
       pool_(kPoolThreads, kPoolLinger) {}
 
 BatchService::~BatchService() {

@@ -16,6 +16,7 @@
 #include "archive/worker_pool.h"
 #include "handlers/context.h"
 #include "jobs/get_batch_jobs.h"
+#include "util/byte_budget.h"
 
 namespace ais {
 
@@ -25,6 +26,10 @@ struct BatchConfig {
   size_t max_items = 100000;  // items in one request; more get a 400 naming the limit
   size_t max_active = 64;  // concurrent producer threads; more requests get 429
   size_t fetchers = 2;     // fetching threads per batch, its assembling thread included
+  // Request bodies (MossReq JSON): one at most max_body bytes, all those being read and parsed
+  // at once at most max_bodies_in_memory (more get 429).
+  size_t max_body = 256 << 20;  // ~2-3M items; the SDK has no bound, neither does AIS
+  size_t max_bodies_in_memory = 512 << 20;
 };
 
 class ProducerSet;  // the producer threads running (batch_stream.cc)
@@ -44,6 +49,7 @@ class BatchService {
   GetBatchJobs& jobs() { return jobs_; }
   WorkerPool& pool() { return pool_; }
   ProducerSet& producers() { return *producers_; }
+  ByteBudget& body_budget() { return body_budget_; }
 
   // Cancels every running producer and waits for their threads; later ones are refused (429).
   // Call once the HTTP server stopped, before the store goes away.
@@ -53,6 +59,7 @@ class BatchService {
   const BatchConfig config_;
   GetBatchJobs jobs_;
   std::unique_ptr<ProducerSet> producers_;
+  ByteBudget body_budget_;
   WorkerPool pool_;  // destroyed first: its threads may still be leaving producers_
 };
 

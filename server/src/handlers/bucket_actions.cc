@@ -1,12 +1,12 @@
 #include "handlers/bucket_actions.h"
 
-#include <sys/stat.h>
-
 #include <deque>
 #include <map>
 #include <mutex>
 
 #include "api/headers.h"
+#include "handlers/access.h"
+#include "handlers/offload.h"
 #include "jobs/bucket_jobs.h"
 #include "jobs/object_selection.h"
 #include "remote/cache_jobs.h"
@@ -215,6 +215,7 @@ Task<Handled> StartCopyOrMoveBucket(ServerContext& ctx, Exchange& ex, const std:
   auto to = ParseBucketUname(ex.query("bck_to").value_or(""));
   if (!to.ok()) co_return to.status();
   const std::string dst = *to;
+  if (Status st = AuthorizeDestination(ctx, ex, dst); !st.ok()) co_return st;
   bool move = msg.action == "move-bck";
   if (IsRemoteKey(dst) && (move || dst != bucket)) {
     co_return Status::NotSupported("destination " + Cname(dst) + ": copying into a remote bucket is not yet supported");
@@ -306,6 +307,9 @@ Task<Handled> StartListRange(ServerContext& ctx, Exchange& ex, const std::string
   }
   auto dst = Destination(m->to_bck, bucket);
   if (!dst.ok()) co_return dst.status();
+  if (*dst != bucket) {  // (the route's check covered the source bucket)
+    if (Status st = AuthorizeDestination(ctx, ex, *dst); !st.ok()) co_return st;
+  }
   if (kind == "copy-listrange") {
     CopyObjectsArgs args;
     args.src = bucket;
@@ -487,6 +491,7 @@ Task<Handled> Promote(ServerContext& ctx, Exchange& ex, const std::string& bucke
   }
   if (!bad.ok()) co_return bad;
   PromoteArgs args;
+  args.root = root;
   args.src = src;
   args.bucket = bucket;
   args.obj = pm->obj;
@@ -498,11 +503,17 @@ Task<Handled> Promote(ServerContext& ctx, Exchange& ex, const std::string& bucke
   }
   auto props = ctx.store.GetBucket(bucket);
   if (!props.ok()) co_return props.status();
-  struct stat st{};
-  if (::stat(src.c_str(), &st) != 0) {
-    co_return Status::NotFound("promote: source \"" + src + "\" does not exist");
-  }
-  if (S_ISDIR(st.st_mode)) {
+  // A file is promoted before the reply, a directory by a job; both read files: off the I/O thread.
+  std::function<Result<bool>()> file_or_dir = [&store = ctx.store, args]() -> Result<bool> {
+    auto is_dir = PromoteSourceIsDir(args);
+    if (!is_dir.ok() || *is_dir) return is_dir;
+    bool promoted = false;
+    AIS_RETURN_IF_ERROR(PromoteFile(store, args, &promoted));
+    return false;
+  };
+  auto is_dir = co_await Offload<bool>(ctx.remote.pool(), std::move(file_or_dir));
+  if (!is_dir.ok()) co_return is_dir.status();
+  if (*is_dir) {
     Store& store = ctx.store;
     std::string id = ctx.jobs.Start(
         "promote", bucket, [&store, args](JobControl& jc) { return RunPromoteDir(store, jc, args); },
@@ -510,9 +521,6 @@ Task<Handled> Promote(ServerContext& ctx, Exchange& ex, const std::string& bucke
                              (args.recursive ? ", flags:recurs" : ", flags:non-recurs")));
     co_return co_await ReplyJob(ex, id);
   }
-  bool promoted = false;
-  Status pst = PromoteFile(ctx.store, args, &promoted);
-  if (!pst.ok()) co_return pst;
   co_return co_await ex.Reply(http::status::ok);
 }
 

@@ -253,6 +253,19 @@ Task<Handled> StartRechunk(ServerContext& ctx, Exchange& ex, const std::string& 
   co_return co_await ex.Reply(http::status::ok, {}, id, "text/plain");
 }
 
+// A props document's `extra.aws.endpoint`, checked against the operator's list before it is
+// stored (CacheTier::ClientFor checks again before any request goes there).
+Status CheckPropsEndpoint(ServerContext& ctx, const nlohmann::json& props) {
+  if (!props.is_object()) return Status::OK();
+  auto extra = props.find("extra");
+  if (extra == props.end() || !extra->is_object()) return Status::OK();
+  auto aws = extra->find("aws");
+  if (aws == extra->end() || !aws->is_object()) return Status::OK();
+  auto endpoint = aws->find("endpoint");
+  if (endpoint == aws->end() || !endpoint->is_string()) return Status::OK();  // (a wrong type: Update says so)
+  return ctx.remote.CheckEndpoint(endpoint->get<std::string>());
+}
+
 }  // namespace
 
 Task<Handled> StartRechunkJob(ServerContext& ctx, Exchange& ex, const std::string& bucket,
@@ -266,6 +279,7 @@ Task<Handled> CreateRemoteBucket(ServerContext& ctx, Exchange& ex, const std::st
   if (ctx.store.buckets().Get(key)) {
     co_return Status::AlreadyExists("bucket \"" + BucketCname(key) + "\" already exists");
   }
+  if (Status st = CheckPropsEndpoint(ctx, props); !st.ok()) co_return st;
   std::function<Status()> add = [&tier = ctx.remote, key] { return tier.AddBucket(key); };
   Status st = co_await OffloadStatus(ctx.remote.pool(), std::move(add));
   if (st.IsNotFound()) {
@@ -321,17 +335,20 @@ Task<Handled> HandleBuckets(ServerContext& ctx, Exchange& ex, const Route& route
     if (msg->action == "create-inventory") co_return co_await CreateInventory(ctx, ex, *key, *msg);
     co_return co_await StartListRange(ctx, ex, *key, *msg);
   }
+  // The action decides the permission: it is read (and checked) before the bucket is resolved,
+  // which may ask a remote backend and add the bucket. (HEAD has its bits checked already.)
+  Result<ActionMsg> msg = ActionMsg{};
+  if (ex.method() != http::verb::head) {
+    if (route.has_extra) co_return Status::InvalidArgument("invalid URL path: unexpected segments after bucket");
+    msg = co_await ReadActionMsg(ctx, ex);
+    if (!msg.ok()) co_return msg.status();
+  }
   auto key = co_await ResolveBucket(ctx, ex, route.bucket);
   if (!key.ok()) co_return key.status();
   const std::string& bucket = *key;
   if (ex.method() == http::verb::head) co_return co_await HeadBucket(ctx, ex, bucket, route.object);
-  if (route.has_extra) {
-    co_return Status::InvalidArgument("invalid URL path: unexpected segments after bucket");
-  }
   switch (ex.method()) {
     case http::verb::get: {
-      auto msg = co_await ReadActionMsg(ctx, ex);
-      if (!msg.ok()) co_return msg.status();
       if (msg->action.empty() || msg->action == "list") co_return co_await ListObjects(ctx, ex, bucket, msg->value);
       if (msg->action == "summary-bck") co_return co_await GetBucketSummary(ctx, ex, bucket, *msg);
       if (msg->action == "show-inventory") {
@@ -343,10 +360,9 @@ Task<Handled> HandleBuckets(ServerContext& ctx, Exchange& ex, const Route& route
       co_return Status::InvalidArgument("invalid action \"" + msg->action + "\"");
     }
     case http::verb::post: {
-      auto msg = co_await ReadActionMsg(ctx, ex);
-      if (!msg.ok()) co_return msg.status();
       if (msg->action == "create-bck") {
-        Status st = ctx.store.CreateBucket(bucket, msg->value);
+        Status st = CheckPropsEndpoint(ctx, msg->value);
+        if (st.ok()) st = ctx.store.CreateBucket(bucket, msg->value);
         if (!st.ok()) co_return st;
         LogInfo("created bucket " + BucketCname(bucket));
         co_return co_await ex.Reply(http::status::ok);
@@ -362,8 +378,6 @@ Task<Handled> HandleBuckets(ServerContext& ctx, Exchange& ex, const Route& route
       co_return Status::InvalidArgument("invalid action \"" + msg->action + "\"");
     }
     case http::verb::delete_: {
-      auto msg = co_await ReadActionMsg(ctx, ex);
-      if (!msg.ok()) co_return msg.status();
       if (msg->action == "destroy-inventory") {
         if (Status st = msg->CheckNoValue(); !st.ok()) co_return st;
         if (!msg->name.empty()) {
@@ -396,8 +410,6 @@ Task<Handled> HandleBuckets(ServerContext& ctx, Exchange& ex, const Route& route
       co_return Status::InvalidArgument("invalid action \"" + msg->action + "\"");
     }
     case http::verb::patch: {
-      auto msg = co_await ReadActionMsg(ctx, ex);
-      if (!msg.ok()) co_return msg.status();
       if (msg->action == "reset-bprops") {
         if (Status st = msg->CheckNoValue(); !st.ok()) co_return st;
         co_return co_await ResetBucketProps(ctx, ex, bucket);
@@ -405,14 +417,13 @@ Task<Handled> HandleBuckets(ServerContext& ctx, Exchange& ex, const Route& route
       if (msg->action != "set-bprops") {
         co_return Status::InvalidArgument("invalid action \"" + msg->action + "\"");
       }
-      Status st = ctx.store.buckets().Update(bucket, msg->value);
+      Status st = CheckPropsEndpoint(ctx, msg->value);
+      if (st.ok()) st = ctx.store.buckets().Update(bucket, msg->value);
       if (!st.ok()) co_return st;
       LogInfo("set-bprops " + BucketCname(bucket) + ": " + JsonText(msg->value));
       co_return co_await ex.Reply(http::status::ok);
     }
     case http::verb::put: {
-      auto msg = co_await ReadActionMsg(ctx, ex);
-      if (!msg.ok()) co_return msg.status();
       if (msg->action == "archive") co_return co_await StartListRange(ctx, ex, bucket, *msg);
       co_return Status::InvalidArgument("invalid action \"" + msg->action + "\"");
     }

@@ -35,7 +35,7 @@ struct ServerContext {
   NodeInfo node;
   std::string cluster_uuid;
   int64_t start_ns = 0;
-  std::string promote_root = "/var/lib/ais/promote";  // the only tree promote may read ("" = none)
+  std::string promote_root{};  // the only tree promote may read ("" = none: promote is off)
   uint64_t max_page_size = 10000;  // list-objects entries per page (AIS MaxPageSizeAIS); larger asks are clamped
   // Cluster feature bits (api/features.h): --s3-api-via-root at startup, set-config at run time.
   std::atomic<uint64_t> features{0};

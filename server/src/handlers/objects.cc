@@ -10,6 +10,7 @@
 #include "archive/member_select.h"
 #include "store/store.h"
 #include "archive/shard.h"
+#include "handlers/access.h"
 #include "handlers/batch_stream.h"
 #include "handlers/bucket_actions.h"
 #include "handlers/context.h"
@@ -337,10 +338,16 @@ Task<Handled> CopyObject(ServerContext& ctx, Exchange& ex, const std::string& bu
                          const std::string& to) {
   auto dst = ParseObjectUname(to);
   if (!dst.ok()) co_return dst.status();
+  // The route's check was PUT on the source: the copy reads it and writes the destination.
+  if (Status st = AuthorizeBucket(ctx, ex, bucket, auth::kGet); !st.ok()) co_return st;
+  if (Status st = AuthorizeDestination(ctx, ex, dst->first); !st.ok()) co_return st;
   if (IsRemoteKey(bucket)) {
     if (Status st = co_await EnsureCached(ctx, ex, bucket, name); !st.ok()) co_return st;
   }
-  Status st = ctx.store.Copy(bucket, name, dst->first, dst->second);
+  std::function<Status()> copy = [&store = ctx.store, bucket, name, dst = *dst] {
+    return store.Copy(bucket, name, dst.first, dst.second);
+  };
+  Status st = co_await OffloadStatus(ctx.remote.pool(), std::move(copy));  // (a whole object's bytes)
   if (!st.ok()) co_return st;
   co_return co_await ex.Reply(http::status::ok);
 }
@@ -350,7 +357,13 @@ Task<Handled> AppendObject(ServerContext& ctx, Exchange& ex, const std::string& 
                            const std::string& type) {
   std::string handle = ex.query("append_handle").value_or("");
   if (type == "append") {
-    auto id = ctx.store.Append(bucket, name, handle, [&](ObjectWriter&) { return Status::OK(); });
+    Result<std::string> id = handle;
+    if (handle.empty()) {  // a new append copies the object's content first: off the I/O thread
+      std::function<Result<std::string>()> begin = [&store = ctx.store, bucket, name] {
+        return store.Append(bucket, name, "", [](ObjectWriter&) { return Status::OK(); });
+      };
+      id = co_await Offload<std::string>(ctx.remote.pool(), std::move(begin));
+    }
     if (!id.ok()) co_return id.status();
     // The body is streamed outside the store call (it suspends); the writer is used under the handle.
     Status st = co_await ex.StreamBody([&](const char* p, size_t n) {
@@ -385,9 +398,10 @@ Task<Handled> AppendObject(ServerContext& ctx, Exchange& ex, const std::string& 
 }
 
 Task<Handled> PutObject(ServerContext& ctx, Exchange& ex, const std::string& bucket, const std::string& name) {
+  // append_type first: the access check took APPEND, not PUT, for a request that has it.
+  if (auto at = ex.query("append_type"); at && !at->empty()) co_return co_await AppendObject(ctx, ex, bucket, name, *at);
   if (auto up = ex.query("uploadId"); up && !up->empty()) co_return co_await PutPart(ctx, ex, bucket, name, *up);
   if (auto to = ex.query("object_to"); to && !to->empty()) co_return co_await CopyObject(ctx, ex, bucket, name, *to);
-  if (auto at = ex.query("append_type"); at && !at->empty()) co_return co_await AppendObject(ctx, ex, bucket, name, *at);
   PutOptions opts;
   opts.size = ex.content_length();
   opts.custom = ParseCustomHeaders(ex);
@@ -430,9 +444,8 @@ Task<Handled> RenameObject(ServerContext& ctx, Exchange& ex, const std::string& 
   co_return co_await ex.Reply(http::status::ok);
 }
 
-Task<Handled> PostObject(ServerContext& ctx, Exchange& ex, const std::string& bucket, const std::string& name) {
-  auto msg = co_await ReadActionMsg(ctx, ex);
-  if (!msg.ok()) co_return msg.status();
+Task<Handled> PostObject(ServerContext& ctx, Exchange& ex, const std::string& bucket, const std::string& name,
+                         const ActionMsg* msg) {
   std::string upload_id = ex.query("uploadId").value_or("");
   if (msg->action != "mpt-complete") {
     if (Status st = msg->CheckNoValue(); !st.ok()) co_return st;
@@ -546,9 +559,7 @@ Task<Handled> StartBlobDownload(ServerContext& ctx, Exchange& ex, const std::str
 }
 
 // POST /v1/objects/<bucket>: actions on objects named in the message (promote, blob-download).
-Task<Handled> PostBucketObjects(ServerContext& ctx, Exchange& ex, const std::string& bucket) {
-  auto msg = co_await ReadActionMsg(ctx, ex);
-  if (!msg.ok()) co_return msg.status();
+Task<Handled> PostBucketObjects(ServerContext& ctx, Exchange& ex, const std::string& bucket, const ActionMsg* msg) {
   if (msg->action == "promote") {
     if (IsRemoteKey(bucket)) co_return Status::NotSupported("promote: not yet supported for remote buckets");
     co_return co_await Promote(ctx, ex, bucket, *msg);
@@ -560,11 +571,19 @@ Task<Handled> PostBucketObjects(ServerContext& ctx, Exchange& ex, const std::str
 }  // namespace
 
 Task<Handled> HandleObjects(ServerContext& ctx, Exchange& ex, const Route& route) {
+  // A POST's action decides its permission: it is read (and checked) before the bucket is
+  // resolved, which may ask a remote backend and add the bucket.
+  std::optional<ActionMsg> msg;
+  if (ex.method() == http::verb::post) {
+    auto m = co_await ReadActionMsg(ctx, ex);
+    if (!m.ok()) co_return m.status();
+    msg = std::move(*m);
+  }
   auto key = co_await ResolveBucket(ctx, ex, route.bucket);
   if (!key.ok()) co_return key.status();
   const std::string& bucket = *key;
   const std::string& name = route.object;
-  if (name.empty() && ex.method() == http::verb::post) co_return co_await PostBucketObjects(ctx, ex, bucket);
+  if (name.empty() && msg) co_return co_await PostBucketObjects(ctx, ex, bucket, &*msg);
   Status valid = ValidateObjectName(name, ex.is_head());
   if (!valid.ok()) co_return valid;
   const bool remote = IsRemoteKey(bucket);
@@ -581,7 +600,7 @@ Task<Handled> HandleObjects(ServerContext& ctx, Exchange& ex, const Route& route
       co_return co_await GetObject(ctx, ex, bucket, name);
     case http::verb::head: co_return co_await HeadObject(ctx, ex, bucket, name);
     case http::verb::put: co_return co_await PutObject(ctx, ex, bucket, name);
-    case http::verb::post: co_return co_await PostObject(ctx, ex, bucket, name);
+    case http::verb::post: co_return co_await PostObject(ctx, ex, bucket, name, &*msg);
     case http::verb::delete_:
       if (remote && ex.query("uploadId").value_or("").empty()) {
         Status st = co_await DeleteThrough(ctx, bucket, name);

@@ -108,24 +108,53 @@ Task<void> HttpServer::AcceptLoop() {
       continue;
     }
     socket.set_option(tcp::no_delay(true), ec);
-    if (connections_.load(std::memory_order_relaxed) >= opts_.max_connections) {
-      asio::co_spawn(ctx, Refuse(std::move(socket)), asio::detached);
+    auto peer = socket.remote_endpoint(ec);
+    std::string address = ec ? std::string() : peer.address().to_string();
+    Status why;
+    if (!Admit(address, &why)) {
+      asio::co_spawn(ctx, Refuse(std::move(socket), std::move(why)), asio::detached);
       continue;
     }
-    connections_.fetch_add(1, std::memory_order_relaxed);
-    asio::co_spawn(ctx, Session(std::move(socket)), asio::detached);
+    asio::co_spawn(ctx, Session(std::move(socket), std::move(address)), asio::detached);
   }
 }
 
-Task<void> HttpServer::Refuse(tcp::socket socket) {
+bool HttpServer::Admit(const std::string& address, Status* why) {
+  if (connections_.load(std::memory_order_relaxed) >= opts_.max_connections) {
+    *why = Status::TooManyRequests("too many connections: the server is at its limit, retry later");
+    return false;
+  }
+  {
+    std::lock_guard lock(per_address_mu_);
+    size_t& n = per_address_[address];
+    if (n >= opts_.max_connections_per_address) {
+      *why = Status::TooManyRequests("too many connections from " + address + " (limit " +
+                                     std::to_string(opts_.max_connections_per_address) + "), retry later");
+      return false;
+    }
+    ++n;
+  }
+  connections_.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
+void HttpServer::Release(const std::string& address) {
+  {
+    std::lock_guard lock(per_address_mu_);
+    auto it = per_address_.find(address);
+    if (it != per_address_.end() && --it->second == 0) per_address_.erase(it);
+  }
+  connections_.fetch_sub(1, std::memory_order_relaxed);
+}
+
+Task<void> HttpServer::Refuse(tcp::socket socket, Status why) {
   const std::string remote = RemoteAddress(socket);
   Stream stream(std::move(socket));
   // Refused connections are not counted: their handshake gets a short deadline of its own.
   if (opts_.tls && !co_await Handshake(stream, remote, kRefusedHandshakeTime)) co_return;
   // Named locals, not temporaries in the co_await operand (GCC 12 mishandles those).
   const HeaderList headers = {{"Retry-After", "1"}};
-  const Status st = Status::TooManyRequests("too many connections: the server is at its limit, retry later");
-  co_await ReplyWithoutExchange(stream, http::status::service_unavailable, st, remote, headers);
+  co_await ReplyWithoutExchange(stream, http::status::service_unavailable, why, remote, headers);
   co_await Close(stream, false);
 }
 
@@ -206,25 +235,28 @@ Task<void> HttpServer::ReplyWithoutExchange(S& stream, http::status code, const 
   co_await http::async_write(stream, res, asio::redirect_error(asio::use_awaitable, ec));
 }
 
-Task<void> HttpServer::Session(tcp::socket socket) {
-  // Counted by AcceptLoop before the spawn; uncounted here however the session ends.
+Task<void> HttpServer::Session(tcp::socket socket, std::string address) {
+  // Counted by AcceptLoop (Admit) before the spawn; uncounted here however the session ends.
   struct Uncount {
-    std::atomic<size_t>& n;
-    ~Uncount() { n.fetch_sub(1, std::memory_order_relaxed); }
-  } uncount{connections_};
+    HttpServer* server;
+    const std::string& address;
+    ~Uncount() { server->Release(address); }
+  } uncount{this, address};
   const std::string remote = RemoteAddress(socket);
   Stream stream(std::move(socket));
   if (opts_.tls && !co_await Handshake(stream, remote, opts_.header_timeout)) co_return;
   beast::flat_buffer buffer;
   bool unread = false;  // we replied before reading all the client sent
+  bool first = true;
   for (;;) {
     RequestParser parser;
     parser.header_limit(static_cast<std::uint32_t>(opts_.header_limit));
     parser.body_limit(std::numeric_limits<std::uint64_t>::max());  // PUT bodies are streamed
     beast::error_code ec;
     if (buffer.size() == 0) {
-      // Idle between requests: wait for the next one's first bytes (a pipelined one may be buffered).
-      stream.expires_after(opts_.idle_timeout);
+      // Idle between requests: wait for the next one's first bytes (a pipelined one may be
+      // buffered). A new connection gets no idle time: its first request is due at once.
+      stream.expires_after(first ? opts_.header_timeout : opts_.idle_timeout);
       size_t n = co_await stream.async_read_some(buffer.prepare(4096), asio::redirect_error(asio::use_awaitable, ec));
       buffer.commit(n);
       if (ec) break;  // closed, reset or idle too long: nothing to answer
@@ -287,6 +319,7 @@ Task<void> HttpServer::Session(tcp::socket socket) {
       }
     }
     if (!parser.get().keep_alive()) break;
+    first = false;
   }
   co_await Close(stream, unread);
 }

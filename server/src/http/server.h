@@ -8,8 +8,10 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "http/asio.h"
@@ -27,6 +29,7 @@ struct HttpServerOptions {
   std::chrono::seconds idle_timeout{300};          // a kept-alive connection may wait this long for a request
   std::chrono::seconds header_timeout{30};         // from a request's first byte to its last header byte
   size_t max_connections = 8192;                   // more are answered 503 + Retry-After and closed
+  size_t max_connections_per_address = 1024;       // the same, from one client IP address
   std::shared_ptr<ssl::context> tls;               // set: every connection is TLS (MakeServerTlsContext)
 };
 
@@ -45,9 +48,13 @@ class HttpServer {
 
  private:
   Task<void> AcceptLoop();
-  Task<void> Session(tcp::socket socket);
-  // Tells a connection over max_connections to come back later, then closes it.
-  Task<void> Refuse(tcp::socket socket);
+  // `address`: the client's IP, counted in per_address_ by AcceptLoop (Session uncounts it).
+  Task<void> Session(tcp::socket socket, std::string address);
+  // Tells a connection over a connection limit to come back later (`why`), then closes it.
+  Task<void> Refuse(tcp::socket socket, Status why);
+  // Counts a connection from `address` against both limits; false (nothing counted) if over one.
+  bool Admit(const std::string& address, Status* why);
+  void Release(const std::string& address);
   // The TLS handshake, within `timeout`. False: the connection is done with (plain HTTP sent
   // to the TLS port has had its 400 reply).
   Task<bool> Handshake(Stream& stream, std::string_view remote, std::chrono::seconds timeout);
@@ -71,6 +78,8 @@ class HttpServer {
   const Handler handler_;
   // Before contexts_: destroying a context destroys its sessions, which uncount themselves.
   std::atomic<size_t> connections_{0};  // open sessions
+  std::mutex per_address_mu_;
+  std::unordered_map<std::string, size_t> per_address_;  // open sessions by client IP; guarded by per_address_mu_
   std::vector<std::unique_ptr<asio::io_context>> contexts_;
   std::vector<asio::executor_work_guard<asio::io_context::executor_type>> guards_;
   // Declared after contexts_ (destroyed before them: the loop's pending socket belongs to one).

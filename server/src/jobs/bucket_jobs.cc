@@ -235,20 +235,78 @@ Result<BucketSummary> SummarizeBucket(Store& store, JobControl& jc, const std::s
   }
 }
 
+namespace {
+
+// `args.src` relative to the root ("." for the root itself).
+std::string BeneathRoot(const PromoteArgs& args) {
+  if (args.src.size() <= args.root.size() + 1) return ".";
+  return args.src.substr(args.root.size() + 1);
+}
+
+Result<UniqueFd> OpenRoot(const PromoteArgs& args) { return OpenFile(args.root, O_PATH | O_DIRECTORY); }
+
+// An opened source: its directory (for unlinkat) and the file itself.
+struct SourceFile {
+  UniqueFd dir;
+  std::string base;
+  UniqueFd fd;
+  struct stat st{};
+};
+
+Result<SourceFile> OpenSource(const PromoteArgs& args) {
+  auto root = OpenRoot(args);
+  if (!root.ok()) return root.status();
+  const std::string rel = BeneathRoot(args);
+  const auto slash = rel.rfind('/');
+  SourceFile f;
+  f.base = slash == std::string::npos ? rel : rel.substr(slash + 1);
+  auto dir = OpenBeneath(root->get(), slash == std::string::npos ? "." : rel.substr(0, slash), O_PATH | O_DIRECTORY);
+  if (!dir.ok()) return dir.status();
+  f.dir = std::move(*dir);
+  // O_NONBLOCK: a FIFO opens at once (and is refused below) instead of waiting for a writer.
+  auto fd = OpenBeneath(f.dir.get(), f.base, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+  if (!fd.ok()) return fd.status();
+  f.fd = std::move(*fd);
+  if (::fstat(f.fd.get(), &f.st) != 0) return Status::FromErrno(errno, "stat " + args.src);
+  return f;
+}
+
+}  // namespace
+
+Result<bool> PromoteSourceIsDir(const PromoteArgs& args) {
+  auto root = OpenRoot(args);
+  if (!root.ok()) return root.status();
+  auto fd = OpenBeneath(root->get(), BeneathRoot(args), O_PATH);
+  if (!fd.ok()) {
+    if (fd.status().IsNotFound()) return Status::NotFound("promote: source \"" + args.src + "\" does not exist");
+    return Status::InvalidArgument("invalid promote source " + fd.status().message());
+  }
+  struct stat st{};
+  if (::fstat(fd->get(), &st) != 0) return Status::FromErrno(errno, "stat " + args.src);
+  if (S_ISDIR(st.st_mode)) return true;
+  if (S_ISREG(st.st_mode)) return false;
+  return Status::InvalidArgument("promote: \"" + args.src + "\" is neither a regular file nor a directory");
+}
+
 Status PromoteFile(Store& store, const PromoteArgs& args, bool* promoted) {
   *promoted = false;
   std::string name = args.obj;
   if (name.empty() || name.ends_with('/')) name += std::filesystem::path(args.src).filename().string();
   AIS_RETURN_IF_ERROR(ValidateObjectName(name));
   if (!args.overwrite && store.Head(args.bucket, name).ok()) return Status::OK();
-  auto fd = OpenFile(args.src, O_RDONLY);
-  if (!fd.ok()) return fd.status();
-  struct stat st{};
-  if (::fstat(fd->get(), &st) != 0) return Status::FromErrno(errno, "stat " + args.src);
-  if (!S_ISREG(st.st_mode)) return Status::InvalidArgument("promote: \"" + args.src + "\" is not a regular file");
-  AIS_RETURN_IF_ERROR(PutFromFd(store, args.bucket, name, fd->get(), static_cast<uint64_t>(st.st_size)));
+  auto f = OpenSource(args);
+  if (!f.ok()) {
+    if (f.status().code() == Status::Code::kInvalidArgument) {
+      return Status::InvalidArgument("invalid promote source " + f.status().message());
+    }
+    return f.status();
+  }
+  if (!S_ISREG(f->st.st_mode)) return Status::InvalidArgument("promote: \"" + args.src + "\" is not a regular file");
+  AIS_RETURN_IF_ERROR(PutFromFd(store, args.bucket, name, f->fd.get(), static_cast<uint64_t>(f->st.st_size)));
   *promoted = true;
-  if (args.delete_src && ::unlink(args.src.c_str()) != 0) return Status::FromErrno(errno, "remove " + args.src);
+  if (args.delete_src && ::unlinkat(f->dir.get(), f->base.c_str(), 0) != 0) {
+    return Status::FromErrno(errno, "remove " + args.src);
+  }
   return Status::OK();
 }
 
@@ -259,7 +317,9 @@ Status RunPromoteDir(Store& store, JobControl& jc, const PromoteArgs& args) {
   if (!prefix.empty() && !prefix.ends_with('/')) prefix += '/';
   auto visit = [&](const fs::directory_entry& e) -> Status {
     std::error_code fec;
-    if (!e.is_regular_file(fec)) return Status::OK();
+    // Symlinks are skipped (and the walk never descends into one); a file swapped for one after
+    // this check is refused when it is opened.
+    if (e.is_symlink(fec) || !e.is_regular_file(fec)) return Status::OK();
     std::string rel = fs::relative(e.path(), args.src, fec).generic_string();
     if (fec) return Status::IOError("promote: " + e.path().string() + ": " + fec.message());
     PromoteArgs one = args;

@@ -81,14 +81,22 @@ struct BucketSummary {
 Result<BucketSummary> SummarizeBucket(Store& store, JobControl& jc, const std::string& bucket,
                                       const std::string& prefix);
 
+// Promote reads files beneath the operator's promote root only: every file and directory is
+// opened beneath it with no symlink on the way (OpenBeneath), so neither a symlink in the tree
+// nor one swapped in while a job runs leads outside; FIFOs and devices are opened without
+// blocking and refused. The calls block on file I/O: run them off I/O threads.
 struct PromoteArgs {
-  std::string src;  // absolute; a file or a directory
+  std::string root;  // absolute: the promote root
+  std::string src;   // absolute, root or beneath it; a file or a directory
   std::string bucket;
   std::string obj;  // object name (file) or prefix (directory)
   bool recursive = false;
   bool overwrite = false;
   bool delete_src = false;
 };
+// Whether `args.src` is a directory (else a regular file); kNotFound, or kInvalidArgument for
+// anything else (a symlink, a FIFO, a device).
+Result<bool> PromoteSourceIsDir(const PromoteArgs& args);
 // Promotes one regular file synchronously (object name: obj, or obj + basename when obj is ""
 // or ends in '/').
 Status PromoteFile(Store& store, const PromoteArgs& args, bool* promoted);

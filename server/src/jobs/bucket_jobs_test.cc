@@ -2,6 +2,8 @@
 // writes, counts and reports, and that an aborted job leaves nothing half-made.
 #include "jobs/bucket_jobs.h"
 
+#include <sys/stat.h>
+
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -201,6 +203,7 @@ TEST_F(BucketJobsTest, PromoteFileAndDirectory) {
   std::ofstream(dir + "/f.txt") << "file";
   std::ofstream(dir + "/sub/g.txt") << "nested";
   PromoteArgs one;
+  one.root = dir;
   one.src = dir + "/f.txt";
   one.bucket = "dst";
   one.obj = "to/";
@@ -209,6 +212,7 @@ TEST_F(BucketJobsTest, PromoteFileAndDirectory) {
   EXPECT_TRUE(done);
   EXPECT_EQ(Get("dst", "to/f.txt"), "file");
   PromoteArgs all;
+  all.root = dir;
   all.src = dir;
   all.bucket = "dst";
   all.obj = "tree";
@@ -218,6 +222,44 @@ TEST_F(BucketJobsTest, PromoteFileAndDirectory) {
   EXPECT_EQ(Get("dst", "tree/sub/g.txt"), "nested");
   EXPECT_EQ(Get("dst", "tree/f.txt"), "file");
   EXPECT_FALSE(std::filesystem::exists(dir + "/sub/g.txt"));
+}
+
+TEST_F(BucketJobsTest, PromoteStaysBeneathItsRootAndNeverWaitsOnAFifo) {
+  const std::string root = root_.Sub("promote-root");
+  const std::string outside = root_.Sub("outside");
+  std::filesystem::create_directories(root + "/dir");
+  std::filesystem::create_directories(outside);
+  std::ofstream(outside + "/secret") << "secret";
+  std::filesystem::create_symlink(outside + "/secret", root + "/link");
+  std::filesystem::create_directory_symlink(outside, root + "/dir/up");
+  ASSERT_EQ(::mkfifo((root + "/fifo").c_str(), 0600), 0);
+  auto args = [&](const std::string& src) {
+    PromoteArgs a;
+    a.root = root;
+    a.src = src;
+    a.bucket = "dst";
+    a.obj = "x";
+    return a;
+  };
+  bool done = false;
+  for (const std::string& src : {root + "/link", root + "/dir/up/secret"}) {
+    Status st = PromoteFile(*store_, args(src), &done);
+    EXPECT_EQ(st.code(), Status::Code::kInvalidArgument) << src << ": " << st.message();
+    EXPECT_NE(st.message().find("symbolic link"), std::string::npos) << st.message();
+    EXPECT_FALSE(PromoteSourceIsDir(args(src)).ok()) << src;
+  }
+  Status fifo = PromoteFile(*store_, args(root + "/fifo"), &done);  // returns at once: opened non-blocking
+  EXPECT_EQ(fifo.code(), Status::Code::kInvalidArgument) << fifo.message();
+  EXPECT_FALSE(done);
+  EXPECT_EQ(PromoteSourceIsDir(args(root + "/fifo")).status().code(), Status::Code::kInvalidArgument);
+  EXPECT_TRUE(PromoteSourceIsDir(args(root + "/missing")).status().IsNotFound());
+  EXPECT_TRUE(*PromoteSourceIsDir(args(root + "/dir")));
+  // A directory walk skips the symlinks in it.
+  PromoteArgs all = args(root);
+  all.recursive = true;
+  ASSERT_TRUE(RunPromoteDir(*store_, jc_, all).ok());
+  EXPECT_FALSE(store_->Head("dst", "x/link").ok());
+  EXPECT_FALSE(store_->Head("dst", "x/dir/up/secret").ok());
 }
 
 }  // namespace

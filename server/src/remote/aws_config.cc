@@ -117,14 +117,37 @@ Result<AwsSettings> ResolveAwsSettings(const AwsBucketConfig& bucket) {
   if (s.region.empty()) s.region = Env("AWS_DEFAULT_REGION");
   if (s.region.empty()) s.region = "us-east-1";
 
+  const bool region_ok = s.region.size() <= 64 && std::all_of(s.region.begin(), s.region.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
+  });
+  if (!region_ok) return Status::InvalidArgument("invalid aws region \"" + s.region.substr(0, 64) + "\"");
+
   s.endpoint = bucket.endpoint;
   if (s.endpoint.empty()) s.endpoint = Env("S3_ENDPOINT");
   if (s.endpoint.empty()) s.endpoint = Lookup(files.config, cfg_section, "endpoint_url");
-  while (!s.endpoint.empty() && s.endpoint.back() == '/') s.endpoint.pop_back();
-  if (!s.endpoint.empty() && s.endpoint.find("://") == std::string::npos) s.endpoint = "https://" + s.endpoint;
+  s.endpoint = NormalizeEndpoint(s.endpoint);
   // A custom endpoint (MinIO, a test server, an IP address) rarely resolves <bucket>.<host>.
   s.path_style = bucket.path_style || !s.endpoint.empty();
   return s;
+}
+
+std::string NormalizeEndpoint(std::string_view endpoint) {
+  std::string e(endpoint);
+  while (!e.empty() && e.back() == '/') e.pop_back();
+  if (!e.empty() && e.find("://") == std::string::npos) e = "https://" + e;
+  return e;
+}
+
+Status CheckBucketEndpoint(std::string_view endpoint, const std::vector<std::string>& allowed) {
+  const std::string e = NormalizeEndpoint(endpoint);
+  if (e.empty()) return Status::OK();
+  for (const auto& a : allowed) {
+    if (NormalizeEndpoint(a) == e) return Status::OK();
+  }
+  std::string msg = "extra.aws.endpoint \"" + e.substr(0, 128) + "\" is not an endpoint this server may reach";
+  msg += allowed.empty() ? " (the operator allows none: aistore-server --allow-s3-endpoint URL)"
+                         : " (aistore-server --allow-s3-endpoint lists those it may)";
+  return Status::Forbidden(msg);
 }
 
 }  // namespace ais

@@ -6,6 +6,8 @@
 #pragma once
 
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "util/status.h"
 
@@ -34,7 +36,18 @@ struct AwsSettings {
   std::string Describe() const;
 };
 
-// Resolves the settings for a bucket; kInvalidArgument for an unreadable named profile.
+// Resolves the settings for a bucket; kInvalidArgument for an unreadable named profile or a
+// region that is not a region name (it becomes part of a host name).
 Result<AwsSettings> ResolveAwsSettings(const AwsBucketConfig& bucket);
+
+// An endpoint as the settings hold it: "https://" when no scheme is given, no trailing '/'.
+std::string NormalizeEndpoint(std::string_view endpoint);
+
+// A bucket's own `extra.aws.endpoint` may only name an http(s) endpoint the operator listed
+// (aistore-server --allow-s3-endpoint, compared normalized): whoever may set bucket props must
+// not be able to point the server's requests, and every reader of the bucket, at an address of
+// their choice (the instance metadata service, an internal host). The endpoint the operator
+// configured (S3_ENDPOINT, a profile's endpoint_url) needs no listing. kForbidden otherwise.
+Status CheckBucketEndpoint(std::string_view endpoint, const std::vector<std::string>& allowed);
 
 }  // namespace ais

@@ -91,6 +91,7 @@ ObjectMeta CacheTier::MetaFrom(const std::string& name, const RemoteObjectAttrs&
 
 Result<std::shared_ptr<S3Client>> CacheTier::ClientFor(const BucketProps& props) {
   const AwsBucketConfig cfg = ConfigOf(props);
+  AIS_RETURN_IF_ERROR(CheckEndpoint(cfg.endpoint));  // (props set before the operator's list changed)
   const std::string id = cfg.profile + '\n' + cfg.endpoint + '\n' + cfg.region + '\n' + (cfg.path_style ? "p" : "v");
   {
     std::lock_guard lock(mu_);

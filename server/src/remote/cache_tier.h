@@ -50,6 +50,8 @@ uint64_t MultipartPartSize(int64_t multipart_size, uint64_t size);
 struct CacheTierOptions {
   size_t max_threads = 64;  // remote calls in flight; more wait (429) rather than pile up
   bool aws_enabled = true;  // AIS cluster config `backend.aws`
+  // The endpoints a bucket's `extra.aws.endpoint` may name (CheckBucketEndpoint).
+  std::vector<std::string> allowed_endpoints;
 };
 
 class CacheTier {
@@ -61,6 +63,10 @@ class CacheTier {
 
   WorkerPool& pool() { return pool_; }
   bool aws_enabled() const { return opts_.aws_enabled; }
+  // OK if a bucket may name `endpoint` as its `extra.aws.endpoint` (aws_config.h).
+  Status CheckEndpoint(std::string_view endpoint) const {
+    return CheckBucketEndpoint(endpoint, opts_.allowed_endpoints);
+  }
 
   // The bucket with store key `key` (bck.h) is in the BMD: if not yet, asks the backend whether
   // it exists and adds it with the region and versioning the backend reports ("add-remote-bck").

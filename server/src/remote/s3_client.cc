@@ -269,6 +269,10 @@ Status S3Client::Perform(Request& req) {
     const std::string userpwd = settings_.access_key + ":" + settings_.secret_key;
 
     curl_easy_setopt(c, CURLOPT_URL, req.url.c_str());
+    // Only HTTP(S), and no redirects are followed (CURLOPT_FOLLOWLOCATION is off); should that
+    // change, they stay on HTTP(S) too.
+    curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(c, CURLOPT_BUFFERSIZE, kReceiveBuffer);
     curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, kConnectTimeoutMs);

@@ -9,9 +9,19 @@
 namespace ais::s3 {
 namespace {
 
-bool IsAwsChunked(const Exchange& ex) {
-  return ex.header("x-amz-content-sha256").starts_with("STREAMING-") ||
-         ex.header("Content-Encoding").find("aws-chunked") != std::string_view::npos;
+// The payload hash that decides how the body is read: the one the signature covers when the
+// request is signed (a presigned URL's may be in its query), else the header.
+std::string_view PayloadHash(const Request& r) {
+  return r.sigv4 ? std::string_view(r.sigv4->payload_hash) : r.ex.header("x-amz-content-sha256");
+}
+
+// Whether the body is aws-chunked. Decided by the payload hash alone when there is one: an
+// unsigned Content-Encoding added to a replayed signed request must not turn a body checked
+// against its signed hash into a chunked one that is not.
+bool IsAwsChunked(const Request& r) {
+  std::string_view hash = PayloadHash(r);
+  if (!hash.empty()) return hash.starts_with("STREAMING-");
+  return r.ex.header("Content-Encoding").find("aws-chunked") != std::string_view::npos;
 }
 
 bool IsHex64(std::string_view s) {
@@ -60,8 +70,9 @@ Result<Announced> AnnouncedChecksum(const Exchange& ex) {
 
 }  // namespace
 
-Result<std::optional<uint64_t>> BodySize(const Exchange& ex) {
-  if (IsAwsChunked(ex)) {
+Result<std::optional<uint64_t>> BodySize(const Request& r) {
+  const Exchange& ex = r.ex;
+  if (IsAwsChunked(r)) {
     std::string_view d = ex.header("x-amz-decoded-content-length");
     if (d.empty()) return std::optional<uint64_t>();
     auto n = ParseUint(d);
@@ -82,8 +93,8 @@ Task<Result<ReceivedBody>> ReceiveBody(Request& r, const std::function<Status(co
       co_return r.Fail("InvalidDigest", Status::InvalidArgument("the Content-MD5 you specified is not valid"));
     }
   }
-  const std::string_view content_sha = ex.header("x-amz-content-sha256");
-  const bool chunked = IsAwsChunked(ex);
+  const std::string_view content_sha = PayloadHash(r);
+  const bool chunked = IsAwsChunked(r);
   std::unique_ptr<BodyHasher> md5 = BodyHasher::Md5();
   std::unique_ptr<BodyHasher> cksum = announced->algo ? BodyHasher::Create(*announced->algo) : nullptr;
   std::unique_ptr<BodyHasher> sha = !chunked && IsHex64(content_sha) ? BodyHasher::Create(ChecksumAlgo::kSha256) : nullptr;

@@ -23,9 +23,10 @@ struct ReceivedBody {
   std::string checksum;
 };
 
-// The object size the body decodes to: x-amz-decoded-content-length for aws-chunked, else
+// The object size the body decodes to: x-amz-decoded-content-length for aws-chunked (the
+// payload hash says so: STREAMING-...; without one, Content-Encoding), else
 // Content-Length; nullopt when unknown. kInvalidArgument for a malformed length.
-Result<std::optional<uint64_t>> BodySize(const Exchange& ex);
+Result<std::optional<uint64_t>> BodySize(const Request& r);
 
 // Streams the body into `sink` (decoded), then verifies the digests. On a failure r.error_code
 // names the S3 code (BadDigest, InvalidDigest, XAmzContentSHA256Mismatch, IncompleteBody, ...).

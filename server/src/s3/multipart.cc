@@ -55,7 +55,7 @@ Task<Handled> CreateMultipartUpload(Request& r) {
 Task<Handled> UploadPart(Request& r) {
   auto num = PartNumber(r);
   if (!num.ok()) co_return num.status();
-  auto size = BodySize(r.ex);
+  auto size = BodySize(r);
   if (!size.ok()) co_return size.status();
   if (!*size) co_return r.Fail("MissingContentLength", Status::InvalidArgument("a part needs its length (Content-Length)"));
   auto w = r.ctx.store.MpuPart(r.bucket, r.key, r.param("uploadId"), *num, **size);

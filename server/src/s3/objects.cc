@@ -67,21 +67,25 @@ Result<std::string> PartRange(Request& r, size_t* parts) {
 
 }  // namespace
 
-// x-amz-copy-source: "[/]bucket/key[?versionId=...]", URL-encoded.
-Result<CopySource> ParseCopySource(Request& r) {
-  std::string_view src = r.ex.header("x-amz-copy-source");
+Result<CopySource> SplitCopySource(std::string_view src) {
   if (auto q = src.find('?'); q != std::string_view::npos) src = src.substr(0, q);
   auto decoded = PercentDecode(src, false);
-  if (!decoded) return r.Fail("InvalidArgument", Status::InvalidArgument("x-amz-copy-source: malformed percent-encoding"));
+  if (!decoded) return Status::InvalidArgument("x-amz-copy-source: malformed percent-encoding");
   std::string_view s = *decoded;
   if (s.starts_with('/')) s.remove_prefix(1);
   auto slash = s.find('/');
   if (slash == std::string_view::npos || slash == 0 || slash + 1 == s.size()) {
-    return r.Fail("InvalidArgument", Status::InvalidArgument("x-amz-copy-source must be <bucket>/<key>"));
+    return Status::InvalidArgument("x-amz-copy-source must be <bucket>/<key>");
   }
   CopySource out{std::string(s.substr(0, slash)), std::string(s.substr(slash + 1))};
-  if (Status st = ValidateObjectName(out.key); !st.ok()) return r.Fail("InvalidArgument", st);
+  AIS_RETURN_IF_ERROR(ValidateObjectName(out.key));
   return out;
+}
+
+Result<CopySource> ParseCopySource(Request& r) {
+  auto src = SplitCopySource(r.ex.header("x-amz-copy-source"));
+  if (!src.ok()) return r.Fail("InvalidArgument", src.status());
+  return src;
 }
 
 Task<Handled> GetObject(Request& r) {
@@ -140,7 +144,7 @@ Task<Handled> HeadObject(Request& r) {
 
 Task<Handled> PutObject(Request& r) {
   if (Status st = CheckWriteConditions(r); !st.ok()) co_return st;
-  auto size = BodySize(r.ex);
+  auto size = BodySize(r);
   if (!size.ok()) co_return size.status();
   auto md = UserMetadata(r.ex);
   if (!md.ok()) co_return r.Fail("MetadataTooLarge", md.status());

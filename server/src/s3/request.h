@@ -44,6 +44,10 @@ struct CopySource {
   std::string bucket_name;
   std::string key;
 };
+// The header's value decoded and split (kInvalidArgument naming what is wrong). The access check
+// and the handlers all read the source through it, so they agree on the bucket.
+Result<CopySource> SplitCopySource(std::string_view header);
+// The request's source, or its S3 error (InvalidArgument).
 Result<CopySource> ParseCopySource(Request& r);
 // The store key of the bucket S3 calls `name`: ais://name, else s3://name if the server knows it
 // (the S3 API adds no remote bucket); both: AmbiguousBucketName, neither: NoSuchBucket.

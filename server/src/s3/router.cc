@@ -122,10 +122,9 @@ Status Authenticate(Request& r) {
   // CopyObject / UploadPartCopy read their source: GET on its bucket too.
   std::string_view source = r.ex.header("x-amz-copy-source");
   if (source.empty() || r.key.empty() || r.ex.method() != http::verb::put) return Status::OK();
-  if (source.starts_with('/')) source.remove_prefix(1);
-  auto src_bucket = PercentDecode(source.substr(0, source.find('/')), false);
-  if (!src_bucket) return Status::OK();  // malformed: the copy itself refuses it
-  const auth::BucketRef src = RefOf(r, *src_bucket);
+  auto parsed = SplitCopySource(source);
+  if (!parsed.ok()) return Status::OK();  // malformed: the copy itself refuses it, reading nothing
+  const auth::BucketRef src = RefOf(r, parsed->bucket_name);
   return Authorize(r.ctx, r.ex, auth::kGet, &src);
 }
 

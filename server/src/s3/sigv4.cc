@@ -415,7 +415,8 @@ Result<SigV4Context> VerifySigV4(const SignedRequest& req, const AccessKeys& key
                       .signature = expected,
                       .amz_date = s.amz_date,
                       .scope = scope,
-                      .signing_key = std::move(key)};
+                      .signing_key = std::move(key),
+                      .payload_hash = std::move(payload)};
 }
 
 Status ChunkSignatures::Check(std::string_view ext, std::string_view data_sha256) {

@@ -44,6 +44,9 @@ struct SigV4Context {
   std::string amz_date;     // YYYYMMDDTHHMMSSZ
   std::string scope;        // date/region/service/aws4_request
   std::string signing_key;  // raw HMAC key of the scope
+  // The payload hash the signature covers: a hex SHA-256 the body must match, "UNSIGNED-PAYLOAD",
+  // or "STREAMING-..." (the body is aws-chunked, its chunks perhaps signed).
+  std::string payload_hash;
 };
 
 // The failure: an S3 error code and the Status (kUnauthorized, or kInvalidArgument for a

@@ -1102,7 +1102,6 @@ struct Store::AppendState {
 
 Result<std::string> Store::Append(const std::string& bucket, const std::string& name, const std::string& handle,
                                   const std::function<Status(ObjectWriter&)>& write_body) {
-  constexpr auto kAppendTtl = std::chrono::hours(1);
   std::shared_ptr<AppendState> st;
   std::string id = handle;
   {
@@ -1119,6 +1118,10 @@ Result<std::string> Store::Append(const std::string& bucket, const std::string& 
       st = it->second;
     }
     if (st) st->last_used = now;
+    if (!st && appends_.size() >= kMaxOpenAppends) {
+      return Status::TooManyRequests("too many appends in progress (" + std::to_string(kMaxOpenAppends) +
+                                     "): flush one, or retry later");
+    }
   }
   if (!st) {
     // As AIS does, an append to an existing object starts from its current content (checked

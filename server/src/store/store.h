@@ -14,6 +14,7 @@
 #include <functional>
 #include <future>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -329,8 +330,12 @@ class Store {
   Status Copy(const std::string& src_bucket, const std::string& src_name, const std::string& dst_bucket,
               const std::string& dst_name);
 
-  // Append API: the object stays invisible until AppendFlush. An empty handle starts a new append;
-  // the returned handle names it for the next call. Abandoned appends expire after an hour.
+  // Append API: the object stays invisible until AppendFlush. An empty handle starts a new append
+  // (copying the object's current content first: blocking, keep it off I/O threads); the returned
+  // handle names it for the next call. At most kMaxOpenAppends are open at once (more: 429); one
+  // left unused for kAppendTtl expires.
+  static constexpr size_t kMaxOpenAppends = 256;
+  static constexpr std::chrono::minutes kAppendTtl{10};
   Result<std::string> Append(const std::string& bucket, const std::string& name, const std::string& handle,
                              const std::function<Status(ObjectWriter&)>& write_body);
   Status AppendFlush(const std::string& bucket, const std::string& name, const std::string& handle,

@@ -1,7 +1,9 @@
 #include "util/file.h"
 
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -27,6 +29,22 @@ Result<UniqueFd> OpenFile(const std::string& path, int flags, int mode) {
   int fd = ::open(path.c_str(), flags | O_CLOEXEC, mode);
   if (fd < 0) return Status::FromErrno(errno, "open " + path);
   return UniqueFd(fd);
+}
+
+Result<UniqueFd> OpenBeneath(int dir_fd, const std::string& rel, int flags) {
+  open_how how{};
+  how.flags = static_cast<uint64_t>(flags | O_CLOEXEC);
+  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+  long fd;
+  do {
+    fd = ::syscall(SYS_openat2, dir_fd, rel.c_str(), &how, sizeof(how));
+  } while (fd < 0 && (errno == EINTR || errno == EAGAIN));  // EAGAIN: a rename raced the lookup
+  if (fd >= 0) return UniqueFd(static_cast<int>(fd));
+  if (errno == ELOOP || errno == EXDEV) {
+    return Status::InvalidArgument("\"" + rel + "\": a symbolic link or a path outside the allowed directory");
+  }
+  if (errno == ENOSYS) return Status::NotSupported("open \"" + rel + "\": openat2 needs Linux 5.6 or later");
+  return Status::FromErrno(errno, "open " + rel);
 }
 
 Status WriteAll(int fd, const void* data, size_t len) {

@@ -36,6 +36,11 @@ class UniqueFd {
 };
 
 Result<UniqueFd> OpenFile(const std::string& path, int flags, int mode = 0644);
+// Opens `rel` beneath the directory open at `dir_fd` (openat2 RESOLVE_BENEATH |
+// RESOLVE_NO_SYMLINKS): a path that would leave the directory (an absolute one, "..") or that
+// has a symlink anywhere on the way is refused (kInvalidArgument), however the tree changes
+// meanwhile. `flags` as open(2)'s (O_CLOEXEC added).
+Result<UniqueFd> OpenBeneath(int dir_fd, const std::string& rel, int flags);
 Status WriteAll(int fd, const void* data, size_t len);
 Status PwriteAll(int fd, const void* data, size_t len, uint64_t offset);
 // `a` then `b` from `offset`, in one pwritev when the kernel takes it all.
