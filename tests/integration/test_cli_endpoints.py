@@ -385,7 +385,9 @@ def test_job_ids_pass_the_cli_check(ep: str, srv: LocalServer) -> None:
         b.objects(obj_names=["a"]).copy(client.bucket(b.name + "-dst"))[0],
     ]
     list(client.batch(["a"], bucket=b).get())
-    job_ids += [s.split("[", 1)[1][:-1] for s in client.cluster().list_running_jobs("get-batch")]
+    # By its bucket among all get-batch jobs: it may have idled out (1 s here) already.
+    snaps = client.job(job_kind="get-batch").get_details().list_snapshots()
+    job_ids += [s.id for s in snaps if s.bucket and s.bucket.name == b.name]
     assert len(job_ids) == 3
     for job_id in job_ids:
         assert CLI_JOB_ID.match(job_id), job_id

@@ -297,8 +297,19 @@ def test_unmounted_mountpath_is_disabled_and_server_goes_on(
         5,
         "FSHC disables the unmounted mountpath",
     )
-    log = raw_request(ep, "GET", "/v1/daemon?what=log").body.decode(errors="replace")
-    assert f"mountpath {victim} disabled" in log, log[-2000:]
+    # The flag is set before the log line is written: wait for the line as well.
+    line = f"mountpath {victim} disabled"
+    log = ""
+
+    def logged() -> bool:
+        nonlocal log
+        log = raw_request(ep, "GET", "/v1/daemon?what=log").body.decode(errors="replace")
+        return line in log
+
+    try:
+        wait_until(logged, 5, f"log line {line!r}", interval=0.05)
+    except AssertionError as e:
+        raise AssertionError(f"{e}\n{log[-2000:]}") from None
     for n, d in data.items():
         s, body = get(ep, b, n)
         if n in lost:
@@ -333,7 +344,9 @@ def test_read_only_and_vanished_mountpaths(mp_srv: LocalServer, mounts: Mounts) 
     subprocess.run(["mount", "-o", "remount,ro", str(ro)], check=True)
     try:
         # Every PUT succeeds: a write that hits EROFS disables the mountpath and moves on.
-        data = {f"o{i}": content_for(f"{b}{i}", 2_000 + i) for i in range(30)}
+        # Only such a write disables it (the health thread does not probe writes), so enough
+        # objects that one surely hashes to it: 80 miss 1 of 4 mountpaths with p = 0.75**80.
+        data = {f"o{i}": content_for(f"{b}{i}", 2_000 + i) for i in range(80)}
         for n, d in data.items():
             assert put(ep, b, n, d)[0] == 200, n
         assert str(ro) in mountpaths(ep)["disabled"]
@@ -349,7 +362,10 @@ def test_read_only_and_vanished_mountpaths(mp_srv: LocalServer, mounts: Mounts) 
     more = {f"m{i}": content_for(f"{b}m{i}", 1_000 + i) for i in range(30)}
     for n, d in more.items():
         assert put(ep, b, n, d)[0] == 200, n
-    assert str(gone) in mountpaths(ep)["disabled"]
+    # A PUT that lands there disables it; if none did, the 1 s health thread does.
+    wait_until(
+        lambda: str(gone) in mountpaths(ep)["disabled"], 5, "the vanished mountpath disabled"
+    )
     for n, d in more.items():
         assert get(ep, b, n) == (200, d)
     assert mp_action(ep, "enable-mp", str(gone))[0] >= 500  # nothing there to enable

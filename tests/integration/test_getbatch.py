@@ -817,19 +817,32 @@ def test_get_batch_requests_run_as_a_job(ds: Dataset) -> None:
     assert len(ids) == 1
     job = client.job(ids[0])
     assert job.status().end_time == 0  # running, idle between requests
-    before = sum(s.stats.objects for s in job.get_details().list_snapshots() if s.stats)
-    assert len(list(client.batch(["obj/100"] * 5, bucket=b0).get())) == 5
-    assert _get_batch_jobs(client, b0) == ids  # the same job serves the next request
 
     def counted() -> int:
         snaps = job.get_details().list_snapshots()
         return sum(s.stats.objects for s in snaps if s.stats)
 
+    # The job's thread publishes a request's counts after its reply's last byte: wait until it
+    # is idle and the count holds still before taking the baseline.
+    assert job.wait_for_idle(timeout=10, verbose=False).success
+    before = counted()
+    deadline = time.monotonic() + 10
+    while True:
+        time.sleep(0.1)
+        now = counted()
+        if now == before:
+            break
+        assert time.monotonic() < deadline, f"the job's object count keeps moving: {now}"
+        before = now
+    assert len(list(client.batch(["obj/100"] * 5, bucket=b0).get())) == 5
+    assert _get_batch_jobs(client, b0) == ids  # the same job serves the next request
+
     deadline = time.monotonic() + 10
     while counted() < before + 5 and time.monotonic() < deadline:
         time.sleep(0.05)
     assert counted() == before + 5
-    assert job.get_details().all_idle()
+    # Counts are published before the job says it is idle again: wait for that too.
+    assert job.wait_for_idle(timeout=10, verbose=False).success
     assert client.job(job_kind="get-batch").wait_for_idle(timeout=10, verbose=False).success
     # Multipart replies name the job in MossResp.uuid.
     r = _moss(ds, {"in": [{"objname": "obj/1", "bucket": b0.name}], "strm": False})

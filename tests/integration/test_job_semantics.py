@@ -16,7 +16,9 @@ from aistore.sdk.bucket import Bucket
 from aistore.sdk.client import Client
 from aistore.server import LocalServer
 
-IDLE_S = 2.0
+# Long enough that the checks of "still running, idle" after a job's work (a few requests, two
+# idle polls) fit in it on a slow machine; the tests that wait for the end poll for it.
+IDLE_S = 5.0
 ZERO_TIME = "0001-01-01T00:00:00Z"  # a snapshot's end-time while the job runs
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 import requests
+from _util import wait_until
 from prometheus_client.parser import text_string_to_metric_families
 
 from aistore.sdk.dataset.data_attribute import DataAttribute
@@ -34,12 +35,18 @@ def server(access_log: Path) -> Iterator[LocalServer]:
         yield srv
 
 
+def complete_lines(path: Path) -> list[str]:
+    """The lines of the file that end in a newline (the writer may be amid the last one)."""
+    text = path.read_text()
+    return text[: text.rfind("\n") + 1].splitlines()
+
+
 def log_lines(path: Path, marker: str, want: int, timeout: float = 10.0) -> list[dict[str, Any]]:
     """The access log's entries whose path contains `marker`, once there are `want` of them
     (the writer thread flushes within a second)."""
     deadline = time.monotonic() + timeout
     while True:
-        entries = [json.loads(line) for line in path.read_text().splitlines()]
+        entries = [json.loads(line) for line in complete_lines(path)]
         mine = [e for e in entries if marker in e["path"]]
         if len(mine) >= want or time.monotonic() > deadline:
             return mine
@@ -101,10 +108,16 @@ def test_access_log_has_one_line_per_request(server: LocalServer, access_log: Pa
 def test_access_log_counts_in_metrics(server: LocalServer, access_log: Path) -> None:
     for _ in range(5):
         requests.get(server.endpoint + "/v1/health?alog-health", timeout=10)
-    log_lines(access_log, "/v1/health", 5)
-    time.sleep(1.2)  # the writer counts a batch once it is written
-    m = scrape(server.endpoint)
-    lines = sum(1 for _ in access_log.read_text().splitlines())
+    assert len(log_lines(access_log, "/v1/health", 5)) >= 5
+    logged = len(complete_lines(access_log))
+    # The writer counts a batch once it is written: the count catches up with the file.
+
+    def caught_up() -> dict[str, float] | None:
+        m = scrape(server.endpoint)
+        return m if m["ais_target_access_log_lines_count"] >= logged else None
+
+    m = wait_until(caught_up, 10, f"ais_target_access_log_lines_count >= {logged}", 0.05)
+    lines = len(complete_lines(access_log))
     assert m["ais_target_access_log_lines_count"] >= 5
     assert m["ais_target_access_log_lines_count"] <= lines
     assert m["ais_target_access_log_dropped_count"] == 0

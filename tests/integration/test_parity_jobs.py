@@ -127,12 +127,21 @@ def test_total_time_is_none_while_running(
     assert job.get_total_time() is not None
 
 
+TRIES = 5  # jobs started and aborted at once, until one is still running when its abort lands
+
+
 def test_abort_copy_bucket(client: Client, big: Bucket) -> None:
-    dst = client.bucket(f"abort-copy-{uuid.uuid4().hex[:8]}")
-    job = client.job(big.copy(dst))
-    job.abort()
-    result = job.wait(timeout=60)
-    assert not result.success and result.error == "aborted"
+    for _ in range(TRIES):
+        dst = client.bucket(f"abort-copy-{uuid.uuid4().hex[:8]}")
+        job = client.job(big.copy(dst))
+        job.abort()
+        result = job.wait(timeout=60)
+        if not result.success:
+            break
+        dst.delete(missing_ok=True)  # it finished before the abort came: again
+    else:
+        pytest.fail(f"{TRIES} copies finished despite an abort sent right after the start")
+    assert result.error == "aborted"
     status = job.status()
     assert status.aborted and status.end_time > 0
     assert len(dst.list_all_objects()) < BIG
@@ -140,15 +149,25 @@ def test_abort_copy_bucket(client: Client, big: Bucket) -> None:
 
 
 def test_abort_rename_keeps_the_source(client: Client, big: Bucket) -> None:
-    src = client.bucket(big.name)
-    new = f"abort-mv-{uuid.uuid4().hex[:8]}"
-    job = client.job(src.rename(new))
-    job.abort()
-    result = job.wait(timeout=60)
-    assert not result.success
-    assert len(client.bucket(big.name).list_all_objects()) == BIG  # nothing moved
-    with pytest.raises(AISError):
-        client.bucket(new).head()  # the half-made destination is gone
+    # A throwaway copy of `big` to rename: a rename that finishes first moves its source away.
+    src = f"abort-mv-src-{uuid.uuid4().hex[:8]}"
+    assert client.job(big.copy(client.bucket(src))).wait(timeout=120).success
+    try:
+        for _ in range(TRIES):
+            new = f"abort-mv-{uuid.uuid4().hex[:8]}"
+            job = client.job(client.bucket(src).rename(new))  # (renames that Bucket object)
+            job.abort()
+            result = job.wait(timeout=60)
+            if not result.success:
+                break
+            src = new  # it finished before the abort came: again, from there
+        else:
+            pytest.fail(f"{TRIES} renames finished despite an abort sent right after the start")
+        assert len(client.bucket(src).list_all_objects()) == BIG  # nothing moved
+        with pytest.raises(AISError):
+            client.bucket(new).head()  # the half-made destination is gone
+    finally:
+        client.bucket(src).delete(missing_ok=True)
 
 
 def test_abort_by_kind_and_errors(client: Client, ais_server: LocalServer, bucket: Bucket) -> None:

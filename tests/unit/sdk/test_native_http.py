@@ -367,16 +367,24 @@ def test_abort_wakes_a_read_blocked_in_another_thread(server: FakeServer) -> Non
     stream = _open_native(_native.HttpClient(), server)
     reader = NativeReply(stream)
     errors: list[BaseException] = []
+    first_bytes = threading.Event()
 
     def read() -> None:
+        buf = bytearray(1 << 20)
+        got = 0
         try:
-            _read_to_end(reader)
+            while n := reader.readinto(memoryview(buf)):
+                got += n
+                if got >= 1000:
+                    first_bytes.set()  # the next read waits for the stalled rest
         except BaseException as err:  # noqa: B036 - the test inspects whatever arrives
             errors.append(err)
 
     thread = threading.Thread(target=read)
     thread.start()
-    time.sleep(0.3)  # the first 1000 bytes are read; it waits for the rest
+    assert first_bytes.wait(5)  # the first 1000 bytes are read; it waits for the rest
+    # A moment to get into that read (an abort just before it ends the read the same way).
+    time.sleep(0.05)
     assert thread.is_alive()
     t0 = time.monotonic()
     stream.abort()

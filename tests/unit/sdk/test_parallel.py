@@ -50,6 +50,7 @@ class Fault:
     version: str | None = None  # Ais-Version of this reply
     stall: float = 0.0  # send half the body, then wait this long before hanging up
     header_delay: float = 0.0  # wait this long before replying at all
+    hold: threading.Event | None = None  # wait for this (at most 10 s) before replying at all
 
 
 @dataclass
@@ -85,6 +86,8 @@ class ObjectServer:
             time.sleep(self.delay)
         fault = self.faults.get((first, attempt)) or self.always.get(first) or Fault()
         time.sleep(fault.header_delay)
+        if fault.hold is not None:
+            fault.hold.wait(10)
         if fault.status is not None:
             body = b'{"message":"ais://b/o does not exist"}' if fault.status >= 400 else b""
             return Reply(fault.status, body)
@@ -527,19 +530,21 @@ def test_a_slow_range_does_not_hold_the_others_back(server: FakeServer, client: 
     memory bound (2 workers: 4 halves, two chunks) and no further."""
     half = 32 * KIB
     data = _data(16 * half)
-    obj = ObjectServer(data, chunk_size=2 * half, always={0: Fault(header_delay=1.5)})
+    release = threading.Event()  # the first range's reply waits for it: slow until we look
+    obj = ObjectServer(data, chunk_size=2 * half, always={0: Fault(hold=release)})
     server.route = obj
     it = iter(_reader(client, 2))
     first = threading.Thread(target=next, args=(it,))
     first.start()
     try:
-        deadline = time.monotonic() + 1.2
+        deadline = time.monotonic() + 4  # under the client's 5 s read timeout
         while len(obj.ranges) < 4 and time.monotonic() < deadline:
             time.sleep(0.01)
         time.sleep(0.1)  # would a fifth range be asked for?
         with obj.lock:
             starts = sorted(start for start, _ in obj.ranges)
     finally:
+        release.set()
         first.join()
     rest = b"".join(it)  # the stream ends normally either way
     assert starts == [0, half, 2 * half, 3 * half]
