@@ -329,6 +329,26 @@ class NativeTransport(HttpTransport):
         raise TooManyRedirects(f"Exceeded {_MAX_REDIRECTS} redirects.")
 
 
+def refuse_downgrade(from_url: str, to_url: str) -> None:
+    """Raise `requests.exceptions.InvalidURL` for a redirect from https:// to http://: the
+    request's token and body would then travel unencrypted (a TLS proxy never sends one)."""
+    if from_url.startswith(HTTPS) and not to_url.startswith(HTTPS):
+        raise requests.exceptions.InvalidURL(
+            f"refusing to follow a redirect from {urlsplit(from_url).netloc} to {to_url!r}: "
+            "HTTPS to plain HTTP would send the token and the body unencrypted"
+        )
+
+
+class NoDowngradeSession(requests.Session):
+    """A `requests.Session` whose redirects never go from https:// to http://."""
+
+    def rebuild_auth(
+        self, prepared_request: requests.PreparedRequest, response: requests.Response
+    ) -> None:
+        refuse_downgrade(str(response.request.url), str(prepared_request.url))
+        super().rebuild_auth(prepared_request, response)
+
+
 class RequestsTransport(HttpTransport):
     """Requests through a `requests.Session`, whose adapters retry nothing (status retries
     are the caller's). Over plain HTTP, `requests` follows redirects and rewinds a seekable
@@ -418,6 +438,7 @@ class RequestsTransport(HttpTransport):
                 f"(status {probe.status_code} without Location)"
             )
         target = urljoin(url, location)
+        refuse_downgrade(url, target)
         return BodyReader(
             self._request(method, target, headers, body, stream, timeout, True, extra)
         )

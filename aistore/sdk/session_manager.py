@@ -24,7 +24,7 @@ from aistore._internal.config import (
     resolve_skip_verify,
     resolve_verify,
 )
-from aistore._internal.transport import environment_matters
+from aistore._internal.transport import NoDowngradeSession, environment_matters
 from aistore.sdk.const import HTTP, HTTPS
 
 __all__ = ["SessionManager", "resolve_ssl_config"]
@@ -161,7 +161,7 @@ class SessionManager:
         )
 
     def _create_session(self) -> requests.Session:
-        session = requests.Session()
+        session = NoDowngradeSession()
         session.verify = resolve_verify(self._skip_verify, self._ca_cert)
         session.cert = self._client_cert
         if not environment_matters():

@@ -446,6 +446,10 @@ int main(int argc, char** argv) {
     ais::LogWarning(warning);
   }
   server.Run(/*handle_signals=*/true);
+  // Work offloaded to worker threads posts its result back to the server's I/O contexts: it
+  // ends before `server` (and the contexts) go. A key fetch in flight is cut short first.
+  (*authorizer)->Shutdown();
+  remote.pool().Shutdown();
   batch.Shutdown();  // batch threads use the store: stop them before it goes
   if (ais::Status st = (*store)->SaveHeaderSnapshots(); !st.ok()) {
     ais::LogWarning("saving the object headers for the next start: " + st.message());

@@ -11,6 +11,7 @@ Tokens carry bucket ACLs as AIS AuthN issues them: cluster perms plus
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -456,3 +457,44 @@ def test_open_metrics_name_no_mountpath(server: LocalServer) -> None:
     assert "mountpath=" not in r.text
     mps = ok(call(server, "GET", "/v1/daemon", ADMIN, params={"what": "mountpaths"})).json()
     assert all(mp not in r.text for mp in mps["available"]), mps
+
+
+def test_an_issuer_that_hangs_holds_no_io_thread(tmp_path: Path) -> None:
+    # A trusted OIDC issuer that accepts connections and never answers: requests carrying its
+    # tokens wait (their key fetch runs on a worker thread), every other request is served.
+    import threading
+
+    hang = socket.socket()
+    hang.bind(("127.0.0.1", 0))
+    hang.listen(64)
+    issuer = f"https://127.0.0.1:{hang.getsockname()[1]}"
+    args = ["--auth-required", "--auth-oidc-issuer", issuer, "--auth-audience", "x"]
+    with LocalServer(mountpaths=[tmp_path / "mp"], threads=1, args=args) as srv:
+        now = int(time.time())
+        from cryptography.hazmat.primitives.asymmetric import rsa
+
+        key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        tok = jwt.encode(
+            {"sub": "u", "iss": issuer, "aud": "x", "exp": now + 60},
+            key,
+            "RS256",
+            headers={"kid": "k1"},
+        )
+
+        def wait_for_issuer() -> None:
+            with contextlib.suppress(requests.RequestException):  # (cut off when the server stops)
+                requests.get(
+                    srv.endpoint + "/v1/buckets/",
+                    headers={"Authorization": f"Bearer {tok}"},
+                    timeout=60,
+                )
+
+        waiting = [threading.Thread(target=wait_for_issuer, daemon=True) for _ in range(4)]
+        for t in waiting:
+            t.start()
+        time.sleep(0.5)  # (they are waiting for the issuer now)
+        start = time.monotonic()
+        r = requests.get(srv.endpoint + "/v1/health", timeout=10)
+        assert r.status_code == 200
+        assert time.monotonic() - start < 2
+    hang.close()

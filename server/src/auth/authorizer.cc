@@ -37,6 +37,13 @@ std::string Sha256Hex(std::string_view data) {
   return out;
 }
 
+// The token a request carries: "Authorization: Bearer <jwt>", else the S3 session token.
+std::string_view TokenOf(std::string_view authorization, std::string_view amz_token) {
+  constexpr std::string_view kScheme = "Bearer ";
+  if (authorization.starts_with(kScheme)) return authorization.substr(kScheme.size());
+  return amz_token;  // S3 clients: Authorization holds their SigV4 signature
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Authorizer>> Authorizer::Make(AuthConfig cfg, std::unique_ptr<KeyProvider> oidc) {
@@ -71,15 +78,22 @@ Status Authorizer::SetRequired(bool on) {
   return Status::OK();
 }
 
+std::function<Status()> Authorizer::KeyFetchFor(std::string_view authorization, std::string_view amz_token) {
+  const std::string_view token = TokenOf(authorization, amz_token);
+  if (token.empty() || !keys_) return nullptr;
+  if (t_last.owner == id_ && t_last.token == token) return nullptr;
+  {
+    std::shared_lock lock(mu_);
+    if (cache_.contains(std::string(token)) || revoked_.contains(std::string(token))) return nullptr;
+  }
+  auto parsed = ParseToken(token);
+  if (!parsed.ok() || !keys_->MayFetch(parsed->header, parsed->claims)) return nullptr;
+  return [keys = keys_.get(), t = std::move(*parsed)] { return keys->Fetch(t.header, t.claims); };
+}
+
 Result<std::shared_ptr<const Claims>> Authorizer::Authenticate(std::string_view authorization,
                                                                std::string_view amz_token, int64_t now_s) {
-  constexpr std::string_view kScheme = "Bearer ";
-  std::string_view token;
-  if (authorization.starts_with(kScheme)) {
-    token = authorization.substr(kScheme.size());
-  } else if (!amz_token.empty()) {  // S3 clients: Authorization holds their SigV4 signature
-    token = amz_token;
-  }
+  const std::string_view token = TokenOf(authorization, amz_token);
   if (token.empty()) {
     return Status::Unauthorized(authorization.empty() ? "token required"
                                                       : "token required (expecting \"Authorization: Bearer <token>\")");

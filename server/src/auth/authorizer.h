@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
@@ -54,6 +55,14 @@ class Authorizer {
   // signature). kUnauthorized with AIS's wording: "token required", "invalid token [err: ...]".
   Result<std::shared_ptr<const Claims>> Authenticate(std::string_view authorization, std::string_view amz_token,
                                                      int64_t now_s);
+  // The blocking work Authenticate would need first for this token: fetching its key (an OIDC
+  // issuer's keys not fetched yet, or rotated). Null when there is none (the usual case: a token
+  // already verified, or a key at hand). The router runs it on a worker thread, never an I/O one.
+  std::function<Status()> KeyFetchFor(std::string_view authorization, std::string_view amz_token);
+  // The server is stopping: key fetches in flight end now (KeyProvider::Shutdown).
+  void Shutdown() {
+    if (keys_) keys_->Shutdown();
+  }
   // Verifies a token as Authenticate does (POST /v1/tokens: "does this cluster accept it?").
   Result<std::shared_ptr<const Claims>> Verify(const std::string& token, int64_t now_s);
   // AuthN's registration check: false if this server verifies with a key other than the one

@@ -45,8 +45,14 @@ size_t OnData(char* data, size_t size, size_t n, void* out) {
   return size * n;
 }
 
+// Aborts a transfer once `stop` (a const std::atomic<bool>*) is set: checked about once a second
+// while a transfer waits, and at every progress.
+int AbortOnStop(void* stop, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  return static_cast<const std::atomic<bool>*>(stop)->load(std::memory_order_relaxed) ? 1 : 0;
+}
+
 // One GET of an https:// URL; its body on a 2xx.
-Result<std::string> FetchHttps(const std::string& url, const std::string& ca_bundle) {
+Result<std::string> FetchHttps(const std::string& url, const std::string& ca_bundle, const std::atomic<bool>& stop) {
   static std::once_flag once;
   std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
   std::unique_ptr<CURL, decltype(&curl_easy_cleanup)> c(curl_easy_init(), &curl_easy_cleanup);
@@ -57,6 +63,9 @@ Result<std::string> FetchHttps(const std::string& url, const std::string& ca_bun
   curl_easy_setopt(c.get(), CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(c.get(), CURLOPT_CONNECTTIMEOUT_MS, 5000L);
   curl_easy_setopt(c.get(), CURLOPT_TIMEOUT_MS, 10000L);
+  curl_easy_setopt(c.get(), CURLOPT_NOPROGRESS, 0L);
+  curl_easy_setopt(c.get(), CURLOPT_XFERINFOFUNCTION, &AbortOnStop);
+  curl_easy_setopt(c.get(), CURLOPT_XFERINFODATA, &stop);
   if (!ca_bundle.empty()) curl_easy_setopt(c.get(), CURLOPT_CAINFO, ca_bundle.c_str());
   curl_easy_setopt(c.get(), CURLOPT_WRITEFUNCTION, &OnData);
   curl_easy_setopt(c.get(), CURLOPT_WRITEDATA, &body);
@@ -152,11 +161,15 @@ OidcKeyProvider::OidcKeyProvider(const AuthConfig& cfg)
   }
 }
 
+void OidcKeyProvider::Shutdown() {
+  stopping_.store(true, std::memory_order_relaxed);
+  std::lock_guard lock(mu_);
+  stop_ = true;
+  stop_cv_.notify_all();
+}
+
 OidcKeyProvider::~OidcKeyProvider() {
-  {
-    std::lock_guard lock(mu_);
-    stop_ = true;
-  }
+  Shutdown();
   stop_cv_.notify_all();
   if (refresher_.joinable()) refresher_.join();
 }
@@ -171,9 +184,9 @@ Status OidcKeyProvider::Refresh(Issuer& issuer) {
   if (jwks_uri.empty()) {
     const std::string url = issuer.url + "/.well-known/openid-configuration";
     Result<std::string> doc = Status::Unavailable("not fetched");
-    for (int attempt = 0; attempt < 4; ++attempt) {
+    for (int attempt = 0; attempt < 4 && !stopping_.load(std::memory_order_relaxed); ++attempt) {
       if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(100 << (attempt - 1)));
-      doc = FetchHttps(url, ca_bundle_);
+      doc = FetchHttps(url, ca_bundle_, stopping_);
       if (doc.ok()) break;
     }
     if (!doc.ok()) return doc.status();
@@ -184,7 +197,7 @@ Status OidcKeyProvider::Refresh(Issuer& issuer) {
     }
     jwks_uri = j["jwks_uri"].get<std::string>();
   }
-  auto text = FetchHttps(jwks_uri, ca_bundle_);
+  auto text = FetchHttps(jwks_uri, ca_bundle_, stopping_);
   if (!text.ok()) return text.status();
   auto keys = ParseJwks(*text);
   if (!keys.ok()) return Status::InvalidArgument(jwks_uri + ": " + keys.status().message());
@@ -207,7 +220,7 @@ void OidcKeyProvider::RefreshLoop() {
   }
 }
 
-Result<VerifyKey> OidcKeyProvider::Find(const TokenHeader& header, const Claims& claims) {
+Result<OidcKeyProvider::Issuer*> OidcKeyProvider::IssuerOf(const TokenHeader& header, const Claims& claims) {
   if (header.alg == "HS256") return Invalid("HS256 signing key is not configured");
   if (claims.iss.empty()) return Invalid("missing 'iss' claim");
   const std::string iss = StripSlash(claims.iss);
@@ -215,15 +228,39 @@ Result<VerifyKey> OidcKeyProvider::Find(const TokenHeader& header, const Claims&
   if (it == issuers_.end()) return Invalid("issuer \"" + claims.iss.substr(0, 128) + "\" is not trusted");
   if (header.kid.empty()) return Invalid("missing 'kid' in the token header");
   if (!ValidKid(header.kid)) return Invalid("invalid 'kid'");
-  Issuer& issuer = **it;
+  return it->get();
+}
+
+Result<VerifyKey> OidcKeyProvider::Find(const TokenHeader& header, const Claims& claims) {
+  auto issuer = IssuerOf(header, claims);
+  if (!issuer.ok()) return issuer.status();
+  std::lock_guard lock(mu_);
+  if (auto k = (*issuer)->keys.find(header.kid); k != (*issuer)->keys.end()) return VerifyKey{.material = k->second};
+  if (!(*issuer)->fetched) return Invalid("cannot fetch the keys of issuer " + (*issuer)->url + " yet");
+  return Invalid("unknown 'kid' \"" + header.kid + "\" of issuer " + (*issuer)->url);
+}
+
+bool OidcKeyProvider::MayFetch(const TokenHeader& header, const Claims& claims) {
+  auto issuer = IssuerOf(header, claims);
+  if (!issuer.ok()) return false;
+  std::lock_guard lock(mu_);
+  const Issuer& i = **issuer;
+  if (i.keys.contains(header.kid)) return false;
+  // Never fetched yet (the start's fetch may be under way), or a rotation the throttle allows.
+  return !i.fetched || i.last_forced_ns < 0 || NowNs() - i.last_forced_ns >= min_rotation_refresh_ns_;
+}
+
+Status OidcKeyProvider::Fetch(const TokenHeader& header, const Claims& claims) {
+  if (stopping_.load(std::memory_order_relaxed)) return Status::Unavailable("the server is stopping");
+  auto found = IssuerOf(header, claims);
+  if (!found.ok()) return found.status();
+  Issuer& issuer = **found;
   { std::lock_guard in_flight(issuer.fetch_mu); }  // a fetch under way (the start's) may bring the kid
   {
     std::lock_guard lock(mu_);
-    if (auto k = issuer.keys.find(header.kid); k != issuer.keys.end()) return VerifyKey{.material = k->second};
+    if (issuer.keys.contains(header.kid)) return Status::OK();
     const int64_t now = NowNs();
-    if (issuer.last_forced_ns >= 0 && now - issuer.last_forced_ns < min_rotation_refresh_ns_) {
-      return Invalid("unknown 'kid' \"" + header.kid + "\" of issuer " + issuer.url);
-    }
+    if (issuer.last_forced_ns >= 0 && now - issuer.last_forced_ns < min_rotation_refresh_ns_) return Status::OK();
     issuer.last_forced_ns = now;
     issuer.fetched_before_forced = issuer.fetched;
   }
@@ -233,9 +270,8 @@ Result<VerifyKey> OidcKeyProvider::Find(const TokenHeader& header, const Claims&
   // The issuer's first successful fetch (the start's prefetch was not done yet) is no rotation:
   // it does not hold back the refresh a real rotation needs.
   if (refreshed.ok() && !issuer.fetched_before_forced) issuer.last_forced_ns = -1;
-  if (!refreshed.ok()) return Invalid("cannot fetch the keys of issuer " + issuer.url + ": " + refreshed.message());
-  if (auto k = issuer.keys.find(header.kid); k != issuer.keys.end()) return VerifyKey{.material = k->second};
-  return Invalid("unknown 'kid' \"" + header.kid + "\" of issuer " + issuer.url);
+  if (!refreshed.ok()) LogWarning("OIDC issuer " + issuer.url + ": " + refreshed.message());
+  return refreshed;
 }
 
 }  // namespace ais::auth

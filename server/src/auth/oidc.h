@@ -2,15 +2,18 @@
 //
 // Per issuer: GET <issuer>/.well-known/openid-configuration -> jwks_uri (https), then the JWKS;
 // RSA keys are kept by `kid`. A token's `iss` must be a trusted issuer and its `kid` one of that
-// issuer's keys. An unknown kid forces one refresh of that issuer's JWKS, at most once per
-// min_rotation_refresh; a background thread refreshes every issuer each min_background_refresh.
-// So an issuer may rotate its signing key while the server runs: a token signed with the new key
-// is accepted on first sight. (AIS reads issuer keys once per process start; this does not.)
+// issuer's keys. An unknown kid forces one refresh of that issuer's JWKS (Fetch, which the router
+// runs on a worker thread before the token is checked), at most once per min_rotation_refresh; a
+// background thread refreshes every issuer each min_background_refresh. So an issuer may rotate
+// its signing key while the server runs: a token signed with the new key is accepted on first
+// sight. Find only looks up what is fetched: no I/O thread ever waits for an issuer. (AIS reads
+// issuer keys once per process start; this does not.)
 //
 // Fetches use libcurl over HTTPS only, verified against the system CAs or auth.oidc.issuer_ca_bundle,
 // 5 s to connect, 10 s per request, 1 MiB per document; discovery is tried 4 times with backoff.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <map>
 #include <memory>
@@ -32,6 +35,9 @@ class OidcKeyProvider : public KeyProvider {
   ~OidcKeyProvider() override;
 
   Result<VerifyKey> Find(const TokenHeader& header, const Claims& claims) override;
+  bool MayFetch(const TokenHeader& header, const Claims& claims) override;
+  Status Fetch(const TokenHeader& header, const Claims& claims) override;
+  void Shutdown() override;
 
  private:
   struct Issuer {
@@ -45,6 +51,8 @@ class OidcKeyProvider : public KeyProvider {
   };
 
   explicit OidcKeyProvider(const AuthConfig& cfg);
+  // The trusted issuer of a token with a well-formed kid, else kUnauthorized.
+  Result<Issuer*> IssuerOf(const TokenHeader& header, const Claims& claims);
   // Discovers (once) and fetches the issuer's JWKS, replacing its keys.
   Status Refresh(Issuer& issuer);
   void RefreshLoop();
@@ -56,6 +64,7 @@ class OidcKeyProvider : public KeyProvider {
   std::mutex mu_;
   std::condition_variable stop_cv_;
   bool stop_ = false;  // guarded by mu_
+  std::atomic<bool> stopping_{false};  // stop_ for the fetches in flight (they abort)
   std::thread refresher_;
 };
 

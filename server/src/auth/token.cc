@@ -97,7 +97,7 @@ Result<VerifyKey> StaticKeyProvider::Find(const TokenHeader& header, const Claim
   return key_;
 }
 
-Result<Claims> VerifyToken(std::string_view token, KeyProvider& keys, const VerifyOptions& opts) {
+Result<UnverifiedToken> ParseToken(std::string_view token) {
   const size_t d1 = token.find('.');
   const size_t d2 = d1 == std::string_view::npos ? d1 : token.find('.', d1 + 1);
   if (d2 == std::string_view::npos || token.find('.', d2 + 1) != std::string_view::npos) {
@@ -122,7 +122,14 @@ Result<Claims> VerifyToken(std::string_view token, KeyProvider& keys, const Veri
   }
   auto claims = Claims::Decode(*payload);
   if (!claims.ok()) return claims.status();
+  return UnverifiedToken{.header = std::move(header), .claims = std::move(*claims)};
+}
 
+Result<Claims> VerifyToken(std::string_view token, KeyProvider& keys, const VerifyOptions& opts) {
+  auto parsed = ParseToken(token);
+  if (!parsed.ok()) return parsed.status();
+  const TokenHeader& header = parsed->header;
+  Claims* claims = &parsed->claims;
   auto key = keys.Find(header, *claims);
   if (!key.ok()) return key.status();
   jwt_t* raw = nullptr;
@@ -142,7 +149,7 @@ Result<Claims> VerifyToken(std::string_view token, KeyProvider& keys, const Veri
     });
     if (!match) return Invalid("token has invalid audience");
   }
-  return claims;
+  return std::move(*claims);
 }
 
 }  // namespace ais::auth

@@ -33,8 +33,23 @@ class KeyProvider {
   // The key that must have signed a token with this header and these (not yet verified) claims;
   // kUnauthorized if there is none (an untrusted issuer, an unknown kid, an algorithm this
   // provider does not take).
+  // Never blocks (it runs on I/O threads).
   virtual Result<VerifyKey> Find(const TokenHeader& header, const Claims& claims) = 0;
+  // Whether Fetch might bring a key Find does not have now (an OIDC issuer's keys not fetched yet,
+  // or rotated). Never blocks.
+  virtual bool MayFetch(const TokenHeader& /*header*/, const Claims& /*claims*/) { return false; }
+  // Fetches what MayFetch said might help. Blocks on the network: run it off I/O threads.
+  virtual Status Fetch(const TokenHeader& /*header*/, const Claims& /*claims*/) { return Status::OK(); }
+  // Ends the fetches in flight (they fail) and refuses new ones: the server is stopping.
+  virtual void Shutdown() {}
 };
+
+// A well-formed token's header and claims, not verified: what chooses (or fetches) its key.
+struct UnverifiedToken {
+  TokenHeader header;
+  Claims claims;
+};
+Result<UnverifiedToken> ParseToken(std::string_view token);
 
 // One static key, as AIS's auth.signature (or AIS_AUTHN_SECRET_KEY / AIS_AUTHN_PUBLIC_KEY).
 class StaticKeyProvider : public KeyProvider {

@@ -12,6 +12,8 @@
 #include "handlers/access.h"
 #include "handlers/context.h"
 #include "handlers/node_actions.h"
+#include "handlers/offload.h"
+#include "remote/cache_tier.h"
 #include "s3/s3.h"
 #include "util/log_ring.h"
 #include "metrics/access_log.h"
@@ -254,6 +256,14 @@ Task<void> Dispatch(ServerContext& ctx, Exchange& ex) {
   }
   Metrics& metrics = ServerMetrics();
   std::optional<RequestCounter> counter;  // declared before the work it observes, outlives it
+  if (ctx.auth && ctx.auth->required()) {
+    // A token whose key must be fetched first (a new OIDC issuer key): fetched on a worker thread,
+    // so that the checks below, which run on this I/O thread, find it at hand. Its failure shows
+    // there, as the token's refusal.
+    if (std::function<Status()> fetch = ctx.auth->KeyFetchFor(ex.header("Authorization"), AmzSecurityToken(ex))) {
+      (void)co_await OffloadStatus(ctx.remote.pool(), std::move(fetch));
+    }
+  }
   if (auto s3_path = s3::S3PathOf(ctx, ex.raw_path())) {  // the S3 front end replies its own way
     if (metrics.enabled()) counter.emplace(metrics, ex, ClassifyS3(ex, *s3_path), start);
     co_await s3::Serve(ctx, ex, *s3_path);

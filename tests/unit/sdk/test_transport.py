@@ -87,6 +87,33 @@ def test_https_without_redirect_returns_reply_as_is(
     assert tls_server.requests[-1].body.startswith(b'{"action": "create-bck"')
 
 
+def test_https_never_redirects_to_plain_http(
+    tls_server: FakeServer, tls_cert: tuple[str, str]
+) -> None:
+    """A redirect from HTTPS to HTTP would carry the token and the body unencrypted."""
+    plain = FakeServer()
+    try:
+        plain.route = lambda req: Reply(200, b"leaked")
+        tls_server.route = _redirect_to(plain, 307)
+        client = Client(
+            tls_server.url,
+            ca_cert=tls_cert[0],
+            token="secret-token",
+            retry_config=fast_retry_config(),
+            timeout=(2, 5),
+        )
+        obj = client.bucket("b").object("o")
+        for call in (
+            lambda: obj.get_writer().put_content(PAYLOAD),  # the two-step body redirect
+            lambda: obj.get_reader().read_all(),  # a redirect `requests` follows
+        ):
+            with pytest.raises(requests.exceptions.InvalidURL, match="unencrypted"):
+                call()
+        assert plain.requests == []
+    finally:
+        plain.close()
+
+
 def test_status_retry_for_idempotent_methods_only(server: FakeServer) -> None:
     calls = {"GET": 0, "POST": 0}
 
