@@ -97,7 +97,11 @@ Result<bool> LibarchiveShard::NextHeader() {
     if (!archive_entry_size_is_set(e)) return Status::Corruption("archive: member \"" + n + "\" has no size");
     std::string key(Key(n));
     cur_ = Member{.name = n, .size = static_cast<uint64_t>(archive_entry_size(e)), .offset = std::nullopt};
-    seen_.try_emplace(key, Seen{index, cur_});
+    if (seen_.size() < kMaxKept) {
+      seen_.try_emplace(key, Seen{index, cur_});
+    } else if (!seen_.contains(key)) {
+      seen_full_ = true;
+    }
     at_key_ = key;
     return true;
   }
@@ -109,15 +113,20 @@ Result<Shard::Member> LibarchiveShard::Position(const std::string& key) {
     if (it != seen_.end() && it->second.index + 1 == next_index_) return it->second.member;
   }
   auto it = seen_.find(key);
-  if (it == seen_.end() && complete_) return Status::NotFound(key);
-  if (it != seen_.end() && it->second.index < next_index_) AIS_RETURN_IF_ERROR(Reopen());
+  if (it == seen_.end() && complete_ && !seen_full_) return Status::NotFound(key);
+  // Behind the reader: the member itself, or, not kept, perhaps its first twin. Walk from the start.
+  if ((it != seen_.end() && it->second.index < next_index_) || (it == seen_.end() && seen_full_)) {
+    AIS_RETURN_IF_ERROR(Reopen());
+  }
   for (;;) {
     auto more = NextHeader();
     if (!more.ok()) return more.status();
     if (!*more) return Status::NotFound(key);
     if (at_key_ == key) {
-      const Seen& s = seen_.at(key);
-      if (s.index + 1 == next_index_) return s.member;  // the first with that name, not a later twin
+      auto s = seen_.find(key);
+      // Not kept: the walk began before any member of that name, so this is the first.
+      if (s == seen_.end()) return cur_;
+      if (s->second.index + 1 == next_index_) return s->second.member;  // the first with that name, not a later twin
     }
   }
 }
@@ -155,19 +164,32 @@ Status LibarchiveShard::Read(std::string_view path, uint64_t start, uint64_t len
 }
 
 Status LibarchiveShard::ForEach(const std::function<Status(const Member&)>& fn) {
-  std::vector<Member> all;
-  {
-    std::lock_guard lock(mu_);
-    AIS_RETURN_IF_ERROR(Reopen());
-    for (;;) {
-      auto more = NextHeader();
-      if (!more.ok()) return more.status();
-      if (!*more) break;
-      all.push_back(cur_);
+  // In passes of at most kMaxKept members, each from the start (fn may Read, which moves the
+  // reader); the lock is not held while fn runs.
+  for (size_t done = 0;;) {
+    std::vector<Member> batch;
+    bool end = false;
+    {
+      std::lock_guard lock(mu_);
+      AIS_RETURN_IF_ERROR(Reopen());
+      for (size_t skipped = 0; batch.size() < kMaxKept;) {
+        auto more = NextHeader();
+        if (!more.ok()) return more.status();
+        if (!*more) {
+          end = true;
+          break;
+        }
+        if (skipped < done) {
+          ++skipped;
+          continue;
+        }
+        batch.push_back(cur_);
+      }
     }
+    for (const auto& m : batch) AIS_RETURN_IF_ERROR(fn(m));
+    done += batch.size();
+    if (end) return Status::OK();
   }
-  for (const auto& m : all) AIS_RETURN_IF_ERROR(fn(m));
-  return Status::OK();
 }
 
 }  // namespace ais

@@ -26,6 +26,10 @@ class LibarchiveShard : public Shard {
   Status Read(std::string_view path, uint64_t start, uint64_t len, const ByteSink& out) override;
   Status ForEach(const std::function<Status(const Member&)>& fn) override;
 
+  // Members remembered by name (seen_), and handed to ForEach's callback per pass: past them, a
+  // lookup walks the archive again from its start, so memory is bounded whatever it holds.
+  static constexpr size_t kMaxKept = 1 << 16;
+
  private:
   struct Seen {
     size_t index;  // position among all entries
@@ -50,7 +54,8 @@ class LibarchiveShard : public Shard {
   std::string at_key_;           // the reader stands at this member's unread data ("" if none)
   Member cur_;                   // the entry the reader stands at (valid when at_key_ is set)
   bool complete_ = false;        // every header has been seen once
-  std::unordered_map<std::string, Seen> seen_;  // Key(name) -> first regular member with it
+  std::unordered_map<std::string, Seen> seen_;  // Key(name) -> first regular member with it (up to kMaxKept)
+  bool seen_full_ = false;       // a member was not kept in seen_
   uint64_t pos_ = 0;             // read position in the object
   std::vector<char> buf_;
 };

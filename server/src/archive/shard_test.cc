@@ -192,5 +192,48 @@ TEST(Shard, ZipMemberWithBadCrcIsCorruption) {
   EXPECT_EQ(st.code(), Status::Code::kCorruption) << st.message();
 }
 
+// Past the members a shard keeps (the tar index, the libarchive name map), lookups and ForEach
+// still find every member, the first of twins included, while memory stays bounded.
+TEST(HugeShardTest, LookupsPastTheKeptMembersFindTheFirstTwin) {
+  test::TempDir root;
+  StoreOptions opts;
+  opts.mountpaths.push_back(root.Sub("mp"));
+  auto store = Store::Open(opts);
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  ASSERT_TRUE((*store)->CreateBucket("b", nullptr).ok());
+  constexpr size_t kMembers = (1 << 16) + 4000;
+  std::vector<test::Entry> entries;
+  entries.reserve(kMembers);
+  for (size_t i = 0; i < kMembers; ++i) entries.push_back({"m" + std::to_string(i), "", 0});
+  entries[10] = {"twin", "first", 0};
+  entries[kMembers - 100] = {"twin", "second!", 0};
+  entries[kMembers - 10] = {"late", "late member", 0};
+  entries[kMembers - 5] = {"late-twin-only", "x", 0};
+  for (ArchiveFormat f : {ArchiveFormat::kTar, ArchiveFormat::kZip}) {
+    const std::string name = "huge" + std::string(FormatExtension(f));
+    test::PutObject(**store, "b", name, test::BuildArchive(f, entries));
+    auto obj = (*store)->OpenShared("b", name);
+    ASSERT_TRUE(obj.ok());
+    auto sh = Shard::Open(*obj, name, std::nullopt);
+    ASSERT_TRUE(sh.ok()) << sh.status().message();
+    auto late = (*sh)->Find("late");
+    ASSERT_TRUE(late.ok()) << name << ": " << late.status().message();
+    EXPECT_EQ(late->size, 11u);
+    EXPECT_EQ((*sh)->Find("twin")->size, 5u) << name;  // the first twin, found again after "late"
+    EXPECT_TRUE((*sh)->Find("late-twin-only").ok()) << name;
+    EXPECT_TRUE((*sh)->Find("m" + std::to_string(kMembers - 1)).ok()) << name;
+    EXPECT_TRUE((*sh)->Find("nowhere").status().IsNotFound()) << name;
+    EXPECT_TRUE((*sh)->Find("m20").ok()) << name;  // back at the start
+    size_t n = 0, twins = 0;
+    ASSERT_TRUE((*sh)->ForEach([&](const Shard::Member& m) {
+                       ++n;
+                       twins += m.name == "twin";
+                       return Status::OK();
+                     }).ok());
+    EXPECT_EQ(n, kMembers) << name;
+    EXPECT_EQ(twins, 2u) << name;
+  }
+}
+
 }  // namespace
 }  // namespace ais

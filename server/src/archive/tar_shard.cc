@@ -15,8 +15,12 @@ TarShard::TarShard(std::shared_ptr<const ObjectHandle> obj)
       cache_key_(obj->bucket() + '\0' + obj->meta().name),
       identity_(TarIndexCache::Identity::Of(obj->meta())),
       index_(SharedTarIndexes().Get(cache_key_, identity_)),
-      scanner_([o = obj.get()](uint64_t off, void* buf, size_t len) { return o->ReadAt(off, buf, len); },
-               obj->size()) {}
+      scanner_(NewScanner()) {}
+
+TarScanner TarShard::NewScanner() const {
+  return TarScanner([o = obj_.get()](uint64_t off, void* buf, size_t len) { return o->ReadAt(off, buf, len); },
+                    obj_->size());
+}
 
 Result<bool> TarShard::ScanOne() {
   TarEntry e;
@@ -56,11 +60,14 @@ Result<Shard::Member> TarShard::Find(std::string_view path) {
     if (it == index_->by_key.end()) return Status::NotFound(std::string(path));
     return index_->members[it->second];
   }
-  for (;;) {  // a huge shard: as far as this lookup needs
-    if (auto it = partial_.by_key.find(key); it != partial_.by_key.end()) return partial_.members[it->second];
-    if (complete_) return Status::NotFound(std::string(path));
-    auto more = ScanOne();
+  // A huge shard: its first members are kept; past them, the rest is walked for this lookup.
+  if (auto it = partial_.by_key.find(key); it != partial_.by_key.end()) return partial_.members[it->second];
+  TarScanner rest = scanner_;  // (a copy: from the first member not kept)
+  for (TarEntry e;;) {
+    auto more = rest.Next(&e);
     if (!more.ok()) return more.status();
+    if (!*more) return Status::NotFound(std::string(path));
+    if (e.regular && Key(e.name) == key) return Member{.name = std::move(e.name), .size = e.size, .offset = e.offset};
   }
 }
 
@@ -82,16 +89,25 @@ Status TarShard::ForEach(const std::function<Status(const Member&)>& fn) {
   {
     std::lock_guard lock(mu_);
     if (!index_) {
-      while (!complete_) {
+      while (!complete_ && partial_.members.size() < kMaxIndexedMembers) {
         auto more = ScanOne();
         if (!more.ok()) return more.status();
       }
-      Publish();
+      if (complete_) Publish();
     }
     all = index_;
   }
-  for (const auto& m : all->members) AIS_RETURN_IF_ERROR(fn(m));
-  return Status::OK();
+  if (all) {
+    for (const auto& m : all->members) AIS_RETURN_IF_ERROR(fn(m));
+    return Status::OK();
+  }
+  TarScanner walk = NewScanner();  // a huge shard: member by member, keeping nothing
+  for (TarEntry e;;) {
+    auto more = walk.Next(&e);
+    if (!more.ok()) return more.status();
+    if (!*more) return Status::OK();
+    if (e.regular) AIS_RETURN_IF_ERROR(fn(Member{.name = std::move(e.name), .size = e.size, .offset = e.offset}));
+  }
 }
 
 }  // namespace ais

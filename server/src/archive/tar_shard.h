@@ -20,11 +20,14 @@ class TarShard : public Shard {
   Status Read(std::string_view path, uint64_t start, uint64_t len, const ByteSink& out) override;
   Status ForEach(const std::function<Status(const Member&)>& fn) override;
 
-  // A shard of more members is not indexed whole on its first lookup: each lookup walks only as
-  // far as it needs (and the walk is not kept).
+  // A shard of more members is not indexed whole: the first kMaxIndexedMembers are kept, and a
+  // lookup past them (or ForEach) walks the rest again, keeping nothing, so that the memory a
+  // shard takes is bounded whatever it holds.
   static constexpr size_t kMaxIndexedMembers = 1 << 16;
 
  private:
+  // A scanner of the object from its first entry.
+  TarScanner NewScanner() const;
   // REQUIRES: mu_ held. Scans one more entry into partial_; false at the end.
   Result<bool> ScanOne();
   // REQUIRES: mu_ held, complete_. Makes partial_ the index, and shares it.

@@ -104,27 +104,42 @@ Task<Handled> GetArchived(ServerContext& ctx, Exchange& ex, const std::string& b
   }
   if (archpath.starts_with('/')) archpath.erase(0, 1);
   if (archpath.starts_with(name + "/")) archpath.erase(0, name.size() + 1);
-  auto m = (*shard)->Find(archpath);
-  if (!m.ok()) {
-    if (m.status().IsNotFound()) {
+  // Finding the member walks the archive's headers (and a small compressed member is read
+  // whole): off the I/O thread.
+  struct Found {
+    Shard::Member member;
+    std::optional<std::string> data;  // a small member that is not stored as is
+  };
+  std::function<Result<Found>()> find = [sh = *shard, archpath]() -> Result<Found> {
+    auto m = sh->Find(archpath);
+    if (!m.ok()) return m.status();
+    Found f{.member = std::move(*m), .data = std::nullopt};
+    if (!f.member.offset && f.member.size <= kInlineExtractMax) {
+      std::string data;
+      data.reserve(f.member.size);
+      AIS_RETURN_IF_ERROR(sh->Read(archpath, 0, f.member.size, [&](const char* d, size_t n) {
+        data.append(d, n);
+        return Status::OK();
+      }));
+      f.data = std::move(data);
+    }
+    return f;
+  };
+  auto found = co_await Offload<Found>(ctx.remote.pool(), std::move(find));
+  if (!found.ok()) {
+    if (found.status().IsNotFound()) {
       co_return Status::NotFound(archpath + " in " + cname + " does not exist");
     }
-    co_return m.status();
+    co_return found.status();
   }
+  const Shard::Member* m = &found->member;
   HeaderList headers;
   if (m->offset) {  // stored as is: straight from the object's files
     std::vector<FileSegment> segs = (*obj)->Segments(*m->offset, m->size);
     co_return co_await ex.ReplyFile(http::status::ok, headers, segs, m->size);
   }
-  if (m->size <= kInlineExtractMax) {
-    std::string data;
-    data.reserve(m->size);
-    Status st = (*shard)->Read(archpath, 0, m->size, [&](const char* d, size_t n) {
-      data.append(d, n);
-      return Status::OK();
-    });
-    if (!st.ok()) co_return st;
-    co_return co_await ex.Reply(http::status::ok, headers, std::move(data), "application/octet-stream");
+  if (found->data) {
+    co_return co_await ex.Reply(http::status::ok, headers, std::move(*found->data), "application/octet-stream");
   }
   Producer p;
   p.run = [sh = *shard, archpath, size = m->size](OutputSink* sink) {

@@ -35,7 +35,7 @@ Task<Result<T>> Offload(WorkerPool& pool, std::function<Result<T>()> fn) {
       state->timer.cancel();
     });
   });
-  if (!queued) co_return Status::TooManyRequests("too many remote requests in flight; try again");
+  if (!queued) co_return Status::TooManyRequests("too many requests waiting for disk or network work on worker threads; try again");
   while (!state->result) {
     boost::system::error_code ec;
     co_await state->timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
