@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import itertools
 import json
 import os
 import subprocess
@@ -18,6 +19,8 @@ import jwt
 import pytest
 import requests
 from cryptography.hazmat.primitives.asymmetric import rsa
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from aistore.sdk import Client
 from aistore.sdk.authn.access_attr import AccessAttr
@@ -217,13 +220,14 @@ ENDPOINTS: list[Endpoint] = [
         ),
     ),
     (
+        # (read-write on the source, and on a destination it creates: CREATE-BUCKET too)
         "copy bucket",
-        A.ACCESS_RW,
+        A.ACCESS_RW | A.CREATE_BUCKET,
         lambda s, n: (
             "POST",
             "/v1/buckets/authb",
-            {"action": "copy-bck", "name": f"cp{n}", "value": {}},
-            {"bck_to": f"ais/@#cp{n}"},
+            {"action": "copy-bck", "value": {}},
+            {"bck_to": f"ais/@#/cp{n}-{time.monotonic_ns() % 10**9}/"},
         ),
     ),
     (
@@ -268,6 +272,36 @@ def test_permission_matrix(
         r.status_code,
         r.text or r.headers.get("Hdr-Error"),
     )
+
+
+SINGLE_BITS = [int(a) for a in AccessAttr if int(a) & (int(a) - 1) == 0 and int(a) <= int(A.ADMIN)]
+_fresh = itertools.count(100)
+
+
+@settings(
+    max_examples=150,
+    deadline=None,
+    derandomize=True,  # the same examples every run: a failure reproduces
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(data=st.data())
+def test_every_permission_set_is_allowed_exactly_when_the_table_says(
+    server: LocalServer, fixture_objects: None, data: st.DataObject
+) -> None:
+    label, bits, make = data.draw(st.sampled_from(ENDPOINTS), label="endpoint")
+    granted = sum(data.draw(st.sets(st.sampled_from(SINGLE_BITS)), label="granted"))
+    method, path, body, params = make(server, next(_fresh))
+    r = call(server, method, path, token_for(granted), body, params=params)
+    detail = (
+        label,
+        AccessAttr.describe(granted),
+        r.status_code,
+        r.text or r.headers.get("Hdr-Error"),
+    )
+    if granted & int(bits) == int(bits):
+        assert r.status_code not in (401, 403), detail
+    else:
+        assert r.status_code == 403, detail
 
 
 def test_bucket_grant_narrows_the_cluster_grant(server: LocalServer, fixture_objects: None) -> None:
