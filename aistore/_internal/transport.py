@@ -346,7 +346,7 @@ class NoDowngradeSession(requests.Session):
         self, prepared_request: requests.PreparedRequest, response: requests.Response
     ) -> None:
         refuse_downgrade(str(response.request.url), str(prepared_request.url))
-        super().rebuild_auth(prepared_request, response)
+        super().rebuild_auth(prepared_request, response)  # type: ignore[no-untyped-call]  # (untyped in the stubs)
 
 
 class RequestsTransport(HttpTransport):

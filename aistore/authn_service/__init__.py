@@ -2,9 +2,11 @@
 
 Run it as `aistore-authn` (see `--help`, and "Access control: AuthN service" in the user guide);
 clients use `aistore.sdk.authn.AuthNClient` or the official SDK's. `LocalAuthN` runs it in a
-subprocess on a free loopback port. Modules: `main` (startup), `httpd` (HTTP), `service`
-(operations), `store` (SQLite), `keys` (signing), `passwords`, `clusters` (calls to registered
-clusters), `wire` (request documents), `local` (`LocalAuthN`).
+subprocess on a free loopback port. Modules: `main` (startup), `listener` (sockets, TLS,
+connection and time limits, on cheroot), `httpd` (routing and the WSGI adapter), `service`
+(operations), `throttle` (failed-login lockouts), `store` (SQLite), `keys` (signing),
+`passwords` (scrypt, bounded in concurrency), `clusters` (calls to registered clusters), `wire`
+(request documents), `local` (`LocalAuthN`).
 
 Example:
     >>> from aistore.authn_service import LocalAuthN

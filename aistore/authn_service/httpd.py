@@ -1,36 +1,41 @@
-"""The AuthN HTTP server: routing, bounded request reading, AIS error replies.
+"""The AuthN HTTP surface without a socket: `route` and the WSGI adapter `AuthNApp`.
 
-Three parts, as in the house style: `route` (request in, status and body out, no socket),
-`_Handler` (one per connection, stdlib `BaseHTTPRequestHandler`) and `AuthNServer` (the accept
-loop, a thread per connection, bounded in number).
+`route` is the one place the REST paths live: a `Request` in, a `Reply` out (or a
+`ServiceError`). `AuthNApp` is the WSGI application around it: it reads one request from the
+WSGI environ into a `Request`, answers it, writes the access log, and turns the `Reply` or the
+refusal into the response. The listener that runs it (sockets, TLS, connection and time limits)
+is `listener.AuthNServer`.
 
-Limits, each named below: a request body is at most `MAX_BODY` bytes and must declare its
-`Content-Length` (413 / 411 otherwise); a connection idles at most `IDLE_TIMEOUT_S` between
-reads; at most `MAX_CONNECTIONS` connections are served at once, the next get 503. An exception
-that escapes an operation costs its request a 500 with the AIS error body and is logged, never
-the process. Tokens and passwords are never logged: the access log holds method, path (which
-names users, never secrets) and status.
+The app's own limits: a request body is at most `MAX_BODY` bytes and must declare its
+`Content-Length` (413 / 411 otherwise, and the connection is closed: its unread body must not be
+parsed as a request); methods outside `METHODS` get 501 (and the connection is closed too). An
+exception that escapes an operation costs its request a 500 with the AIS error body and is
+logged, never the process. Tokens and passwords are never logged: the access log holds
+address, method, path (which names users, never secrets) and status.
+
+Two environ keys tie the app to the listener, and are simply absent under another WSGI server:
+`BODY_READ` (a callable the app calls once the body is in: the listener's read deadline ends)
+and `CLOSE` (set by the app: the listener closes the connection after this response).
 
 Error body (`cmn.ErrHTTP`, as the SDKs decode it):
 `{"message": ..., "method": ..., "url_path": ..., "remote_addr": ..., "caller": "",
 "node": "AuthN", "status": <int>}`.
 
 Example:
-    >>> server = AuthNServer(("127.0.0.1", 0), service)  # doctest: +SKIP
-    >>> server.serve_forever()  # doctest: +SKIP
+    >>> req = Request("GET", "/v1/users", "Bearer eyJ...", b"", "10.0.0.7")
+    >>> route(service, req)  # doctest: +SKIP
+    Reply(status=200, body={...}, headers=())
+    >>> app = AuthNApp(service)  # a WSGI application  # doctest: +SKIP
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import socket
-import ssl
-import threading
+from collections.abc import Callable, Iterable
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, NamedTuple
-from urllib.parse import unquote, urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
 from aistore.authn_service.service import AuthNService, ServiceError
 from aistore.authn_service.wire import (
@@ -45,25 +50,46 @@ from aistore.authn_service.wire import (
     encode,
 )
 
-__all__ = ["MAX_BODY", "MAX_CONNECTIONS", "AuthNServer", "Request", "route"]
+__all__ = [
+    "BODY_READ",
+    "CLOSE",
+    "MAX_BODY",
+    "METHODS",
+    "AuthNApp",
+    "Request",
+    "error_body",
+    "route",
+]
 
 logger = logging.getLogger("aistore.authn")
 access_log = logging.getLogger("aistore.authn.access")
 
 MAX_BODY = 64 * 1024  # the largest document (a role with many bucket ACLs) is far smaller
-MAX_CONNECTIONS = 256
-IDLE_TIMEOUT_S = 30.0
+METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE", "PATCH"})  # the rest: 501
+BODY_READ = "aistore.authn.body_read"
+CLOSE = "aistore.authn.close"
 _JSON = "application/json"
+
+_StartResponse = Callable[[str, list[tuple[str, str]]], Any]
 
 
 class Request:
-    """One request as `route` sees it: method, path items, headers it uses, body."""
+    """One request as `route` sees it: method, raw path, the headers it uses, body, and the
+    caller's address (the login throttle counts failures by it)."""
 
-    def __init__(self, method: str, path: str, authorization: str | None, body: bytes) -> None:
+    def __init__(
+        self,
+        method: str,
+        path: str,
+        authorization: str | None,
+        body: bytes,
+        remote_addr: str = "",
+    ) -> None:
         self.method = method
         self.path = path
         self.authorization = authorization
         self.body = body
+        self.remote_addr = remote_addr
 
 
 class Reply(NamedTuple):
@@ -112,7 +138,7 @@ def route(svc: AuthNService, req: Request) -> Reply:
 
 def _users(svc: AuthNService, req: Request, items: list[str]) -> Reply:
     if req.method == "POST" and len(items) == 1:  # login: the one call without a token
-        return Reply(200, svc.login(items[0], decode(req.body, LoginMsg)))
+        return Reply(200, svc.login(items[0], decode(req.body, LoginMsg), req.remote_addr))
     claims = svc.authenticate(req.authorization)
     if req.method == "POST":
         _expect(items, 0, 0)
@@ -138,12 +164,12 @@ def _users(svc: AuthNService, req: Request, items: list[str]) -> Reply:
 
 
 def _roles(svc: AuthNService, req: Request, items: list[str]) -> Reply:
+    if req.method not in ("GET", "POST", "PUT", "DELETE"):
+        raise _not_allowed("DELETE", "GET", "POST", "PUT")
+    svc.require_admin(svc.authenticate(req.authorization))  # reads too (AIS: none)
     if req.method == "GET":
         _expect(items, 0, 1)
         return Reply(200, svc.get_role(items[0]) if items else svc.list_roles())
-    if req.method not in ("POST", "PUT", "DELETE"):
-        raise _not_allowed("DELETE", "GET", "POST", "PUT")
-    svc.require_admin(svc.authenticate(req.authorization))
     if req.method == "POST":
         _expect(items, 0, 0)
         svc.add_role(decode(req.body, Role))
@@ -157,12 +183,12 @@ def _roles(svc: AuthNService, req: Request, items: list[str]) -> Reply:
 
 
 def _clusters(svc: AuthNService, req: Request, items: list[str]) -> Reply:
+    if req.method not in ("GET", "POST", "PUT", "DELETE"):
+        raise _not_allowed("DELETE", "GET", "POST", "PUT")
+    svc.require_admin(svc.authenticate(req.authorization))  # reads too (AIS: none)
     if req.method == "GET":
         _expect(items, 0, 1)
         return Reply(200, svc.get_cluster(items[0]) if items else svc.list_clusters())
-    if req.method not in ("POST", "PUT", "DELETE"):
-        raise _not_allowed("DELETE", "GET", "POST", "PUT")
-    svc.require_admin(svc.authenticate(req.authorization))
     if req.method == "POST":
         _expect(items, 0, 0)
         svc.register_cluster(decode(req.body, CluACL))
@@ -224,164 +250,106 @@ _ROUTES = (
 )
 
 
-class _Handler(BaseHTTPRequestHandler):
-    """One connection: read a bounded request, `route` it, write the reply."""
-
-    server: AuthNServer
-    protocol_version = "HTTP/1.1"
-    timeout = IDLE_TIMEOUT_S  # socket timeout: a silent client is dropped, not waited for
-    server_version = "aistore-authn"
-    sys_version = ""
-
-    def _handle(self) -> None:
-        path = urlsplit(self.path).path
-        try:
-            body = self._read_body()
-            req = Request(self.command, path, self.headers.get("Authorization"), body)
-            reply = route(self.server.service, req)
-        except WireError as e:
-            self._error(400, str(e), path)
-        except ServiceError as e:
-            self._error(e.status, e.message, path)
-        except Exception:  # the guard: an operation's bug costs this request, not the process
-            logger.exception("%s %s failed", self.command, path)
-            self._error(500, "internal error (see the AuthN log)", path)
-        else:
-            body = b"" if reply.body is None else encode(reply.body)
-            self._reply(reply.status, body, reply.headers)
-
-    def _read_body(self) -> bytes:
-        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
-            self.close_connection = True
-            raise ServiceError(411, "chunked request bodies are not supported: send Content-Length")
-        raw = self.headers.get("Content-Length")
-        if raw is None:
-            return b""
-        if not raw.strip().isdigit() or not raw.isascii():  # int() would take "+1", "1_0"
-            self.close_connection = True
-            raise ServiceError(400, f"invalid Content-Length {raw[:32]!r}")
-        length = int(raw)
-        if length > MAX_BODY:
-            self.close_connection = True  # the unread body must not be parsed as a request
-            raise ServiceError(
-                413, f"request body of {length} bytes exceeds the {MAX_BODY}-byte limit"
-            )
-        try:
-            body = self.rfile.read(length)
-        except TimeoutError:
-            self.close_connection = True
-            raise ServiceError(
-                408, f"request body not received within {IDLE_TIMEOUT_S:.0f}s"
-            ) from None
-        if len(body) != length:
-            self.close_connection = True
-            raise ServiceError(400, "request body shorter than its Content-Length")
-        return body
-
-    def _reply(self, status: int, body: bytes, headers: tuple[tuple[str, str], ...] = ()) -> None:
-        self.send_response(status)
-        for name, value in headers:
-            self.send_header(name, value)
-        if body:
-            self.send_header("Content-Type", _JSON)
-        self.send_header("Content-Length", str(len(body)))
-        if self.close_connection:
-            self.send_header("Connection", "close")
-        self.end_headers()
-        if body and self.command != "HEAD":
-            self.wfile.write(body)
-
-    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
-        # The stdlib's own refusals (a request line or header it cannot parse, a method with no
-        # do_X): AIS's error JSON too, not its HTML page; the connection is not trusted further.
-        self.close_connection = True
-        if self.request_version == "HTTP/0.9":  # not parsed as far as the version: answer 1.1
-            self.request_version = "HTTP/1.1"
-        path = urlsplit(getattr(self, "path", "") or "").path
-        self._error(code, message or explain or HTTPStatus(code).phrase, path)
-
-    def _error(self, status: int, message: str, path: str) -> None:
-        doc = {
-            "message": message,
-            "method": self.command or "",
-            "url_path": path,
-            "remote_addr": self.client_address[0] if self.client_address else "",
-            "caller": "",
-            "node": "AuthN",
-            "status": status,
-        }
-        self._reply(status, json.dumps(doc).encode())
-
-    do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = do_PATCH = _handle
-
-    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
-        # The query is not logged (nothing secret may reach the log); a request refused before
-        # its line was parsed has no command or path yet.
-        path = urlsplit(getattr(self, "path", "") or "").path[:512]
-        command = self.command or "-"
-        access_log.info('%s "%s %s" %s', self.client_address[0], command, path, code)
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (stdlib signature)
-        # Parse errors and timeouts; never carries a header or a body.
-        logger.debug("%s: %s", self.client_address[0], format % args)
+def error_body(status: int, message: str, method: str, path: str, remote_addr: str) -> bytes:
+    """AIS's error document (see the module docstring), encoded."""
+    doc = {
+        "message": message,
+        "method": method,
+        "url_path": path,
+        "remote_addr": remote_addr,
+        "caller": "",
+        "node": "AuthN",
+        "status": status,
+    }
+    return json.dumps(doc).encode()
 
 
-class AuthNServer(ThreadingHTTPServer):
-    """The listener: one thread per connection, at most `MAX_CONNECTIONS` of them.
+def _request_path(environ: dict[str, Any]) -> str:
+    """The request's path as sent (still percent-encoded: `route` decodes each item once)."""
+    raw = environ.get("REQUEST_URI")
+    if raw:
+        return urlsplit(str(raw)).path
+    # PEP 3333: PATH_INFO holds the decoded bytes as latin-1; encode them again.
+    return quote(str(environ.get("PATH_INFO", "")).encode("latin-1"), safe="/")
+
+
+def _read_body(environ: dict[str, Any]) -> bytes:
+    """The body, whole and within `MAX_BODY`; a refusal sets `CLOSE` (the rest of the body is
+    not read, so the connection cannot serve another request)."""
+    if "chunked" in str(environ.get("HTTP_TRANSFER_ENCODING", "")).lower():
+        environ[CLOSE] = True
+        raise ServiceError(411, "chunked request bodies are not supported: send Content-Length")
+    raw = environ.get("CONTENT_LENGTH")
+    if raw is None or raw == "":
+        return b""
+    if not raw.strip().isdigit() or not raw.isascii():  # int() would take "+1", "1_0"
+        environ[CLOSE] = True
+        raise ServiceError(400, f"invalid Content-Length {raw[:32]!r}")
+    length = int(raw)
+    if length > MAX_BODY:
+        environ[CLOSE] = True
+        raise ServiceError(413, f"request body of {length} bytes exceeds the {MAX_BODY}-byte limit")
+    stream = environ["wsgi.input"]
+    chunks: list[bytes] = []
+    got = 0
+    try:
+        while got < length:
+            chunk = stream.read(length - got)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            got += len(chunk)
+    except OSError:  # a read timed out, or the listener dropped the connection at its deadline
+        got = -1
+    if got != length:
+        environ[CLOSE] = True
+        raise ServiceError(400, "request body shorter than its Content-Length")
+    return b"".join(chunks)
+
+
+class AuthNApp:
+    """The WSGI application serving `route` (see the module docstring).
 
     Args:
-        address: (host, port); port 0 picks a free one (see `server_address`).
         service: the operations.
-        tls: a server `SSLContext` for HTTPS, or None for plain HTTP.
     """
 
-    daemon_threads = True
-    allow_reuse_address = True
-    request_queue_size = 128
-
-    def __init__(
-        self,
-        address: tuple[str, int],
-        service: AuthNService,
-        tls: ssl.SSLContext | None = None,
-    ) -> None:
+    def __init__(self, service: AuthNService) -> None:
         self.service = service
-        self._slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
-        if ":" in address[0]:
-            self.address_family = socket.AF_INET6
-        super().__init__(address, _Handler)
-        if tls is not None:
-            # The handshake runs on the connection's own thread (first read), under its
-            # timeout: a client that never speaks TLS cannot stall the accept loop.
-            self.socket = tls.wrap_socket(
-                self.socket, server_side=True, do_handshake_on_connect=False
-            )
 
-    def process_request(self, request: Any, client_address: Any) -> None:
-        if not self._slots.acquire(blocking=False):
-            try:
-                request.settimeout(1.0)  # on the accept thread: bounded, whatever the client does
-                request.sendall(
-                    b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n"
-                    b"Connection: close\r\n\r\n"
-                )
-            except OSError:
-                pass
-            self.shutdown_request(request)
-            return
+    def __call__(self, environ: dict[str, Any], start_response: _StartResponse) -> Iterable[bytes]:
+        method = str(environ.get("REQUEST_METHOD", ""))
+        path = _request_path(environ)
+        remote = str(environ.get("REMOTE_ADDR", ""))
+        headers: list[tuple[str, str]] = []
         try:
-            super().process_request(request, client_address)  # starts the connection's thread
-        except BaseException:
-            self._slots.release()  # no thread: nobody else would give the slot back
-            self.shutdown_request(request)
-            raise
-
-    def process_request_thread(self, request: Any, client_address: Any) -> None:
-        try:
-            super().process_request_thread(request, client_address)
-        finally:
-            self._slots.release()
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        # A connection that broke mid-request (reset, TLS garbage): the client's problem.
-        logger.debug("connection from %s ended with an error", client_address, exc_info=True)
+            if method not in METHODS:  # e.g. CONNECT, or an upgrade: not trusted further
+                environ[CLOSE] = True
+                raise ServiceError(501, f"unsupported method {method[:32]!r}")
+            body = _read_body(environ)
+            body_read = environ.get(BODY_READ)
+            if body_read is not None:
+                body_read()
+            req = Request(method, path, environ.get("HTTP_AUTHORIZATION"), body, remote)
+            reply = route(self.service, req)
+        except WireError as e:
+            status, out = 400, error_body(400, str(e), method, path, remote)
+        except ServiceError as e:
+            status, out = e.status, error_body(e.status, e.message, method, path, remote)
+            if e.retry_after is not None:
+                headers.append(("Retry-After", str(e.retry_after)))
+        except Exception:  # the guard: an operation's bug costs this request, not the process
+            logger.exception("%s %s failed", method, path)
+            message = "internal error (see the AuthN log)"
+            status, out = 500, error_body(500, message, method, path, remote)
+        else:
+            status = reply.status
+            out = b"" if reply.body is None else encode(reply.body)
+            headers.extend(reply.headers)
+        if out:
+            headers.append(("Content-Type", _JSON))
+        headers.append(("Content-Length", str(len(out))))
+        # The query is not logged (nothing secret may reach the log).
+        access_log.info('%s "%s %s" %s', remote, method or "-", path[:512], status)
+        start_response(f"{status} {HTTPStatus(status).phrase}", headers)
+        return [] if method == "HEAD" else [out]

@@ -77,6 +77,11 @@ class LocalAuthN:
         return directory
 
     @property
+    def pid(self) -> int | None:
+        """The service's process id while it runs (None otherwise)."""
+        return None if self._proc is None else self._proc.pid
+
+    @property
     def log(self) -> str:
         """The service's log so far (the last `LOG_LINES` lines)."""
         return "".join(self._log)

@@ -6,6 +6,8 @@ config directory (AIS AuthN's file: `net.http.{port,use_https,server_crt,server_
 them all. Secrets are read from the environment or from files, never from flags (a flag shows in
 `ps`).
 
+Every file the service creates is owner-only: the process umask is 077 from the start.
+
 Example:
     $ AIS_AUTHN_SU_PASS=admin-pass AIS_AUTHN_PRIVATE_KEY_PASS=key-passphrase aistore-authn \\
         --config /tmp/authn --host 127.0.0.1
@@ -14,6 +16,7 @@ Example:
 from __future__ import annotations
 
 import argparse
+import ctypes
 import ipaddress
 import json
 import logging
@@ -28,10 +31,11 @@ from pathlib import Path
 from typing import Any
 
 from aistore.authn_service.clusters import ClusterClient
-from aistore.authn_service.httpd import AuthNServer
 from aistore.authn_service.keys import HMACSigner, KeyFileError, RSAKeyring, Signer
+from aistore.authn_service.listener import READ_TIMEOUT_S, AuthNServer
 from aistore.authn_service.service import AuthNService, ServiceError, ServiceSettings
 from aistore.authn_service.store import Store
+from aistore.authn_service.throttle import LOGIN_LOCKOUT_S
 from aistore.authn_service.wire import format_duration, parse_duration
 from aistore.version import __version__
 
@@ -42,6 +46,8 @@ logger = logging.getLogger("aistore.authn")
 DEFAULT_PORT = 52001
 DEFAULT_TTL = "24h"
 DEFAULT_MAX_TOKEN_AGE = "2160h"  # 90 days: the longest lifetime a login may ask for
+DEFAULT_READ_TIMEOUT = format_duration(READ_TIMEOUT_S)
+DEFAULT_LOGIN_LOCKOUT = format_duration(LOGIN_LOCKOUT_S)
 MIN_PASSPHRASE = 8  # as AIS (`signing.MinPassphraseLength`)
 KEY_FILE = "authn_key.pem"
 DB_FILE = "authn.db"
@@ -61,6 +67,24 @@ _ENV_HELP = """environment (a flag wins over its variable; secrets only come fro
   AIS_AUTHN_PRIVATE_KEY_PASS  passphrase encrypting that file (required for RSA signing)
   AIS_AUTHN_LOG_LEVEL         log level (--log-level)
 """
+
+
+_M_MMAP_THRESHOLD = -3  # glibc's <malloc.h>
+_OWN_MAPPING_FROM = 1 << 20
+
+
+def _return_large_frees() -> None:
+    """Have glibc serve every allocation of `_OWN_MAPPING_FROM` bytes or more from a mapping of
+    its own, unmapped when freed: scrypt's 16 MiB buffer (`passwords`) is then resident only
+    while its hash runs. By default glibc raises that threshold after the first such free and
+    keeps later buffers in per-thread arenas, so the resident size creeps up to one buffer per
+    arena a hashing thread ever used. A no-op without glibc."""
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return
+    mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
+    mallopt(_M_MMAP_THRESHOLD, _OWN_MAPPING_FROM)
 
 
 class StartupError(RuntimeError):
@@ -126,6 +150,20 @@ def _parser() -> argparse.ArgumentParser:
         default=5.0,
         metavar="SECONDS",
         help="bound of each call to a cluster (default: 5)",
+    )
+    p.add_argument(
+        "--read-timeout",
+        metavar="DURATION",
+        default=DEFAULT_READ_TIMEOUT,
+        help="a request (TLS handshake, head and body) must arrive within this, however slowly "
+        f"it trickles, or its connection is dropped (default: {DEFAULT_READ_TIMEOUT})",
+    )
+    p.add_argument(
+        "--login-lockout",
+        metavar="DURATION",
+        default=DEFAULT_LOGIN_LOCKOUT,
+        help="how long a user name or client address is refused logins after too many failed "
+        f"ones; doubles with each further failure (default: {DEFAULT_LOGIN_LOCKOUT})",
     )
     p.add_argument("--version", action="version", version=f"aistore-authn {__version__}")
     p.add_argument(
@@ -315,6 +353,12 @@ def _build(args: argparse.Namespace) -> tuple[AuthNServer, AuthNService]:
     max_age = _duration(args.max_token_age, "--max-token-age")
     if ttl == 0:
         ttl = max_age  # AIS: a zero default lifetime means "as long as allowed"
+    read_timeout = _duration(args.read_timeout, "--read-timeout")
+    if not read_timeout > 0:
+        raise StartupError(f"--read-timeout must be positive, not {args.read_timeout}")
+    lockout = _duration(args.login_lockout, "--login-lockout")
+    if not lockout > 0:
+        raise StartupError(f"--login-lockout must be positive, not {args.login_lockout}")
 
     store = Store(conf_dir / DB_FILE)
     signer = _signer(args, conf, conf_dir, store)
@@ -330,10 +374,17 @@ def _build(args: argparse.Namespace) -> tuple[AuthNServer, AuthNService]:
         max_token_age=max_age,
         su_name=os.environ.get("AIS_AUTHN_SU_NAME") or "admin",
         config={},
+        login_lockout=lockout,
     )
     service = AuthNService(store, signer, settings, client)
     try:
-        server = AuthNServer((args.host, port), service, tls)
+        if service.init_db(os.environ.get("AIS_AUTHN_SU_PASS")):
+            logger.info("new database: created role Admin and user %s", settings.su_name)
+    except ServiceError as e:
+        raise StartupError(e.message) from None
+    # Last of what may refuse to start: the server's worker threads run from here on.
+    try:
+        server = AuthNServer((args.host, port), service, tls, read_timeout)
     except OSError as e:
         service.pusher.stop()
         raise StartupError(f"cannot listen on {args.host}:{port}: {e.strerror or e}") from None
@@ -363,11 +414,6 @@ def _build(args: argparse.Namespace) -> tuple[AuthNServer, AuthNService]:
         },
         "timeout": {"default_timeout": format_duration(args.cluster_timeout)},
     }
-    try:
-        if service.init_db(os.environ.get("AIS_AUTHN_SU_PASS")):
-            logger.info("new database: created role Admin and user %s", settings.su_name)
-    except ServiceError as e:
-        raise StartupError(e.message) from None
 
     where = f"{scheme}://{args.host}:{bound_port}"
     if isinstance(signer, RSAKeyring):
@@ -393,6 +439,8 @@ def _build(args: argparse.Namespace) -> tuple[AuthNServer, AuthNService]:
 def main(argv: Sequence[str] | None = None) -> None:
     """Run the service until SIGINT or SIGTERM."""
     args = _parser().parse_args(argv)
+    os.umask(0o077)  # before any file is made (the database, its WAL, the key, temp files)
+    _return_large_frees()
     try:
         level = _log_level(_first(args.log_level, os.environ.get("AIS_AUTHN_LOG_LEVEL")))
     except StartupError as e:
@@ -409,15 +457,16 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     def stop(signum: int, _frame: Any) -> None:
         logger.info("%s: shutting down", signal.Signals(signum).name)
-        threading.Thread(target=server.shutdown, daemon=True).start()
+        # Not on this (the serving) thread: stop() waits for the accept loop to end.
+        threading.Thread(target=server.stop, daemon=True).start()
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
     service.push_all_revoked()
     try:
-        server.serve_forever()
+        server.serve()
     finally:
-        server.server_close()
+        server.stop()
         service.pusher.stop()
         service.store.close()
         logger.info("stopped")

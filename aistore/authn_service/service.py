@@ -5,9 +5,14 @@ server turns into AIS's error reply. Messages follow AIS AuthN's wording where c
 it: the SDKs pick their error class from the status and the words "user ", "role ", "cluster "
 and "invalid credentials", so a message names only the entity it is about.
 
-Authorization (as AIS AuthN): login needs no token; reading roles and clusters needs none;
-every write, the user list, the config and key rotation need an admin token; a user may read
-itself and change its own password. "No token", "bad token" and "not admin" are all 401.
+Authorization: login needs no token; every write, reading users, roles and clusters, the config
+and key rotation need an admin token; a user may read itself and change its own password. "No
+token", "bad token" and "not admin" are all 401, as AIS AuthN answers them. (AIS AuthN answers
+roles and clusters to anyone, token or not; here they are admin calls like the rest.)
+
+Logins are throttled per user name and client address (`throttle`: 429 with a retry delay), and
+every password hash and check waits for one of `passwords.MAX_HASHING` slots (503 when none
+frees up in time): `ServiceError.retry_after` carries the delay either way.
 
 Invariants:
 - A user document stores role *names*; the roles are resolved on every read and login, so a
@@ -18,7 +23,7 @@ Invariants:
 
 Example:
     >>> svc = AuthNService(store, signer, settings, ClusterClient())  # doctest: +SKIP
-    >>> svc.login("admin", LoginMsg(password="pw"))  # doctest: +SKIP
+    >>> svc.login("admin", LoginMsg(password="pw"), client="10.0.0.7")  # doctest: +SKIP
     {'token': 'eyJ...'}
 """
 
@@ -28,6 +33,8 @@ import json
 import logging
 import re
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,6 +44,7 @@ from aistore.authn_service import passwords
 from aistore.authn_service.clusters import ClusterCallError, ClusterClient, RevocationPusher
 from aistore.authn_service.keys import Signer
 from aistore.authn_service.store import Store, Tx
+from aistore.authn_service.throttle import LOGIN_LOCKOUT_S, LoginThrottle, Throttled
 from aistore.authn_service.wire import (
     ACCESS_ALL,
     ACCESS_RO,
@@ -73,12 +81,28 @@ _CLUSTER_ROLES = (
 
 
 class ServiceError(Exception):
-    """An operation refused: the HTTP status and AIS-style message to answer with."""
+    """An operation refused: the HTTP status and AIS-style message to answer with, and for a
+    429 or 503 the seconds after which to retry (`Retry-After`)."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, retry_after: int | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
+        self.retry_after = retry_after
+
+    def __reduce__(self) -> tuple[type[ServiceError], tuple[int, str, int | None]]:
+        return ServiceError, (self.status, self.message, self.retry_after)
+
+
+@contextmanager
+def _hashing() -> Iterator[None]:
+    """Hash or check passwords inside: no free hashing slot in time is a 503."""
+    try:
+        yield
+    except passwords.HashingBusy:
+        raise ServiceError(
+            503, "too many password checks in progress: retry later", retry_after=1
+        ) from None
 
 
 @dataclass
@@ -91,6 +115,8 @@ class ServiceSettings:
         max_token_age: the longest lifetime a login may ask for, seconds (also what 0 asks for).
         su_name: the superuser, created on first start.
         config: the AIS-shaped config document `GET /v1/daemon` shows.
+        login_lockout: the first lockout of a name or address with too many failed logins,
+            seconds (see `throttle`).
     """
 
     issuer: str
@@ -98,6 +124,7 @@ class ServiceSettings:
     max_token_age: float
     su_name: str
     config: dict[str, Any]
+    login_lockout: float = LOGIN_LOCKOUT_S
 
 
 def _q(text: str) -> str:
@@ -194,6 +221,7 @@ class AuthNService:
         self.settings = settings
         self._clusters = clusters
         self.pusher = RevocationPusher(clusters, self.cluster_urls)  # stop() it when done
+        self.throttle = LoginThrottle(settings.login_lockout)
 
     # Bootstrap
 
@@ -215,7 +243,9 @@ class AuthNService:
             admin = Role(name=ADMIN_ROLE, desc="AuthN administrator", admin=True)
             tx.put("roles", ADMIN_ROLE, _role_doc(admin))
             name = self.settings.su_name
-            doc = {"id": name, "pass": passwords.hash_password(su_pass), "roles": [ADMIN_ROLE]}
+            with _hashing():
+                hashed = passwords.hash_password(su_pass)
+            doc = {"id": name, "pass": hashed, "roles": [ADMIN_ROLE]}
             tx.put("users", name, doc)
         return True
 
@@ -268,22 +298,42 @@ class AuthNService:
             )
         return now + delta
 
-    def login(self, user_id: str, msg: LoginMsg) -> dict[str, str]:
+    def login(self, user_id: str, msg: LoginMsg, client: str = "") -> dict[str, str]:
         """Check the password and issue a token.
+
+        Args:
+            user_id: the name logged in as.
+            msg: the password and requested lifetime.
+            client: the caller's address, for the per-address throttle ("" leaves it out).
 
         Raises:
             ServiceError: 401 "invalid credentials" (unknown user or wrong password, not told
-                apart), 400 for a lifetime out of range.
+                apart), 429 the name or address is locked after failed logins, 503 no hashing
+                slot or no room among the attempts in progress, 400 a lifetime out of range.
         """
         if not msg.password:
             raise ServiceError(401, "empty password")
-        with self.store.transaction() as tx:
-            user = tx.get("users", user_id)
-            roles = self._roles_of(tx, user) if user else []
-            clusters = tx.all("clusters")
-        if user is None:
-            passwords.waste_time(msg.password)
-        if user is None or not passwords.verify_password(msg.password, str(user.get("pass", ""))):
+        try:
+            self.throttle.begin(user_id, client)
+        except Throttled as e:
+            logger.info("refused a login as %r from %s: %s", user_id[:_MAX_NAME], client, e)
+            status = 429 if e.locked else 503
+            raise ServiceError(status, str(e), retry_after=e.retry_after) from None
+        ok: bool | None = None  # None: neither a success nor a failure (e.g. a 503)
+        try:
+            with self.store.transaction() as tx:
+                user = tx.get("users", user_id)
+                roles = self._roles_of(tx, user) if user else []
+                clusters = tx.all("clusters")
+            with _hashing():
+                if user is None:
+                    passwords.waste_time(msg.password)  # as long as a wrong password
+                    ok = False
+                else:
+                    ok = passwords.verify_password(msg.password, str(user.get("pass", "")))
+        finally:
+            self.throttle.end(user_id, client, ok)
+        if user is None or not ok:
             logger.info("refused a login as %r: invalid credentials", user_id[:_MAX_NAME])
             raise ServiceError(401, "invalid credentials")
         now = time.time()
@@ -392,7 +442,8 @@ class AuthNService:
         if not user.password:
             raise ServiceError(400, "invalid credentials: a password is required")
         _check_name("user", user.id)
-        hashed = passwords.hash_password(user.password)  # before the lock: it is slow on purpose
+        with _hashing():  # before the lock: it is slow on purpose
+            hashed = passwords.hash_password(user.password)
         with self.store.transaction() as tx:
             if tx.get("users", user.id) is not None:
                 raise ServiceError(409, f"user {_q(user.id)} already exists")
@@ -413,7 +464,8 @@ class AuthNService:
             )
         if user_id == self.settings.su_name and update.roles:
             raise ServiceError(403, "cannot change administrator's role")
-        hashed = passwords.hash_password(update.password) if update.password else None
+        with _hashing():
+            hashed = passwords.hash_password(update.password) if update.password else None
         with self.store.transaction() as tx:
             doc = tx.get("users", user_id)
             if doc is None:

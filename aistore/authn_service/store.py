@@ -11,6 +11,10 @@ and the public half of every signing key still verifying tokens:
                             every RSA key that signed tokens; `last_exp` is the latest expiry
                             of a token it signed, so a retired key is served until then
 
+Files: `authn.db` is created (or, made by an older version, narrowed) with mode 0600 before
+SQLite opens it; SQLite creates `authn.db-wal` and `authn.db-shm` with the database's mode, so
+none of the three ever exists readable by others (they hold password hashes and tokens).
+
 Concurrency: one connection, used under `Store.lock` only. `transaction()` holds the lock for a
 read-check-write sequence and commits it at once (or rolls it back on an exception), so two
 requests never interleave inside one operation. Every commit is durable (`synchronous=FULL`).
@@ -24,6 +28,7 @@ Example:
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -33,6 +38,8 @@ from typing import Any
 
 __all__ = ["Store", "Tx"]
 
+_MODE = 0o600  # password hashes and revoked tokens: owner only
+_SIDE_FILES = ("-wal", "-shm", "-journal")  # SQLite's, named after the database
 _COLLECTIONS = ("users", "roles", "clusters")
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS users (id TEXT PRIMARY KEY, doc TEXT NOT NULL);
@@ -43,6 +50,20 @@ CREATE TABLE IF NOT EXISTS signing_keys (
     kid TEXT PRIMARY KEY, public_pem TEXT NOT NULL, last_exp INTEGER NOT NULL
 );
 """
+
+
+def _restrict(path: Path) -> None:
+    """Create the database file with `_MODE` (O_CREAT applies the mode at creation, never
+    wider), or narrow an existing one and its side files before SQLite reuses them."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, _MODE)
+    try:
+        os.fchmod(fd, _MODE)  # an existing file keeps its old mode through O_CREAT
+    finally:
+        os.close(fd)
+    for suffix in _SIDE_FILES:
+        side = path.with_name(path.name + suffix)
+        if side.exists():
+            side.chmod(_MODE)
 
 
 class Tx:
@@ -131,12 +152,12 @@ class Store:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.lock = threading.Lock()  # guards _conn: every use goes through transaction()
+        _restrict(path)
         # isolation_level=None: transactions are begun and ended explicitly in transaction().
         self._conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=FULL")
         self._conn.executescript(_SCHEMA)
-        path.chmod(0o600)  # password hashes and revoked tokens: owner only
 
     @contextmanager
     def transaction(self) -> Iterator[Tx]:

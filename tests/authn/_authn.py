@@ -2,7 +2,7 @@
 
 `authn_process` makes an `aistore.authn_service.LocalAuthN` (the installed service in a
 subprocess on an ephemeral loopback port, its log kept: tests check that no secret reaches it)
-with known secrets.
+with known secrets; `admin_client` logs in as its superuser, `call` sends one raw request.
 
 `FakeCluster` is a real loopback HTTP server playing an AIS proxy's side of AuthN: it answers
 `GET /v1/daemon?what=smap` (what the SDKs read at registration), `POST /v1/tokens` (the signer
@@ -21,7 +21,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import requests
+
 from aistore.authn_service.local import LocalAuthN
+from aistore.sdk.authn import AuthNClient
 
 SU_NAME = "admin"
 SU_PASS = "admin-pass-1"
@@ -38,6 +41,23 @@ def authn_process(conf_dir: Path, *args: str, secret_key: str | None = None) -> 
         secret_key=secret_key,
         args=args,
     )
+
+
+def admin_client(url: str) -> AuthNClient:
+    """Our SDK's client, logged in as the superuser."""
+    client = AuthNClient(url, timeout=(5, 30))
+    client.login(SU_NAME, SU_PASS)
+    return client
+
+
+def call(
+    url: str, method: str, path: str, token: str | None = None, **kw: Any
+) -> requests.Response:
+    """One request to the service (with `token` as the bearer, when given)."""
+    headers = kw.pop("headers", {})
+    if token is not None:
+        headers["Authorization"] = f"Bearer {token}"
+    return requests.request(method, url + path, headers=headers, timeout=10, **kw)
 
 
 def run_to_exit(

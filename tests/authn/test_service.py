@@ -24,7 +24,9 @@ from _authn import (
     SU_NAME,
     SU_PASS,
     FakeCluster,
+    admin_client,
     authn_process,
+    call,
     run_to_exit,
     self_signed_cert,
 )
@@ -47,14 +49,8 @@ from aistore.sdk.authn.errors import (
     ErrUserNotFound,
 )
 
-MAX_BODY = 64 * 1024  # aistore.authn_service.httpd's limits
+MAX_BODY = 64 * 1024  # the limits of aistore.authn_service.httpd and .listener
 MAX_CONNECTIONS = 256
-
-
-def admin_client(url: str) -> AuthNClient:
-    client = AuthNClient(url, timeout=(5, 30))
-    client.login(SU_NAME, SU_PASS)
-    return client
 
 
 def claims_of(token: str) -> dict[str, Any]:
@@ -91,15 +87,6 @@ def hs256_by_hand(claims: dict[str, Any], kid: str, key: bytes) -> str:
     return f"{header}.{payload}.{_b64(mac)}"
 
 
-def call(
-    url: str, method: str, path: str, token: str | None = None, **kw: Any
-) -> requests.Response:
-    headers = kw.pop("headers", {})
-    if token is not None:
-        headers["Authorization"] = f"Bearer {token}"
-    return requests.request(method, url + path, headers=headers, timeout=10, **kw)
-
-
 def _installed_script(name: str) -> Path:
     """The console script the installed package put in place (its RECORD says where: next to
     the interpreter in a venv, /usr/local/bin for a system Python's root install)."""
@@ -118,7 +105,7 @@ def test_help_lists_every_flag_and_variable() -> None:
         "--config", "--host", "--port", "--external-url", "--https", "--cert", "--key",
         "--ttl", "--max-token-age", "--private-key-file", "--private-key-pass-file",
         "--rsa-key-bits", "--secret-key-file", "--cluster-ca", "--cluster-timeout", "--log-level",
-        "--version",
+        "--read-timeout", "--login-lockout", "--version",
         "AIS_AUTHN_SU_NAME", "AIS_AUTHN_SU_PASS", "AIS_AUTHN_SECRET_KEY",
         "AIS_AUTHN_PRIVATE_KEY_PASS", "AIS_AUTHN_CONF_DIR", "AIS_AUTHN_PORT",
     ):  # fmt: skip
@@ -362,7 +349,8 @@ def test_a_silent_cluster_costs_a_registration_at_most_the_call_bound(tmp_path: 
             )
             assert reply.status_code == 400 and "validate signer" in reply.json()["message"]
             assert time.monotonic() - started < 5
-            assert call(proc.url, "GET", "/v1/clusters").json() == {"clusters": {}}
+            clusters = call(proc.url, "GET", "/v1/clusters", admin.client.token).json()
+            assert clusters == {"clusters": {}}
     finally:
         silent.close()
 
@@ -485,7 +473,7 @@ def test_malformed_http_gets_an_ais_error_reply(
     assert head.startswith(b"HTTP/1.") and int(head.split()[1]) == status, reply[:300]
     doc = json.loads(body)
     assert doc["status"] == status and doc["node"] == "AuthN" and doc["message"]
-    assert call(authn.url, "GET", "/v1/roles").status_code == 200
+    assert call(authn.url, "GET", "/v1/public-key").status_code == 200
 
 
 _JSON_VALUES = st.recursive(
@@ -501,7 +489,7 @@ _FIELDS = (
 )
 _DOCS = st.dictionaries(st.sampled_from(_FIELDS), _JSON_VALUES, max_size=5) | _JSON_VALUES
 _TARGETS = [
-    ("POST", f"/v1/users/{SU_NAME}"),
+    ("POST", "/v1/users/fuzz-login"),  # not the admin: failed logins lock the name they try
     ("POST", "/v1/users"),
     ("PUT", "/v1/users/fuzz-user"),
     ("POST", "/v1/roles"),
@@ -518,6 +506,7 @@ def test_no_body_gets_a_5xx(authn: LocalAuthN) -> None:
     with a 4xx or accepted, never a 5xx; the service answers normally afterwards."""
     token = admin_client(authn.url).client.token
     call(authn.url, "POST", "/v1/roles", token, json={"name": "fuzz-role", "desc": ""})
+    call(authn.url, "POST", "/v1/users", token, json={"id": "fuzz-login", "pass": "fuzz-pass"})
     seen: list[int] = []
 
     @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
@@ -533,6 +522,7 @@ def test_no_body_gets_a_5xx(authn: LocalAuthN) -> None:
     assert any(400 <= status < 500 for status in seen)
     assert call(authn.url, "GET", "/v1/users", token).status_code == 200
     call(authn.url, "DELETE", "/v1/users/fuzz-user", token)
+    call(authn.url, "DELETE", "/v1/users/fuzz-login", token)
     call(authn.url, "PUT", "/v1/daemon", token, json={"auth": {"expiration_time": "24h"}})
 
 
@@ -580,7 +570,7 @@ def test_connections_beyond_the_limit_get_503(authn: LocalAuthN) -> None:
         for sock in held:
             sock.close()
     deadline = time.monotonic() + 10
-    while call(authn.url, "GET", "/v1/roles").status_code != 200:  # slots come back
+    while call(authn.url, "GET", "/v1/public-key").status_code != 200:  # slots come back
         assert time.monotonic() < deadline
         time.sleep(0.1)
 
@@ -619,7 +609,7 @@ def test_state_persists_across_restarts_and_the_key_needs_its_passphrase(
         assert [r.name for r in again.user_manager().get("dave").roles] == ["readers"]
         assert call(second.url, "GET", "/v1/users/dave", token).status_code == 200  # old token
         assert second.url and "new database" not in second.log
-        assert cluster.uuid in again.cluster_manager().list().clusters
+        assert cluster.uuid in admin_client(second.url).cluster_manager().list().clusters
 
     refused = run_to_exit(tmp_path, env={"AIS_AUTHN_PRIVATE_KEY_PASS": "wrong-passphrase"})
     assert refused.returncode != 0 and "cannot decrypt private key file" in refused.stderr
@@ -635,6 +625,8 @@ def test_state_persists_across_restarts_and_the_key_needs_its_passphrase(
         ({}, ("--rsa-key-bits", "1024"), "at least 2048 bits"),
         ({}, ("--port", "70000"), "port 70000 is out of range"),
         ({}, ("--cluster-timeout", "0"), "--cluster-timeout must be positive"),
+        ({}, ("--read-timeout", "0s"), "--read-timeout must be positive"),
+        ({}, ("--login-lockout", "soon"), "--login-lockout: invalid duration"),
     ],
 )
 def test_startup_refusals_say_why(
@@ -703,7 +695,7 @@ def test_plain_http_on_all_interfaces_is_warned_about(tmp_path: Path) -> None:
         while "plain HTTP on a non-loopback address (0.0.0.0)" not in proc.log:
             assert time.monotonic() < deadline, proc.log
             time.sleep(0.05)
-        assert "WARNING" in proc.log and call(proc.url, "GET", "/v1/roles").ok
+        assert "WARNING" in proc.log and call(proc.url, "GET", "/v1/public-key").ok
 
 
 def test_https_with_a_certificate(tmp_path: Path) -> None:
@@ -716,8 +708,8 @@ def test_https_with_a_certificate(tmp_path: Path) -> None:
         claims = claims_of(client.login(SU_NAME, SU_PASS))
         assert claims["iss"].startswith("https://localhost:")
         with pytest.raises(requests.exceptions.SSLError):
-            requests.get(proc.url + "/v1/roles", timeout=5)  # not trusted without the CA
+            requests.get(proc.url + "/v1/public-key", timeout=5)  # not trusted without the CA
         # Plain HTTP to the TLS port is refused, and the service lives on.
         with pytest.raises(requests.exceptions.ConnectionError):
-            requests.get(proc.url.replace("https", "http") + "/v1/roles", timeout=5)
-        assert requests.get(proc.url + "/v1/roles", timeout=5, verify=str(cert)).ok
+            requests.get(proc.url.replace("https", "http") + "/v1/public-key", timeout=5)
+        assert requests.get(proc.url + "/v1/public-key", timeout=5, verify=str(cert)).ok

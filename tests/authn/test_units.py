@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -18,6 +19,13 @@ from aistore.authn_service.clusters import ClusterClient
 from aistore.authn_service.keys import HMACSigner, KeyFileError, RSAKeyring
 from aistore.authn_service.service import AuthNService, ServiceError, ServiceSettings
 from aistore.authn_service.store import Store
+from aistore.authn_service.throttle import (
+    LOGIN_FAILURES_PER_ADDRESS,
+    LOGIN_FAILURES_PER_USER,
+    LOGIN_TRACKED,
+    LoginThrottle,
+    Throttled,
+)
 from aistore.authn_service.wire import (
     BckACL,
     Bucket,
@@ -100,6 +108,118 @@ def test_a_failed_transaction_leaves_nothing(tmp_path: Path) -> None:
         assert tx.revoked(int(time.time())) == ["live"]
         assert not tx.is_revoked("old") and tx.is_revoked("live")
     store.close()
+
+
+def test_the_database_files_are_created_owner_only(tmp_path: Path) -> None:
+    """Whatever the umask: a new database, and an old one made world-readable, end up 0600 with
+    their WAL files (SQLite gives those the database's mode)."""
+    old_umask = os.umask(0)
+    try:
+        fresh = Store(tmp_path / "fresh.db")
+        (tmp_path / "old.db").touch(mode=0o666)
+        old = Store(tmp_path / "old.db")
+    finally:
+        os.umask(old_umask)
+    for store in (fresh, old):
+        with store.transaction() as tx:
+            tx.put("users", "u", {"id": "u"})
+        for suffix in ("", "-wal", "-shm"):
+            path = store.path.with_name(store.path.name + suffix)
+            assert path.stat().st_mode & 0o777 == 0o600, path
+        store.close()
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _fail(throttle: LoginThrottle, user: str, address: str = "10.0.0.1") -> None:
+    throttle.begin(user, address)
+    throttle.end(user, address, ok=False)
+
+
+def test_a_name_is_locked_after_its_failures_and_the_lockout_doubles() -> None:
+    clock = FakeClock()
+    throttle = LoginThrottle(lockout=60, clock=clock)
+    for _ in range(LOGIN_FAILURES_PER_USER):
+        _fail(throttle, "alice")
+    with pytest.raises(Throttled) as locked:
+        throttle.begin("alice", "10.0.0.2")  # from anywhere
+    assert locked.value.locked and locked.value.retry_after == 60
+    throttle.begin("bob", "10.0.0.1")  # other names are not locked
+    throttle.end("bob", "10.0.0.1", ok=True)
+    clock.now += 61
+    for expected in (120, 240, 480, 960, 960):  # doubled per failure, at most 4 times
+        _fail(throttle, "alice")
+        with pytest.raises(Throttled) as locked:
+            throttle.begin("alice", "10.0.0.1")
+        assert locked.value.retry_after == expected
+        clock.now += expected + 1
+    throttle.begin("alice", "10.0.0.1")
+    throttle.end("alice", "10.0.0.1", ok=True)  # a success starts the count over
+    for _ in range(LOGIN_FAILURES_PER_USER - 1):
+        _fail(throttle, "alice", "10.0.0.3")
+    throttle.begin("alice", "10.0.0.3")
+    throttle.end("alice", "10.0.0.3", ok=None)  # neither (a 503): counts for nothing
+
+
+def test_an_address_is_locked_and_a_success_does_not_clear_it() -> None:
+    clock = FakeClock()
+    throttle = LoginThrottle(lockout=60, clock=clock)
+    for i in range(LOGIN_FAILURES_PER_ADDRESS):
+        _fail(throttle, f"name-{i}")
+    with pytest.raises(Throttled):
+        throttle.begin("admin", "10.0.0.1")
+    throttle.begin("admin", "10.0.0.2")  # another address
+    throttle.end("admin", "10.0.0.2", ok=True)
+    clock.now += 61
+    throttle.begin("admin", "10.0.0.1")
+    throttle.end("admin", "10.0.0.1", ok=True)
+    _fail(throttle, "name-0")
+    with pytest.raises(Throttled) as locked:
+        throttle.begin("admin", "10.0.0.1")
+    assert locked.value.retry_after == 120
+    # Quiet for twice the longest lockout: forgotten.
+    clock.now += 2 * 60 * 16 + 1
+    for i in range(LOGIN_FAILURES_PER_ADDRESS - 1):
+        _fail(throttle, f"again-{i}")
+    throttle.begin("admin", "10.0.0.1")
+
+
+def test_attempts_in_progress_count_against_the_allowance() -> None:
+    throttle = LoginThrottle(lockout=60, admit_wait=0.2)
+    for _ in range(LOGIN_FAILURES_PER_USER):
+        throttle.begin("carol", "10.0.0.1")  # all undecided
+    with pytest.raises(Throttled) as busy:
+        throttle.begin("carol", "10.0.0.1")
+    assert not busy.value.locked
+    # The attempt beyond the allowance waits for one in progress to end, then goes ahead.
+    admitted = threading.Event()
+
+    def one_more() -> None:
+        throttle.begin("carol", "10.0.0.1")
+        admitted.set()
+
+    waiter = threading.Thread(target=one_more)
+    waiter.start()
+    time.sleep(0.05)
+    assert not admitted.is_set()
+    throttle.end("carol", "10.0.0.1", ok=True)
+    waiter.join()
+    assert admitted.is_set()
+
+
+def test_the_throttle_forgets_the_least_recent_beyond_its_capacity() -> None:
+    throttle = LoginThrottle(lockout=60)
+    for i in range(LOGIN_TRACKED + 100):
+        _fail(throttle, f"user-{i}", f"10.{i >> 16 & 255}.{i >> 8 & 255}.{i & 255}")
+    assert throttle.tracked() == (LOGIN_TRACKED, LOGIN_TRACKED)
+    _fail(throttle, "x" * 100_000)  # a name longer than any user's is kept cut short
+    assert max(len(name) for name in throttle._users.entries) <= 129
 
 
 @pytest.fixture

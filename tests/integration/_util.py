@@ -22,6 +22,7 @@ from typing import Any
 from urllib.parse import quote, urlsplit
 
 import msgspec
+import requests
 
 OBJ_MAGIC = b"AISOBJ01"
 DIR_SUFFIX = "\x01"
@@ -64,6 +65,27 @@ def raw_request(
         return RawResponse(resp.status, resp.headers, data)
     finally:
         conn.close()
+
+
+def call(
+    server: Any,
+    method: str,
+    path: str,
+    token: str | None = None,
+    body: Any = None,
+    params: dict[str, str] | None = None,
+    data: bytes | None = None,
+    headers: dict[str, str] | None = None,
+) -> requests.Response:
+    """`method path` on `server` (a LocalServer) with `Authorization: Bearer <token>` when
+    given, and `body` as JSON (else the raw `data`)."""
+    h = dict(headers or {})
+    if token is not None:
+        h["Authorization"] = f"Bearer {token}"
+    payload = json.dumps(body).encode() if body is not None else data
+    return requests.request(
+        method, server.endpoint + path, headers=h, data=payload, params=params, timeout=30
+    )
 
 
 def error_doc(status: int, headers: Mapping[str, str], body: bytes, method: str) -> dict[str, Any]:

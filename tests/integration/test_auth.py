@@ -18,6 +18,7 @@ from typing import Any
 import jwt
 import pytest
 import requests
+from _util import call
 from cryptography.hazmat.primitives.asymmetric import rsa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -63,25 +64,6 @@ def server() -> Iterator[LocalServer]:
         env={"AIS_AUTHN_SECRET_KEY": SECRET},
     ) as srv:
         yield srv
-
-
-def call(
-    server: LocalServer,
-    method: str,
-    path: str,
-    token: str | None = None,
-    body: Any = None,
-    params: dict[str, str] | None = None,
-    data: bytes | None = None,
-    headers: dict[str, str] | None = None,
-) -> requests.Response:
-    h = dict(headers or {})
-    if token is not None:
-        h["Authorization"] = f"Bearer {token}"
-    payload = json.dumps(body).encode() if body is not None else data
-    return requests.request(
-        method, server.endpoint + path, headers=h, data=payload, params=params, timeout=30
-    )
 
 
 def admin_call(

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import json
 import os
 import socket
 import tarfile
@@ -25,6 +24,7 @@ from typing import Any
 import jwt
 import pytest
 import requests
+from _util import call
 
 from aistore.sdk import Client
 from aistore.sdk.authn.access_attr import AccessAttr as A
@@ -58,25 +58,6 @@ def sign(claims: dict[str, Any]) -> str:
 
 
 ADMIN = sign({"sub": "admin", "admin": True})
-
-
-def call(
-    server: LocalServer,
-    method: str,
-    path: str,
-    token: str | None,
-    body: Any = None,
-    params: dict[str, str] | None = None,
-    data: bytes | None = None,
-    headers: dict[str, str] | None = None,
-) -> requests.Response:
-    h = dict(headers or {})
-    if token is not None:
-        h["Authorization"] = f"Bearer {token}"
-    payload = json.dumps(body).encode() if body is not None else data
-    return requests.request(
-        method, server.endpoint + path, headers=h, data=payload, params=params, timeout=30
-    )
 
 
 def ok(r: requests.Response) -> requests.Response:
