@@ -13,6 +13,7 @@ from collections.abc import Iterator, Sequence
 from aistore.pytorch._fetch import EtlName, fetch_bytes, progress, read_ahead
 from aistore.pytorch.base_iter_dataset import AISBaseIterDataset, PrefixMap
 from aistore.sdk.ais_source import AISSource
+from aistore.sdk.etl.etl_config import ETLConfig as ETLConfig
 from aistore.sdk.obj.object import Object
 
 __all__ = ["AISIterDataset"]

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from aistore.pytorch._fetch import EtlName, fetch_bytes, read_ahead
 from aistore.pytorch.base_map_dataset import AISBaseMapDataset, PrefixMap
 from aistore.sdk.ais_source import AISSource
+from aistore.sdk.etl.etl_config import ETLConfig as ETLConfig
 
 __all__ = ["AISMapDataset"]
 

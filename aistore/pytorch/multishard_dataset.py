@@ -21,7 +21,9 @@ from torch.utils.data import IterableDataset
 from aistore.pytorch._sharding import resolve_rank
 from aistore.pytorch._shards import EtlName, reading_consumer, share_of_consumers
 from aistore.sdk.archive_config import ArchiveConfig
+from aistore.sdk.bucket import Bucket as Bucket
 from aistore.sdk.dataset.data_shard import DataShard
+from aistore.sdk.etl.etl_config import ETLConfig as ETLConfig
 from aistore.sdk.list_object_flag import ListObjectFlag
 
 __all__ = ["AISMultiShardStream"]

@@ -23,8 +23,11 @@ from aistore.pytorch._shards import (
     webdataset_key,
 )
 from aistore.pytorch.base_iter_dataset import AISBaseIterDataset
+from aistore.pytorch.utils import get_basename as get_basename
+from aistore.pytorch.utils import get_extension as get_extension
 from aistore.sdk.ais_source import AISSource
 from aistore.sdk.bucket import Bucket
+from aistore.sdk.etl.etl_config import ETLConfig as ETLConfig
 from aistore.sdk.list_object_flag import ListObjectFlag
 from aistore.sdk.obj.object import Object
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from urllib.parse import urlunparse
 
-from aistore.sdk.utils import parse_url as _sdk_parse_url
+from aistore.sdk.utils import parse_url as sdk_parse_url
 
 __all__ = [
     "MB_TO_B",
@@ -61,4 +61,4 @@ def get_extension(name: str) -> str:
 def parse_url(url: str) -> tuple[str, str, str]:
     """`(provider, bucket, object path)` of `provider://bucket/object/path` (empty parts when
     missing)."""
-    return _sdk_parse_url(url)
+    return sdk_parse_url(url)

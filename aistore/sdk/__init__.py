@@ -7,12 +7,14 @@ Example:
 
 from aistore.sdk.ais_source import AISSource
 from aistore.sdk.archive_config import ArchiveConfig
+from aistore.sdk.authn.authn_client import AuthNClient
 from aistore.sdk.batch.batch import Batch
 from aistore.sdk.blob_download_config import BlobDownloadConfig
 from aistore.sdk.bucket import Bucket
 from aistore.sdk.client import Client
 from aistore.sdk.cluster import Cluster
 from aistore.sdk.dataset.data_shard import DataShard
+from aistore.sdk.etl.etl import Etl
 from aistore.sdk.job import Job
 from aistore.sdk.list_object_flag import ListObjectFlag
 from aistore.sdk.namespace import Namespace
@@ -23,6 +25,7 @@ from aistore.sdk.wait_result import WaitResult
 __all__ = [
     "AISSource",
     "ArchiveConfig",
+    "AuthNClient",
     "Batch",
     "BlobDownloadConfig",
     "Bucket",
@@ -30,6 +33,7 @@ __all__ = [
     "Cluster",
     "ColdGetConf",
     "DataShard",
+    "Etl",
     "Job",
     "ListObjectFlag",
     "Namespace",

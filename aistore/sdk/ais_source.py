@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from aistore.sdk.obj.object import Object
-    from aistore.sdk.request_client import RequestClient
+from aistore.sdk.etl.etl_config import ETLConfig as ETLConfig
+from aistore.sdk.obj.object import Object as Object
+from aistore.sdk.request_client import RequestClient as RequestClient
 
 __all__ = ["AISSource"]
 

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import requests
 from requests.structures import CaseInsensitiveDict
@@ -57,6 +57,7 @@ from aistore.sdk.const import (
     STATUS_PARTIAL_CONTENT,
     URL_PATH_BUCKETS,
 )
+from aistore.sdk.dataset.dataset_config import DatasetConfig as DatasetConfig
 from aistore.sdk.enums import FLTPresence
 from aistore.sdk.errors import (
     ErrBckAlreadyExists,
@@ -64,6 +65,7 @@ from aistore.sdk.errors import (
     InvalidBckProvider,
     UnexpectedHTTPStatusCode,
 )
+from aistore.sdk.etl.etl_config import ETLConfig as ETLConfig
 from aistore.sdk.etl.etl_const import DEFAULT_ETL_TIMEOUT
 from aistore.sdk.list_object_flag import ListObjectFlag
 from aistore.sdk.multiobj import ObjectGroup, ObjectRange
@@ -87,9 +89,6 @@ from aistore.sdk.types import (
     TransformBckMsg,
 )
 from aistore.sdk.utils import get_file_size, validate_directory
-
-if TYPE_CHECKING:
-    from aistore.sdk.dataset.dataset_config import DatasetConfig
 
 __all__ = ["Bucket"]
 

@@ -12,6 +12,10 @@ from aistore._internal.config import ClientCert, TimeoutArg
 from aistore.sdk.batch.batch import Batch
 from aistore.sdk.bucket import Bucket
 from aistore.sdk.cluster import Cluster
+from aistore.sdk.const import AIS_AUTHN_TOKEN as AIS_AUTHN_TOKEN
+from aistore.sdk.const import AIS_CONNECT_TIMEOUT as AIS_CONNECT_TIMEOUT
+from aistore.sdk.const import AIS_MAX_CONN_POOL as AIS_MAX_CONN_POOL
+from aistore.sdk.const import AIS_READ_TIMEOUT as AIS_READ_TIMEOUT
 from aistore.sdk.const import EXT_TAR
 from aistore.sdk.dsort.core import Dsort
 from aistore.sdk.enums import Colocation

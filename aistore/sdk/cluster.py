@@ -33,6 +33,7 @@ from aistore.sdk.const import (
     WHAT_LOG,
     WHAT_NODE_STATS_AND_STATUS,
 )
+from aistore.sdk.const import WHAT_SMAP as WHAT_SMAP
 from aistore.sdk.enums import LogSeverity, NodeFilter
 from aistore.sdk.etl.etl_const import ETL_STAGE_RUNNING
 from aistore.sdk.provider import Provider

@@ -12,9 +12,9 @@ import logging
 import time
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
-from typing import TYPE_CHECKING
 
 from aistore._internal.progress import ProgressBar
+from aistore.sdk.bucket import Bucket as Bucket
 from aistore.sdk.const import (
     ACT_START,
     ACT_XACT_STOP,
@@ -39,12 +39,11 @@ from aistore.sdk.types import (
     JobSnap,
     JobStatus,
 )
+from aistore.sdk.utils import get_logger as get_logger
 from aistore.sdk.utils import probing_frequency
 from aistore.sdk.wait_result import WaitResult
 from aistore.sdk.xact_const import XACT_KIND_BLOB_DL, XACT_KIND_RESILVER, idles_before_finishing
-
-if TYPE_CHECKING:
-    from aistore.sdk.bucket import Bucket
+from aistore.sdk.xact_const import is_valid_kind as is_valid_kind
 
 __all__ = ["NUM_CONSECUTIVE_IDLE", "Job"]
 

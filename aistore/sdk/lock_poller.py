@@ -23,6 +23,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 import requests
 
+from aistore.sdk import utils as utils
 from aistore.sdk.const import (
     ACT_CHECK_LOCK,
     DEFAULT_COLD_GET_EST_BPS,
@@ -39,8 +40,10 @@ from aistore.sdk.const import (
 from aistore.sdk.enums import FLTPresence
 from aistore.sdk.errors import APIRequestError
 from aistore.sdk.obj.object_attributes import ObjectAttributes
+from aistore.sdk.request_executor import RequestExecutor as RequestExecutor
 from aistore.sdk.retry_config import ColdGetConf
 from aistore.sdk.types import ActionMsg
+from aistore.sdk.utils import get_logger as get_logger
 
 __all__ = [
     "MIN_WAIT_CEILING",

@@ -11,6 +11,7 @@ Example:
 from __future__ import annotations
 
 from aistore._internal.provider import ALIAS_GS, ALIAS_S3, Provider, provider_aliases
+from aistore.sdk.errors import InvalidBckProvider as InvalidBckProvider
 
 Provider.__module__ = __name__
 

@@ -24,13 +24,20 @@ from aistore._internal.body import Reply, as_response
 from aistore._internal.codec import decode_response
 from aistore._internal.config import TimeoutArg
 from aistore._internal.transport import with_query
+from aistore.sdk.const import HEADER_CONNECTION as HEADER_CONNECTION
+from aistore.sdk.const import HEADER_CONTENT_LENGTH as HEADER_CONTENT_LENGTH
+from aistore.sdk.const import HEADER_LOCATION as HEADER_LOCATION
 from aistore.sdk.const import HTTP_METHOD_GET, QPARAM_WHAT, URL_PATH_DAEMON, WHAT_SMAP
+from aistore.sdk.const import HTTPS as HTTPS
+from aistore.sdk.const import STATUS_REDIRECT_PERM as STATUS_REDIRECT_PERM
+from aistore.sdk.const import STATUS_REDIRECT_TMP as STATUS_REDIRECT_TMP
 from aistore.sdk.request_executor import RequestExecutor
 from aistore.sdk.response_handler import AISResponseHandler, ResponseHandler
 from aistore.sdk.retry_config import RetryConfig
 from aistore.sdk.retry_manager import ErrorReply, RetryManager
 from aistore.sdk.session_manager import SessionManager
 from aistore.sdk.types import Smap
+from aistore.sdk.utils import get_logger as get_logger
 
 __all__ = ["RequestClient", "logger"]
 

@@ -24,11 +24,11 @@ from aistore.sdk.const import (
     USER_AGENT_BASE,
 )
 from aistore.sdk.session_manager import SessionManager
-from aistore.version import __version__
+from aistore.version import __version__ as sdk_version
 
 __all__ = ["RequestExecutor"]
 
-_USER_AGENT = f"{USER_AGENT_BASE}/{__version__}"
+_USER_AGENT = f"{USER_AGENT_BASE}/{sdk_version}"
 
 
 class RequestExecutor:

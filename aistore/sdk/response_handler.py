@@ -17,6 +17,16 @@ import requests
 from aistore._internal.error_map import classify
 from aistore.sdk.const import HEADER_ERROR, HTTP_METHOD_HEAD
 from aistore.sdk.errors import AISError, APIRequestError
+from aistore.sdk.errors import ErrBckAlreadyExists as ErrBckAlreadyExists
+from aistore.sdk.errors import ErrBckNotFound as ErrBckNotFound
+from aistore.sdk.errors import ErrETLAlreadyExists as ErrETLAlreadyExists
+from aistore.sdk.errors import ErrETLNotFound as ErrETLNotFound
+from aistore.sdk.errors import ErrGETConflict as ErrGETConflict
+from aistore.sdk.errors import ErrObjNotFound as ErrObjNotFound
+from aistore.sdk.errors import ErrRemoteBckNotFound as ErrRemoteBckNotFound
+from aistore.sdk.errors import InvalidBckProvider as InvalidBckProvider
+from aistore.sdk.provider import Provider as Provider
+from aistore.sdk.utils import extract_and_parse_url as extract_and_parse_url
 
 __all__ = ["AISResponseHandler", "ResponseHandler"]
 

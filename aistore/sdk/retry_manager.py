@@ -35,6 +35,10 @@ from urllib3.util.retry import Retry
 
 from aistore._internal.body import Reply
 from aistore._internal.transport import MAX_ERROR_BODY
+from aistore.sdk import utils as utils
+from aistore.sdk.const import HTTP_METHOD_GET as HTTP_METHOD_GET
+from aistore.sdk.const import URL_PATH_OBJECTS as URL_PATH_OBJECTS
+from aistore.sdk.lock_poller import LockPoller as LockPoller
 from aistore.sdk.request_executor import RequestExecutor
 from aistore.sdk.retry_config import RetryConfig
 

@@ -25,7 +25,13 @@ from aistore._internal.config import (
     resolve_verify,
 )
 from aistore._internal.transport import NoDowngradeSession, environment_matters
+from aistore.sdk.const import AIS_CLIENT_CA as AIS_CLIENT_CA
+from aistore.sdk.const import AIS_CLIENT_CRT as AIS_CLIENT_CRT
+from aistore.sdk.const import AIS_CLIENT_KEY as AIS_CLIENT_KEY
+from aistore.sdk.const import AIS_SKIP_VERIFY as AIS_SKIP_VERIFY
+from aistore.sdk.const import AIS_SKIP_VERIFY_CRT as AIS_SKIP_VERIFY_CRT
 from aistore.sdk.const import HTTP, HTTPS
+from aistore.sdk.utils import parse_bool as parse_bool
 
 __all__ = ["SessionManager", "resolve_ssl_config"]
 

@@ -39,6 +39,7 @@ from aistore.sdk.errors import NoTargetError
 from aistore.sdk.list_object_flag import ListObjectFlag
 from aistore.sdk.namespace import Namespace
 from aistore.sdk.obj.object_props import ObjectProps
+from aistore.sdk.utils import get_digest as get_digest
 
 __all__ = [
     "ETLDetails",

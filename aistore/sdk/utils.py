@@ -27,6 +27,8 @@ from aistore.sdk.const import (
     URL_PATH_OBJECTS,
     XX_HASH_SEED,
 )
+from aistore.sdk.const import HEADER_CONTENT_TYPE as HEADER_CONTENT_TYPE
+from aistore.sdk.const import MSGPACK_CONTENT_TYPE as MSGPACK_CONTENT_TYPE
 
 __all__ = [
     "BUCKET_CHARS",

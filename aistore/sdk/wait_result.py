@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from aistore._internal.timefmt import parse_go_time
+from aistore.sdk.const import GO_ZERO_TIME as GO_ZERO_TIME
 from aistore.sdk.types import JobSnap
 
 __all__ = ["WaitResult"]

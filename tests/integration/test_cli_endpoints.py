@@ -163,7 +163,9 @@ def check_tcdf(tcdf: dict[str, Any], *, target: bool) -> None:
         assert isinstance(cdf["disks"], list) and isinstance(cdf["mountpath_label"], str)
         fs = cdf["fs"]
         assert isinstance(fs["Fs"], str) and isinstance(fs["FsType"], str)
-        assert len(fs["FsID"]) == 2 and all(is_int(x) for x in fs["FsID"])
+        # AIS's cos.FsID ([2]int32) is the string "lo,hi": the CLI decodes no array.
+        lo, hi = (int(x) for x in fs["FsID"].split(","))
+        assert all(-(2**31) <= x < 2**31 for x in (lo, hi)), fs["FsID"]
 
 
 def check_sys_info(si: dict[str, Any], *, target: bool) -> None:

@@ -153,6 +153,10 @@ def test_archive_bad_input(objs: Bucket, ais_server: LocalServer) -> None:
     }
     msg = err(act(ep, "PUT", f"buckets/{objs.name}", "archive", value), 404)
     assert 'bucket "ais://nope-dst" does not exist' in msg
+    # Not a provider at all: a bad request (AIS: 400), not an unserved one (501).
+    value["tobck"] = {"name": "dst", "provider": "x"}
+    msg = err(act(ep, "PUT", f"buckets/{objs.name}", "archive", value), 400)
+    assert 'invalid bucket provider "x"' in msg
 
 
 def test_bad_selections(objs: Bucket, ais_server: LocalServer) -> None:

@@ -1,7 +1,7 @@
 """Objects as the official SDK handles them, against the real server: the version a PUT
-reports, promote from the server's promote directory (file and directory, as a job), names
-that need URL encoding in every call, and the 1.25-era aliases (Object.head_v2, dict-style
-access to head() results) as deprecated."""
+reports, promote from the server's promote directory (file and directory, as a job), a file
+added to a shard (PUT ?archpath=, `ais archive put`), names that need URL encoding in every call,
+and the 1.25-era aliases (Object.head_v2, dict-style access to head() results) as deprecated."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ import pytest
 import requests
 from _parity import err
 
+from aistore.sdk.archive_config import ArchiveConfig
 from aistore.sdk.bucket import Bucket
 from aistore.sdk.client import Client
 from aistore.sdk.const import AIS_VERSION
@@ -201,3 +202,55 @@ def test_blob_download_needs_a_remote_bucket(bucket: Bucket) -> None:
         e.value.status_code == 400
         and "blob-download: expecting remote bucket (have ais://" in e.value.message
     )
+
+
+def _shard_put(
+    bucket: Bucket, shard: str, member: str, data: bytes, pine: str | None, **params: str
+) -> requests.Response:
+    """What `ais archive put` sends: PUT the file with archpath (and Ais-Pine for an append)."""
+    url = f"{bucket.client.base_url}/objects/{bucket.name}/{shard}"
+    headers = {} if pine is None else {"Ais-Pine": pine}
+    return requests.put(
+        url, params={"archpath": member, "provider": "ais", **params}, data=data, headers=headers,
+        timeout=30,
+    )  # fmt: skip
+
+
+def _members(bucket: Bucket, shard: str) -> dict[str, bytes]:
+    data = bucket.object(shard).get_reader().read_all()
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        return {m.name: tar.extractfile(m).read() for m in tar.getmembers()}  # type: ignore[union-attr]
+
+
+def test_put_a_file_into_a_shard(bucket: Bucket) -> None:
+    assert _shard_put(bucket, "s.tar", "a.txt", b"alpha", None).status_code == 200
+    assert _members(bucket, "s.tar") == {"a.txt": b"alpha"}
+    assert _shard_put(bucket, "s.tar", "dir/b.txt", b"beta", "1").status_code == 200  # append
+    assert _members(bucket, "s.tar") == {"a.txt": b"alpha", "dir/b.txt": b"beta"}
+    assert bucket.object("s.tar").get_reader(
+        archive_config=ArchiveConfig(archpath="dir/b.txt")
+    ).read_all() == b"beta"  # fmt: skip
+    # Append-or-put makes a missing shard, and appends to one that exists.
+    assert _shard_put(bucket, "n.tar", "c.txt", b"c", "2").status_code == 200
+    assert _shard_put(bucket, "n.tar", "d.txt", b"d", "2").status_code == 200
+    assert _members(bucket, "n.tar") == {"c.txt": b"c", "d.txt": b"d"}
+    # Without a flag, a new shard of that one file replaces the old.
+    assert _shard_put(bucket, "n.tar", "e.txt", b"e", "0").status_code == 200
+    assert _members(bucket, "n.tar") == {"e.txt": b"e"}
+    # The format from archmime when the name does not say it.
+    assert _shard_put(bucket, "plain", "z", b"zip me", None, archmime=".zip").status_code == 200
+    assert bucket.object("plain").get_reader(
+        archive_config=ArchiveConfig(archpath="z")
+    ).read_all() == b"zip me"  # fmt: skip
+
+
+def test_put_into_a_shard_bad_input(bucket: Bucket) -> None:
+    assert "does not exist" in err(_shard_put(bucket, "none.tar", "a", b"x", "1"), 404)
+    assert "Content-Length is required" in err(_shard_put(bucket, "e.tar", "a", b"", None), 400)
+    assert "invalid Ais-Pine" in err(_shard_put(bucket, "e.tar", "a", b"x", "9"), 400)
+    assert "cannot tell the archive format" in err(
+        _shard_put(bucket, "e.bin", "a", b"x", None), 400
+    )
+    with pytest.raises(AISError) as e:  # (HEAD: its 404 has no body to classify the error by)
+        bucket.object("e.tar").head()
+    assert e.value.status_code == 404

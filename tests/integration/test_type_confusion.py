@@ -52,7 +52,7 @@ KEEP = "keep/known.bin"
 KEEP_DATA = content_for(KEEP, 4096)
 SCRATCH_OBJECTS = ["x1", "x2", "obj-1"]
 JSON_CT = {"Content-Type": "application/json"}
-PROMOTE_SRC = "/var/lib/ais/promote/tc-none"  # under the server's default promote root
+PROMOTE_SRC = "/var/lib/ais/promote/tc-none"  # under AIS's promote root
 
 # Placeholders in paths, queries and values, replaced per request (braces are template syntax).
 P_KEEP, P_SCRATCH, P_DST, P_NEW = "@KEEP@", "@SCRATCH@", "@DST@", "@NEW@"
@@ -545,7 +545,7 @@ ENDPOINTS: list[Endpoint] = [
             name=F("name", K.STR, ("", PROMOTE_SRC)),
         ),
         "promote",
-        ok=frozenset({404}),  # the source does not exist
+        ok=frozenset({400}),  # (the session server names no promote root: promote is off)
         scratch=True,
         coherent=_promote_ok,
     ),

@@ -21,6 +21,7 @@ from aistore.sdk.authn.user_manager import UserManager
 from aistore.sdk.const import HTTP_METHOD_POST, URL_PATH_AUTHN_USERS
 from aistore.sdk.request_client import RequestClient
 from aistore.sdk.session_manager import SessionManager
+from aistore.sdk.utils import get_logger as get_logger
 
 __all__ = ["AuthNClient", "logger"]
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import builtins
 import logging
-from typing import TYPE_CHECKING
 
 from aistore.sdk.authn.types import ClusterInfo, ClusterList
 from aistore.sdk.const import (
@@ -18,10 +17,9 @@ from aistore.sdk.const import (
     HTTP_METHOD_PUT,
     URL_PATH_AUTHN_CLUSTERS,
 )
+from aistore.sdk.request_client import RequestClient as RequestClient
 from aistore.sdk.response_handler import AISResponseHandler
-
-if TYPE_CHECKING:
-    from aistore.sdk.request_client import RequestClient
+from aistore.sdk.utils import get_logger as get_logger
 
 __all__ = ["ClusterManager", "logger"]
 

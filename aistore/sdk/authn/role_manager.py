@@ -10,7 +10,6 @@ from __future__ import annotations
 import builtins
 import logging
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
 
 from aistore.sdk.authn.access_attr import AccessAttr
 from aistore.sdk.authn.cluster_manager import ClusterManager
@@ -25,10 +24,9 @@ from aistore.sdk.const import (
 )
 from aistore.sdk.namespace import Namespace
 from aistore.sdk.provider import Provider
+from aistore.sdk.request_client import RequestClient as RequestClient
 from aistore.sdk.types import BucketModel
-
-if TYPE_CHECKING:
-    from aistore.sdk.request_client import RequestClient
+from aistore.sdk.utils import get_logger as get_logger
 
 __all__ = ["RoleManager", "logger"]
 

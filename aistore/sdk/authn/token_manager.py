@@ -7,13 +7,11 @@ Example:
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
 
 from aistore.sdk.authn.types import TokenMsg
 from aistore.sdk.const import HTTP_METHOD_DELETE, URL_PATH_AUTHN_TOKENS
-
-if TYPE_CHECKING:
-    from aistore.sdk.request_client import RequestClient
+from aistore.sdk.request_client import RequestClient as RequestClient
+from aistore.sdk.utils import get_logger as get_logger
 
 __all__ = ["TokenManager", "logger"]
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import builtins
 import logging
-from typing import TYPE_CHECKING
 
 from aistore.sdk.authn.errors import ErrUserNotFound
 from aistore.sdk.authn.role_manager import RoleManager
@@ -20,9 +19,8 @@ from aistore.sdk.const import (
     HTTP_METHOD_PUT,
     URL_PATH_AUTHN_USERS,
 )
-
-if TYPE_CHECKING:
-    from aistore.sdk.request_client import RequestClient
+from aistore.sdk.request_client import RequestClient as RequestClient
+from aistore.sdk.utils import get_logger as get_logger
 
 __all__ = ["UserManager", "logger"]
 

@@ -50,6 +50,7 @@ from aistore.sdk.const import (
 from aistore.sdk.enums import Colocation
 from aistore.sdk.obj.object import Object
 from aistore.sdk.request_client import RequestClient
+from aistore.sdk.utils import get_logger as get_logger
 
 __all__ = ["Batch", "BatchResult"]
 

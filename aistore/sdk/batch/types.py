@@ -19,6 +19,25 @@ from typing import Any, TypeVar
 import msgspec
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from aistore.sdk.const import GB_ARCHPATH as GB_ARCHPATH
+from aistore.sdk.const import GB_BCK as GB_BCK
+from aistore.sdk.const import GB_COLOC as GB_COLOC
+from aistore.sdk.const import GB_CONTINUE_ERR as GB_CONTINUE_ERR
+from aistore.sdk.const import GB_ERR_MSG as GB_ERR_MSG
+from aistore.sdk.const import GB_IN as GB_IN
+from aistore.sdk.const import GB_LENGTH as GB_LENGTH
+from aistore.sdk.const import GB_OBJNAME as GB_OBJNAME
+from aistore.sdk.const import GB_ONLY_OBJ_NAME as GB_ONLY_OBJ_NAME
+from aistore.sdk.const import GB_OPAQUE as GB_OPAQUE
+from aistore.sdk.const import GB_OUT as GB_OUT
+from aistore.sdk.const import GB_OUTPUT_FMT as GB_OUTPUT_FMT
+from aistore.sdk.const import GB_PROVIDER as GB_PROVIDER
+from aistore.sdk.const import GB_SIZE as GB_SIZE
+from aistore.sdk.const import GB_START as GB_START
+from aistore.sdk.const import GB_STRM_GET as GB_STRM_GET
+from aistore.sdk.const import GB_UNAME as GB_UNAME
+from aistore.sdk.const import GB_UUID as GB_UUID
+
 __all__ = [
     "MossIn",
     "MossOut",

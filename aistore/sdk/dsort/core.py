@@ -13,10 +13,11 @@ import logging
 import time
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from pydantic import TypeAdapter
 
+from aistore.sdk.bucket import Bucket as Bucket
+from aistore.sdk.const import DEFAULT_DSORT_WAIT_TIMEOUT as DEFAULT_DSORT_WAIT_TIMEOUT
 from aistore.sdk.const import (
     DSORT_ABORT,
     HTTP_METHOD_DELETE,
@@ -24,15 +25,14 @@ from aistore.sdk.const import (
     HTTP_METHOD_POST,
     URL_PATH_DSORT,
 )
+from aistore.sdk.const import DSORT_UUID as DSORT_UUID
 from aistore.sdk.dsort.ekm import EKM_FILE_NAME, ExternalKeyMap
 from aistore.sdk.dsort.framework import DsortFramework, load_spec_file
 from aistore.sdk.dsort.types import JobInfo
 from aistore.sdk.errors import Timeout
+from aistore.sdk.request_client import RequestClient as RequestClient
 from aistore.sdk.utils import probing_frequency, validate_file
 from aistore.sdk.wait_result import WaitResult
-
-if TYPE_CHECKING:
-    from aistore.sdk.request_client import RequestClient
 
 __all__ = ["Dsort"]
 

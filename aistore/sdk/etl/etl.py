@@ -36,10 +36,12 @@ from aistore.sdk.etl.etl_const import (
     ETL_COMM_OPTIONS,
     ETL_SUPPORTED_PYTHON_VERSIONS,
 )
+from aistore.sdk.etl.webserver.base_etl_server import ETLServer as ETLServer
+from aistore.sdk.etl.webserver.utils import serialize_class as serialize_class
 from aistore.sdk.types import EnvVar, ETLDetails, ETLNodeLogs, ETLRuntimeSpec, ETLSpecMsg
+from aistore.sdk.utils import convert_to_seconds as convert_to_seconds
 
 if TYPE_CHECKING:
-    from aistore.sdk.etl.webserver.base_etl_server import ETLServer
     from aistore.sdk.request_client import RequestClient
 
 __all__ = ["Etl"]

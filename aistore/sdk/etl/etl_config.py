@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from aistore.sdk.const import QPARAM_ETL_ARGS, QPARAM_ETL_NAME
+from aistore.sdk.const import QPARAM_ETL_PIPELINE as QPARAM_ETL_PIPELINE
 from aistore.sdk.etl.etl import Etl
 
 __all__ = ["ETLConfig"]

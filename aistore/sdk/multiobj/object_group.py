@@ -24,6 +24,7 @@ from aistore.sdk.const import (
     HTTP_METHOD_POST,
     HTTP_METHOD_PUT,
 )
+from aistore.sdk.etl.etl_config import ETLConfig as ETLConfig
 from aistore.sdk.etl.etl_const import DEFAULT_ETL_TIMEOUT
 from aistore.sdk.multiobj.object_collection import ObjectCollection
 from aistore.sdk.multiobj.object_names import ObjectNames

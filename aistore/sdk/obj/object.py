@@ -42,7 +42,11 @@ from aistore.sdk.const import (
     QPARAM_SYNC,
     URL_PATH_OBJECTS,
 )
+from aistore.sdk.const import QPARAM_ETL_ARGS as QPARAM_ETL_ARGS
+from aistore.sdk.const import QPARAM_ETL_NAME as QPARAM_ETL_NAME
+from aistore.sdk.etl.etl_config import ETLConfig as ETLConfig
 from aistore.sdk.obj.multipart_upload import MultipartUpload
+from aistore.sdk.obj.object_attributes import ObjectAttributes as ObjectAttributes
 from aistore.sdk.obj.object_client import ByteRange, ObjectClient
 from aistore.sdk.obj.object_props import ObjectProps
 from aistore.sdk.obj.object_reader import ObjectReader

@@ -1,5 +1,7 @@
 #include "api/ais_messages.h"
 
+#include "api/moss_request.h"  // NormalizeProvider
+
 namespace ais {
 
 Result<ActionMsg> ActionMsg::Decode(const nlohmann::json& body) {
@@ -26,7 +28,9 @@ void BucketRef::Read(JsonFields& f) {
 }
 
 Status BucketRef::CheckServed(std::string_view what) const {
-  if (!provider.empty() && provider != "ais") {
+  auto canonical = NormalizeProvider(provider);  // not a provider at all: a bad request (400)
+  if (!canonical.ok()) return Status::InvalidArgument(std::string(what) + ": " + canonical.status().message());
+  if (*canonical != "ais") {
     return Status::NotSupported(std::string(what) + ": provider \"" + provider +
                                 "\" is not served by this single-node server (only \"ais\")");
   }

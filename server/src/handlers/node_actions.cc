@@ -172,7 +172,9 @@ nlohmann::json Tcdf(const Store& store, bool with_paths) {
                 {"fs",
                  {{"Fs", fs.fs},
                   {"FsType", fs.type},
-                  {"FsID", {static_cast<int32_t>(fsid & 0xffffffffu), static_cast<int32_t>(fsid >> 32)}}}}};
+                  // cos.FsID ([2]int32) marshals as the string "lo,hi" (the CLI decodes no array)
+                  {"FsID", std::to_string(static_cast<int32_t>(fsid & 0xffffffffu)) + "," +
+                               std::to_string(static_cast<int32_t>(fsid >> 32))}}}};
       total_used += used;
       total_avail += avail;
       pct_max = n == 0 ? pct : std::max(pct_max, pct);

@@ -7,6 +7,7 @@
 #include "api/byte_range.h"
 #include "api/headers.h"
 #include "api/object_list.h"
+#include "archive/file_spool.h"
 #include "archive/member_select.h"
 #include "store/store.h"
 #include "archive/shard.h"
@@ -17,6 +18,7 @@
 #include "handlers/offload.h"
 #include "handlers/object_read.h"
 #include "handlers/remote.h"
+#include "jobs/bucket_jobs.h"
 #include "remote/cache_tier.h"
 #include "store/bck.h"
 #include "store/names.h"
@@ -412,9 +414,67 @@ Task<Handled> AppendObject(ServerContext& ctx, Exchange& ex, const std::string& 
   co_return Status::InvalidArgument("invalid append_type \"" + type + "\"");
 }
 
+// PUT ?archpath=: the body becomes one file of the shard `name` (`ais archive put`). Header
+// Ais-Pine: absent or 0, a new shard of that file; 1, appended to the shard (404 without one);
+// 2, appended, or a new shard. The body is spooled first (a member's size goes before its bytes,
+// and the rest of the shard is rewritten around it off the I/O thread).
+Task<Handled> PutToArchive(ServerContext& ctx, Exchange& ex, const std::string& bucket, const std::string& name,
+                           std::string archpath) {
+  if (IsRemoteKey(bucket)) {
+    co_return Status::NotSupported("adding a file to a shard in remote bucket " + BucketCname(bucket) +
+                                   " is not yet supported");
+  }
+  if (archpath.starts_with('/')) archpath.erase(0, 1);
+  if (Status st = ValidateObjectName(archpath); !st.ok()) co_return Status::InvalidArgument("archpath: " + st.message());
+  const std::optional<uint64_t> size = ex.content_length();
+  if (!size || *size == 0) {
+    co_return Status::InvalidArgument("adding " + archpath + " to " + ObjectCname(bucket, name) +
+                                      ": a non-empty body with Content-Length is required");
+  }
+  ArchivePut mode = ArchivePut::kPut;
+  if (std::string_view pine = ex.header("Ais-Pine"); pine == "1") {
+    mode = ArchivePut::kAppend;
+  } else if (pine == "2") {
+    mode = ArchivePut::kAppendOrPut;
+  } else if (!pine.empty() && pine != "0") {
+    co_return Status::InvalidArgument("invalid Ais-Pine \"" + std::string(pine.substr(0, 16)) +
+                                      "\" (expecting 0: new shard, 1: append, 2: append or put)");
+  }
+  std::optional<ArchiveFormat> format = FormatFromName(name);
+  if (auto mime = ex.query("archmime"); mime && !mime->empty()) {
+    auto f = ParseArchiveMime(*mime);
+    if (!f.ok()) co_return f.status();
+    format = *f;
+  }
+  if (!format) {
+    co_return Status::InvalidArgument("cannot tell the archive format of \"" + name +
+                                      "\" (name it .tar, .tgz, .tar.gz, .tar.lz4 or .zip, or give archmime)");
+  }
+  if (!ctx.store.GetBucket(bucket).ok()) co_return ctx.store.GetBucket(bucket).status();
+  const Mountpaths& mps = ctx.store.mountpaths();
+  size_t spool_mp = 0;
+  while (spool_mp + 1 < mps.size() && !mps.enabled(spool_mp)) ++spool_mp;
+  auto spool = FileSpool::Create(mps.WorkDir(spool_mp));
+  if (!spool.ok()) co_return spool.status();
+  Status st = co_await ex.StreamBody([&](const char* p, size_t n) { return (*spool)->Append(p, n); });
+  if (st.ok()) st = (*spool)->Flush();
+  if (!st.ok()) co_return st;
+  if ((*spool)->size() != *size) co_return Status::InvalidArgument("the body is shorter than its Content-Length");
+  std::function<Result<ObjectMeta>()> put = [&store = ctx.store, bucket, name, format = *format, mode, archpath,
+                                            fd = (*spool)->fd(), size = *size]() -> Result<ObjectMeta> {
+    ObjectMeta meta;
+    AIS_RETURN_IF_ERROR(PutArchiveMember(store, bucket, name, format, mode, archpath, fd, size, &meta));
+    return meta;
+  };
+  auto meta = co_await Offload<ObjectMeta>(ctx.remote.pool(), std::move(put));  // (the spool outlives it)
+  if (!meta.ok()) co_return meta.status();
+  co_return co_await ex.Reply(http::status::ok, GetHeaders(*meta));
+}
+
 Task<Handled> PutObject(ServerContext& ctx, Exchange& ex, const std::string& bucket, const std::string& name) {
   // append_type first: the access check took APPEND, not PUT, for a request that has it.
   if (auto at = ex.query("append_type"); at && !at->empty()) co_return co_await AppendObject(ctx, ex, bucket, name, *at);
+  if (auto ap = ex.query("archpath"); ap && !ap->empty()) co_return co_await PutToArchive(ctx, ex, bucket, name, *ap);
   if (auto up = ex.query("uploadId"); up && !up->empty()) co_return co_await PutPart(ctx, ex, bucket, name, *up);
   if (auto to = ex.query("object_to"); to && !to->empty()) co_return co_await CopyObject(ctx, ex, bucket, name, *to);
   PutOptions opts;

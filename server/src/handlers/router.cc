@@ -183,10 +183,6 @@ void LogAccess(AccessLog& log, const Exchange& ex, std::chrono::steady_clock::ti
   log.Record(std::move(e));
 }
 
-}  // namespace
-
-namespace {
-
 // Counts a request in the metrics as its reply begins, before any byte of it is written, and
 // its latency when Finish is called, once the reply is out. Observes the exchange while it lives.
 class RequestCounter final : public ReplyObserver {
@@ -255,7 +251,7 @@ Task<void> Dispatch(ServerContext& ctx, Exchange& ex) {
     co_return;
   }
   Metrics& metrics = ServerMetrics();
-  std::optional<RequestCounter> counter;  // declared before the work it observes, outlives it
+  std::optional<RequestCounter> counter;  // outlives the reply it observes
   if (ctx.auth && ctx.auth->required()) {
     // A token whose key must be fetched first (a new OIDC issuer key): fetched on a worker thread,
     // so that the checks below, which run on this I/O thread, find it at hand. Its failure shows

@@ -5,7 +5,10 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <array>
 #include <filesystem>
+#include <functional>
+#include <mutex>
 #include <set>
 #include <vector>
 
@@ -15,6 +18,7 @@
 #include "archive/shard.h"
 #include "store/names.h"
 #include "store/object_scanner.h"
+#include "util/clock.h"
 #include "util/file.h"
 
 namespace ais {
@@ -58,6 +62,21 @@ Status PutFromFd(Store& store, const std::string& bucket, const std::string& nam
   ObjectMeta meta;
   return (*w)->Commit(&meta);
 }
+
+// The members of archive object `existing` into `writer`, in order.
+Status CopyArchiveMembers(std::shared_ptr<const ObjectHandle> existing, const std::string& archname,
+                          ArchiveFormat format, ArchiveWriter& writer) {
+  auto shard = Shard::Open(std::move(existing), archname, format);
+  if (!shard.ok()) return shard.status();
+  return (*shard)->ForEach([&](const Shard::Member& mem) {
+    AIS_RETURN_IF_ERROR(writer.BeginEntry(mem.name, mem.size, 0));
+    AIS_RETURN_IF_ERROR((*shard)->Read(mem.name, 0, mem.size, [&](const char* d, size_t n) {
+      return writer.Write(d, n);
+    }));
+    return writer.EndEntry();
+  });
+}
+
 
 }  // namespace
 
@@ -149,6 +168,35 @@ Status RunCopyObjects(Store& store, JobControl& jc, const CopyObjectsArgs& args)
   return st;
 }
 
+Status PutArchiveMember(Store& store, const std::string& bucket, const std::string& archname, ArchiveFormat format,
+                        ArchivePut mode, const std::string& member, int fd, uint64_t size, ObjectMeta* meta) {
+  // Read, rewrite, commit: two puts into one shard at once (the CLI sends a directory's files
+  // in parallel) must not both start from the same old shard and lose a member.
+  static std::array<std::mutex, 64> stripes;
+  std::lock_guard serial(stripes[std::hash<std::string>{}(bucket + '/' + archname) % stripes.size()]);
+  std::shared_ptr<const ObjectHandle> existing;
+  if (mode != ArchivePut::kPut) {
+    auto e = store.OpenShared(bucket, archname);
+    if (e.ok()) {
+      existing = *e;
+    } else if (!e.status().IsNotFound() || mode == ArchivePut::kAppend) {
+      return e.status();
+    }
+  }
+  auto w = store.BeginPut(bucket, archname, PutOptions{});
+  if (!w.ok()) return w.status();
+  ObjectSink sink(w->get());
+  auto aw = ArchiveWriter::Create(format, &sink);
+  if (!aw.ok()) return aw.status();
+  ArchiveWriter& writer = **aw;
+  if (existing) AIS_RETURN_IF_ERROR(CopyArchiveMembers(existing, archname, format, writer));
+  AIS_RETURN_IF_ERROR(writer.BeginEntry(member, size, NowNs() / 1000000000));
+  AIS_RETURN_IF_ERROR(writer.WriteFile({FileSegment{fd, 0, size}}, nullptr));
+  AIS_RETURN_IF_ERROR(writer.EndEntry());
+  AIS_RETURN_IF_ERROR(writer.Finish());
+  return (*w)->Commit(meta);
+}
+
 Status RunArchive(Store& store, JobControl& jc, const ArchiveArgs& args) {
   std::shared_ptr<const ObjectHandle> existing;
   if (args.append) {
@@ -165,17 +213,7 @@ Status RunArchive(Store& store, JobControl& jc, const ArchiveArgs& args) {
   auto aw = ArchiveWriter::Create(args.format, &sink);
   if (!aw.ok()) return aw.status();
   ArchiveWriter& writer = **aw;
-  if (existing) {
-    auto shard = Shard::Open(existing, args.archname, args.format);
-    if (!shard.ok()) return shard.status();
-    AIS_RETURN_IF_ERROR((*shard)->ForEach([&](const Shard::Member& mem) {
-      AIS_RETURN_IF_ERROR(writer.BeginEntry(mem.name, mem.size, 0));
-      AIS_RETURN_IF_ERROR((*shard)->Read(mem.name, 0, mem.size, [&](const char* d, size_t n) {
-        return writer.Write(d, n);
-      }));
-      return writer.EndEntry();
-    }));
-  }
+  if (existing) AIS_RETURN_IF_ERROR(CopyArchiveMembers(existing, args.archname, args.format, writer));
   bool list = args.sel.kind() == ObjectSelection::Kind::kList;
   Status st = args.sel.ForEach(store, args.src, Stopper(jc), [&](const std::string& name) {
     if (args.src == args.dst && name == args.archname) return Status::OK();  // never archive itself

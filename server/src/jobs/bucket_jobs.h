@@ -69,6 +69,15 @@ struct ArchiveArgs {
 // Writes one archive object (atomically: it appears only when complete).
 Status RunArchive(Store& store, JobControl& jc, const ArchiveArgs& args);
 
+// One file into a shard (PUT ?archpath=, `ais archive put`): `size` bytes of `fd` from offset 0
+// become member `member` of archive `archname`. kPut makes a new shard of that one file; kAppend
+// keeps the existing shard's members first (kNotFound without one); kAppendOrPut appends when the
+// shard exists, else makes it. The shard is replaced whole, atomically; puts into one shard run
+// one at a time. Blocks on disk I/O.
+enum class ArchivePut { kPut, kAppend, kAppendOrPut };
+Status PutArchiveMember(Store& store, const std::string& bucket, const std::string& archname, ArchiveFormat format,
+                        ArchivePut mode, const std::string& member, int fd, uint64_t size, ObjectMeta* meta);
+
 // AIS bucket summary (apc.BsummResult) of one bucket.
 struct BucketSummary {
   uint64_t obj_count = 0;

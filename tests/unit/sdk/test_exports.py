@@ -117,9 +117,9 @@ PUBLIC_MODULES = [
 OFFICIAL = {
     "aistore": ["Client", "__version__"],
     "aistore.sdk": [
-        "Client", "AISSource", "Cluster", "Namespace", "Bucket", "Object", "Job", "ArchiveConfig",
-        "BlobDownloadConfig", "ListObjectFlag", "ColdGetConf", "RetryConfig", "WaitResult",
-        "Batch", "DataShard",
+        "Client", "AuthNClient", "AISSource", "Cluster", "Namespace", "Bucket", "Object", "Job",
+        "Etl", "ArchiveConfig", "BlobDownloadConfig", "ListObjectFlag", "ColdGetConf",
+        "RetryConfig", "WaitResult", "Batch", "DataShard",
     ],
     "aistore.sdk.multiobj": [
         "ObjectCollection", "ObjectGroup", "ObjectNames", "ObjectRange", "ObjectTemplate",

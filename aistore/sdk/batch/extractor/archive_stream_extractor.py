@@ -21,6 +21,7 @@ from aistore._internal.error_map import translate
 from aistore._internal.multipart import MultipartError
 from aistore.sdk.batch.types import MossOut, MossReq, MossResp, decode_opaque, trusted
 from aistore.sdk.const import GB_MISSING_FILES_DIR
+from aistore.sdk.utils import get_logger as get_logger
 
 __all__ = ["ArchiveStreamExtractor"]
 

@@ -12,7 +12,12 @@ from typing import Any
 
 from aistore._internal.archive_stream import DEFAULT_READ_BUFFER
 from aistore.sdk.batch.extractor.archive_stream_extractor import ArchiveStreamExtractor
+from aistore.sdk.batch.types import MossOut as MossOut
+from aistore.sdk.batch.types import MossReq as MossReq
+from aistore.sdk.batch.types import MossResp as MossResp
 from aistore.sdk.const import EXT_TAR, EXT_TARGZ, EXT_TARLZ4, EXT_TGZ
+from aistore.sdk.const import KIB as KIB
+from aistore.sdk.utils import get_logger as get_logger
 
 __all__ = ["TarStreamExtractor"]
 

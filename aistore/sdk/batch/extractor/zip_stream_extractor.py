@@ -11,7 +11,11 @@ from __future__ import annotations
 import logging
 
 from aistore.sdk.batch.extractor.archive_stream_extractor import ArchiveStreamExtractor
+from aistore.sdk.batch.types import MossOut as MossOut
+from aistore.sdk.batch.types import MossReq as MossReq
+from aistore.sdk.batch.types import MossResp as MossResp
 from aistore.sdk.const import EXT_ZIP
+from aistore.sdk.utils import get_logger as get_logger
 
 __all__ = ["ZipStreamExtractor"]
 

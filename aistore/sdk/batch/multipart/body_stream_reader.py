@@ -15,11 +15,12 @@ from typing import TYPE_CHECKING
 
 from aistore._internal.multipart import MultipartError, PartReader
 from aistore.sdk.batch.errors import MultipartDecodeError
+from aistore.sdk.batch.multipart.multipart_stream_buffer import (
+    MultipartStreamBuffer as MultipartStreamBuffer,
+)
 
 if TYPE_CHECKING:
     from _typeshed import WriteableBuffer
-
-    from aistore.sdk.batch.multipart.multipart_stream_buffer import MultipartStreamBuffer
 
 __all__ = ["BodyStreamReader"]
 

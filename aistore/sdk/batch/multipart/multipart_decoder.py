@@ -22,7 +22,19 @@ from aistore._internal.multipart import (
     boundary_of,
 )
 from aistore.sdk.batch.errors import MultipartDecodeError
+from aistore.sdk.batch.multipart.body_stream_reader import BodyStreamReader as BodyStreamReader
+from aistore.sdk.batch.multipart.stateful_streaming_parser import (
+    StatefulStreamingParser as StatefulStreamingParser,
+)
+from aistore.sdk.const import DEFAULT_CHUNK_SIZE as DEFAULT_CHUNK_SIZE
+from aistore.sdk.const import DEFAULT_MAX_BUFFER_SIZE as DEFAULT_MAX_BUFFER_SIZE
 from aistore.sdk.const import HEADER_CONTENT_TYPE
+from aistore.sdk.const import HTTP_BOUNDARY_REGEX as HTTP_BOUNDARY_REGEX
+from aistore.sdk.const import MULTIPART_MARKER as MULTIPART_MARKER
+from aistore.sdk.const import UNIX_LINE_END as UNIX_LINE_END
+from aistore.sdk.const import UTF_ENCODING as UTF_ENCODING
+from aistore.sdk.const import WIN_LINE_END as WIN_LINE_END
+from aistore.sdk.utils import get_logger as get_logger
 
 __all__ = ["MultipartDecoder"]
 

@@ -17,6 +17,12 @@ from collections.abc import Iterator
 
 from aistore._internal.multipart import MultipartError, MultipartStream, PartReader
 from aistore.sdk.batch.errors import MultipartDecodeError
+from aistore.sdk.batch.multipart.sliding_window_buffer import (
+    SlidingWindowBuffer as SlidingWindowBuffer,
+)
+from aistore.sdk.const import UNIX_LINE_END as UNIX_LINE_END
+from aistore.sdk.const import WHITESPACE_CHARS as WHITESPACE_CHARS
+from aistore.sdk.const import WIN_LINE_END as WIN_LINE_END
 
 __all__ = ["BOUNDARY_MARGIN", "MultipartStreamBuffer"]
 

@@ -9,6 +9,8 @@ Example:
 
 from __future__ import annotations
 
+from aistore.sdk.const import WHITESPACE_CHARS as WHITESPACE_CHARS
+
 __all__ = ["SlidingWindowBuffer"]
 
 _WHITESPACE = b" \t\r\n"

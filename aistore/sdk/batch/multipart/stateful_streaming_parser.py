@@ -15,8 +15,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 
+from aistore.sdk.batch.errors import MultipartDecodeError as MultipartDecodeError
 from aistore.sdk.batch.multipart.body_stream_reader import BodyStreamReader
 from aistore.sdk.batch.multipart.multipart_stream_buffer import MultipartStreamBuffer
+from aistore.sdk.const import MULTIPART_MARKER as MULTIPART_MARKER
+from aistore.sdk.const import UNIX_LINE_END as UNIX_LINE_END
+from aistore.sdk.const import WIN_LINE_END as WIN_LINE_END
+from aistore.sdk.utils import get_logger as get_logger
 
 __all__ = ["StatefulStreamingParser", "logger"]
 

@@ -33,6 +33,13 @@ from aistore.sdk.const import (
     STATUS_NO_CONTENT,
     STATUS_OK,
 )
+from aistore.sdk.const import AIS_DIRECT_PUT_RETRIES as AIS_DIRECT_PUT_RETRIES
+from aistore.sdk.const import HEADER_AUTHORIZATION as HEADER_AUTHORIZATION
+from aistore.sdk.const import HEADER_DIRECT_PUT_LENGTH as HEADER_DIRECT_PUT_LENGTH
+from aistore.sdk.const import STATUS_BAD_GATEWAY as STATUS_BAD_GATEWAY
+from aistore.sdk.errors import ETLDirectPutTransientError as ETLDirectPutTransientError
+from aistore.sdk.session_manager import SessionManager as SessionManager
+from aistore.sdk.utils import parse_bool as parse_bool
 
 __all__ = [
     "DRAIN_CHUNK_BYTES",

@@ -12,8 +12,35 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from aistore.sdk.const import AIS_DIRECT_PUT_CHUNK_SIZE as AIS_DIRECT_PUT_CHUNK_SIZE
+from aistore.sdk.const import AIS_DIRECT_PUT_RETRIES as AIS_DIRECT_PUT_RETRIES
+from aistore.sdk.const import (
+    ETL_RETRY_REASON_DIRECT_PUT_TRANSIENT as ETL_RETRY_REASON_DIRECT_PUT_TRANSIENT,
+)
+from aistore.sdk.const import ETL_WS_FQN as ETL_WS_FQN
+from aistore.sdk.const import ETL_WS_PATH as ETL_WS_PATH
+from aistore.sdk.const import ETL_WS_PIPELINE as ETL_WS_PIPELINE
+from aistore.sdk.const import HEADER_AUTHORIZATION as HEADER_AUTHORIZATION
+from aistore.sdk.const import HEADER_CONTENT_LENGTH as HEADER_CONTENT_LENGTH
+from aistore.sdk.const import HEADER_DIRECT_PUT_LENGTH as HEADER_DIRECT_PUT_LENGTH
+from aistore.sdk.const import HEADER_ETL_RETRY_REASON as HEADER_ETL_RETRY_REASON
 from aistore.sdk.const import HEADER_NODE_URL
+from aistore.sdk.const import MIB as MIB
+from aistore.sdk.const import QPARAM_ETL_ARGS as QPARAM_ETL_ARGS
+from aistore.sdk.const import QPARAM_ETL_FQN as QPARAM_ETL_FQN
+from aistore.sdk.const import STATUS_BAD_GATEWAY as STATUS_BAD_GATEWAY
+from aistore.sdk.const import STATUS_INTERNAL_SERVER_ERROR as STATUS_INTERNAL_SERVER_ERROR
+from aistore.sdk.const import STATUS_OK as STATUS_OK
+from aistore.sdk.const import STATUS_SERVICE_UNAVAILABLE as STATUS_SERVICE_UNAVAILABLE
+from aistore.sdk.errors import ETLDirectPutTransientError as ETLDirectPutTransientError
+from aistore.sdk.errors import InvalidPipelineError as InvalidPipelineError
+from aistore.sdk.etl.webserver.base_etl_server import RETRY_BACKOFF_BASE as RETRY_BACKOFF_BASE
+from aistore.sdk.etl.webserver.base_etl_server import RETRY_BACKOFF_MAX as RETRY_BACKOFF_MAX
+from aistore.sdk.etl.webserver.base_etl_server import CountingIterator as CountingIterator
 from aistore.sdk.etl.webserver.base_etl_server import ETLServer
+from aistore.sdk.etl.webserver.utils import compose_etl_direct_put_url as compose_etl_direct_put_url
+from aistore.sdk.etl.webserver.utils import parse_etl_pipeline as parse_etl_pipeline
+from aistore.sdk.session_manager import resolve_ssl_config as resolve_ssl_config
 
 __all__ = ["HTTP_LIMITS", "FastAPIServer"]
 

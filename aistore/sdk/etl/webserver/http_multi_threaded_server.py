@@ -21,8 +21,31 @@ from socketserver import ThreadingMixIn
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from aistore.sdk.const import (
+    ETL_RETRY_REASON_DIRECT_PUT_TRANSIENT as ETL_RETRY_REASON_DIRECT_PUT_TRANSIENT,
+)
 from aistore.sdk.const import HEADER_CONTENT_LENGTH, HEADER_CONTENT_TYPE, HEADER_NODE_URL
+from aistore.sdk.const import HEADER_DIRECT_PUT_LENGTH as HEADER_DIRECT_PUT_LENGTH
+from aistore.sdk.const import HEADER_ETL_RETRY_REASON as HEADER_ETL_RETRY_REASON
+from aistore.sdk.const import HEADER_TRANSFER_ENCODING as HEADER_TRANSFER_ENCODING
+from aistore.sdk.const import QPARAM_ETL_ARGS as QPARAM_ETL_ARGS
+from aistore.sdk.const import QPARAM_ETL_FQN as QPARAM_ETL_FQN
+from aistore.sdk.const import STATUS_BAD_GATEWAY as STATUS_BAD_GATEWAY
+from aistore.sdk.const import STATUS_INTERNAL_SERVER_ERROR as STATUS_INTERNAL_SERVER_ERROR
+from aistore.sdk.const import STATUS_OK as STATUS_OK
+from aistore.sdk.const import STATUS_SERVICE_UNAVAILABLE as STATUS_SERVICE_UNAVAILABLE
+from aistore.sdk.errors import ETLDirectPutTransientError as ETLDirectPutTransientError
+from aistore.sdk.errors import InvalidPipelineError as InvalidPipelineError
+from aistore.sdk.etl.webserver.base_etl_server import DRAIN_CHUNK_BYTES as DRAIN_CHUNK_BYTES
+from aistore.sdk.etl.webserver.base_etl_server import RETRY_BACKOFF_BASE as RETRY_BACKOFF_BASE
+from aistore.sdk.etl.webserver.base_etl_server import RETRY_BACKOFF_MAX as RETRY_BACKOFF_MAX
+from aistore.sdk.etl.webserver.base_etl_server import (
+    SYNC_DIRECT_PUT_TRANSIENT_ERRORS as SYNC_DIRECT_PUT_TRANSIENT_ERRORS,
+)
+from aistore.sdk.etl.webserver.base_etl_server import CountingIterator as CountingIterator
 from aistore.sdk.etl.webserver.base_etl_server import ETLServer
+from aistore.sdk.etl.webserver.utils import compose_etl_direct_put_url as compose_etl_direct_put_url
+from aistore.sdk.etl.webserver.utils import parse_etl_pipeline as parse_etl_pipeline
 
 __all__ = ["HTTPMultiThreadedServer", "ThreadedHTTPServer"]
 

@@ -13,6 +13,7 @@ from urllib.parse import parse_qsl, quote, urlencode, urlparse, urlunparse
 
 from aistore.sdk.const import QPARAM_ETL_ARGS, UTF_ENCODING
 from aistore.sdk.errors import InvalidPipelineError
+from aistore.sdk.etl.webserver.base_etl_server import ETLServer as ETLServer
 
 __all__ = ["compose_etl_direct_put_url", "parse_etl_pipeline", "serialize_class"]
 

@@ -11,12 +11,11 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Generator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from aistore._internal.resumable import ByteSource, ChunkIterSource
-
-if TYPE_CHECKING:
-    from aistore.sdk.obj.object_client import ObjectClient
+from aistore.sdk.obj.content_iterator.buffer import ParallelBuffer as ParallelBuffer
+from aistore.sdk.obj.object_client import ObjectClient as ObjectClient
 
 __all__ = ["BaseContentIterProvider", "StreamBounds"]
 

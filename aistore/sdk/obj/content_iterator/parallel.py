@@ -31,9 +31,11 @@ from multiprocessing import shared_memory
 from typing import Any
 
 from aistore._internal.parallel import RangeEngine, piece_pool, plan_ranges
+from aistore.sdk.const import DEFAULT_CHUNK_SIZE as DEFAULT_CHUNK_SIZE
 from aistore.sdk.const import DEFAULT_PARALLEL_CHUNK_SIZE, MIB, PROPS_CHUNKED
 from aistore.sdk.obj.content_iterator.base import BaseContentIterProvider, StreamBounds
 from aistore.sdk.obj.content_iterator.buffer import ParallelBuffer
+from aistore.sdk.obj.content_iterator.buffer import RingBuffer as RingBuffer
 from aistore.sdk.obj.object_client import ObjectClient
 
 __all__ = ["ParallelContentIterProvider", "WorkerState", "worker_state"]

@@ -10,6 +10,9 @@ from __future__ import annotations
 from collections.abc import Generator
 
 from aistore._internal.body import BodyReader
+from aistore.sdk.const import HEADER_CONTENT_ENCODING as HEADER_CONTENT_ENCODING
+from aistore.sdk.const import HEADER_CONTENT_LENGTH as HEADER_CONTENT_LENGTH
+from aistore.sdk.const import STATUS_PARTIAL_CONTENT as STATUS_PARTIAL_CONTENT
 from aistore.sdk.obj.content_iterator.base import BaseContentIterProvider, StreamBounds
 
 __all__ = ["ContentIterProvider"]

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from aistore._internal.resumable import ResumableStream
 from aistore.sdk.obj.content_iterator.base import BaseContentIterProvider
+from aistore.sdk.utils import get_logger as get_logger
 
 if TYPE_CHECKING:
     from _typeshed import ReadableBuffer, WriteableBuffer

@@ -20,6 +20,7 @@ from aistore.sdk.obj.obj_file.errors import (
     ObjectFileReaderMaxResumeError,
     ObjectFileReaderUnexpectedEOF,
 )
+from aistore.sdk.utils import get_logger as get_logger
 
 __all__ = ["STREAM_ERRORS", "ResumableStream", "logger"]
 
