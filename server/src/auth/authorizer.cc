@@ -79,9 +79,9 @@ Status Authorizer::SetRequired(bool on) {
 }
 
 std::function<Status()> Authorizer::KeyFetchFor(std::string_view authorization, std::string_view amz_token) {
+  if (!fetches_keys()) return nullptr;
   const std::string_view token = TokenOf(authorization, amz_token);
-  if (token.empty() || !keys_) return nullptr;
-  if (t_last.owner == id_ && t_last.token == token) return nullptr;
+  if (token.empty() || (t_last.owner == id_ && t_last.token == token)) return nullptr;
   {
     std::shared_lock lock(mu_);
     if (cache_.contains(std::string(token)) || revoked_.contains(std::string(token))) return nullptr;

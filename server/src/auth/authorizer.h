@@ -59,6 +59,8 @@ class Authorizer {
   // issuer's keys not fetched yet, or rotated). Null when there is none (the usual case: a token
   // already verified, or a key at hand). The router runs it on a worker thread, never an I/O one.
   std::function<Status()> KeyFetchFor(std::string_view authorization, std::string_view amz_token);
+  // False when KeyFetchFor never has work (a static key): callers skip it.
+  bool fetches_keys() const { return keys_ && keys_->Fetches(); }
   // The server is stopping: key fetches in flight end now (KeyProvider::Shutdown).
   void Shutdown() {
     if (keys_) keys_->Shutdown();

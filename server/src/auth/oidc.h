@@ -35,6 +35,7 @@ class OidcKeyProvider : public KeyProvider {
   ~OidcKeyProvider() override;
 
   Result<VerifyKey> Find(const TokenHeader& header, const Claims& claims) override;
+  bool Fetches() const override { return true; }
   bool MayFetch(const TokenHeader& header, const Claims& claims) override;
   Status Fetch(const TokenHeader& header, const Claims& claims) override;
   void Shutdown() override;

@@ -35,6 +35,8 @@ class KeyProvider {
   // provider does not take).
   // Never blocks (it runs on I/O threads).
   virtual Result<VerifyKey> Find(const TokenHeader& header, const Claims& claims) = 0;
+  // Whether this provider fetches keys at all (a static key never does: nothing to ask it).
+  virtual bool Fetches() const { return false; }
   // Whether Fetch might bring a key Find does not have now (an OIDC issuer's keys not fetched yet,
   // or rotated). Never blocks.
   virtual bool MayFetch(const TokenHeader& /*header*/, const Claims& /*claims*/) { return false; }

@@ -252,7 +252,7 @@ Task<void> Dispatch(ServerContext& ctx, Exchange& ex) {
   }
   Metrics& metrics = ServerMetrics();
   std::optional<RequestCounter> counter;  // outlives the reply it observes
-  if (ctx.auth && ctx.auth->required()) {
+  if (ctx.auth && ctx.auth->required() && ctx.auth->fetches_keys()) {
     // A token whose key must be fetched first (a new OIDC issuer key): fetched on a worker thread,
     // so that the checks below, which run on this I/O thread, find it at hand. Its failure shows
     // there, as the token's refusal.
