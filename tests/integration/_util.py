@@ -10,10 +10,12 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import http.client
+import io
 import json
 import os
 import random
 import struct
+import tarfile
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -331,3 +333,15 @@ def assert_bucket_consistent(endpoint: str, mountpaths: list[Path], bucket: str)
         for i, sz in enumerate(sizes, start=1):
             assert cd.files[i].stat().st_size == sz, f"{meta['n']}: chunk {i} size"
     return listed
+
+
+def tar_bytes(members: dict[str, bytes], fmt: int = tarfile.GNU_FORMAT, mode: str = "w") -> bytes:
+    """A tar (compressed as `mode` says: "w", "w:gz") of `members`, name -> bytes, in order."""
+    bio = io.BytesIO()
+    with tarfile.open(fileobj=bio, mode=mode, format=fmt) as t:
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            info.mtime = 1_700_000_000
+            t.addfile(info, io.BytesIO(data))
+    return bio.getvalue()

@@ -28,7 +28,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-from _util import error_doc, raw_request
+from _util import error_doc, raw_request, tar_bytes
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -53,15 +53,7 @@ def _payload(name: str, size: int) -> bytes:
     return (seed * (size // len(seed) + 1))[:size]
 
 
-def _tar(members: dict[str, bytes], fmt: int = tarfile.GNU_FORMAT, mode: str = "w") -> bytes:
-    bio = io.BytesIO()
-    with tarfile.open(fileobj=bio, mode=mode, format=fmt) as t:
-        for name, data in members.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            info.mtime = 1_700_000_000
-            t.addfile(info, io.BytesIO(data))
-    return bio.getvalue()
+_tar = tar_bytes
 
 
 def _zip(members: dict[str, bytes], method: int) -> bytes:

@@ -35,7 +35,7 @@ from pathlib import Path
 
 import pytest
 import requests
-from _util import content_for, wait_until, xxh64_hex
+from _util import content_for, tar_bytes, wait_until, xxh64_hex
 from urllib3.response import HTTPResponse
 
 from aistore.sdk.batch import Batch
@@ -82,14 +82,7 @@ CHUNKED = "chunked/mpu.bin"
 
 
 def _tar(members: dict[str, bytes]) -> bytes:
-    bio = io.BytesIO()
-    with tarfile.open(fileobj=bio, mode="w", format=tarfile.USTAR_FORMAT) as t:
-        for name, data in members.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            info.mtime = 1_700_000_000
-            t.addfile(info, io.BytesIO(data))
-    return bio.getvalue()
+    return tar_bytes(members, fmt=tarfile.USTAR_FORMAT)
 
 
 def _ports_free(base: int) -> bool:
