@@ -281,6 +281,15 @@ Task<Handled> StartListRange(ServerContext& ctx, Exchange& ex, const std::string
         Opts("", ctlmsg));
     co_return co_await ReplyJob(ex, id);
   }
+  if (kind == "delete-listrange" && IsRemoteKey(bucket)) {
+    DeleteRemoteArgs args{.key = bucket, .sel = *sel, .continue_on_err = m->continue_on_err,
+                          .num_workers = m->num_workers};
+    std::string id = ctx.jobs.Start(
+        kind, bucket,
+        [&tier = ctx.remote, &store, args](JobControl& jc) { return RunDeleteRemote(tier, store, jc, args); },
+        Opts("", ctlmsg));
+    co_return co_await ReplyJob(ex, id);
+  }
   if (kind == "delete-listrange") {
     std::string id = ctx.jobs.Start(
         kind, bucket, [&store, bucket, s = *sel](JobControl& jc) { return RunDeleteObjects(store, jc, bucket, s); },
