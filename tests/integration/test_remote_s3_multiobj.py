@@ -159,3 +159,28 @@ def test_delete_backend_failure_leaves_the_cache(
     result = client.job(job).wait(timeout=60)
     assert not result.success and f"s3://{bucket}/b" in str(result.error)
     assert in_s3(s3, bucket) == ["a", "b"] and cached(client, bucket) == ["a", "b"]
+
+
+def test_job_queries_find_remote_bucket_jobs(
+    client: Client, s3: Any, bucket: str, server: LocalServer
+) -> None:
+    put(s3, bucket, "j1", "j2")
+    b = client.bucket(bucket, provider="aws")
+    job_id = b.objects(obj_names=["j1", "j2"]).prefetch()
+    assert client.job(job_id).wait(timeout=60).success
+    snap = client.job(job_id).get_details().list_snapshots()[0]
+    assert snap.kind == "prefetch-listrange"
+    assert snap.bucket is not None and (snap.bucket.name, snap.bucket.provider) == (bucket, "aws")
+    # A query that names the bucket (as `ais show job --bck s3://...` does) finds it.
+    for bck in ({"name": bucket, "provider": "aws"}, {"name": bucket, "provider": "s3"}):
+        body = json.dumps({"kind": "prefetch-listrange", "bck": bck}).encode()
+        r = raw_request(server.endpoint, "GET", "/v1/cluster?what=status", body=body)
+        assert r.status == 200, r.body
+        assert json.loads(r.body)["uuid"] == job_id
+        r = raw_request(server.endpoint, "GET", "/v1/cluster?what=qryxstats", body=body)
+        assert r.status == 200, r.body
+        assert [s["id"] for snaps in json.loads(r.body).values() for s in snaps] == [job_id]
+    evict = b.objects(obj_template="j{1..2}").evict()
+    assert client.job(evict).wait(timeout=60).success
+    evicted = client.job(evict).get_details().list_snapshots()[0].bucket
+    assert evicted is not None and evicted.provider == "aws"
