@@ -19,6 +19,7 @@ from _s3 import Fault, FaultProxy, MotoServer
 from _util import raw_request
 
 from aistore.sdk import Client
+from aistore.sdk.errors import AISError
 from aistore.sdk.list_object_flag import ListObjectFlag
 from aistore.server import LocalServer
 
@@ -231,6 +232,39 @@ def test_job_queries_find_remote_bucket_jobs(
     assert client.job(evict).wait(timeout=60).success
     evicted = client.job(evict).get_details().list_snapshots()[0].bucket
     assert evicted is not None and evicted.provider == "aws"
+
+
+def test_copy_object_within_a_remote_bucket(
+    client: Client, s3: Any, bucket: str, proxy: FaultProxy
+) -> None:
+    put(s3, bucket, "src")
+    b = client.bucket(bucket, provider="aws")
+    b.object("src").copy(b.object("dst"))
+    assert s3.get_object(Bucket=bucket, Key="dst")["Body"].read() == b"src"
+    assert b.object("dst").head().present
+    # S3 refuses: nothing is cached under the new name
+    proxy.inject(Fault(status=403, match=f"PUT /{bucket}/refused"))
+    with pytest.raises(AISError):
+        b.object("src").copy(b.object("refused"))
+    assert "refused" not in in_s3(s3, bucket) and "refused" not in cached(client, bucket)
+
+
+def test_copy_listrange_and_bucket_into_remote(
+    client: Client, s3: Any, bucket: str, server: LocalServer
+) -> None:
+    put(s3, bucket, "m/1", "m/2")
+    b = client.bucket(bucket, provider="aws")
+    ids = b.objects(obj_names=["m/1", "m/2"]).copy(b, prepend="copied/")
+    client.job(ids[0]).wait(timeout=60)
+    assert in_s3(s3, bucket) == ["copied/m/1", "copied/m/2", "m/1", "m/2"]
+    src = client.bucket(f"to-remote-{next(_counter)}").create()
+    src.object("x").get_writer().put_content(b"x")
+    try:
+        assert client.job(src.copy(b, prepend="from-ais/")).wait(timeout=60).success
+        assert s3.get_object(Bucket=bucket, Key="from-ais/x")["Body"].read() == b"x"
+        assert "from-ais/x" in cached(client, bucket)
+    finally:
+        src.delete()
 
 
 TREE = ["a-b", "a.txt", "a/x", "a/y/z", "a/y/w", "a0", "b/c/d/e", "top"]

@@ -202,7 +202,7 @@ Status RunCopyRemoteBucket(CacheTier& tier, Store& store, JobControl& jc, const 
     }
     const std::string to = args.naming.Apply(name);
     if (!args.dry_run && !onto_itself) {
-      Status st = store.Copy(args.src, name, args.dst, to);
+      Status st = store.Copy(args.src, name, args.dst, to, args.through ? args.through(to) : WriteThroughFn());
       if (st.IsNotFound() && store.GetBucket(args.dst).ok()) return Status::OK();  // evicted meanwhile
       AIS_RETURN_IF_ERROR(st);
     }

@@ -45,6 +45,7 @@ struct CopyRemoteArgs {
   bool dry_run = false;
   bool continue_on_err = false;
   int64_t num_workers = 0;  // as prefetch's
+  ThroughFor through{};     // set when dst is another remote bucket
 };
 Status RunCopyRemoteBucket(CacheTier& tier, Store& store, JobControl& jc, const CopyRemoteArgs& args);
 
