@@ -19,7 +19,7 @@ from _s3 import Fault, FaultProxy, MotoServer
 from _util import raw_request
 
 from aistore.sdk import Client
-from aistore.sdk.errors import AISError
+from aistore.sdk.errors import AISError, ErrObjNotFound
 from aistore.sdk.list_object_flag import ListObjectFlag
 from aistore.server import LocalServer
 
@@ -293,3 +293,24 @@ def test_directory_listings_agree_with_ais(client: Client, s3: Any, bucket: str)
         assert listed(remote, flags=nr) == ["a-b", "a.txt", "[a/]", "a0", "[b/]", "top"]
     finally:
         local.delete()
+
+
+def test_set_custom_props_on_a_cached_object(
+    client: Client, s3: Any, bucket: str, server: LocalServer
+) -> None:
+    put(s3, bucket, "md", "cold")
+    obj = client.bucket(bucket, provider="aws").object("md")
+    obj.get_reader().read_all()
+    obj.get_writer().set_custom_props({"color": "red"})
+    assert obj.head(props="custom").custom_metadata["color"] == "red"
+    assert "ETag" in obj.head(props="custom").custom_metadata, "merged with what the fetch kept"
+    # in-cluster metadata only, as AIS: S3's object is untouched
+    assert s3.head_object(Bucket=bucket, Key="md")["Metadata"] == {}
+    obj.get_writer().set_custom_props({"only": "this"}, replace_existing=True)
+    assert obj.head(props="custom").custom_metadata == {"only": "this"}
+    # not cached: nothing to set, as AIS (404), and nothing fetched
+    with pytest.raises(ErrObjNotFound):
+        client.bucket(bucket, provider="aws").object("cold").get_writer().set_custom_props(
+            {"k": "v"}
+        )
+    assert cached(client, bucket) == ["md"]

@@ -699,10 +699,9 @@ Task<Handled> HandleObjects(ServerContext& ctx, Exchange& ex, const Route& route
       }
       co_return co_await DeleteObject(ctx, ex, bucket, name);
     case http::verb::patch:
-      if (remote) {  // a 501 naming it, never a local-only change the backend does not hold
-        co_return Status::NotSupported("setting custom metadata is not yet supported for remote buckets (" +
-                                       BucketCname(bucket) + ")");
-      }
+      // On a remote bucket as AIS 5.0 does it (target httpobjpatch: lom.SetCustomKey, then
+      // lom.Persist): the cached copy's in-cluster metadata only, never the backend's; an object
+      // that is not cached is a 404. A later fetch of a changed remote object replaces it.
       co_return co_await PatchObject(ctx, ex, bucket, name);
     default:
       co_return Status::MethodNotAllowed("invalid method " + std::string(ex.method_string()));
