@@ -16,7 +16,7 @@ from typing import Any
 import boto3
 import pytest
 from _s3 import Fault, FaultProxy, MotoServer
-from _util import raw_request
+from _util import raw_request, xxh64_hex
 
 from aistore.sdk import Client
 from aistore.sdk.errors import AISError, ErrObjNotFound
@@ -234,6 +234,22 @@ def test_job_queries_find_remote_bucket_jobs(
     assert evicted is not None and evicted.provider == "aws"
 
 
+def test_checksum_of_fetched_objects(client: Client, s3: Any, bucket: str) -> None:
+    data = os.urandom(100_000)
+    s3.put_object(Bucket=bucket, Key="ck", Body=data)
+    s3.put_object(Bucket=bucket, Key="blob", Body=data * 3)
+    b = client.bucket(bucket, provider="aws")
+    b.object("ck").get_reader().read_all()  # a cold GET, streamed while written
+    client.job(b.object("blob").blob_download(chunk_size=65536)).wait(timeout=60)
+    expected = {"ck": xxh64_hex(data), "blob": xxh64_hex(data * 3)}
+    for name, value in expected.items():
+        attrs = b.object(name).head(props="checksum")
+        assert (attrs.checksum_type, attrs.checksum_value) == ("xxhash", value), name
+    listed = {e.name: e for e in b.list_all_objects(props="name,checksum")}
+    for name, value in expected.items():
+        assert listed[name].checksum == value, name
+
+
 def test_copy_object_within_a_remote_bucket(
     client: Client, s3: Any, bucket: str, proxy: FaultProxy
 ) -> None:
@@ -265,6 +281,19 @@ def test_copy_listrange_and_bucket_into_remote(
         assert "from-ais/x" in cached(client, bucket)
     finally:
         src.delete()
+
+
+def test_evict_by_template_and_prefix_keeps_s3(client: Client, s3: Any, bucket: str) -> None:
+    put(s3, bucket, "e/0", "e/1", "e/2", "f/0", "g")
+    b = client.bucket(bucket, provider="aws")
+    client.job(b.objects(obj_template="e/").prefetch()).wait(timeout=60)
+    client.job(b.objects(obj_names=["f/0", "g"]).prefetch()).wait(timeout=60)
+    assert cached(client, bucket) == ["e/0", "e/1", "e/2", "f/0", "g"]
+    assert client.job(b.objects(obj_template="e/{0..1}").evict()).wait(timeout=60).success
+    assert cached(client, bucket) == ["e/2", "f/0", "g"]
+    assert client.job(b.objects(obj_template="f/").evict()).wait(timeout=60).success
+    assert cached(client, bucket) == ["e/2", "g"]
+    assert in_s3(s3, bucket) == ["e/0", "e/1", "e/2", "f/0", "g"]
 
 
 TREE = ["a-b", "a.txt", "a/x", "a/y/z", "a/y/w", "a0", "b/c/d/e", "top"]
