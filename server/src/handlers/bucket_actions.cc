@@ -5,8 +5,10 @@
 #include <mutex>
 
 #include "api/headers.h"
+#include "api/moss_request.h"  // NormalizeProvider
 #include "handlers/access.h"
 #include "handlers/offload.h"
+#include "handlers/remote.h"
 #include "jobs/bucket_jobs.h"
 #include "jobs/object_selection.h"
 #include "remote/cache_jobs.h"
@@ -62,10 +64,28 @@ CopyNaming Naming(const CopyMsg& m) {
 
 // The destination of a copy or archive: "tobck", or the source bucket when not given.
 Result<std::string> Destination(const BucketRef& to, const std::string& src) {
+  auto provider = NormalizeProvider(to.provider);
+  if (!to.name.empty() && provider.ok() && *provider == kProviderAws && to.ns_uuid.empty() && to.ns_name.empty()) {
+    AIS_RETURN_IF_ERROR(ValidateBucketName(to.name));
+    return BucketKey(kProviderAws, to.name);
+  }
   AIS_RETURN_IF_ERROR(to.CheckServed("destination"));
   if (to.name.empty()) return src;
   AIS_RETURN_IF_ERROR(ValidateBucketName(to.name));
   return to.name;
+}
+
+// A copy into a remote bucket `dst` (AIS writes each copied object through, as a PUT): the bucket
+// is added on first use, and the result makes each object's upload, run before its local commit
+// on the job's thread. An empty function for an ais:// destination.
+Task<Result<ThroughFor>> RemoteDestination(ServerContext& ctx, const std::string& dst) {
+  if (!IsRemoteKey(dst)) co_return ThroughFor();
+  if (!ctx.store.buckets().Get(dst)) {
+    if (!ctx.remote.aws_enabled()) co_return Status::NotFound("AWS backend is missing in the cluster configuration");
+    std::function<Status()> add = [&tier = ctx.remote, dst] { return tier.AddBucket(dst); };
+    if (Status st = co_await OffloadStatus(ctx.remote.pool(), std::move(add)); !st.ok()) co_return st;
+  }
+  co_return ThroughFor([&tier = ctx.remote, dst](const std::string& name) { return UploadThrough(tier, dst, name); });
 }
 
 JobOptions Opts(std::string dst_bucket, std::string ctlmsg, std::string id = "") {
@@ -188,6 +208,11 @@ Task<Handled> StartCopyRemoteBucket(ServerContext& ctx, Exchange& ex, const std:
     Status st = ctx.store.CreateBucket(dst, props.ToAisJson(dst));
     if (!st.ok() && st.code() != Status::Code::kAlreadyExists) co_return st;
   }
+  if (!args.dry_run && dst != bucket) {  // (onto itself: a refresh of the cache, nothing to write through)
+    auto through = co_await RemoteDestination(ctx, dst);
+    if (!through.ok()) co_return through.status();
+    args.through = std::move(*through);
+  }
   std::string ctlmsg = Cname(bucket) + " => " + Cname(dst) + (args.prefix.empty() ? "" : ", prefix:" + args.prefix) +
                        (args.all ? ", all" : ", cached") + (args.latest ? ", latest" : "") +
                        (args.sync ? ", sync" : "") + (args.dry_run ? ", dry-run" : "");
@@ -217,8 +242,8 @@ Task<Handled> StartCopyOrMoveBucket(ServerContext& ctx, Exchange& ex, const std:
   const std::string dst = *to;
   if (Status st = AuthorizeDestination(ctx, ex, dst); !st.ok()) co_return st;
   bool move = msg.action == "move-bck";
-  if (IsRemoteKey(dst) && (move || dst != bucket)) {
-    co_return Status::NotSupported("destination " + Cname(dst) + ": copying into a remote bucket is not yet supported");
+  if (IsRemoteKey(dst) && move) {
+    co_return Status::NotSupported("destination " + Cname(dst) + ": moving into a remote bucket is not supported");
   }
   if (dst == bucket && !IsRemoteKey(bucket)) {
     co_return 
@@ -253,7 +278,11 @@ Task<Handled> StartCopyOrMoveBucket(ServerContext& ctx, Exchange& ex, const std:
   args.naming = Naming(*copy);
   args.dry_run = copy->dry_run;
   if (Status st = ValidatePrefix(args.prefix); !st.ok()) co_return st;
-  if (!args.dry_run && !ctx.store.GetBucket(dst).ok()) {
+  if (!args.dry_run && IsRemoteKey(dst)) {
+    auto through = co_await RemoteDestination(ctx, dst);
+    if (!through.ok()) co_return through.status();
+    args.through = std::move(*through);
+  } else if (!args.dry_run && !ctx.store.GetBucket(dst).ok()) {
     Status st = ctx.store.CreateBucket(dst, props->ToAisJson(dst));
     if (!st.ok() && st.code() != Status::Code::kAlreadyExists) co_return st;
   }
@@ -278,6 +307,15 @@ Task<Handled> StartListRange(ServerContext& ctx, Exchange& ex, const std::string
   if (kind == "evict-listrange" && IsRemoteKey(bucket)) {
     std::string id = ctx.jobs.Start(
         kind, bucket, [&store, bucket, s = *sel](JobControl& jc) { return RunEvict(store, jc, bucket, s); },
+        Opts("", ctlmsg));
+    co_return co_await ReplyJob(ex, id);
+  }
+  if (kind == "delete-listrange" && IsRemoteKey(bucket)) {
+    DeleteRemoteArgs args{.key = bucket, .sel = *sel, .continue_on_err = m->continue_on_err,
+                          .num_workers = m->num_workers};
+    std::string id = ctx.jobs.Start(
+        kind, bucket,
+        [&tier = ctx.remote, &store, args](JobControl& jc) { return RunDeleteRemote(tier, store, jc, args); },
         Opts("", ctlmsg));
     co_return co_await ReplyJob(ex, id);
   }
@@ -322,7 +360,11 @@ Task<Handled> StartListRange(ServerContext& ctx, Exchange& ex, const std::string
       co_return 
           Status::InvalidArgument("cannot copy objects of \"" + Cname(bucket) + "\" onto themselves");
     }
-    if (!args.dry_run && !ctx.store.GetBucket(args.dst).ok()) {
+    if (!args.dry_run && IsRemoteKey(args.dst)) {  // (the source's own bucket too, under new names)
+      auto through = co_await RemoteDestination(ctx, args.dst);
+      if (!through.ok()) co_return through.status();
+      args.through = std::move(*through);
+    } else if (!args.dry_run && !ctx.store.GetBucket(args.dst).ok()) {
       Status st = ctx.store.CreateBucket(args.dst, props->ToAisJson(args.dst));
       if (!st.ok() && st.code() != Status::Code::kAlreadyExists) co_return st;
     }
@@ -338,6 +380,10 @@ Task<Handled> StartListRange(ServerContext& ctx, Exchange& ex, const std::string
     co_return co_await ReplyJob(ex, id);
   }
   // archive
+  if (IsRemoteKey(*dst)) {  // the shard would be written locally only: refused, not half done
+    co_return Status::NotSupported("archive: writing a shard into remote bucket " + Cname(*dst) +
+                                   " is not yet supported");
+  }
   ArchiveArgs args;
   args.src = bucket;
   args.dst = *dst;

@@ -387,10 +387,6 @@ Task<Handled> HandleBuckets(ServerContext& ctx, Exchange& ex, const Route& route
         if (!st.ok()) co_return st;
         co_return co_await ex.Reply(http::status::ok);
       }
-      if (msg->action == "delete-listrange" && IsRemoteKey(bucket)) {
-        co_return Status::NotSupported("delete-listrange: not yet supported for remote buckets (" +
-                                       BucketCname(bucket) + ")");
-      }
       if (msg->action == "delete-listrange" || msg->action == "evict-listrange") {
         co_return co_await StartListRange(ctx, ex, bucket, *msg);
       }

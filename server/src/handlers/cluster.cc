@@ -5,6 +5,7 @@
 
 #include "api/features.h"
 #include "api/headers.h"
+#include "api/moss_request.h"  // NormalizeProvider
 #include "auth/authorizer.h"
 #include "handlers/access.h"
 #include "handlers/context.h"
@@ -38,8 +39,9 @@ std::string Rfc3339(int64_t ns) {
   return out + "Z";
 }
 
-nlohmann::json BucketJson(const std::string& name) {
-  return {{"name", name}, {"provider", "ais"}, {"namespace", {{"uuid", ""}, {"name", ""}}}};
+// A job's bucket (a store key: "b", or "aws/b" for s3://b) as cmn.Bck.
+nlohmann::json BucketJson(const std::string& key) {
+  return {{"name", KeyName(key)}, {"provider", KeyProvider(key)}, {"namespace", {{"uuid", ""}, {"name", ""}}}};
 }
 
 // A job that failed stopped there: AIS reports it aborted, with the error (xact.Base.Abort(err)).
@@ -81,12 +83,29 @@ nlohmann::json SnapJson(const JobSnapshot& j) {
   return snap;
 }
 
+// A bucket a job query names, as the store key its jobs are registered under: an ais:// bucket
+// or an s3:// one (prefetch, evict, delete... run on remote buckets too).
+Result<std::string> QueryKey(const BucketRef& b, std::string_view what) {
+  auto provider = NormalizeProvider(b.provider);
+  if (!b.name.empty() && provider.ok() && *provider == kProviderAws && b.ns_uuid.empty() && b.ns_name.empty()) {
+    return BucketKey(kProviderAws, b.name);
+  }
+  AIS_RETURN_IF_ERROR(b.CheckServed(what));
+  return b.name;
+}
+
 // The one bucket a job query names: "bck", else the only one of "buckets" ("" = any).
 Result<std::string> QueryBucket(const XactMsg& q) {
-  AIS_RETURN_IF_ERROR(q.bck.CheckServed("bck"));
-  for (const auto& b : q.buckets) AIS_RETURN_IF_ERROR(b.CheckServed("buckets"));
-  if (!q.bck.name.empty()) return q.bck.name;
-  return q.buckets.size() == 1 ? q.buckets.front().name : std::string();
+  auto bck = QueryKey(q.bck, "bck");
+  if (!bck.ok()) return bck.status();
+  std::vector<std::string> keys;
+  for (const auto& b : q.buckets) {
+    auto k = QueryKey(b, "buckets");
+    if (!k.ok()) return k.status();
+    keys.push_back(std::move(*k));
+  }
+  if (!bck->empty()) return *bck;
+  return keys.size() == 1 ? keys.front() : std::string();
 }
 
 // /v1/daemon/mountpaths (AIS api.EnableMountpath & co.): body {"action": "enable-mp", "value": "<path>"}.

@@ -6,6 +6,7 @@
 
 #include "api/byte_range.h"
 #include "api/headers.h"
+#include "api/moss_request.h"  // NormalizeProvider
 #include "api/object_list.h"
 #include "archive/file_spool.h"
 #include "archive/member_select.h"
@@ -332,7 +333,8 @@ Task<Handled> PutPart(ServerContext& ctx, Exchange& ex, const std::string& bucke
   co_return co_await ex.Reply(http::status::ok);
 }
 
-// "ais/@#/<bucket>/<object>" (an object uname) -> bucket, object.
+// "ais/@#/<bucket>/<object>" or "aws/@#/<bucket>/<object>" (an object uname) -> bucket store
+// key, object.
 Result<std::pair<std::string, std::string>> ParseObjectUname(const std::string& uname) {
   auto bad = [&] { return Status::InvalidArgument("invalid destination \"" + uname + "\" (expecting ais/@#/BUCKET/OBJECT)"); };
   auto p1 = uname.find('/');
@@ -341,14 +343,16 @@ Result<std::pair<std::string, std::string>> ParseObjectUname(const std::string& 
   if (p2 == std::string::npos) return bad();
   auto p3 = uname.find('/', p2 + 1);
   if (p3 == std::string::npos) return bad();
-  std::string provider = uname.substr(0, p1), ns = uname.substr(p1 + 1, p2 - p1 - 1);
-  if (provider != "ais" || (ns != "@#" && !ns.empty())) {
-    return Status::NotSupported("copy destination \"" + uname + "\": only ais:// buckets in the global namespace");
+  auto provider = NormalizeProvider(uname.substr(0, p1));
+  const std::string ns = uname.substr(p1 + 1, p2 - p1 - 1);
+  if (!provider.ok() || (*provider != kProviderAis && *provider != kProviderAws) || (ns != "@#" && !ns.empty())) {
+    return Status::NotSupported("copy destination \"" + uname +
+                                "\": only ais:// and s3:// buckets in the global namespace");
   }
   std::string bucket = uname.substr(p2 + 1, p3 - p2 - 1), object = uname.substr(p3 + 1);
   AIS_RETURN_IF_ERROR(ValidateBucketName(bucket));
   AIS_RETURN_IF_ERROR(ValidateObjectName(object));
-  return std::make_pair(bucket, object);
+  return std::make_pair(BucketKey(*provider, bucket), object);
 }
 
 Task<Handled> CopyObject(ServerContext& ctx, Exchange& ex, const std::string& bucket, const std::string& name,
@@ -361,8 +365,19 @@ Task<Handled> CopyObject(ServerContext& ctx, Exchange& ex, const std::string& bu
   if (IsRemoteKey(bucket)) {
     if (Status st = co_await EnsureCached(ctx, ex, bucket, name); !st.ok()) co_return st;
   }
-  std::function<Status()> copy = [&store = ctx.store, bucket, name, dst = *dst] {
-    return store.Copy(bucket, name, dst.first, dst.second);
+  // Into a remote bucket: written through as a PUT is (the backend takes it, then the local
+  // commit), after adding the bucket on first use.
+  WriteThroughFn through;
+  if (IsRemoteKey(dst->first)) {
+    if (!ctx.store.buckets().Get(dst->first)) {
+      if (!ctx.remote.aws_enabled()) co_return Status::NotFound("AWS backend is missing in the cluster configuration");
+      std::function<Status()> add = [&tier = ctx.remote, key = dst->first] { return tier.AddBucket(key); };
+      if (Status st = co_await OffloadStatus(ctx.remote.pool(), std::move(add)); !st.ok()) co_return st;
+    }
+    through = UploadThrough(ctx.remote, dst->first, dst->second);
+  }
+  std::function<Status()> copy = [&store = ctx.store, bucket, name, dst = *dst, through] {
+    return store.Copy(bucket, name, dst.first, dst.second, through);
   };
   Status st = co_await OffloadStatus(ctx.remote.pool(), std::move(copy));  // (a whole object's bytes)
   if (!st.ok()) co_return st;
@@ -684,10 +699,9 @@ Task<Handled> HandleObjects(ServerContext& ctx, Exchange& ex, const Route& route
       }
       co_return co_await DeleteObject(ctx, ex, bucket, name);
     case http::verb::patch:
-      if (remote) {  // a 501 naming it, never a local-only change the backend does not hold
-        co_return Status::NotSupported("setting custom metadata is not yet supported for remote buckets (" +
-                                       BucketCname(bucket) + ")");
-      }
+      // On a remote bucket as AIS 5.0 does it (target httpobjpatch: lom.SetCustomKey, then
+      // lom.Persist): the cached copy's in-cluster metadata only, never the backend's; an object
+      // that is not cached is a 404. A later fetch of a changed remote object replaces it.
       co_return co_await PatchObject(ctx, ex, bucket, name);
     default:
       co_return Status::MethodNotAllowed("invalid method " + std::string(ex.method_string()));

@@ -1,6 +1,7 @@
 #include "handlers/remote.h"
 
 #include <algorithm>
+#include <map>
 
 #include "api/moss_request.h"
 #include "handlers/offload.h"
@@ -145,8 +146,82 @@ Task<Status> CheckLatest(ServerContext& ctx, const std::string& key, const Objec
   co_return Status::OK();
 }
 
+namespace {
+
+// One object S3 listed, as list-objects gives it: S3's entry alone (`remote_only`), or merged
+// with its cached copy (flag kEntryIsCached). False when `not_cached` leaves it out.
+Result<bool> AddObjectEntry(Store& store, const std::string& key, const RemotePageQuery& q, const RemoteListEntry& e,
+                            ListPage* out) {
+  if (q.remote_only && !q.not_cached) {
+    out->entries.push_back(FromRemoteEntry(e));
+    out->extra_flags.push_back(0);
+    return true;
+  }
+  auto local = store.Head(key, e.name);
+  if (local.ok()) {
+    if (q.not_cached) return false;
+    ObjectMeta m = std::move(*local);
+    if (m.custom.empty()) m.custom = FromRemoteEntry(e).custom;
+    out->entries.push_back(std::move(m));
+    out->extra_flags.push_back(kEntryIsCached);  // the encoder adds what a stored object shows
+    return true;
+  }
+  if (!local.status().IsNotFound()) return local.status();
+  out->entries.push_back(FromRemoteEntry(e));
+  out->extra_flags.push_back(0);
+  return true;
+}
+
+// An LsNoRecursion page of a remote bucket, by the rules an ais:// bucket's follows
+// (ListNoRecursion: a prefix without its '/' walked into, directories in name order among the
+// objects, `no_dirs` leaving them out): the same tree lists the same in both. S3 is listed
+// without a delimiter, from `start-after` = the cursor, each directory skipped at once. The
+// continuation token is a name, as on ais://, not S3's.
+Result<ListPage> ListRemoteNoRecursion(CacheTier& tier, Store& store, const std::string& key, const RemotePageQuery& q) {
+  // Past every key under a directory: ListNoRecursion's cursor ends in bytes no UTF-8 key has,
+  // which S3 would refuse; U+10FFFF sorts after every character a key may hold.
+  constexpr std::string_view kPast = "\xff\xff\xff\xff";
+  constexpr std::string_view kPastUtf8 = "\xf4\x8f\xbf\xbf";
+  std::map<std::string, RemoteListEntry> seen;  // the objects of the page, by name
+  ListFetch fetch = [&](const std::string& after, size_t limit) -> Result<std::vector<ListEntry>> {
+    std::string start_after = after;
+    if (start_after.ends_with(kPast)) start_after.replace(start_after.size() - kPast.size(), kPast.size(), kPastUtf8);
+    auto listed = tier.List(key, q.prefix, "", static_cast<uint32_t>(limit), false, start_after);
+    if (!listed.ok()) return listed.status();
+    std::vector<ListEntry> out;
+    for (auto& e : listed->entries) {
+      ListEntry le;
+      le.meta.name = e.name;
+      seen[e.name] = std::move(e);
+      out.push_back(std::move(le));
+    }
+    return out;
+  };
+  const std::string after = q.token.empty() ? q.start_after : q.token;
+  auto listed = ListNoRecursion(q.prefix, after, q.max_keys, q.no_dirs, fetch);
+  if (!listed.ok()) return listed.status();
+  ListPage out;
+  out.remote = true;
+  if (listed->size() == q.max_keys) out.continuation_token = listed->back().meta.name;
+  for (auto& e : *listed) {
+    if (e.flags & kEntryIsDir) {
+      out.entries.push_back(std::move(e.meta));
+      out.extra_flags.push_back(kEntryIsDir);
+      continue;
+    }
+    auto it = seen.find(e.meta.name);
+    if (it == seen.end()) continue;  // (every object entry was fetched on this page)
+    auto added = AddObjectEntry(store, key, q, it->second, &out);
+    if (!added.ok()) return added.status();
+  }
+  return out;
+}
+
+}  // namespace
+
 Result<ListPage> ListRemotePage(CacheTier& tier, Store& store, const std::string& key, const RemotePageQuery& q) {
-  auto listed = tier.List(key, q.prefix, q.token, q.max_keys, q.delimited);
+  if (q.no_recursion) return ListRemoteNoRecursion(tier, store, key, q);
+  auto listed = tier.List(key, q.prefix, q.token, q.max_keys, q.delimited, q.start_after);
   if (!listed.ok()) return listed.status();
   ListPage out;
   out.remote = true;
@@ -160,39 +235,23 @@ Result<ListPage> ListRemotePage(CacheTier& tier, Store& store, const std::string
       out.extra_flags.push_back(kEntryIsDir);
       continue;
     }
-    if (q.remote_only && !q.not_cached) {
-      out.entries.push_back(FromRemoteEntry(e));
-      out.extra_flags.push_back(0);
-      continue;
-    }
-    auto local = store.Head(key, e.name);
-    if (local.ok()) {
-      if (q.not_cached) continue;
-      ObjectMeta m = std::move(*local);
-      if (m.custom.empty()) m.custom = FromRemoteEntry(e).custom;
-      out.entries.push_back(std::move(m));
-      out.extra_flags.push_back(kEntryIsCached);  // the encoder adds what a stored object shows
-      continue;
-    }
-    if (!local.status().IsNotFound()) return local.status();
-    out.entries.push_back(FromRemoteEntry(e));
-    out.extra_flags.push_back(0);
+    auto added = AddObjectEntry(store, key, q, e, &out);
+    if (!added.ok()) return added.status();
   }
   return out;
 }
 
 Task<Handled> ListRemoteObjects(ServerContext& ctx, Exchange& ex, const std::string& key, const ListObjectsMsg& msg,
                                 const ListProps& props, uint64_t page_size) {
-  if (!msg.start_after.empty()) {
-    co_return Status::InvalidArgument("list-objects option --start_after (" + msg.start_after +
-                                      ") not yet supported for remote buckets (" + BucketCname(key) + ")");
-  }
+  // start_after goes to S3 (ListObjectsV2 `start-after`); AIS 5.0 refuses it for remote buckets,
+  // but it means the same there as on ais://, and the cached-only listing (the ais way) honours it.
   const RemotePageQuery q{.prefix = msg.prefix,
                           .token = msg.continuation_token,
+                          .start_after = msg.start_after,
                           .max_keys = static_cast<uint32_t>(std::min<uint64_t>(page_size, kMaxRemotePage)),
                           .remote_only = msg.props.empty() || (msg.flags & (kLsNameOnly | kLsNameSize)),
                           .not_cached = (msg.flags & kLsNotCached) != 0,
-                          .delimited = (msg.flags & kLsNoRecursion) != 0,
+                          .no_recursion = (msg.flags & kLsNoRecursion) != 0,
                           .no_dirs = (msg.flags & kLsNoDirs) != 0};
   std::function<Result<ListPage>()> list = [&tier = ctx.remote, &store = ctx.store, key, q] {
     return ListRemotePage(tier, store, key, q);

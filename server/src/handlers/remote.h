@@ -45,16 +45,19 @@ Task<Result<ObjectMeta>> HeadRemote(ServerContext& ctx, const std::string& key, 
 Task<Status> CheckLatest(ServerContext& ctx, const std::string& key, const ObjectMeta& cached);
 
 // One page of a remote bucket's listing as list-objects gives it (spec remote-backend §7):
-// S3's page (with `delimited`, directories flagged kEntryIsDir unless `no_dirs`), each object
+// S3's page (with `delimited`, directories flagged kEntryIsDir unless `no_dirs`; with
+// `no_recursion`, one level by the ais:// rules and a name as continuation token), each object
 // either S3's entry alone (`remote_only`) or merged with its cached copy (flag kEntryIsCached);
 // `not_cached` leaves the cached ones out. Blocks on S3: call it off the I/O threads.
 struct RemotePageQuery {
   std::string prefix;
   std::string token;
+  std::string start_after{};  // the first page's names come after it (S3 `start-after`)
   uint32_t max_keys = kMaxRemotePage;
   bool remote_only = false;
   bool not_cached = false;
-  bool delimited = false;
+  bool delimited = false;     // S3's own "/" grouping (the S3 front end's delimiter)
+  bool no_recursion = false;  // LsNoRecursion: one level, as an ais:// bucket lists it
   bool no_dirs = false;
 };
 Result<ListPage> ListRemotePage(CacheTier& tier, Store& store, const std::string& key, const RemotePageQuery& q);

@@ -101,7 +101,8 @@ Status RunCopyBucket(Store& store, JobControl& jc, const CopyBucketArgs& args) {
     if (!more.ok()) return more.status();
     if (!*more) return Status::OK();
     if (!args.dry_run) {
-      Status st = store.Copy(args.src, m.name, args.dst, args.naming.Apply(m.name));
+      const std::string to = args.naming.Apply(m.name);
+      Status st = store.Copy(args.src, m.name, args.dst, to, args.through ? args.through(to) : WriteThroughFn());
       if (st.IsNotFound() && store.GetBucket(args.dst).ok()) continue;  // deleted meanwhile
       AIS_RETURN_IF_ERROR(st);
     }
@@ -153,7 +154,9 @@ Status RunCopyObjects(Store& store, JobControl& jc, const CopyObjectsArgs& args)
       return Status::OK();
     }
     auto m = store.Head(args.src, name);
-    Status c = m.ok() ? store.Copy(args.src, name, args.dst, args.naming.Apply(name)) : m.status();
+    const std::string to = args.naming.Apply(name);
+    Status c = m.ok() ? store.Copy(args.src, name, args.dst, to, args.through ? args.through(to) : WriteThroughFn())
+                      : m.status();
     if (c.ok()) {
       jc.Add(1, static_cast<int64_t>(m->size));
       return Status::OK();

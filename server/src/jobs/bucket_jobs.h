@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -16,6 +17,10 @@
 #include "util/status.h"
 
 namespace ais {
+
+// A copy into a remote bucket: the write-through of one destination object (store.h), or an
+// empty function for an ais:// destination.
+using ThroughFor = std::function<WriteThroughFn(const std::string& dst_name)>;
 
 // How copied objects are named: prepend, then swap the extension (AIS TCBMsg "prepend", "ext").
 struct CopyNaming {
@@ -30,6 +35,7 @@ struct CopyBucketArgs {
   std::string prefix;
   CopyNaming naming;
   bool dry_run = false;  // visit and count, write nothing
+  ThroughFor through{};  // set when dst is a remote bucket
 };
 // Copies every object under args.prefix. REQUIRES: dst exists unless dry_run.
 Status RunCopyBucket(Store& store, JobControl& jc, const CopyBucketArgs& args);
@@ -53,6 +59,7 @@ struct CopyObjectsArgs {
   CopyNaming naming;
   bool dry_run = false;
   bool continue_on_err = false;
+  ThroughFor through{};  // set when dst is a remote bucket
 };
 Status RunCopyObjects(Store& store, JobControl& jc, const CopyObjectsArgs& args);
 

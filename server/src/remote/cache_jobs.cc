@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "store/bck.h"
 #include "store/object_scanner.h"
 
 namespace ais {
@@ -201,7 +202,7 @@ Status RunCopyRemoteBucket(CacheTier& tier, Store& store, JobControl& jc, const 
     }
     const std::string to = args.naming.Apply(name);
     if (!args.dry_run && !onto_itself) {
-      Status st = store.Copy(args.src, name, args.dst, to);
+      Status st = store.Copy(args.src, name, args.dst, to, args.through ? args.through(to) : WriteThroughFn());
       if (st.IsNotFound() && store.GetBucket(args.dst).ok()) return Status::OK();  // evicted meanwhile
       AIS_RETURN_IF_ERROR(st);
     }
@@ -242,6 +243,62 @@ Status RunCopyRemoteBucket(CacheTier& tier, Store& store, JobControl& jc, const 
     }
     Status d = store.Delete(bucket, m.name);
     if (!d.ok() && !d.IsNotFound()) return d;
+  }
+}
+
+Status RunDeleteRemote(CacheTier& tier, Store& store, JobControl& jc, const DeleteRemoteArgs& args) {
+  using Kind = ObjectSelection::Kind;
+  const Kind kind = args.sel.kind();
+  // Backend first: a failed DeleteRemote returns before the cached copy is touched.
+  auto delete_one = [&](const std::string& name) -> Status {
+    AIS_RETURN_IF_ERROR(tier.DeleteRemote(args.key, name));
+    Status st = store.Delete(args.key, name);
+    if (!st.ok() && !st.IsNotFound()) return st;
+    jc.Add(1, 0);
+    return Status::OK();
+  };
+  auto delete_named = [&](const std::string& name, uint64_t) -> Status {
+    if (kind == Kind::kPrefix) return delete_one(name);  // listed by the backend: it exists
+    auto remote = tier.Head(args.key, name);
+    if (!remote.ok() && !remote.status().IsNotFound()) return remote.status();
+    if (!remote.ok() && !store.Head(args.key, name).ok()) {
+      // Neither the backend nor the cache has it: an error for a listed name (recorded, not
+      // stopping the job, as on ais://), nothing for a range.
+      if (kind == Kind::kList) jc.AddError(ObjectCname(args.key, name) + " does not exist");
+      return Status::OK();
+    }
+    return delete_one(name);
+  };
+  Status st = RunConcurrently(jc, args.num_workers, args.continue_on_err, delete_named, [&](const Push& push) -> Status {
+    switch (kind) {
+      case Kind::kList:
+        for (const auto& name : args.sel.names()) {
+          if (!push(name, 0)) break;
+        }
+        return Status::OK();
+      case Kind::kRange:
+        args.sel.tmpl().Expand([&](const std::string& name) { return push(name, 0); });
+        return Status::OK();
+      case Kind::kPrefix:
+        return ForEachRemote(tier, args.key, args.sel.tmpl().prefix, push);
+    }
+    return Status::OK();
+  });
+  if (!st.ok() || kind != Kind::kPrefix || jc.aborted()) return st;
+  // Every listed object's cached copy is gone by now, so what the cache still holds under the
+  // prefix the backend did not list (deleted out of band): deleted through as well, so that
+  // nothing under the prefix survives in either place.
+  ObjectScanner scan(store.mountpaths(), args.key, args.sel.tmpl().prefix, "");
+  ObjectMeta m;
+  for (;;) {
+    if (jc.aborted()) return Status::OK();
+    auto more = scan.Next(&m);
+    if (!more.ok()) return more.status();
+    if (!*more) return Status::OK();
+    Status d = delete_one(m.name);
+    if (d.ok()) continue;
+    if (!args.continue_on_err) return d;
+    jc.AddError(d.message());
   }
 }
 

@@ -45,8 +45,25 @@ struct CopyRemoteArgs {
   bool dry_run = false;
   bool continue_on_err = false;
   int64_t num_workers = 0;  // as prefetch's
+  ThroughFor through{};     // set when dst is another remote bucket
 };
 Status RunCopyRemoteBucket(CacheTier& tier, Store& store, JobControl& jc, const CopyRemoteArgs& args);
+
+// delete-listrange on a remote bucket: each selected object is deleted in the backend first, then
+// its cached copy, so a failed backend call leaves the cache as it was. A list or range asks the
+// backend about each name first (S3 answers a delete of a missing key with success): a listed
+// name neither the backend nor the cache has is recorded as an error (the job fails, as a missing
+// listed name does on ais://) and the rest goes on; a range skips it. A prefix ("" = the whole
+// bucket) lists the backend, then drops the cached copies under it the backend no longer has.
+// Any other error stops the job, unless `continue_on_err` (then it is recorded). Counts each
+// object deleted.
+struct DeleteRemoteArgs {
+  std::string key;  // the remote bucket's store key
+  ObjectSelection sel;
+  bool continue_on_err = false;
+  int64_t num_workers = 0;  // as prefetch's
+};
+Status RunDeleteRemote(CacheTier& tier, Store& store, JobControl& jc, const DeleteRemoteArgs& args);
 
 // Removes the cached copies of the selected objects (the remote keeps them); one not cached is
 // skipped, not an error. Counts the copies removed.

@@ -312,10 +312,10 @@ Result<RemoteObjectAttrs> CacheTier::Head(const std::string& key, const std::str
 }
 
 Result<RemoteListPage> CacheTier::List(const std::string& key, const std::string& prefix, const std::string& token,
-                                       uint32_t max_keys, bool delimited) {
+                                       uint32_t max_keys, bool delimited, const std::string& start_after) {
   auto client = ClientFor(key);
   if (!client.ok()) return client.status();
-  return (*client)->ListObjects(std::string(KeyName(key)), prefix, token, max_keys, delimited);
+  return (*client)->ListObjects(std::string(KeyName(key)), prefix, token, max_keys, delimited, start_after);
 }
 
 namespace {

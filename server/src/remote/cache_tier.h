@@ -89,7 +89,7 @@ class CacheTier {
   Result<bool> InSync(const std::string& key, const ObjectMeta& local);
   Result<RemoteObjectAttrs> Head(const std::string& key, const std::string& name);
   Result<RemoteListPage> List(const std::string& key, const std::string& prefix, const std::string& token,
-                              uint32_t max_keys, bool delimited);
+                              uint32_t max_keys, bool delimited, const std::string& start_after = "");
   // Uploads `size` bytes, the file segments `segs` in order, as object `name` (a PUT writes
   // through before its local commit): one PUT, or a multipart upload over the bucket's
   // multipart size. Returns what the remote says of the new object.

@@ -546,13 +546,15 @@ Status S3Client::AbortMultipartUpload(const std::string& bucket, const std::stri
 }
 
 Result<RemoteListPage> S3Client::ListObjects(const std::string& bucket, const std::string& prefix,
-                                             const std::string& token, uint32_t max_keys, bool delimited) {
+                                             const std::string& token, uint32_t max_keys, bool delimited,
+                                             const std::string& start_after) {
   // The query in canonical (sorted) order: SigV4 signs it as written.
   std::string q;
   if (!token.empty()) q += "continuation-token=" + EncodeValue(token) + "&";
   if (delimited) q += "delimiter=%2F&";
   q += "encoding-type=url&list-type=2&max-keys=" + std::to_string(max_keys);
   if (!prefix.empty()) q += "&prefix=" + EncodeValue(prefix);
+  if (!start_after.empty()) q += "&start-after=" + EncodeValue(start_after);
   Request req;
   req.url = Url(bucket, "", q);
   req.what = "s3://" + bucket;

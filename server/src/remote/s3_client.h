@@ -100,9 +100,11 @@ class S3Client {
                                                     const std::string& upload_id,
                                                     const std::vector<std::string>& part_etags);
   Status AbortMultipartUpload(const std::string& bucket, const std::string& key, const std::string& upload_id);
-  // ListObjectsV2; delimiter "/" makes common prefixes entries with is_dir.
+  // ListObjectsV2; delimiter "/" makes common prefixes entries with is_dir. `start_after`: keys
+  // strictly after it (S3 ignores it once a continuation token is given).
   Result<RemoteListPage> ListObjects(const std::string& bucket, const std::string& prefix,
-                                     const std::string& token, uint32_t max_keys, bool delimited);
+                                     const std::string& token, uint32_t max_keys, bool delimited,
+                                     const std::string& start_after = "");
 
   // S3's object-key encoding of a path: every byte but unreserved ones and '/' as %XX.
   static std::string EncodePath(std::string_view key);

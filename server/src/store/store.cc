@@ -1035,10 +1035,19 @@ static Status WriteObjectBytes(const std::string& bucket, ObjectHandle& src, Obj
   return Status::OK();
 }
 
-Status Store::CopyInto(ObjectHandle& src, ObjectWriter& w, ObjectMeta* out) {
+Status Store::CopyInto(ObjectHandle& src, ObjectWriter& w, ObjectMeta* out, const WriteThroughFn& through) {
   // The writer re-hashes what it copies and compares it with the source's stored checksum
   // (BeginPut options): damaged source bytes never become a new object with a fresh checksum.
-  AIS_RETURN_IF_ERROR(WriteObjectBytes(src.bucket_, src, w, /*verify=*/false));
+  // A write-through uploads before that commit check, so then the bytes are verified on the way.
+  AIS_RETURN_IF_ERROR(WriteObjectBytes(src.bucket_, src, w, /*verify=*/static_cast<bool>(through)));
+  if (through) {
+    std::vector<UniqueFd> fds;
+    std::vector<FileSegment> segs;
+    AIS_RETURN_IF_ERROR(w.OpenWritten(&fds, &segs));
+    auto md = through(segs, w.written());
+    if (!md.ok()) return md.status();
+    w.MergeCustom(*md);
+  }
   return w.Commit(out);
 }
 
@@ -1074,7 +1083,7 @@ Status Store::SetCustom(const std::string& bucket, const std::string& name,
 }
 
 Status Store::Copy(const std::string& src_bucket, const std::string& src_name, const std::string& dst_bucket,
-                   const std::string& dst_name) {
+                   const std::string& dst_name, const WriteThroughFn& through) {
   auto h = Open(src_bucket, src_name);
   if (!h.ok()) return h.status();
   PutOptions opts;
@@ -1086,7 +1095,7 @@ Status Store::Copy(const std::string& src_bucket, const std::string& src_name, c
   auto w = BeginPut(dst_bucket, dst_name, std::move(opts));
   if (!w.ok()) return w.status();
   ObjectMeta out;
-  return CopyInto(*h, **w, &out);
+  return CopyInto(*h, **w, &out, through);
 }
 
 // ---------------------------------------------------------------------------------------------

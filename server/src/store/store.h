@@ -327,8 +327,11 @@ class Store {
   Status SetCustom(const std::string& bucket, const std::string& name,
                    std::vector<std::pair<std::string, std::string>> md, bool replace);
   // Server-side copy; the destination gets a new version and the source's custom metadata.
+  // `through`: the destination is a remote bucket's object: its bytes, checked against the
+  // source's checksum first, go to the backend before the local commit (nothing is committed if
+  // that fails). Blocks on the backend then: keep it off I/O threads.
   Status Copy(const std::string& src_bucket, const std::string& src_name, const std::string& dst_bucket,
-              const std::string& dst_name);
+              const std::string& dst_name, const WriteThroughFn& through = {});
 
   // Append API: the object stays invisible until AppendFlush. An empty handle starts a new append
   // (copying the object's current content first: blocking, keep it off I/O threads); the returned
@@ -422,7 +425,7 @@ class Store {
                        const std::optional<ObjectMeta>& expect);
   std::string TempPath(size_t mp);
   // Copies the handle's bytes into w and commits it (rechunk, custom metadata, copy).
-  Status CopyInto(ObjectHandle& src, ObjectWriter& w, ObjectMeta* out);
+  Status CopyInto(ObjectHandle& src, ObjectWriter& w, ObjectMeta* out, const WriteThroughFn& through = {});
   // Rewrites an object with new options (custom metadata, layout), keeping its version; kConflict
   // if it changed meanwhile. Keeps the layout unless opts.force_chunk_size says otherwise.
   Status Rewrite(const std::string& bucket, const std::string& name, ObjectHandle& h, PutOptions opts);
