@@ -288,18 +288,12 @@ Status RunDeleteRemote(CacheTier& tier, Store& store, JobControl& jc, const Dele
   // Every listed object's cached copy is gone by now, so what the cache still holds under the
   // prefix the backend did not list (deleted out of band): deleted through as well, so that
   // nothing under the prefix survives in either place.
-  ObjectScanner scan(store.mountpaths(), args.key, args.sel.tmpl().prefix, "");
-  ObjectMeta m;
-  for (;;) {
-    if (jc.aborted()) return Status::OK();
-    auto more = scan.Next(&m);
-    if (!more.ok()) return more.status();
-    if (!*more) return Status::OK();
-    Status d = delete_one(m.name);
-    if (d.ok()) continue;
-    if (!args.continue_on_err) return d;
+  return args.sel.ForEach(store, args.key, [&jc] { return jc.aborted(); }, [&](const std::string& name) {
+    Status d = delete_one(name);
+    if (d.ok() || !args.continue_on_err) return d;
     jc.AddError(d.message());
-  }
+    return Status::OK();
+  });
 }
 
 Status RunEvict(Store& store, JobControl& jc, const std::string& key, const ObjectSelection& sel) {
