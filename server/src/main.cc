@@ -16,12 +16,13 @@
 #include "api/features.h"
 #include "auth/authorizer.h"
 #include "auth/oidc.h"
-#include "handlers/context.h"
+#include "service/context.h"
 #include "remote/cache_tier.h"
 #include "s3/sigv4.h"
 #include "http/server.h"
 #include "http/tls.h"
-#include "api/openapi.h"
+#include "router/openapi.h"
+#include "router/router.h"
 #include "metrics/access_log.h"
 #include "metrics/metrics.h"
 #include "store/store.h"
@@ -302,7 +303,7 @@ int main(int argc, char** argv) {
       case 1040: tls_opts.cert_file = optarg; break;
       case 1041: tls_opts.key_file = optarg; break;
       case 1042: tls_opts.client_ca_file = optarg; break;
-      case 1050: std::cout << ais::api::OpenApiYaml(); return 0;
+      case 1050: std::cout << ais::router::OpenApiYaml(); return 0;
       case 1051: access_log_path = optarg; break;
       case 1052:
         if (!ais::ParseLogLevel(optarg, &log_level)) {

@@ -1,5 +1,7 @@
 #include "api/moss_request.h"
 
+#include "util/base64.h"
+
 #include <array>
 #include <cctype>
 #include <limits>
@@ -48,57 +50,6 @@ Result<std::string> NormalizeProvider(std::string_view provider) {
     if (provider == alias) return std::string(canon);
   }
   return Status::InvalidArgument("invalid bucket provider \"" + std::string(provider) + "\"");
-}
-
-std::optional<std::string> DecodeBase64(std::string_view in) {
-  auto val = [](char c) -> int {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+' || c == '-') return 62;
-    if (c == '/' || c == '_') return 63;
-    return -1;
-  };
-  while (!in.empty() && in.back() == '=') in.remove_suffix(1);
-  if (in.size() % 4 == 1) return std::nullopt;
-  std::string out;
-  out.reserve(in.size() * 3 / 4);
-  uint32_t acc = 0;
-  int bits = 0;
-  for (char c : in) {
-    int v = val(c);
-    if (v < 0) return std::nullopt;
-    acc = (acc << 6) | static_cast<uint32_t>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out.push_back(static_cast<char>((acc >> bits) & 0xff));
-    }
-  }
-  return out;
-}
-
-std::string EncodeBase64(std::string_view in) {
-  static constexpr char kAlpha[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((in.size() + 2) / 3 * 4);
-  size_t i = 0;
-  for (; i + 2 < in.size(); i += 3) {
-    uint32_t v = (uint32_t(uint8_t(in[i])) << 16) | (uint32_t(uint8_t(in[i + 1])) << 8) | uint8_t(in[i + 2]);
-    out.push_back(kAlpha[v >> 18]);
-    out.push_back(kAlpha[(v >> 12) & 63]);
-    out.push_back(kAlpha[(v >> 6) & 63]);
-    out.push_back(kAlpha[v & 63]);
-  }
-  if (i < in.size()) {
-    uint32_t v = uint32_t(uint8_t(in[i])) << 16;
-    if (i + 1 < in.size()) v |= uint32_t(uint8_t(in[i + 1])) << 8;
-    out.push_back(kAlpha[v >> 18]);
-    out.push_back(kAlpha[(v >> 12) & 63]);
-    out.push_back(i + 1 < in.size() ? kAlpha[(v >> 6) & 63] : '=');
-    out.push_back('=');
-  }
-  return out;
 }
 
 // SAX handler: fills a MossRequest without building a JSON document. Keys match

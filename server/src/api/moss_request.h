@@ -71,9 +71,5 @@ Result<MossRequest> ParseMossRequest(std::string_view body, const std::optional<
 
 // "" -> "ais"; s3 -> aws, gs -> gcp, az -> azure, oc -> oci; unknown -> kInvalidArgument.
 Result<std::string> NormalizeProvider(std::string_view provider);
-// Standard or URL-safe alphabet, padding optional. nullopt when malformed.
-std::optional<std::string> DecodeBase64(std::string_view in);
-// Standard alphabet with padding.
-std::string EncodeBase64(std::string_view in);
 
 }  // namespace ais

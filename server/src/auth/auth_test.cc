@@ -10,7 +10,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "api/moss_request.h"  // EncodeBase64
+#include "util/base64.h"
 #include "auth/authorizer.h"
 #include "auth/claims.h"
 #include "auth/oidc.h"

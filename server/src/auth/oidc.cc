@@ -12,7 +12,7 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
-#include "api/moss_request.h"  // DecodeBase64
+#include "util/base64.h"
 #include "util/clock.h"
 #include "util/log_ring.h"
 

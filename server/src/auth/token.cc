@@ -10,7 +10,7 @@
 #include <cctype>
 #include <nlohmann/json.hpp>
 
-#include "api/moss_request.h"  // DecodeBase64
+#include "util/base64.h"
 
 namespace ais::auth {
 

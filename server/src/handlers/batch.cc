@@ -2,10 +2,11 @@
 // ordered archive, streamed (strm) or as multipart with per-item metadata first.
 #include "api/moss_request.h"
 #include "archive/archive_format.h"
-#include "handlers/access.h"
+#include "service/access.h"
 #include "handlers/batch_stream.h"
-#include "handlers/context.h"
-#include "handlers/offload.h"
+#include "handlers/handlers.h"
+#include "service/context.h"
+#include "service/offload.h"
 #include "remote/cache_tier.h"
 #include "store/bck.h"
 #include "store/names.h"
@@ -51,15 +52,11 @@ Task<Status> CheckBucket(ServerContext& ctx, const Exchange& ex, const MossBucke
 
 }  // namespace
 
-Task<Handled> HandleMl(ServerContext& ctx, Exchange& ex, const Route& route) {
-  if (route.bucket != "moss" || route.object.find('/') != std::string::npos) {
+Task<Handled> GetBatch(ServerContext& ctx, Exchange& ex, const ApiCall& call) {
+  if (call.route.object.find('/') != std::string::npos) {
     co_return Status::InvalidArgument("invalid URL path \"" + std::string(ex.raw_path()) + "\"");
   }
-  if (ex.method() != http::verb::get) {
-    co_return Status::MethodNotAllowed("invalid method " + std::string(ex.method_string()) +
-                                                              " for GetBatch (expecting GET)");
-  }
-  auto def = PathBucket(ex, route);
+  auto def = PathBucket(ex, call.route);
   if (!def.ok()) co_return def.status();
   if (Status st = CheckColoc(ex); !st.ok()) co_return st;
   // The path's bucket is checked before the body is read (the body's own buckets after it).

@@ -11,6 +11,7 @@
 #include <unordered_set>
 
 #include "archive/file_spool.h"
+#include "util/base64.h"
 #include "archive/piece_queue.h"
 #include "archive/worker_pool.h"
 #include "jobs/get_batch_jobs.h"

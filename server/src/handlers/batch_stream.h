@@ -14,7 +14,7 @@
 #include "archive/batch_assembler.h"
 #include "archive/output_sink.h"
 #include "archive/worker_pool.h"
-#include "handlers/context.h"
+#include "service/context.h"
 #include "jobs/get_batch_jobs.h"
 #include "util/byte_budget.h"
 

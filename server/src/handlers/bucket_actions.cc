@@ -1,4 +1,5 @@
 #include "handlers/bucket_actions.h"
+#include "handlers/handlers.h"
 
 #include <deque>
 #include <map>
@@ -6,9 +7,9 @@
 
 #include "api/headers.h"
 #include "api/moss_request.h"  // NormalizeProvider
-#include "handlers/access.h"
-#include "handlers/offload.h"
-#include "handlers/remote.h"
+#include "service/access.h"
+#include "service/offload.h"
+#include "service/remote.h"
 #include "jobs/bucket_jobs.h"
 #include "jobs/object_selection.h"
 #include "remote/cache_jobs.h"
@@ -236,7 +237,9 @@ std::optional<PrefetchArgs> FetchFirst(const std::string& bucket, const MultiObj
 
 }  // namespace
 
-Task<Handled> StartCopyOrMoveBucket(ServerContext& ctx, Exchange& ex, const std::string& bucket, const ActionMsg& msg) {
+Task<Handled> StartCopyOrMoveBucket(ServerContext& ctx, Exchange& ex, const ApiCall& call) {
+  const std::string& bucket = call.bucket;
+  const ActionMsg& msg = call.msg;
   auto to = ParseBucketUname(ex.query("bck_to").value_or(""));
   if (!to.ok()) co_return to.status();
   const std::string dst = *to;
@@ -294,7 +297,9 @@ Task<Handled> StartCopyOrMoveBucket(ServerContext& ctx, Exchange& ex, const std:
   co_return co_await ReplyJob(ex, id);
 }
 
-Task<Handled> StartListRange(ServerContext& ctx, Exchange& ex, const std::string& bucket, const ActionMsg& msg) {
+Task<Handled> StartListRange(ServerContext& ctx, Exchange& ex, const ApiCall& call) {
+  const std::string& bucket = call.bucket;
+  const ActionMsg& msg = call.msg;
   auto m = MultiObjMsg::Decode(msg.action, msg.value);
   if (!m.ok()) co_return m.status();
   auto sel = ObjectSelection::From(m->tmpl, m->objnames);
@@ -420,7 +425,9 @@ Task<Handled> StartListRange(ServerContext& ctx, Exchange& ex, const std::string
   co_return co_await ReplyJob(ex, id);
 }
 
-Task<Handled> GetBucketSummary(ServerContext& ctx, Exchange& ex, const std::string& bucket, const ActionMsg& msg) {
+Task<Handled> GetBucketSummary(ServerContext& ctx, Exchange& ex, const ApiCall& call) {
+  const std::string& bucket = call.bucket;
+  const ActionMsg& msg = call.msg;
   auto summ = SummaryMsg::Decode(msg.value);
   if (!summ.ok()) co_return summ.status();
   const std::string& uuid = summ->uuid;
@@ -456,7 +463,9 @@ Task<Handled> GetBucketSummary(ServerContext& ctx, Exchange& ex, const std::stri
   co_return co_await ex.Reply(http::status::ok, {}, JsonText(out), "application/json");
 }
 
-Task<Handled> HeadBucket(ServerContext& ctx, Exchange& ex, const std::string& bucket, const std::string& prefix) {
+Task<Handled> HeadBucket(ServerContext& ctx, Exchange& ex, const ApiCall& call) {
+  const std::string& bucket = call.bucket;
+  const std::string& prefix = call.route.object;
   auto binfo = ex.query("bsumm_remote");
   if (!binfo && !prefix.empty()) {
     co_return Status::InvalidArgument("invalid URL '" + std::string(ex.raw_path()) +
@@ -496,7 +505,9 @@ Task<Handled> HeadBucket(ServerContext& ctx, Exchange& ex, const std::string& bu
   co_return co_await ex.ReplyHeaders(http::status::ok, headers, std::nullopt);
 }
 
-Task<Handled> ResetBucketProps(ServerContext& ctx, Exchange& ex, const std::string& bucket) {
+Task<Handled> ResetBucketProps(ServerContext& ctx, Exchange& ex, const ApiCall& call) {
+  if (Status st = call.msg.CheckNoValue(); !st.ok()) co_return st;
+  const std::string& bucket = call.bucket;
   nlohmann::json defaults = {
       {"checksum", {{"type", "xxhash"}, {"validate_warm_get", false}, {"enable_read_range", false}}},
       {"versioning", {{"enabled", true}}},
@@ -507,7 +518,9 @@ Task<Handled> ResetBucketProps(ServerContext& ctx, Exchange& ex, const std::stri
   co_return co_await ex.Reply(http::status::ok);
 }
 
-Task<Handled> Promote(ServerContext& ctx, Exchange& ex, const std::string& bucket, const ActionMsg& msg) {
+Task<Handled> Promote(ServerContext& ctx, Exchange& ex, const ApiCall& call) {
+  const std::string& bucket = call.bucket;
+  const ActionMsg& msg = call.msg;
   auto pm = PromoteMsg::Decode(msg.value);
   if (!pm.ok()) co_return pm.status();
   std::string src = msg.name;

@@ -4,9 +4,10 @@
 #include "api/object_list.h"
 #include "archive/arch_dir.h"
 #include "handlers/bucket_actions.h"
-#include "handlers/context.h"
-#include "handlers/offload.h"
-#include "handlers/remote.h"
+#include "handlers/handlers.h"
+#include "service/context.h"
+#include "service/offload.h"
+#include "service/remote.h"
 #include "remote/cache_tier.h"
 #include "store/bck.h"
 #include "store/names.h"
@@ -15,19 +16,13 @@
 #include "util/strings.h"
 
 namespace ais {
-namespace {
 
-Task<Handled> ListBuckets(ServerContext& ctx, Exchange& ex) {
+// {"action":"list"}: nothing in the message narrows the answer.
+Task<Handled> ListBuckets(ServerContext& ctx, Exchange& ex, const ApiCall& call) {
   auto provider = NormalizeProvider(ex.query("provider").value_or(""));
   if (!provider.ok()) co_return provider.status();
   if (Status st = CheckNamespace(ex); !st.ok()) co_return st;
-  if (ex.method() != http::verb::get) {
-    co_return Status::MethodNotAllowed("invalid method " + std::string(ex.method_string()));
-  }
-  auto msg = co_await ReadActionMsg(ctx, ex);  // {"action":"list"}; nothing in it narrows the answer
-  if (!msg.ok()) co_return msg.status();
-  if (msg->action == "summary-bck") co_return co_await GetBucketSummary(ctx, ex, "", *msg);
-  if (Status st = msg->CheckNoValue(); !st.ok()) co_return st;
+  if (Status st = call.msg.CheckNoValue(); !st.ok()) co_return st;
   nlohmann::json out = nlohmann::json::array();
   auto entry = [](std::string_view provider, std::string_view name) {
     return nlohmann::json{{"name", name}, {"provider", provider}, {"namespace", {{"uuid", ""}, {"name", ""}}}};
@@ -57,6 +52,8 @@ Task<Handled> ListBuckets(ServerContext& ctx, Exchange& ex) {
   co_return co_await ex.Reply(http::status::ok, {}, JsonText(out), "application/json");
 }
 
+namespace {
+
 // Bits a listing via inventory rejects: missing, deleted, arch-dir, not-cached, only-remote-props, diff.
 constexpr uint64_t kNbiBadListFlags = (1 << 1) | (1 << 2) | (1 << 3) | (1 << 9) | (1 << 10) | (1 << 12);
 
@@ -79,7 +76,11 @@ Task<Handled> ListFromInventory(ServerContext& ctx, Exchange& ex, const std::str
   co_return co_await ex.Reply(http::status::ok, {}, EncodeRawPageJson(uuid, token, page->entries), "application/json");
 }
 
-Task<Handled> CreateInventory(ServerContext& ctx, Exchange& ex, const std::string& bucket, const ActionMsg& msg) {
+}  // namespace
+
+Task<Handled> CreateInventory(ServerContext& ctx, Exchange& ex, const ApiCall& call) {
+  const std::string& bucket = call.bucket;
+  const ActionMsg& msg = call.msg;
   // apc.CreateNBIMsg: name, names_per_chunk, force and the LsoMsg fields, flattened.
   ListObjectsMsg lso;
   CreateInventoryOptions opts;
@@ -118,6 +119,8 @@ Task<Handled> CreateInventory(ServerContext& ctx, Exchange& ex, const std::strin
   co_return co_await ex.Reply(http::status::ok, {}, *id, "text/plain");
 }
 
+namespace {
+
 void SplitArchDir(std::vector<ArchDirEntry> listed, ListPage* page) {
   page->entries.reserve(listed.size());
   page->extra_flags.reserve(listed.size());
@@ -145,8 +148,11 @@ Result<std::vector<ListEntry>> FetchEntries(Store& store, const std::string& buc
   return out;
 }
 
-Task<Handled> ListObjects(ServerContext& ctx, Exchange& ex, const std::string& bucket, const nlohmann::json& value) {
-  auto msg = ListObjectsMsg::FromJson(value);
+}  // namespace
+
+Task<Handled> ListObjects(ServerContext& ctx, Exchange& ex, const ApiCall& call) {
+  const std::string& bucket = call.bucket;
+  auto msg = ListObjectsMsg::FromJson(call.msg.value);
   if (!msg.ok()) co_return msg.status();
   if (Status st = ValidatePrefix(msg->prefix); !st.ok()) co_return st;
   auto props = ListProps::Parse(msg->props, msg->flags);
@@ -214,6 +220,8 @@ Task<Handled> ListObjects(ServerContext& ctx, Exchange& ex, const std::string& b
   co_return co_await ex.Reply(http::status::ok, {}, EncodeListPageJson(out, *props, location), "application/json");
 }
 
+namespace {
+
 // Rechunk job: every object under the prefix becomes monolithic (size < limit or limit 0) or chunks
 // of chunk_size.
 Status RunRechunk(Store& store, JobControl& jc, const std::string& bucket, const std::string& prefix,
@@ -233,7 +241,7 @@ Status RunRechunk(Store& store, JobControl& jc, const std::string& bucket, const
   }
 }
 
-Task<Handled> StartRechunk(ServerContext& ctx, Exchange& ex, const std::string& bucket, const nlohmann::json& v) {
+Task<Handled> RechunkJob(ServerContext& ctx, Exchange& ex, const std::string& bucket, const nlohmann::json& v) {
   auto props = ctx.store.GetBucket(bucket);
   if (!props.ok()) co_return props.status();
   auto msg = RechunkMsg::Decode(v);
@@ -270,12 +278,18 @@ Status CheckPropsEndpoint(ServerContext& ctx, const nlohmann::json& props) {
 
 Task<Handled> StartRechunkJob(ServerContext& ctx, Exchange& ex, const std::string& bucket,
                               const nlohmann::json& value) {
-  co_return co_await StartRechunk(ctx, ex, bucket, value);
+  co_return co_await RechunkJob(ctx, ex, bucket, value);
+}
+
+Task<Handled> StartRechunk(ServerContext& ctx, Exchange& ex, const ApiCall& call) {
+  co_return co_await RechunkJob(ctx, ex, call.bucket, call.msg.value);
 }
 
 // Explicit create-bck of a remote bucket: it must exist in the backend; it is added to the BMD
 // with the given props (AIS: HEAD with the props, then add).
-Task<Handled> CreateRemoteBucket(ServerContext& ctx, Exchange& ex, const std::string& key, const nlohmann::json& props) {
+Task<Handled> CreateRemoteBucket(ServerContext& ctx, Exchange& ex, const ApiCall& call) {
+  const std::string& key = call.bucket;
+  const nlohmann::json& props = call.msg.value;
   if (ctx.store.buckets().Get(key)) {
     co_return Status::AlreadyExists("bucket \"" + BucketCname(key) + "\" already exists");
   }
@@ -292,10 +306,8 @@ Task<Handled> CreateRemoteBucket(ServerContext& ctx, Exchange& ex, const std::st
 
 // evict-remote-bck: drops every cached object (the backend keeps its data); `keep_bck_md`
 // keeps the bucket and its props in the BMD.
-Task<Handled> EvictRemoteBucket(ServerContext& ctx, Exchange& ex, const std::string& key) {
-  if (!IsRemoteKey(key)) {
-    co_return Status::InvalidArgument("evict-remote-bck: expecting remote bucket (have " + BucketCname(key) + ")");
-  }
+Task<Handled> EvictRemoteBucket(ServerContext& ctx, Exchange& ex, const ApiCall& call) {
+  const std::string& key = call.bucket;
   auto props = ctx.store.GetBucket(key);
   if (!props.ok()) co_return props.status();
   const bool keep_md = IEquals(ex.query("keep_bck_md").value_or(""), "true");
@@ -307,125 +319,57 @@ Task<Handled> EvictRemoteBucket(ServerContext& ctx, Exchange& ex, const std::str
   co_return co_await ex.Reply(http::status::ok);
 }
 
-Task<Handled> HandleBuckets(ServerContext& ctx, Exchange& ex, const Route& route) {
-  if (route.bucket.empty()) co_return co_await ListBuckets(ctx, ex);
-  auto provider = NormalizeProvider(ex.query("provider").value_or(""));
-  if (!provider.ok()) co_return provider.status();
-  if (*provider == kProviderAws && ex.method() == http::verb::post) {
-    // create-bck must not add the bucket on the fly first (it would then exist already).
-    if (Status st = ValidateBucketName(route.bucket); !st.ok()) co_return st;
-    if (Status st = CheckNamespace(ex); !st.ok()) co_return st;
-    auto msg = co_await ReadActionMsg(ctx, ex);
-    if (!msg.ok()) co_return msg.status();
-    if (msg->action == "create-bck") {
-      co_return co_await CreateRemoteBucket(ctx, ex, BucketKey(kProviderAws, route.bucket), msg->value);
-    }
-    const std::string cname = std::string(ProviderScheme(kProviderAws)) + route.bucket;
-    if (msg->action == "move-bck") {
-      co_return Status::MethodNotAllowed("cannot rename/move remote bucket " + cname + " - operation not supported");
-    }
-    if (msg->action != "prefetch-listrange" && msg->action != "copy-bck" && msg->action != "create-inventory" &&
-        msg->action != "copy-listrange") {
-      co_return Status::NotSupported("invalid action \"" + msg->action + "\": not yet supported for remote buckets (" +
-                                     cname + ")");
-    }
-    auto key = co_await ResolveBucket(ctx, ex, route.bucket);
-    if (!key.ok()) co_return key.status();
-    if (msg->action == "copy-bck") co_return co_await StartCopyOrMoveBucket(ctx, ex, *key, *msg);
-    if (msg->action == "create-inventory") co_return co_await CreateInventory(ctx, ex, *key, *msg);
-    co_return co_await StartListRange(ctx, ex, *key, *msg);
+Task<Handled> CreateBucket(ServerContext& ctx, Exchange& ex, const ApiCall& call) {
+  Status st = CheckPropsEndpoint(ctx, call.msg.value);
+  if (st.ok()) st = ctx.store.CreateBucket(call.bucket, call.msg.value);
+  if (!st.ok()) co_return st;
+  LogInfo("created bucket " + BucketCname(call.bucket));
+  co_return co_await ex.Reply(http::status::ok);
+}
+
+Task<Handled> MoveRemoteBucket(ServerContext&, Exchange&, const ApiCall& call) {
+  co_return Status::MethodNotAllowed("cannot rename/move remote bucket " + BucketCname(call.bucket) +
+                                     " - operation not supported");
+}
+
+Task<Handled> ShowInventory(ServerContext& ctx, Exchange& ex, const ApiCall& call) {
+  if (Status st = call.msg.CheckNoValue(); !st.ok()) co_return st;
+  auto info = ctx.inventory.Show(call.bucket, call.msg.name);
+  if (!info.ok()) co_return info.status();
+  co_return co_await ex.Reply(http::status::ok, {}, info->dump(), "application/json");
+}
+
+Task<Handled> DestroyInventory(ServerContext& ctx, Exchange& ex, const ApiCall& call) {
+  if (Status st = call.msg.CheckNoValue(); !st.ok()) co_return st;
+  if (!call.msg.name.empty()) {
+    if (Status st = InventoryCatalog::ValidateName(call.msg.name); !st.ok()) co_return st;
   }
-  // The action decides the permission: it is read (and checked) before the bucket is resolved,
-  // which may ask a remote backend and add the bucket. (HEAD has its bits checked already.)
-  Result<ActionMsg> msg = ActionMsg{};
-  if (ex.method() != http::verb::head) {
-    if (route.has_extra) co_return Status::InvalidArgument("invalid URL path: unexpected segments after bucket");
-    msg = co_await ReadActionMsg(ctx, ex);
-    if (!msg.ok()) co_return msg.status();
-  }
-  auto key = co_await ResolveBucket(ctx, ex, route.bucket);
-  if (!key.ok()) co_return key.status();
-  const std::string& bucket = *key;
-  if (ex.method() == http::verb::head) co_return co_await HeadBucket(ctx, ex, bucket, route.object);
-  switch (ex.method()) {
-    case http::verb::get: {
-      if (msg->action.empty() || msg->action == "list") co_return co_await ListObjects(ctx, ex, bucket, msg->value);
-      if (msg->action == "summary-bck") co_return co_await GetBucketSummary(ctx, ex, bucket, *msg);
-      if (msg->action == "show-inventory") {
-        if (Status st = msg->CheckNoValue(); !st.ok()) co_return st;
-        auto info = ctx.inventory.Show(bucket, msg->name);
-        if (!info.ok()) co_return info.status();
-        co_return co_await ex.Reply(http::status::ok, {}, info->dump(), "application/json");
-      }
-      co_return Status::InvalidArgument("invalid action \"" + msg->action + "\"");
-    }
-    case http::verb::post: {
-      if (msg->action == "create-bck") {
-        Status st = CheckPropsEndpoint(ctx, msg->value);
-        if (st.ok()) st = ctx.store.CreateBucket(bucket, msg->value);
-        if (!st.ok()) co_return st;
-        LogInfo("created bucket " + BucketCname(bucket));
-        co_return co_await ex.Reply(http::status::ok);
-      }
-      if (msg->action == "rechunk") co_return co_await StartRechunk(ctx, ex, bucket, msg->value);
-      if (msg->action == "copy-bck" || msg->action == "move-bck") {
-        co_return co_await StartCopyOrMoveBucket(ctx, ex, bucket, *msg);
-      }
-      if (msg->action == "copy-listrange" || msg->action == "prefetch-listrange") {
-        co_return co_await StartListRange(ctx, ex, bucket, *msg);
-      }
-      if (msg->action == "create-inventory") co_return co_await CreateInventory(ctx, ex, bucket, *msg);
-      co_return Status::InvalidArgument("invalid action \"" + msg->action + "\"");
-    }
-    case http::verb::delete_: {
-      if (msg->action == "destroy-inventory") {
-        if (Status st = msg->CheckNoValue(); !st.ok()) co_return st;
-        if (!msg->name.empty()) {
-          if (Status st = InventoryCatalog::ValidateName(msg->name); !st.ok()) co_return st;
-        }
-        Status st = ctx.inventory.Destroy(bucket, msg->name);
-        if (!st.ok()) co_return st;
-        co_return co_await ex.Reply(http::status::ok);
-      }
-      if (msg->action == "delete-listrange" || msg->action == "evict-listrange") {
-        co_return co_await StartListRange(ctx, ex, bucket, *msg);
-      }
-      if (msg->action == "evict-remote-bck") co_return co_await EvictRemoteBucket(ctx, ex, bucket);
-      if (msg->action.empty() || msg->action == "destroy-bck") {
-        if (Status st = msg->CheckNoValue(); !st.ok()) co_return st;
-        if (IsRemoteKey(bucket)) {
-          co_return Status::MethodNotAllowed("cannot destroy cloud bucket " + BucketCname(bucket) +
-                                             " - operation not supported");
-        }
-        Status st = ctx.inventory.Destroy(bucket, "");  // a bucket's inventories go with it
-        if (st.ok()) st = ctx.store.DestroyBucket(bucket);
-        if (!st.ok()) co_return st;
-        LogInfo("destroyed bucket " + BucketCname(bucket));
-        co_return co_await ex.Reply(http::status::ok);
-      }
-      co_return Status::InvalidArgument("invalid action \"" + msg->action + "\"");
-    }
-    case http::verb::patch: {
-      if (msg->action == "reset-bprops") {
-        if (Status st = msg->CheckNoValue(); !st.ok()) co_return st;
-        co_return co_await ResetBucketProps(ctx, ex, bucket);
-      }
-      if (msg->action != "set-bprops") {
-        co_return Status::InvalidArgument("invalid action \"" + msg->action + "\"");
-      }
-      Status st = CheckPropsEndpoint(ctx, msg->value);
-      if (st.ok()) st = ctx.store.buckets().Update(bucket, msg->value);
-      if (!st.ok()) co_return st;
-      LogInfo("set-bprops " + BucketCname(bucket) + ": " + JsonText(msg->value));
-      co_return co_await ex.Reply(http::status::ok);
-    }
-    case http::verb::put: {
-      if (msg->action == "archive") co_return co_await StartListRange(ctx, ex, bucket, *msg);
-      co_return Status::InvalidArgument("invalid action \"" + msg->action + "\"");
-    }
-    default:
-      co_return Status::MethodNotAllowed("invalid method " + std::string(ex.method_string()));
-  }
+  Status st = ctx.inventory.Destroy(call.bucket, call.msg.name);
+  if (!st.ok()) co_return st;
+  co_return co_await ex.Reply(http::status::ok);
+}
+
+Task<Handled> DestroyBucket(ServerContext& ctx, Exchange& ex, const ApiCall& call) {
+  if (Status st = call.msg.CheckNoValue(); !st.ok()) co_return st;
+  Status st = ctx.inventory.Destroy(call.bucket, "");  // a bucket's inventories go with it
+  if (st.ok()) st = ctx.store.DestroyBucket(call.bucket);
+  if (!st.ok()) co_return st;
+  LogInfo("destroyed bucket " + BucketCname(call.bucket));
+  co_return co_await ex.Reply(http::status::ok);
+}
+
+Task<Handled> DestroyRemoteBucket(ServerContext&, Exchange&, const ApiCall& call) {
+  if (Status st = call.msg.CheckNoValue(); !st.ok()) co_return st;
+  co_return Status::MethodNotAllowed("cannot destroy cloud bucket " + BucketCname(call.bucket) +
+                                     " - operation not supported");
+}
+
+Task<Handled> SetBucketProps(ServerContext& ctx, Exchange& ex, const ApiCall& call) {
+  Status st = CheckPropsEndpoint(ctx, call.msg.value);
+  if (st.ok()) st = ctx.store.buckets().Update(call.bucket, call.msg.value);
+  if (!st.ok()) co_return st;
+  LogInfo("set-bprops " + BucketCname(call.bucket) + ": " + JsonText(call.msg.value));
+  co_return co_await ex.Reply(http::status::ok);
 }
 
 }  // namespace ais

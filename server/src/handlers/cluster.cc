@@ -7,10 +7,11 @@
 #include "api/headers.h"
 #include "api/moss_request.h"  // NormalizeProvider
 #include "auth/authorizer.h"
-#include "handlers/access.h"
-#include "handlers/context.h"
+#include "service/access.h"
+#include "service/context.h"
 #include "remote/cache_tier.h"
 #include "store/bck.h"
+#include "handlers/handlers.h"
 #include "handlers/node_actions.h"
 #include "jobs/job_kinds.h"
 #include "util/clock.h"
@@ -108,35 +109,40 @@ Result<std::string> QueryBucket(const XactMsg& q) {
   return keys.size() == 1 ? keys.front() : std::string();
 }
 
-// /v1/daemon/mountpaths (AIS api.EnableMountpath & co.): body {"action": "enable-mp", "value": "<path>"}.
-// AIS sends enable/disable as POST, attach as PUT and detach as DELETE; any of them is accepted here.
-Task<Handled> MountpathAction(ServerContext& ctx, Exchange& ex) {
-  if (ex.method() != http::verb::put && ex.method() != http::verb::post && ex.method() != http::verb::delete_) {
-    co_return Status::MethodNotAllowed("invalid method " + std::string(ex.method_string()));
+// /v1/daemon/mountpaths (AIS api.EnableMountpath & co.): value "<path>".
+Result<std::string> MountpathOf(const ActionMsg& msg) {
+  if (!msg.value.is_string() || msg.value.get<std::string>().empty()) {
+    return Status::InvalidArgument("invalid mountpath value in request: " + JsonText(msg.value).substr(0, 256));
   }
-  auto msg = co_await ReadActionMsg(ctx, ex);
-  if (!msg.ok()) co_return msg.status();
-  if (!msg->value.is_string() || msg->value.get<std::string>().empty()) {
-    co_return Status::InvalidArgument("invalid mountpath value in request: " +
-                                                             JsonText(msg->value).substr(0, 256));
-  }
-  const std::string path = msg->value.get<std::string>();
-  Status st;
-  if (msg->action == "enable-mp") {
-    st = ctx.store.EnableMountpath(path);
-  } else if (msg->action == "disable-mp") {
-    st = ctx.store.DisableMountpath(path, "disabled by request");
-  } else if (msg->action == "attach-mp" || msg->action == "detach-mp") {
-    st = Status::NotSupported(msg->action + ": mountpaths are fixed at startup (--mountpath); use enable-mp/disable-mp");
-  } else {
-    st = Status::InvalidArgument("invalid action \"" + msg->action + "\"");
-  }
-  if (!st.ok()) co_return st;
+  return msg.value.get<std::string>();
+}
+
+}  // namespace
+
+Task<Handled> EnableMountpath(ServerContext& ctx, Exchange& ex, const ApiCall& call) {
+  auto path = MountpathOf(call.msg);
+  if (!path.ok()) co_return path.status();
+  if (Status st = ctx.store.EnableMountpath(*path); !st.ok()) co_return st;
   co_return co_await ex.Reply(http::status::ok);
 }
 
+Task<Handled> DisableMountpath(ServerContext& ctx, Exchange& ex, const ApiCall& call) {
+  auto path = MountpathOf(call.msg);
+  if (!path.ok()) co_return path.status();
+  if (Status st = ctx.store.DisableMountpath(*path, "disabled by request"); !st.ok()) co_return st;
+  co_return co_await ex.Reply(http::status::ok);
+}
+
+Task<Handled> AttachDetachMountpath(ServerContext&, Exchange&, const ApiCall& call) {
+  auto path = MountpathOf(call.msg);
+  if (!path.ok()) co_return path.status();
+  co_return Status::NotSupported(call.msg.action +
+                                 ": mountpaths are fixed at startup (--mountpath); use enable-mp/disable-mp");
+}
+
 // GET /v1/cluster?what=status|status_all|qryxstats|running_all (body: xact.QueryMsg).
-Task<Handled> JobQuery(ServerContext& ctx, Exchange& ex, const std::string& what) {
+Task<Handled> JobQuery(ServerContext& ctx, Exchange& ex, const ApiCall&) {
+  const std::string what = ex.query("what").value_or("");
   auto body = co_await ReadJsonBody(ex);
   if (!body.ok()) co_return body.status();
   auto q = XactMsg::Decode(*body, "");
@@ -173,36 +179,50 @@ Task<Handled> JobQuery(ServerContext& ctx, Exchange& ex, const std::string& what
   co_return co_await ex.Reply(http::status::ok, {}, JsonText(out), "application/json");
 }
 
-// GET /v1/cluster?what=<what> other than the job queries. Unknown `what`: 400, as AIS.
-Task<Handled> ClusterQuery(ServerContext& ctx, Exchange& ex, const std::string& what) {
-  const std::string& tid = ctx.node.daemon_id;
-  nlohmann::json out;
-  if (what == "cluster_config") {
-    out = ClusterConfigJson(ctx, ex);
-  } else if (what == "backends") {
-    out = nlohmann::json::array();  // the cloud backends configured
-    if (ctx.remote.aws_enabled()) out.push_back(std::string(kProviderAws));
-  } else if (what == "remote") {
-    out = {{"a", nullptr}, {"ver", 0}};  // no remote AIS clusters attached
-  } else if (what == "smap") {
-    out = SmapJson(ctx, ex);
-  } else if (what == "bmd") {
-    out = BmdJson(ctx);
-  } else if (what == "mountpaths") {
-    out = {{"targets", {{tid, MountpathListJson(ctx.store)}}}};
-  } else if (what == "target_ips") {
-    std::string host(ex.header("Host"));
-    host = host.substr(0, host.rfind(':'));
-    co_return co_await ex.Reply(http::status::ok, {}, host + "," + host + "," + host, "text/plain; charset=utf-8");
-  } else if (what == "node_stats" || what == "sysinfo") {
-    out = ClusterNodesJson(ctx, ex, what);
-  } else if (what == "node_status" || what == "log") {
-    co_return co_await DaemonQuery(ctx, ex, NodeRole::kTarget, what);  // served here before: kept
-  } else {
-    co_return Status::InvalidArgument("unexpected query [what=" + what.substr(0, 64) + "]");
-  }
+namespace {
+
+Task<Handled> ReplyJson(Exchange& ex, const nlohmann::json& out) {
   co_return co_await ex.Reply(http::status::ok, {}, JsonText(out), "application/json");
 }
+
+}  // namespace
+
+Task<Handled> QueryClusterConfig(ServerContext& ctx, Exchange& ex, const ApiCall&) {
+  co_return co_await ReplyJson(ex, ClusterConfigJson(ctx, ex));
+}
+
+// The cloud backends configured.
+Task<Handled> QueryBackends(ServerContext& ctx, Exchange& ex, const ApiCall&) {
+  nlohmann::json out = nlohmann::json::array();
+  if (ctx.remote.aws_enabled()) out.push_back(std::string(kProviderAws));
+  co_return co_await ReplyJson(ex, out);
+}
+
+Task<Handled> QueryRemoteClusters(ServerContext&, Exchange& ex, const ApiCall&) {
+  const nlohmann::json none = {{"a", nullptr}, {"ver", 0}};  // no remote AIS clusters attached
+  co_return co_await ReplyJson(ex, none);
+}
+
+Task<Handled> QueryClusterMountpaths(ServerContext& ctx, Exchange& ex, const ApiCall&) {
+  const nlohmann::json out = {{"targets", {{ctx.node.daemon_id, MountpathListJson(ctx.store)}}}};
+  co_return co_await ReplyJson(ex, out);
+}
+
+Task<Handled> QueryTargetIps(ServerContext&, Exchange& ex, const ApiCall&) {
+  std::string host(ex.header("Host"));
+  host = host.substr(0, host.rfind(':'));
+  co_return co_await ex.Reply(http::status::ok, {}, host + "," + host + "," + host, "text/plain; charset=utf-8");
+}
+
+Task<Handled> QueryClusterNodeStats(ServerContext& ctx, Exchange& ex, const ApiCall&) {
+  co_return co_await ReplyJson(ex, ClusterNodesJson(ctx, ex, "node_stats"));
+}
+
+Task<Handled> QueryClusterSysinfo(ServerContext& ctx, Exchange& ex, const ApiCall&) {
+  co_return co_await ReplyJson(ex, ClusterNodesJson(ctx, ex, "sysinfo"));
+}
+
+namespace {
 
 // auth.client_auth_required at run time. Turning it on takes the caller's own valid token with
 // ADMIN (so that nobody locks the cluster with a key they have no token of); turning it off is
@@ -230,7 +250,7 @@ Result<bool> ParseBoolText(const std::string& key, const std::string& text) {
 // set-config (`PUT /v1/cluster/setconfig?features=...&auth.client_auth_required=...`, or action
 // "set-config" with value {"features": "...", "auth": {"client_auth_required": true}}): of the
 // cluster config, the feature flags and whether tokens are required change at run time here.
-Task<Handled> SetConfig(ServerContext& ctx, Exchange& ex, const nlohmann::json* value) {
+Task<Handled> ApplyConfig(ServerContext& ctx, Exchange& ex, const nlohmann::json* value) {
   std::optional<std::string> features;
   std::optional<bool> auth_required;
   std::optional<std::string> log_level;
@@ -294,66 +314,52 @@ Task<Handled> SetConfig(ServerContext& ctx, Exchange& ex, const nlohmann::json* 
 
 }  // namespace
 
-Task<Handled> HandleHealth(ServerContext& ctx, Exchange& ex) {
-  if (ex.method() != http::verb::get && ex.method() != http::verb::head) {
-    co_return Status::MethodNotAllowed("invalid method " + std::string(ex.method_string()));
-  }
+Task<Handled> SetConfig(ServerContext& ctx, Exchange& ex, const ApiCall& call) {
+  co_return co_await ApplyConfig(ctx, ex, &call.msg.value);
+}
+
+Task<Handled> SetConfigByQuery(ServerContext& ctx, Exchange& ex, const ApiCall&) {
+  co_return co_await ApplyConfig(ctx, ex, nullptr);
+}
+
+Task<Handled> StopJobs(ServerContext& ctx, Exchange& ex, const ApiCall& call) {
+  auto args = XactMsg::Decode(call.msg.value, "value");
+  if (!args.ok()) co_return args.status();
+  auto bucket = QueryBucket(*args);
+  if (!bucket.ok()) co_return bucket.status();
+  auto jobs = ctx.jobs.Query(args->id, NormalizeJobKind(args->kind), *bucket, true);
+  for (auto& j : jobs) ctx.jobs.Abort(j.id);
+  co_return co_await ex.Reply(http::status::ok);
+}
+
+Task<Handled> GetHealth(ServerContext& ctx, Exchange& ex, const ApiCall&) {
   std::string uptime = std::to_string(NowNs() - ctx.start_ns);
   // Named, not braced in the co_await: GCC 12 cannot keep an initializer_list array across a suspension.
   HeaderList headers = {{hdr::kNodeUptime, uptime}, {hdr::kClusterUptime, uptime}};
   co_return co_await ex.Reply(http::status::ok, headers);
 }
 
-Task<Handled> HandleJobLists(ServerContext& ctx, Exchange& ex, const Route& route) {
-  (void)ctx;
-  // Downloads and dSort jobs: this server runs neither, so there are none to list. Anything
-  // else on these paths (starting one, asking for one by id) is refused as before.
-  if (ex.method() == http::verb::get && route.bucket.empty()) {
-    std::string id = ex.query("uuid").value_or(ex.query("id").value_or(""));  // dSort: ?uuid=<job>
-    if (route.area == "download") {
-      auto body = co_await ReadJsonBody(ex);
-      if (!body.ok()) co_return body.status();
-      if (body->is_object() && body->contains("id") && (*body)["id"].is_string()) id = (*body)["id"].get<std::string>();
-    }
-    if (id.empty()) co_return co_await ex.Reply(http::status::ok, {}, "[]", "application/json");
-    co_return Status::NotFound(route.area + " job \"" + id.substr(0, 64) + "\" not found");
-  }
-  co_return Status::NotFound("invalid URL path \"" + std::string(ex.raw_path()) + "\"");
+namespace {
+
+// Downloads and dSort jobs: this server runs neither, so there are none to list; one asked for
+// by id is not found.
+Task<Handled> EmptyJobList(Exchange& ex, std::string_view area, const std::string& id) {
+  if (id.empty()) co_return co_await ex.Reply(http::status::ok, {}, "[]", "application/json");
+  co_return Status::NotFound(std::string(area) + " job \"" + id.substr(0, 64) + "\" not found");
 }
 
-Task<Handled> HandleCluster(ServerContext& ctx, Exchange& ex, const Route& route) {
-  if (route.area == "daemon" && route.bucket == "mountpaths") co_return co_await MountpathAction(ctx, ex);
-  if (route.area == "cluster" && route.bucket == "setconfig" && ex.method() != http::verb::put) {
-    co_return Status::MethodNotAllowed("invalid method " + std::string(ex.method_string()) + " (setconfig: PUT)");
-  }
-  std::string what = ex.query("what").value_or("");
-  if (ex.method() == http::verb::get) {
-    if (what == "status" || what == "status_all" || what == "qryxstats" || what == "running_all") {
-      co_return co_await JobQuery(ctx, ex, what);
-    }
-    // A direct /v1/daemon query is answered by the target face (the proxy's is reached through
-    // /v1/reverse/daemon with its id).
-    if (route.area == "daemon") co_return co_await DaemonQuery(ctx, ex, NodeRole::kTarget, what);
-    co_return co_await ClusterQuery(ctx, ex, what);
-  }
-  if (ex.method() == http::verb::put) {
-    if (route.area == "cluster" && route.bucket == "setconfig") co_return co_await SetConfig(ctx, ex, nullptr);
-    auto msg = co_await ReadActionMsg(ctx, ex);
-    if (!msg.ok()) co_return msg.status();
-    if (msg->action == "set-config") co_return co_await SetConfig(ctx, ex, &msg->value);
-    if (msg->action == "start") co_return co_await StartJobByKind(ctx, ex, *msg);
-    if (msg->action == "stop") {
-      auto args = XactMsg::Decode(msg->value, "value");
-      if (!args.ok()) co_return args.status();
-      auto bucket = QueryBucket(*args);
-      if (!bucket.ok()) co_return bucket.status();
-      auto jobs = ctx.jobs.Query(args->id, NormalizeJobKind(args->kind), *bucket, true);
-      for (auto& j : jobs) ctx.jobs.Abort(j.id);
-      co_return co_await ex.Reply(http::status::ok);
-    }
-    co_return Status::InvalidArgument("invalid action \"" + msg->action + "\"");
-  }
-  co_return Status::MethodNotAllowed("invalid method " + std::string(ex.method_string()));
+}  // namespace
+
+Task<Handled> ListDownloadJobs(ServerContext&, Exchange& ex, const ApiCall&) {
+  auto body = co_await ReadJsonBody(ex);
+  if (!body.ok()) co_return body.status();
+  std::string id;
+  if (body->is_object() && body->contains("id") && (*body)["id"].is_string()) id = (*body)["id"].get<std::string>();
+  co_return co_await EmptyJobList(ex, "download", id);
+}
+
+Task<Handled> ListSortJobs(ServerContext&, Exchange& ex, const ApiCall&) {
+  co_return co_await EmptyJobList(ex, "sort", ex.query("uuid").value_or(ex.query("id").value_or("")));  // ?uuid=<job>
 }
 
 }  // namespace ais

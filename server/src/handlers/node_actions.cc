@@ -1,3 +1,4 @@
+#include "handlers/handlers.h"
 #include "handlers/node_actions.h"
 
 #include "auth/authorizer.h"
@@ -526,8 +527,8 @@ nlohmann::json BmdJson(ServerContext& ctx) {
   return {{"providers", {{"ais", {{"@#", buckets}}}}}, {"uuid", ctx.cluster_uuid}, {"version", "1"}};
 }
 
-Task<Handled> StartJobByKind(ServerContext& ctx, Exchange& ex, const ActionMsg& msg) {
-  auto args = XactMsg::Decode(msg.value, "value");
+Task<Handled> StartJobByKind(ServerContext& ctx, Exchange& ex, const ApiCall& call) {
+  auto args = XactMsg::Decode(call.msg.value, "value");
   if (!args.ok()) co_return args.status();
   const std::string& given = args->kind;
   if (given.empty()) co_return Status::InvalidArgument("start: missing job kind");
@@ -569,34 +570,75 @@ Task<Handled> StartJobByKind(ServerContext& ctx, Exchange& ex, const ActionMsg& 
   co_return co_await ex.Reply(http::status::ok, {}, id, "text/plain");
 }
 
-Task<Handled> DaemonQuery(ServerContext& ctx, Exchange& ex, NodeRole role, const std::string& what) {
-  bool target = role == NodeRole::kTarget;
-  if (what == "smap") co_return co_await ReplyJson(ex, JsonText(SmapJson(ctx, ex)));
-  if (what == "bmd") co_return co_await ReplyJson(ex, JsonText(BmdJson(ctx)));
-  if (what == "config") co_return co_await ReplyJson(ex, JsonText(NodeConfigJson(ctx, ex, role)));
-  if (what == "snode") co_return co_await ReplyJson(ex, JsonText(SnodeJson(ctx, ex, role)));
-  if (what == "node_status") co_return co_await ReplyJson(ex, JsonText(NodeStatusJson(ctx, ex, role)));
-  if (what == "node_stats") co_return co_await ReplyJson(ex, JsonText(NodeStatsJson(ctx, ex, role)));
-  if (what == "metrics") co_return co_await ReplyJson(ex, JsonText(MetricNames(ctx.store, role)));
-  if (what == "sysinfo") co_return co_await ReplyJson(ex, JsonText(MemCpuInfo(ctx.store, role)));
-  if (what == "log") co_return co_await NodeLog(ctx, ex);
-  if (what == "software_version") {
-    co_return co_await ex.Reply(http::status::ok, {}, kAisVersion, "text/plain; charset=utf-8");
-  }
-  if (what == "tls_certificate") co_return Status::NotFound("no TLS certificate: this node serves plain HTTP");
-  if (target && what == "mountpaths") {
-    co_return co_await ReplyJson(ex, JsonText(MountpathListJson(ctx.store)));
-  }
-  if (target && what == "disk") co_return co_await ReplyJson(ex, JsonText(DiskStatsJson(ctx.store)));
-  if (target && what == "remote") {
-    nlohmann::json none = {{"a", nullptr}, {"ver", 0}};  // no remote AIS clusters attached
-    co_return co_await ReplyJson(ex, JsonText(none));
-  }
-  co_return Status::InvalidArgument("invalid '/v1/daemon' request: unrecognized 'what=" + what.substr(0, 64) +
-                                    "' query");
+Task<Handled> QuerySmap(ServerContext& ctx, Exchange& ex, const ApiCall&) {
+  co_return co_await ReplyJson(ex, JsonText(SmapJson(ctx, ex)));
 }
 
-Task<Handled> NodeLog(ServerContext& ctx, Exchange& ex) {
+Task<Handled> QueryBmd(ServerContext& ctx, Exchange& ex, const ApiCall&) {
+  co_return co_await ReplyJson(ex, JsonText(BmdJson(ctx)));
+}
+
+Task<Handled> QueryNodeConfig(ServerContext& ctx, Exchange& ex, const ApiCall& call) {
+  co_return co_await ReplyJson(ex, JsonText(NodeConfigJson(ctx, ex, call.role)));
+}
+
+Task<Handled> QuerySnode(ServerContext& ctx, Exchange& ex, const ApiCall& call) {
+  co_return co_await ReplyJson(ex, JsonText(SnodeJson(ctx, ex, call.role)));
+}
+
+Task<Handled> QueryNodeStatus(ServerContext& ctx, Exchange& ex, const ApiCall& call) {
+  co_return co_await ReplyJson(ex, JsonText(NodeStatusJson(ctx, ex, call.role)));
+}
+
+Task<Handled> QueryNodeStats(ServerContext& ctx, Exchange& ex, const ApiCall& call) {
+  co_return co_await ReplyJson(ex, JsonText(NodeStatsJson(ctx, ex, call.role)));
+}
+
+Task<Handled> QueryMetricNames(ServerContext& ctx, Exchange& ex, const ApiCall& call) {
+  co_return co_await ReplyJson(ex, JsonText(MetricNames(ctx.store, call.role)));
+}
+
+Task<Handled> QuerySysinfo(ServerContext& ctx, Exchange& ex, const ApiCall& call) {
+  co_return co_await ReplyJson(ex, JsonText(MemCpuInfo(ctx.store, call.role)));
+}
+
+Task<Handled> QuerySoftwareVersion(ServerContext&, Exchange& ex, const ApiCall&) {
+  co_return co_await ex.Reply(http::status::ok, {}, kAisVersion, "text/plain; charset=utf-8");
+}
+
+Task<Handled> QueryTlsCertificate(ServerContext&, Exchange&, const ApiCall&) {
+  co_return Status::NotFound("no TLS certificate: this node serves plain HTTP");
+}
+
+namespace {
+
+// A query only a target answers (the proxy face answers it as AIS's proxy does: unrecognized).
+Status TargetOnly(const Exchange& ex, const ApiCall& call) {
+  if (call.role == NodeRole::kTarget) return Status::OK();
+  return Status::InvalidArgument("invalid '/v1/daemon' request: unrecognized 'what=" +
+                                 ex.query("what").value_or("").substr(0, 64) + "' query");
+}
+
+}  // namespace
+
+Task<Handled> QueryNodeMountpaths(ServerContext& ctx, Exchange& ex, const ApiCall& call) {
+  if (Status st = TargetOnly(ex, call); !st.ok()) co_return st;
+  co_return co_await ReplyJson(ex, JsonText(MountpathListJson(ctx.store)));
+}
+
+Task<Handled> QueryDisks(ServerContext& ctx, Exchange& ex, const ApiCall& call) {
+  if (Status st = TargetOnly(ex, call); !st.ok()) co_return st;
+  co_return co_await ReplyJson(ex, JsonText(DiskStatsJson(ctx.store)));
+}
+
+Task<Handled> QueryNodeRemote(ServerContext&, Exchange& ex, const ApiCall& call) {
+  if (Status st = TargetOnly(ex, call); !st.ok()) co_return st;
+  nlohmann::json none = {{"a", nullptr}, {"ver", 0}};  // no remote AIS clusters attached
+  co_return co_await ReplyJson(ex, JsonText(none));
+}
+
+// ?severity=info|warning|error, ?all=true: the log as text, or (all) as .tar.gz.
+Task<Handled> QueryLog(ServerContext& ctx, Exchange& ex, const ApiCall&) {
   LogSeverity sev;
   std::string given = ex.query("severity").value_or("");
   if (!ParseLogSeverity(given, &sev)) {
@@ -618,30 +660,6 @@ Task<Handled> NodeLog(ServerContext& ctx, Exchange& ex) {
   if (!st.ok()) co_return st;
   w->reset();
   co_return co_await ex.Reply(http::status::ok, {}, std::move(sink.out), "application/gzip");
-}
-
-Task<Handled> HandleReverse(ServerContext& ctx, Exchange& ex, const Route& route) {
-  std::string node(ex.header("Ais-Node-Id"));
-  if (node.empty()) co_return Status::InvalidArgument("missing node ID");
-  NodeRole role;
-  if (node == ctx.node.daemon_id) {
-    role = NodeRole::kTarget;
-  } else if (node == ProxyId(ctx)) {
-    role = NodeRole::kProxy;
-  } else {
-    co_return Status::NotFound("node \"" + node + "\" does not exist (cluster map has t[" + ctx.node.daemon_id +
-                               "], p[" + ProxyId(ctx) + "])");
-  }
-  if (route.bucket != "daemon") {
-    co_return Status::NotFound("invalid URL path \"" + std::string(ex.raw_path()) + "\"");
-  }
-  if (!route.object.empty() || ex.method() != http::verb::get) {  // /v1/reverse/daemon/mountpaths and the like
-    Route daemon;
-    daemon.area = "daemon";
-    daemon.bucket = route.object;
-    co_return co_await HandleCluster(ctx, ex, daemon);
-  }
-  co_return co_await DaemonQuery(ctx, ex, role, ex.query("what").value_or(""));
 }
 
 }  // namespace ais

@@ -10,14 +10,13 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "handlers/context.h"
+#include "service/call.h"
+#include "service/context.h"
 
 namespace ais {
 
 // AIS cos.NodeStateFlags of a healthy node: ClusterStarted | NodeStarted.
 inline constexpr int64_t kNodeStateHealthy = 6;
-
-enum class NodeRole { kProxy, kTarget };
 
 // The proxy face's daemon id (the target's is ctx.node.daemon_id).
 std::string ProxyId(const ServerContext& ctx);
@@ -33,14 +32,5 @@ nlohmann::json ClusterNodesJson(ServerContext& ctx, const Exchange& ex, const st
 nlohmann::json MountpathListJson(const Store& store);
 // GET /v1/daemon?what=bmd: the bucket metadata, every bucket with its props.
 nlohmann::json BmdJson(ServerContext& ctx);
-
-// PUT /v1/cluster {"action":"start","value":{"kind"|"Kind",...,"bck"|"Bck","buckets"|"Buckets"}}.
-Task<Handled> StartJobByKind(ServerContext& ctx, Exchange& ex, const ActionMsg& msg);
-// GET /v1/daemon?what=<what> answered by the node of `role`. Unknown `what`: 400, as AIS.
-Task<Handled> DaemonQuery(ServerContext& ctx, Exchange& ex, NodeRole role, const std::string& what);
-// GET ?what=log[&severity=info|warning|error][&all=true]: the log as text, or (all) as .tar.gz.
-Task<Handled> NodeLog(ServerContext& ctx, Exchange& ex);
-// /v1/reverse/daemon: the request is for the node named in Ais-Node-Id (a face of this one, or 404).
-Task<Handled> HandleReverse(ServerContext& ctx, Exchange& ex, const Route& route);
 
 }  // namespace ais

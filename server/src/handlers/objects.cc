@@ -12,13 +12,14 @@
 #include "archive/member_select.h"
 #include "store/store.h"
 #include "archive/shard.h"
-#include "handlers/access.h"
+#include "service/access.h"
 #include "handlers/batch_stream.h"
 #include "handlers/bucket_actions.h"
-#include "handlers/context.h"
-#include "handlers/offload.h"
-#include "handlers/object_read.h"
-#include "handlers/remote.h"
+#include "handlers/handlers.h"
+#include "service/context.h"
+#include "service/offload.h"
+#include "service/object_read.h"
+#include "service/remote.h"
 #include "jobs/bucket_jobs.h"
 #include "remote/cache_tier.h"
 #include "store/bck.h"
@@ -205,7 +206,7 @@ bool StreamsCold(const Exchange& ex) {
          ex.header("Ais-Blob-Threshold").empty();
 }
 
-Task<Handled> GetObject(ServerContext& ctx, Exchange& ex, const std::string& bucket, const std::string& name) {
+Task<Handled> ReadObject(ServerContext& ctx, Exchange& ex, const std::string& bucket, const std::string& name) {
   // A transforming GET names an ETL; with no ETL running (none can, here) AIS's lookup of it fails.
   if (std::string etl = ex.query("etl_name").value_or(""); !etl.empty()) {
     co_return Status::NotFound("t[" + ctx.node.daemon_id + "]: etl job " + etl + " does not exist");
@@ -238,8 +239,12 @@ Task<Handled> GetObject(ServerContext& ctx, Exchange& ex, const std::string& buc
                                   rd->segments, rd->length);
 }
 
+}  // namespace
+
 // HEAD with ?props= (v2) answers only what was asked; without it (v1) answers everything.
-Task<Handled> HeadObject(ServerContext& ctx, Exchange& ex, const std::string& bucket, const std::string& name) {
+Task<Handled> HeadObject(ServerContext& ctx, Exchange& ex, const ApiCall& call) {
+  const std::string& bucket = call.bucket;
+  const std::string& name = call.route.object;
   auto props_q = ex.query("props");
   bool v2 = props_q && !props_q->empty();
   std::vector<std::string> want;
@@ -311,6 +316,8 @@ Task<Handled> HeadObject(ServerContext& ctx, Exchange& ex, const std::string& bu
   if (v2 || m.size > 0) len = m.size;
   co_return co_await ex.ReplyHeaders(http::status::ok, h, len);
 }
+
+namespace {
 
 Task<Handled> PutPart(ServerContext& ctx, Exchange& ex, const std::string& bucket, const std::string& name,
                       const std::string& upload_id) {
@@ -486,7 +493,11 @@ Task<Handled> PutToArchive(ServerContext& ctx, Exchange& ex, const std::string& 
   co_return co_await ex.Reply(http::status::ok, GetHeaders(*meta));
 }
 
-Task<Handled> PutObject(ServerContext& ctx, Exchange& ex, const std::string& bucket, const std::string& name) {
+}  // namespace
+
+Task<Handled> PutObject(ServerContext& ctx, Exchange& ex, const ApiCall& call) {
+  const std::string& bucket = call.bucket;
+  const std::string& name = call.route.object;
   // append_type first: the access check took APPEND, not PUT, for a request that has it.
   if (auto at = ex.query("append_type"); at && !at->empty()) co_return co_await AppendObject(ctx, ex, bucket, name, *at);
   if (auto ap = ex.query("archpath"); ap && !ap->empty()) co_return co_await PutToArchive(ctx, ex, bucket, name, *ap);
@@ -522,8 +533,11 @@ Task<Handled> PutObject(ServerContext& ctx, Exchange& ex, const std::string& buc
 
 // rename-obj: the object under a new name in the same bucket, the old name gone. A copy then a
 // delete: a crash between them leaves both names, never neither.
-Task<Handled> RenameObject(ServerContext& ctx, Exchange& ex, const std::string& bucket, const std::string& name,
-                           const std::string& to) {
+Task<Handled> RenameObject(ServerContext& ctx, Exchange& ex, const ApiCall& call) {
+  if (Status st = call.msg.CheckNoValue(); !st.ok()) co_return st;
+  const std::string& bucket = call.bucket;
+  const std::string& name = call.route.object;
+  const std::string& to = call.msg.name;
   if (Status st = ValidateObjectName(to); !st.ok()) co_return st;
   if (to == name) {
     co_return Status::InvalidArgument("cannot rename object \"" + name + "\" onto itself");
@@ -534,57 +548,61 @@ Task<Handled> RenameObject(ServerContext& ctx, Exchange& ex, const std::string& 
   co_return co_await ex.Reply(http::status::ok);
 }
 
-Task<Handled> PostObject(ServerContext& ctx, Exchange& ex, const std::string& bucket, const std::string& name,
-                         const ActionMsg* msg) {
-  std::string upload_id = ex.query("uploadId").value_or("");
-  if (msg->action != "mpt-complete") {
-    if (Status st = msg->CheckNoValue(); !st.ok()) co_return st;
-  }
-  if (IsRemoteKey(bucket) && msg->action == "rename-obj") {
-    co_return Status::NotSupported("invalid action \"" + msg->action + "\": not supported for remote buckets (" +
-                                   BucketCname(bucket) + ")");
-  }
-  if (msg->action == "rename-obj") co_return co_await RenameObject(ctx, ex, bucket, name, msg->name);
-  if (msg->action == "mpt-upload") {
-    auto id = ctx.store.MpuCreate(bucket, name, ParseCustomHeaders(ex));
-    if (!id.ok()) co_return id.status();
-    co_return co_await ex.Reply(http::status::ok, {}, *id, "text/plain");
-  }
-  if (msg->action == "mpt-complete" || msg->action == "mpt-abort") {
-    if (upload_id.empty()) co_return Status::InvalidArgument("missing uploadId");
-    Status st;
-    if (msg->action == "mpt-abort") {
-      st = ctx.store.MpuAbort(bucket, name, upload_id);
-    } else if (auto parts = DecodeMptParts(msg->value, kMaxChunks); !parts.ok()) {
-      st = parts.status();
-    } else if (!IsRemoteKey(bucket)) {
-      st = ctx.store.MpuComplete(bucket, name, upload_id, std::move(*parts));
-    } else {
-      // Parts are kept locally; the assembled object goes to the backend (itself a multipart
-      // upload when large) before the local commit, off the I/O thread.
-      std::function<Status()> complete = [&store = ctx.store, through = UploadThrough(ctx.remote, bucket, name),
-                                          bucket, name, upload_id, parts = std::move(*parts)] {
-        return store.MpuComplete(bucket, name, upload_id, parts, {}, nullptr, through);
-      };
-      st = co_await OffloadStatus(ctx.remote.pool(), std::move(complete));
-    }
-    if (!st.ok()) co_return st;
-    co_return co_await ex.Reply(http::status::ok);
-  }
-  if (msg->action == "check-lock") {
-    // 423 while a cold GET writes the object (the official SDK polls this before retrying a
-    // GET that timed out); 200 otherwise: readers never lock an object here.
-    if (IsRemoteKey(bucket) && ctx.remote.Fetching(bucket, name)) co_return co_await ex.Reply(http::status::locked);
-    co_return co_await ex.Reply(http::status::ok);
-  }
-  co_return Status::InvalidArgument("invalid action \"" + msg->action + "\"");
+Task<Handled> StartMultipartUpload(ServerContext& ctx, Exchange& ex, const ApiCall& call) {
+  if (Status st = call.msg.CheckNoValue(); !st.ok()) co_return st;
+  auto id = ctx.store.MpuCreate(call.bucket, call.route.object, ParseCustomHeaders(ex));
+  if (!id.ok()) co_return id.status();
+  co_return co_await ex.Reply(http::status::ok, {}, *id, "text/plain");
 }
 
-// PATCH: merge (or with ?set-new-custom=true replace) custom metadata, value {"k": "v"}.
-Task<Handled> PatchObject(ServerContext& ctx, Exchange& ex, const std::string& bucket, const std::string& name) {
-  auto msg = co_await ReadActionMsg(ctx, ex);
-  if (!msg.ok()) co_return msg.status();
-  auto md = DecodeCustomMd(msg->value);
+Task<Handled> CompleteMultipartUpload(ServerContext& ctx, Exchange& ex, const ApiCall& call) {
+  const std::string& bucket = call.bucket;
+  const std::string& name = call.route.object;
+  const std::string upload_id = ex.query("uploadId").value_or("");
+  if (upload_id.empty()) co_return Status::InvalidArgument("missing uploadId");
+  auto parts = DecodeMptParts(call.msg.value, kMaxChunks);
+  if (!parts.ok()) co_return parts.status();
+  Status st;
+  if (!IsRemoteKey(bucket)) {
+    st = ctx.store.MpuComplete(bucket, name, upload_id, std::move(*parts));
+  } else {
+    // Parts are kept locally; the assembled object goes to the backend (itself a multipart
+    // upload when large) before the local commit, off the I/O thread.
+    std::function<Status()> complete = [&store = ctx.store, through = UploadThrough(ctx.remote, bucket, name),
+                                        bucket, name, upload_id, parts = std::move(*parts)] {
+      return store.MpuComplete(bucket, name, upload_id, parts, {}, nullptr, through);
+    };
+    st = co_await OffloadStatus(ctx.remote.pool(), std::move(complete));
+  }
+  if (!st.ok()) co_return st;
+  co_return co_await ex.Reply(http::status::ok);
+}
+
+Task<Handled> AbortMultipartUpload(ServerContext& ctx, Exchange& ex, const ApiCall& call) {
+  if (Status st = call.msg.CheckNoValue(); !st.ok()) co_return st;
+  const std::string upload_id = ex.query("uploadId").value_or("");
+  if (upload_id.empty()) co_return Status::InvalidArgument("missing uploadId");
+  Status st = ctx.store.MpuAbort(call.bucket, call.route.object, upload_id);
+  if (!st.ok()) co_return st;
+  co_return co_await ex.Reply(http::status::ok);
+}
+
+// 423 while a cold GET writes the object (the official SDK polls this before retrying a GET that
+// timed out); 200 otherwise: readers never lock an object here.
+Task<Handled> CheckObjectLock(ServerContext& ctx, Exchange& ex, const ApiCall& call) {
+  if (Status st = call.msg.CheckNoValue(); !st.ok()) co_return st;
+  if (IsRemoteKey(call.bucket) && ctx.remote.Fetching(call.bucket, call.route.object)) {
+    co_return co_await ex.Reply(http::status::locked);
+  }
+  co_return co_await ex.Reply(http::status::ok);
+}
+
+// PATCH: merge (or with ?set-new-custom=true replace) custom metadata, value {"k": "v"}. On a
+// remote bucket as AIS 5.0 does it (target httpobjpatch: lom.SetCustomKey, then lom.Persist):
+// the cached copy's in-cluster metadata only, never the backend's; an object that is not cached
+// is a 404. A later fetch of a changed remote object replaces it.
+Task<Handled> SetObjectCustomProps(ServerContext& ctx, Exchange& ex, const ApiCall& call) {
+  auto md = DecodeCustomMd(call.msg.value);
   if (!md.ok()) co_return md.status();
   size_t total = 0;
   for (const auto& [k, val] : *md) {
@@ -600,12 +618,14 @@ Task<Handled> PatchObject(ServerContext& ctx, Exchange& ex, const std::string& b
     co_return Status::InvalidArgument("invalid \"value\": custom metadata exceeds 2 KiB");
   }
   bool replace = IEquals(ex.query("set-new-custom").value_or(""), "true");
-  Status st = ctx.store.SetCustom(bucket, name, std::move(*md), replace);
+  Status st = ctx.store.SetCustom(call.bucket, call.route.object, std::move(*md), replace);
   if (!st.ok()) co_return st;
   co_return co_await ex.Reply(http::status::ok);
 }
 
-Task<Handled> DeleteObject(ServerContext& ctx, Exchange& ex, const std::string& bucket, const std::string& name) {
+Task<Handled> DeleteObject(ServerContext& ctx, Exchange& ex, const ApiCall& call) {
+  const std::string& bucket = call.bucket;
+  const std::string& name = call.route.object;
   if (auto up = ex.query("uploadId"); up && !up->empty()) {
     (void)co_await ex.ReadBody(DefaultJsonLimits().max_body);  // {"action":"mpt-abort"}
     Status st = ctx.store.MpuAbort(bucket, name, *up);
@@ -617,14 +637,38 @@ Task<Handled> DeleteObject(ServerContext& ctx, Exchange& ex, const std::string& 
   co_return co_await ex.Reply(http::status::ok);
 }
 
+// In the backend first, then the cached copy; a multipart upload's abort is local.
+Task<Handled> DeleteRemoteObject(ServerContext& ctx, Exchange& ex, const ApiCall& call) {
+  if (!ex.query("uploadId").value_or("").empty()) co_return co_await DeleteObject(ctx, ex, call);
+  Status st = co_await DeleteThrough(ctx, call.bucket, call.route.object);
+  if (!st.ok()) co_return st;
+  co_return co_await ex.Reply(http::status::ok);
+}
+
+Task<Handled> GetObject(ServerContext& ctx, Exchange& ex, const ApiCall& call) {
+  if (IEquals(ex.header("Ais-Blob-Download"), "true")) {
+    co_return Status::InvalidArgument("blob-downloader is not supported for local buckets: " + BucketCname(call.bucket));
+  }
+  co_return co_await ReadObject(ctx, ex, call.bucket, call.route.object);
+}
+
+// Not cached, the whole object: streamed as it is fetched; else fetched (or checked) first.
+Task<Handled> GetRemoteObject(ServerContext& ctx, Exchange& ex, const ApiCall& call) {
+  const std::string& bucket = call.bucket;
+  const std::string& name = call.route.object;
+  const Result<ObjectMeta> local = ctx.store.Head(bucket, name);
+  if (local.status().IsNotFound() && StreamsCold(ex)) co_return co_await StreamColdGet(ctx, ex, bucket, name);
+  if (Status st = co_await EnsureCached(ctx, ex, bucket, name, &local); !st.ok()) co_return st;
+  co_return co_await ReadObject(ctx, ex, bucket, name);
+}
+
 // blob-download job: the object fetched by concurrent range reads into its chunks; "" (nothing to
 // do) when it is cached and `latest-ver` does not ask to check it.
-Task<Handled> StartBlobDownload(ServerContext& ctx, Exchange& ex, const std::string& bucket, const ActionMsg& msg) {
+Task<Handled> StartBlobDownload(ServerContext& ctx, Exchange& ex, const ApiCall& call) {
+  const std::string& bucket = call.bucket;
+  const ActionMsg& msg = call.msg;
   auto blob = BlobMsg::Decode(msg.value);
   if (!blob.ok()) co_return blob.status();
-  if (!IsRemoteKey(bucket)) {
-    co_return Status::InvalidArgument("blob-download: expecting remote bucket (have " + BucketCname(bucket) + ")");
-  }
   const std::string name = msg.name;
   if (Status st = ValidateObjectName(name); !st.ok()) co_return st;
   auto local = ctx.store.Head(bucket, name);
@@ -646,66 +690,6 @@ Task<Handled> StartBlobDownload(ServerContext& ctx, Exchange& ex, const std::str
     return Status::OK();
   });
   co_return co_await ex.Reply(http::status::ok, {}, id, "text/plain");
-}
-
-// POST /v1/objects/<bucket>: actions on objects named in the message (promote, blob-download).
-Task<Handled> PostBucketObjects(ServerContext& ctx, Exchange& ex, const std::string& bucket, const ActionMsg* msg) {
-  if (msg->action == "promote") {
-    if (IsRemoteKey(bucket)) co_return Status::NotSupported("promote: not yet supported for remote buckets");
-    co_return co_await Promote(ctx, ex, bucket, *msg);
-  }
-  if (msg->action == "blob-download") co_return co_await StartBlobDownload(ctx, ex, bucket, *msg);
-  co_return Status::InvalidArgument("invalid action \"" + msg->action + "\"");
-}
-
-}  // namespace
-
-Task<Handled> HandleObjects(ServerContext& ctx, Exchange& ex, const Route& route) {
-  // A POST's action decides its permission: it is read (and checked) before the bucket is
-  // resolved, which may ask a remote backend and add the bucket.
-  std::optional<ActionMsg> msg;
-  if (ex.method() == http::verb::post) {
-    auto m = co_await ReadActionMsg(ctx, ex);
-    if (!m.ok()) co_return m.status();
-    msg = std::move(*m);
-  }
-  auto key = co_await ResolveBucket(ctx, ex, route.bucket);
-  if (!key.ok()) co_return key.status();
-  const std::string& bucket = *key;
-  const std::string& name = route.object;
-  if (name.empty() && msg) co_return co_await PostBucketObjects(ctx, ex, bucket, &*msg);
-  Status valid = ValidateObjectName(name, ex.is_head());
-  if (!valid.ok()) co_return valid;
-  const bool remote = IsRemoteKey(bucket);
-  switch (ex.method()) {
-    case http::verb::get:
-      if (!remote && IEquals(ex.header("Ais-Blob-Download"), "true")) {
-        co_return Status::InvalidArgument("blob-downloader is not supported for local buckets: " + BucketCname(bucket));
-      }
-      if (remote) {
-        const Result<ObjectMeta> local = ctx.store.Head(bucket, name);
-        if (local.status().IsNotFound() && StreamsCold(ex)) co_return co_await StreamColdGet(ctx, ex, bucket, name);
-        if (Status st = co_await EnsureCached(ctx, ex, bucket, name, &local); !st.ok()) co_return st;
-      }
-      co_return co_await GetObject(ctx, ex, bucket, name);
-    case http::verb::head: co_return co_await HeadObject(ctx, ex, bucket, name);
-    case http::verb::put: co_return co_await PutObject(ctx, ex, bucket, name);
-    case http::verb::post: co_return co_await PostObject(ctx, ex, bucket, name, &*msg);
-    case http::verb::delete_:
-      if (remote && ex.query("uploadId").value_or("").empty()) {
-        Status st = co_await DeleteThrough(ctx, bucket, name);
-        if (!st.ok()) co_return st;
-        co_return co_await ex.Reply(http::status::ok);
-      }
-      co_return co_await DeleteObject(ctx, ex, bucket, name);
-    case http::verb::patch:
-      // On a remote bucket as AIS 5.0 does it (target httpobjpatch: lom.SetCustomKey, then
-      // lom.Persist): the cached copy's in-cluster metadata only, never the backend's; an object
-      // that is not cached is a 404. A later fetch of a changed remote object replaces it.
-      co_return co_await PatchObject(ctx, ex, bucket, name);
-    default:
-      co_return Status::MethodNotAllowed("invalid method " + std::string(ex.method_string()));
-  }
 }
 
 }  // namespace ais

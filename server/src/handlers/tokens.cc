@@ -9,8 +9,9 @@
 #include <nlohmann/json.hpp>
 
 #include "auth/authorizer.h"
-#include "handlers/access.h"
-#include "handlers/context.h"
+#include "handlers/handlers.h"
+#include "service/access.h"
+#include "service/context.h"
 #include "util/clock.h"
 #include "util/json_fields.h"
 #include "util/log_ring.h"
@@ -23,6 +24,10 @@ int64_t NowSeconds() { return NowNs() / 1000000000; }
 
 // Tokens in one revocation (AuthN sends at most 256): each may cost a signature check.
 constexpr size_t kMaxRevokedPerRequest = 1024;
+
+bool HasToken(const Exchange& ex) {
+  return !ex.header("Authorization").empty() || !ex.header("X-Amz-Security-Token").empty();
+}
 
 // AuthN's registration check: the key in its ServerConf against ours.
 Status CheckServerConf(ServerContext& ctx, const nlohmann::json& body) {
@@ -38,51 +43,45 @@ Status CheckServerConf(ServerContext& ctx, const nlohmann::json& body) {
 
 }  // namespace
 
-Task<Handled> HandleTokens(ServerContext& ctx, Exchange& ex, const Route& route) {
-  if (!route.bucket.empty()) co_return Status::NotFound("invalid URL path \"" + std::string(ex.raw_path()) + "\"");
-  if (ex.method() != http::verb::post && ex.method() != http::verb::delete_) {  // before the 501: the route has no such method
-    co_return Status::MethodNotAllowed("invalid method " + std::string(ex.method_string()));
-  }
+Task<Handled> ValidateToken(ServerContext& ctx, Exchange& ex, const ApiCall&) {
   if (!ctx.auth) co_return Status::NotSupported("access control is not configured on this server");
-  const bool has_token = !ex.header("Authorization").empty() || !ex.header("X-Amz-Security-Token").empty();
-  if (ex.method() == http::verb::post) {
-    auto body = co_await ReadJsonBody(ex);
-    if (!body.ok()) co_return body.status();
-    if (has_token) {
-      auto claims = Authenticate(ctx, ex);
-      if (!claims.ok()) co_return claims.status();
-    } else if (Status st = CheckServerConf(ctx, *body); !st.ok()) {
-      co_return st;
-    }
-    co_return co_await ex.Reply(http::status::ok);
+  auto body = co_await ReadJsonBody(ex);
+  if (!body.ok()) co_return body.status();
+  if (HasToken(ex)) {
+    auto claims = Authenticate(ctx, ex);
+    if (!claims.ok()) co_return claims.status();
+  } else if (Status st = CheckServerConf(ctx, *body); !st.ok()) {
+    co_return st;
   }
-  if (ex.method() == http::verb::delete_) {
-    auto body = co_await ReadJsonBody(ex);
-    if (!body.ok()) co_return body.status();
-    std::vector<std::string> tokens;
-    std::string version;
-    JsonFields f(*body, "");
-    f.StrList("tokens", &tokens).Str("version", &version);
-    if (Status st = f.Finish(); !st.ok()) co_return st;
-    if (tokens.size() > kMaxRevokedPerRequest) {
-      co_return Status::InvalidArgument("too many tokens to revoke in one request (" + std::to_string(tokens.size()) +
-                                        ", at most " + std::to_string(kMaxRevokedPerRequest) + ")");
-    }
-    bool admin = false;
-    if (has_token) {
-      auto claims = Authenticate(ctx, ex);
-      if (claims.ok()) admin = auth::CheckPermissions(**claims, ctx.cluster_uuid, nullptr, auth::kAdmin).ok();
-      else if (ctx.auth->required()) co_return claims.status();
-    }
-    std::vector<std::string> revoke;
-    for (auto& t : tokens) {
-      if (admin || ctx.auth->Verify(t, NowSeconds()).ok()) revoke.push_back(std::move(t));
-    }
-    ctx.auth->Revoke(revoke);
-    LogInfo("revoked " + std::to_string(revoke.size()) + " token(s) of " + std::to_string(tokens.size()) + " listed");
-    co_return co_await ex.Reply(http::status::ok);
+  co_return co_await ex.Reply(http::status::ok);
+}
+
+Task<Handled> RevokeTokens(ServerContext& ctx, Exchange& ex, const ApiCall&) {
+  if (!ctx.auth) co_return Status::NotSupported("access control is not configured on this server");
+  auto body = co_await ReadJsonBody(ex);
+  if (!body.ok()) co_return body.status();
+  std::vector<std::string> tokens;
+  std::string version;
+  JsonFields f(*body, "");
+  f.StrList("tokens", &tokens).Str("version", &version);
+  if (Status st = f.Finish(); !st.ok()) co_return st;
+  if (tokens.size() > kMaxRevokedPerRequest) {
+    co_return Status::InvalidArgument("too many tokens to revoke in one request (" + std::to_string(tokens.size()) +
+                                      ", at most " + std::to_string(kMaxRevokedPerRequest) + ")");
   }
-  co_return Status::MethodNotAllowed("invalid method " + std::string(ex.method_string()));
+  bool admin = false;
+  if (HasToken(ex)) {
+    auto claims = Authenticate(ctx, ex);
+    if (claims.ok()) admin = auth::CheckPermissions(**claims, ctx.cluster_uuid, nullptr, auth::kAdmin).ok();
+    else if (ctx.auth->required()) co_return claims.status();
+  }
+  std::vector<std::string> revoke;
+  for (auto& t : tokens) {
+    if (admin || ctx.auth->Verify(t, NowSeconds()).ok()) revoke.push_back(std::move(t));
+  }
+  ctx.auth->Revoke(revoke);
+  LogInfo("revoked " + std::to_string(revoke.size()) + " token(s) of " + std::to_string(tokens.size()) + " listed");
+  co_return co_await ex.Reply(http::status::ok);
 }
 
 }  // namespace ais

@@ -20,7 +20,7 @@
 #include "http/asio.h"
 #include "http/handled.h"
 #include "http/stream.h"
-#include "store/store.h"
+#include "util/file_segment.h"
 #include "util/status.h"
 
 namespace ais {

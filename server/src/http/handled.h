@@ -2,7 +2,7 @@
 //
 // A handler either replies itself (every Exchange reply call yields a Replied, and nothing else
 // can make one), or returns the error Status and the router replies with it (Dispatch in
-// handlers/router.cc). A reply that has begun to stream is ended by its StreamReply, whose End
+// router/router.cc). A reply that has begun to stream is ended by its StreamReply, whose End
 // yields a Replied: past a streamed reply's first byte, no Status reaches the error path.
 #pragma once
 

@@ -3,7 +3,7 @@
 // object is evicted or found stale. Writes and deletes go to the backend first, then to the
 // store, so the local copy never claims what the remote does not hold.
 //
-// Every call here blocks on the network: handlers run them on pool() (handlers/offload.h), never
+// Every call here blocks on the network: handlers run them on pool() (service/offload.h), never
 // on an I/O thread. Thread-safe.
 #pragma once
 

@@ -2,7 +2,7 @@
 
 #include <memory>
 
-#include "api/moss_request.h"  // DecodeBase64, EncodeBase64
+#include "util/base64.h"
 #include "s3/aws_chunked.h"
 #include "util/strings.h"
 

@@ -2,7 +2,7 @@
 // Get/PutBucketVersioning, DeleteObjects.
 #include <set>
 
-#include "handlers/remote.h"
+#include "service/remote.h"
 #include "s3/object_attrs.h"
 #include "s3/request.h"
 #include "s3/xml.h"

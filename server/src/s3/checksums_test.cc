@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "api/moss_request.h"
+#include "util/base64.h"
 
 namespace ais::s3 {
 namespace {

@@ -1,8 +1,8 @@
 // ListObjects V1 and V2 (one handler): pages of the store's ordered listing (Store::List), keys
 // grouped into CommonPrefixes by s3/list_params.h, max-keys honoured with IsTruncated and the
 // V2 NextContinuationToken / V1 NextMarker.
-#include "handlers/offload.h"
-#include "handlers/remote.h"
+#include "service/offload.h"
+#include "service/remote.h"
 #include "s3/list_params.h"
 #include "s3/object_attrs.h"
 #include "s3/request.h"

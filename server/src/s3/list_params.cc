@@ -1,6 +1,6 @@
 #include "s3/list_params.h"
 
-#include "api/moss_request.h"  // DecodeBase64, EncodeBase64
+#include "util/base64.h"
 #include "util/strings.h"
 
 namespace ais::s3 {

@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <memory>
 
-#include "handlers/object_read.h"
-#include "handlers/offload.h"
-#include "handlers/remote.h"
+#include "service/object_read.h"
+#include "service/offload.h"
+#include "service/remote.h"
 #include "s3/body.h"
 #include "s3/object_attrs.h"
 #include "s3/request.h"

@@ -4,7 +4,7 @@
 #include <cctype>
 #include <ctime>
 
-#include "api/moss_request.h"  // DecodeBase64, EncodeBase64
+#include "util/base64.h"
 #include "api/object_list.h"
 #include "s3/checksums.h"
 #include "util/strings.h"

@@ -1,8 +1,8 @@
 // S3 object operations: GetObject, HeadObject, PutObject, CopyObject, DeleteObject.
-// Bytes leave through the AIS GET's path (handlers/object_read.h, then Exchange::ReplyFile:
-// sendfile); remote (s3://) buckets go through the cache tier's steps (handlers/remote.h).
-#include "handlers/object_read.h"
-#include "handlers/remote.h"
+// Bytes leave through the AIS GET's path (service/object_read.h, then Exchange::ReplyFile:
+// sendfile); remote (s3://) buckets go through the cache tier's steps (service/remote.h).
+#include "service/object_read.h"
+#include "service/remote.h"
 #include "s3/body.h"
 #include "s3/object_attrs.h"
 #include "s3/request.h"

@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include "handlers/context.h"
+#include "service/context.h"
 #include "s3/errors.h"
 #include "s3/sigv4.h"
 

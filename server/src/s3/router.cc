@@ -5,7 +5,7 @@
 #include "api/features.h"
 #include "auth/access.h"
 #include "auth/authorizer.h"
-#include "handlers/access.h"
+#include "service/access.h"
 #include "s3/request.h"
 #include "s3/s3.h"
 #include "s3/xml.h"
@@ -52,7 +52,7 @@ Status ResolveByName(Request& r) {
   return Status::OK();
 }
 
-// Access control (handlers/access.h) with AIS's bits per S3 operation. S3 clients carry the AIS
+// Access control (service/access.h) with AIS's bits per S3 operation. S3 clients carry the AIS
 // token as their session token (X-Amz-Security-Token, header or presigned-URL parameter) since
 // their Authorization header is their SigV4 signature; a Bearer Authorization works too. With
 // tokens not required, SigV4 signatures and presigned parameters are accepted unchecked, as AIS

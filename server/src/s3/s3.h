@@ -7,7 +7,7 @@
 #include <optional>
 #include <string_view>
 
-#include "handlers/context.h"
+#include "service/context.h"
 
 namespace ais::s3 {
 

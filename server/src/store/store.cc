@@ -1455,27 +1455,6 @@ Status PartWriter::Commit(std::string tag) {
 // ---------------------------------------------------------------------------------------------
 // Reading object bytes
 
-Status ReadSegments(const std::vector<FileSegment>& segments, char* out) {
-  for (const auto& s : segments) {
-    AIS_RETURN_IF_ERROR(PreadAll(s.fd, out, s.len, s.offset));
-    out += s.len;
-  }
-  return Status::OK();
-}
-
-Status StreamSegments(const std::vector<FileSegment>& segments, std::span<char> buf,
-                      const std::function<Status(const char*, size_t)>& fn) {
-  for (const auto& s : segments) {
-    for (uint64_t off = 0; off < s.len;) {
-      size_t n = static_cast<size_t>(std::min<uint64_t>(buf.size(), s.len - off));
-      AIS_RETURN_IF_ERROR(PreadAll(s.fd, buf.data(), n, s.offset + off));
-      AIS_RETURN_IF_ERROR(fn(buf.data(), n));
-      off += n;
-    }
-  }
-  return Status::OK();
-}
-
 Result<std::shared_ptr<const ObjectHandle>> Store::OpenShared(Result<ObjectHandle> first,
                                                               const std::function<Result<ObjectHandle>()>& reopen) {
   auto h = OpenReading(std::move(first), reopen, [](ObjectHandle& o) { return o.OpenAll(); });

@@ -32,6 +32,7 @@
 #include "store/object_meta.h"
 #include "util/checksum.h"
 #include "util/file.h"
+#include "util/file_segment.h"
 #include "util/status.h"
 
 namespace ais {
@@ -60,13 +61,6 @@ struct PutOptions {
   // Rechunk: force the layout (0 = monolithic) and keep version/atime/checksum/custom of `expect`.
   std::optional<uint64_t> force_chunk_size;
   std::optional<ObjectMeta> expect;
-};
-
-// A run of bytes of an open file.
-struct FileSegment {
-  int fd;
-  uint64_t offset;
-  uint64_t len;
 };
 
 class Store;
@@ -158,14 +152,6 @@ class PartWriter {
   UniqueFd fd_;
   bool done_ = false;
 };
-
-// Reads the segments, in order, into `out` (their total length). The one pread loop over
-// segments: every read of object bytes into memory goes through it or StreamSegments.
-Status ReadSegments(const std::vector<FileSegment>& segments, char* out);
-// Reads the segments in order through `buf`, passing each piece (at most buf.size() bytes) to
-// `fn`; stops at the first error. REQUIRES: !buf.empty().
-Status StreamSegments(const std::vector<FileSegment>& segments, std::span<char> buf,
-                      const std::function<Status(const char*, size_t)>& fn);
 
 // A committed object opened for reading: the one way to read an object's bytes. Its fds stay
 // valid even if the object is overwritten or deleted meanwhile, so a handle reads one consistent

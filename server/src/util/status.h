@@ -1,6 +1,6 @@
 // Status: the one error type of the server. Returned, never thrown.
 // The code is the error's kind: the router maps it to an HTTP status and AIS error JSON in one
-// place (Dispatch in handlers/router.cc, through Exchange::ReplyError). Nothing decides anything
+// place (Dispatch in router/router.cc, through Exchange::ReplyError). Nothing decides anything
 // from the message text, which is for people.
 #pragma once
 

@@ -1,12 +1,12 @@
 // The handlers' side of remote buckets: which bucket a request names, and the cache tier's calls
 // a request makes on its way (cold GET, HEAD and listing of what is not cached, write-through),
-// each run off the I/O thread (handlers/offload.h).
+// each run off the I/O thread (service/offload.h).
 #pragma once
 
 #include <string>
 
 #include "api/object_list.h"
-#include "handlers/context.h"
+#include "service/context.h"
 #include "remote/cache_tier.h"
 #include "remote/s3_client.h"
 

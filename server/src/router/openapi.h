@@ -1,4 +1,4 @@
-// The OpenAPI 3.0.3 document of the REST API, printed from the route table (api/routes.h): one
+// The OpenAPI 3.0.3 document of the REST API, printed from the route table (router/routes.h): one
 // operation per row, its parameters, bodies, replies, the error documents (AIS error JSON under
 // /v1, S3 XML under /s3) and the permission bits it needs (`x-ais-access`). Served at
 // `GET /openapi.yaml`, printed by `aistore-server --print-openapi`, kept as docs/openapi.yaml.
@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace ais::api {
+namespace ais::router {
 
 nlohmann::json OpenApiDocument();
 
@@ -21,4 +21,4 @@ std::string ToYaml(const nlohmann::json& doc);
 // The document as ToYaml prints it (computed once).
 const std::string& OpenApiYaml();
 
-}  // namespace ais::api
+}  // namespace ais::router

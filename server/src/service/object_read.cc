@@ -1,4 +1,4 @@
-#include "handlers/object_read.h"
+#include "service/object_read.h"
 
 #include "api/byte_range.h"
 

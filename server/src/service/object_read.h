@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "handlers/context.h"
+#include "service/context.h"
 
 namespace ais {
 

@@ -1,14 +1,12 @@
-// Access control of the AIS API: the permission bits each request needs (AIS checks them per
-// handler; here they are one table, ../shared/spec/auth.md §7) and the check against the
-// request's token.
+// Access control: the check of a request's token (and of a bucket's own `access` property)
+// against the permission bits it needs (../shared/spec/auth.md §7).
 //
-// Two steps, so that nothing is served unchecked: the router checks every request by its method
-// and path (RouteAccess) before any handler runs; a request whose bits depend on its action
-// message is checked again, with the action's bits, by ReadActionMsg as soon as the message is
-// decoded (ActionAccess). GetBatch checks each bucket it reads (handlers/batch.cc); a request
-// that writes into another bucket than its URL names (a copy, move or archive to `bck_to` or
-// `to_bck`, an object copy to `object_to`, an S3 copy's source) checks that bucket too, in its
-// handler, before it acts (AuthorizeBucket, AuthorizeDestination).
+// The bits come from the route table (router/routes.cc): the router checks every request with
+// its row's bits before any handler runs, and, where the bits depend on the action message, with
+// the action's bits as soon as the message is decoded. GetBatch checks each bucket it reads
+// (handlers/batch.cc); a request that writes into another bucket than its URL names (a copy,
+// move or archive to `bck_to` or `to_bck`, an object copy to `object_to`, an S3 copy's source)
+// checks that bucket too, in its handler, before it acts (AuthorizeBucket, AuthorizeDestination).
 #pragma once
 
 #include <memory>
@@ -24,19 +22,6 @@
 namespace ais {
 
 struct ServerContext;
-
-struct RouteAccess {
-  bool open = false;          // no token needed (/v1/health, /v1/tokens: checked by their handler)
-  auth::AccessAttrs bits = 0; // needed before the handler runs (0 with by_action: a valid token)
-  bool on_bucket = false;     // bits apply to the route's bucket, else to the cluster
-  bool by_action = false;     // the action message (or, for GetBatch, each bucket) adds its bits
-};
-
-RouteAccess RequiredAccess(const Route& route, const Exchange& ex);
-// The bits of `action` (an ActionMsg's "action", "" when none) on this route; unknown actions
-// need ADMIN (their handler then refuses them anyway).
-auth::AccessAttrs ActionAccess(const Route& route, const Exchange& ex, std::string_view action,
-                               const nlohmann::json& value);
 
 // The claims of the request's bearer token: the Authorization header, else X-Amz-Security-Token
 // (header, or, on the S3 API only, the parameter of a presigned URL). REQUIRES: ctx.auth.

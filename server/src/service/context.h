@@ -1,4 +1,4 @@
-// What every handler may use: the store, the job registry, the inventory catalog, GetBatch's
+// What every handler (AIS API and S3 alike) may use: the store, the job registry, the inventory catalog, GetBatch's
 // shared state and this node's identity. Owned by main; outlives every request.
 #pragma once
 
@@ -40,7 +40,7 @@ struct ServerContext {
   // Cluster feature bits (api/features.h): --s3-api-via-root at startup, set-config at run time.
   std::atomic<uint64_t> features{0};
   std::function<uint64_t()> open_connections = nullptr;  // the HTTP server's count (GET /metrics)
-  auth::Authorizer* auth = nullptr;  // access control (handlers/access.h); null: none (tests)
+  auth::Authorizer* auth = nullptr;  // access control (service/access.h); null: none (tests)
   AccessLog* access_log = nullptr;   // --access-log (metrics/access_log.h); null: off
   TlsOptions tls;  // HTTPS: the files, shown in the cluster config's net.http
   // S3 access key id -> secret (--s3-credentials): set, S3 requests need a valid SigV4
@@ -50,25 +50,8 @@ struct ServerContext {
 
 // Reads a JSON body within the limits (DefaultJsonLimits: size, depth); an empty body is {}.
 Task<Result<nlohmann::json>> ReadJsonBody(Exchange& ex);
-// Reads and decodes an ActionMsg body; an empty body is an empty action. With tokens required,
-// also checks the token grants what the action needs (handlers/access.h).
-Task<Result<ActionMsg>> ReadActionMsg(ServerContext& ctx, Exchange& ex);
-// Validates the provider/namespace query: only the global-namespace `ais` provider is served here
-// (a malformed one is a 400; a valid one this server does not serve, a 501).
-Status CheckProvider(const Exchange& ex);
+// Validates the namespace query: only the global namespace is served here (a malformed one is a
+// 400; a valid one this server does not serve, a 501).
 Status CheckNamespace(const Exchange& ex);
-
-Task<Handled> HandleHealth(ServerContext& ctx, Exchange& ex);
-// /v1/tokens: POST "does this cluster accept my token (or AuthN's key)?", DELETE revocation.
-Task<Handled> HandleTokens(ServerContext& ctx, Exchange& ex, const Route& route);
-Task<Handled> HandleCluster(ServerContext& ctx, Exchange& ex, const Route& route);
-// /v1/download, /v1/sort: the (empty) job lists of features this server does not have.
-Task<Handled> HandleJobLists(ServerContext& ctx, Exchange& ex, const Route& route);
-Task<Handled> HandleBuckets(ServerContext& ctx, Exchange& ex, const Route& route);
-Task<Handled> HandleObjects(ServerContext& ctx, Exchange& ex, const Route& route);
-// /v1/ml/moss: GetBatch (handlers/batch.cc).
-Task<Handled> HandleMl(ServerContext& ctx, Exchange& ex, const Route& route);
-// Entry point: routes one exchange, and replies with the error of a handler that returned one.
-Task<void> Dispatch(ServerContext& ctx, Exchange& ex);
 
 }  // namespace ais

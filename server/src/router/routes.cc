@@ -1,6 +1,8 @@
-#include "api/routes.h"
+#include "router/routes.h"
 
-namespace ais::api {
+#include "handlers/handlers.h"
+
+namespace ais::router {
 
 using namespace auth;  // the permission bits
 
@@ -20,6 +22,9 @@ namespace {
 
 using M = Method;
 
+// The error of an unknown `what` on a node, as AIS's target words it.
+constexpr std::string_view kUnknownNodeQuery = "invalid '/v1/daemon' request: unrecognized 'what={}' query";
+
 // Parameters several rows share.
 const Param kProvider{"provider", "string", "bucket provider: `ais` (default) or `aws` (also `s3`) for a remote S3 bucket"};
 const Param kNamespace{"namespace", "string", "bucket namespace (`@uuid#name` or `#name`); only the default one is served"};
@@ -37,9 +42,65 @@ const Param kS3Token{"X-Amz-Security-Token", "string",
 
 // Action-message bodies of the cluster and node: PUT /v1/cluster, PUT /v1/daemon.
 std::vector<Action> ClusterActions() {
-  return {{"set-config", kAdmin, "set the cluster config's run-time keys: features, auth.client_auth_required, log.level"},
-          {"start", kAdmin, "start a job by kind (value: xact.ArgsMsg {Kind, Bck, ...}); replies the job ID"},
-          {"stop", kAdmin, "abort the jobs the value selects (ID, Kind, Bck)"}};
+  return {{"set-config", kAdmin, "set the cluster config's run-time keys: features, auth.client_auth_required, log.level",
+           LocalOnly(SetConfig)},
+          {"start", kAdmin, "start a job by kind (value: xact.ArgsMsg {Kind, Bck, ...}); replies the job ID",
+           LocalOnly(StartJobByKind)},
+          {"stop", kAdmin, "abort the jobs the value selects (ID, Kind, Bck)", LocalOnly(StopJobs)}};
+}
+
+std::vector<Action> MountpathActions() {
+  return {{"enable-mp", kAdmin, "enable a mountpath", LocalOnly(EnableMountpath)},
+          {"disable-mp", kAdmin, "disable a mountpath", LocalOnly(DisableMountpath)},
+          {"attach-mp", kAdmin, "not supported (501)", LocalOnly(AttachDetachMountpath)},
+          {"detach-mp", kAdmin, "not supported (501)", LocalOnly(AttachDetachMountpath)}};
+}
+
+// The job queries of GET /v1/cluster and /v1/daemon (body: xact.QueryMsg).
+std::vector<WhatValue> JobQueries() {
+  return {{"status", "one job's status (by ID or kind)", JobQuery},
+          {"status_all", "the status of every job the query selects", JobQuery},
+          {"qryxstats", "job snapshots (xact.SnapsMsg) per target", JobQuery},
+          {"running_all", "running jobs as kind[ID]", JobQuery}};
+}
+
+// GET /v1/daemon?what=: a node's queries, answered by the face asked (the target's for
+// /v1/daemon, by Ais-Node-Id for /v1/reverse/daemon).
+std::vector<WhatValue> NodeQueries() {
+  std::vector<WhatValue> w = {
+      {"smap", "the cluster map", QuerySmap},
+      {"bmd", "the bucket metadata", QueryBmd},
+      {"config", "the node's config", QueryNodeConfig},
+      {"snode", "the node's address and ID", QuerySnode},
+      {"node_status", "status, stats, capacity, system info", QueryNodeStatus},
+      {"node_stats", "stats and capacity", QueryNodeStats},
+      {"metrics", "the metric names and kinds", QueryMetricNames},
+      {"sysinfo", "memory and CPU", QuerySysinfo},
+      {"log", "the log (severity=, all=true: a .tar.gz)", QueryLog},
+      {"software_version", "the AIS version this server speaks", QuerySoftwareVersion},
+      {"tls_certificate", "the TLS certificate (404 over plain HTTP)", QueryTlsCertificate},
+      {"mountpaths", "the target's mountpaths: available, disabled", QueryNodeMountpaths},
+      {"disk", "the target's disks and their rates", QueryDisks},
+      {"remote", "remote AIS clusters the target knows (none)", QueryNodeRemote}};
+  for (WhatValue& j : JobQueries()) w.push_back(j);
+  return w;
+}
+
+// Bucket props that set where a remote bucket's data comes from and as whom (`extra.aws.endpoint`,
+// `extra.aws.profile`): cluster-level settings in AIS (a bucket owner who could set them would
+// point everyone's reads at an address of their choice), so ADMIN.
+AccessAttrs BackendSourceBits(const nlohmann::json& props) {
+  if (!props.is_object()) return 0;
+  auto extra = props.find("extra");
+  if (extra == props.end() || !extra->is_object()) return 0;
+  auto aws = extra->find("aws");
+  const bool names = aws != extra->end() && aws->is_object() && (aws->contains("endpoint") || aws->contains("profile"));
+  return names ? kAdmin : 0;
+}
+
+// set-bprops: changing a bucket's `access` is an ACL change; and the backend source's bits.
+AccessAttrs BucketPropsBits(const nlohmann::json& props) {
+  return BackendSourceBits(props) | (props.is_object() && props.contains("access") ? kBckSetAcl : 0);
 }
 
 std::vector<RouteSpec> Build() {
@@ -54,26 +115,22 @@ std::vector<RouteSpec> Build() {
                .open = true, .response_type = "application/yaml", .response_schema = "OpenApiDocument"});
   // ---- health, tokens ----------------------------------------------------------------------
   t.push_back({.method = M::kGet, .path = "/v1/health", .area = "health", .summary = "liveness and readiness",
-               .open = true,
+               .serve = LocalOnly(GetHealth), .open = true,
                .response_headers = {{"Ais-Node-Uptime", "integer", "nanoseconds since the server started"},
                                     {"Ais-Cluster-Uptime", "integer", "nanoseconds since the cluster started"}}});
   t.push_back({.method = M::kHead, .path = "/v1/health", .area = "health", .summary = "liveness (headers only)",
-               .open = true});
+               .serve = LocalOnly(GetHealth), .open = true});
   t.push_back({.method = M::kPost, .path = "/v1/tokens", .area = "tokens",
                .summary = "AuthN: validate this cluster's registration (or, with a token, the token)",
-               .open = true, .headers = {kAisToken}, .request_type = "application/json",
+               .serve = LocalOnly(ValidateToken), .open = true, .headers = {kAisToken}, .request_type = "application/json",
                .request_schema = "AuthnServerConf"});
   t.push_back({.method = M::kDelete, .path = "/v1/tokens", .area = "tokens", .summary = "AuthN: revoke tokens",
-               .open = true, .headers = {kAisToken}, .request_type = "application/json",
+               .serve = LocalOnly(RevokeTokens), .open = true, .headers = {kAisToken}, .request_type = "application/json",
                .request_schema = "TokenList"});
   // ---- daemon (this node), reverse (a node by ID), cluster ---------------------------------
   t.push_back({.method = M::kGet, .path = "/v1/daemon", .area = "daemon", .summary = "query this node",
-               .bits = kShowCluster,
-               .query = {{"what", "string",
-                          "smap, bmd, config, snode, node_status, node_stats, metrics, sysinfo, log, "
-                          "software_version, tls_certificate, mountpaths, disk, remote; job queries: status, "
-                          "status_all, qryxstats, running_all",
-                          true},
+               .what = NodeQueries(), .unknown_what = kUnknownNodeQuery, .bits = kShowCluster,
+               .query = {{"what", "string", "the query (x-ais-what lists its values)", true},
                          {"severity", "string", "what=log: info (default), warning or error"},
                          {"all", "boolean", "what=log: all logs as a tar.gz"}},
                .headers = {kAisToken, kAccept},
@@ -86,43 +143,50 @@ std::vector<RouteSpec> Build() {
   for (M m : {M::kPost, M::kPut, M::kDelete}) {
     t.push_back({.method = m, .path = "/v1/daemon/mountpaths", .area = "daemon",
                  .summary = "enable or disable a mountpath (attach/detach: 501, mountpaths are fixed at startup)",
-                 .bits = kAdmin,
-                 .actions = {{"enable-mp", kAdmin, "enable a mountpath"},
-                             {"disable-mp", kAdmin, "disable a mountpath"},
-                             {"attach-mp", kAdmin, "not supported (501)"},
-                             {"detach-mp", kAdmin, "not supported (501)"}},
+                 .bits = kAdmin, .actions = MountpathActions(),
                  .headers = {kAisToken}, .request_type = "application/json", .request_schema = "ActionMsg"});
   }
   t.push_back({.method = M::kGet, .path = "/v1/reverse/daemon", .area = "reverse",
                .summary = "query a node by ID (the proxy or the target face of this server)",
-               .bits = kShowCluster,
+               .what = NodeQueries(), .unknown_what = kUnknownNodeQuery, .by_node = true, .bits = kShowCluster,
                .query = {{"what", "string", "as GET /v1/daemon", true},
                          {"severity", "string", "what=log: info (default), warning or error"},
                          {"all", "boolean", "what=log: all logs as a tar.gz"}},
                .headers = {kNodeId, kAisToken, kAccept},
                .response_type = "application/json", .response_schema = "AnyJson"});
   t.push_back({.method = M::kPut, .path = "/v1/reverse/daemon", .area = "reverse",
-               .summary = "a node action on a node by ID (as PUT /v1/daemon)", .bits = kAdmin,
+               .summary = "a node action on a node by ID (as PUT /v1/daemon)", .by_node = true, .bits = kAdmin,
                .actions = ClusterActions(), .headers = {kNodeId, kAisToken}, .request_type = "application/json",
                .request_schema = "ActionMsg", .response_type = "text/plain"});
   for (M m : {M::kPost, M::kPut, M::kDelete}) {
     t.push_back({.method = m, .path = "/v1/reverse/daemon/mountpaths", .area = "reverse",
-                 .summary = "a mountpath action on a node by ID (as /v1/daemon/mountpaths)", .bits = kAdmin,
+                 .summary = "a mountpath action on a node by ID (as /v1/daemon/mountpaths)", .by_node = true,
+                 .bits = kAdmin, .actions = MountpathActions(),
                  .headers = {kNodeId, kAisToken}, .request_type = "application/json", .request_schema = "ActionMsg"});
   }
+  std::vector<WhatValue> cluster_queries = {
+      {"cluster_config", "the cluster config", QueryClusterConfig},
+      {"backends", "the cloud backends configured", QueryBackends},
+      {"remote", "remote AIS clusters attached (none)", QueryRemoteClusters},
+      {"smap", "the cluster map", QuerySmap},
+      {"bmd", "the bucket metadata", QueryBmd},
+      {"mountpaths", "every target's mountpaths", QueryClusterMountpaths},
+      {"target_ips", "the targets' addresses", QueryTargetIps},
+      {"node_stats", "every node's stats", QueryClusterNodeStats},
+      {"sysinfo", "every target's memory and CPU", QueryClusterSysinfo},
+      {"node_status", "the target's status", QueryNodeStatus},
+      {"log", "the target's log", QueryLog}};
+  for (WhatValue& j : JobQueries()) cluster_queries.push_back(j);
   t.push_back({.method = M::kGet, .path = "/v1/cluster", .area = "cluster", .summary = "query the cluster",
-               .bits = kShowCluster,
-               .query = {{"what", "string",
-                          "cluster_config, backends, remote, smap, bmd, mountpaths, target_ips, node_stats, sysinfo, "
-                          "node_status, log; job queries (body QueryMsg): status, status_all, qryxstats, running_all",
-                          true}},
+               .what = std::move(cluster_queries), .unknown_what = "unexpected query [what={}]", .bits = kShowCluster,
+               .query = {{"what", "string", "the query (x-ais-what lists its values)", true}},
                .headers = {kAisToken}, .request_type = "application/json", .request_schema = "QueryMsg",
                .response_type = "application/json", .response_schema = "AnyJson"});
   t.push_back({.method = M::kPut, .path = "/v1/cluster", .area = "cluster", .summary = "cluster action",
                .bits = kAdmin, .actions = ClusterActions(), .headers = {kAisToken},
                .request_type = "application/json", .request_schema = "ActionMsg", .response_type = "text/plain"});
   t.push_back({.method = M::kPut, .path = "/v1/cluster/setconfig", .area = "cluster",
-               .summary = "set run-time config keys from the query", .bits = kAdmin,
+               .summary = "set run-time config keys from the query", .serve = LocalOnly(SetConfigByQuery), .bits = kAdmin,
                .query = {{"features", "string", "cluster feature flags: names (comma-separated) or a number"},
                          {"auth.client_auth_required", "boolean", "require tokens (turning it on takes an admin token)"},
                          {"auth.enabled", "boolean", "the pre-5.0 name of auth.client_auth_required"},
@@ -131,14 +195,17 @@ std::vector<RouteSpec> Build() {
   // ---- buckets -------------------------------------------------------------------------------
   t.push_back({.method = M::kGet, .path = "/v1/buckets", .area = "buckets", .summary = "list buckets (or summarize all)",
                .by_action = true,
-               .actions = {{"list", kListBuckets, "list buckets"},
-                           {"summary-bck", kBckHead, "bucket summary (202 + job ID, then 200 + results)"}},
+               .actions = {{"", kListBuckets, "list buckets (no message)", LocalOnly(ListBuckets)},
+                           {"list", kListBuckets, "list buckets", LocalOnly(ListBuckets)},
+                           {"summary-bck", kBckHead, "bucket summary (202 + job ID, then 200 + results)",
+                            LocalOnly(GetBucketSummary)}},
                .unknown_action_bits = kListBuckets,
                .query = {kProvider, kNamespace, kPresence}, .headers = {kAisToken},
                .request_type = "application/json", .request_schema = "ActionMsg",
                .response_type = "application/json", .response_schema = "BucketList"});
   t.push_back({.method = M::kHead, .path = "/v1/buckets/{bucket}", .area = "buckets",
-               .summary = "bucket properties (headers), or a running summary", .bits = kBckHead, .on_bucket = true,
+               .summary = "bucket properties (headers), or a running summary", .serve = Both(HeadBucket),
+               .bits = kBckHead, .on_bucket = true,
                .query = {kProvider, kNamespace, kPresence,
                          {"bsumm_remote", "boolean", "start (or poll, with uuid) a bucket summary"},
                          kJobUuid},
@@ -147,62 +214,72 @@ std::vector<RouteSpec> Build() {
                                     {"Ais-Bucket-Summ", "string", "a summary result (JSON), with bsumm_remote"},
                                     {"Ais-Xaction-Id", "string", "the summary job's ID"}}});
   t.push_back({.method = M::kHead, .path = "/v1/buckets/{bucket}/{prefix}", .area = "buckets",
-               .summary = "summary of the objects under a prefix (with bsumm_remote)", .bits = kBckHead,
+               .summary = "summary of the objects under a prefix (with bsumm_remote)", .serve = Both(HeadBucket),
+               .bits = kBckHead,
                .on_bucket = true,
                .query = {kProvider, {"bsumm_remote", "boolean", "start (or poll, with uuid) a summary", true}, kJobUuid,
                          kPresence},
                .headers = {kAisToken}});
   t.push_back({.method = M::kGet, .path = "/v1/buckets/{bucket}", .area = "buckets",
-               .summary = "list objects (LsoMsg in the action message), summary, inventory", .on_bucket = true,
+               .summary = "list objects (LsoMsg in the action message), summary, inventory", .op = Op::kList,
+               .on_bucket = true,
                .by_action = true,
-               .actions = {{"list", kObjList, "list objects (value: LsoMsg)"},
-                           {"summary-bck", kBckHead, "bucket summary"},
-                           {"show-inventory", kBckHead, "describe the bucket's inventories"}},
+               .actions = {{"", kObjList, "list objects (no message: the defaults)", Both(ListObjects)},
+                           {"list", kObjList, "list objects (value: LsoMsg)", Both(ListObjects)},
+                           {"summary-bck", kBckHead, "bucket summary", Both(GetBucketSummary)},
+                           {"show-inventory", kBckHead, "describe the bucket's inventories", Both(ShowInventory)}},
                .unknown_action_bits = kObjList,
                .query = {kProvider, kNamespace}, .headers = {kAisToken, kAccept, {"Ais-Inv-Name", "string", "inventory name"}},
                .request_type = "application/json", .request_schema = "ActionMsg",
                .response_type = "application/json", .response_schema = "LsoRes"});
   t.push_back({.method = M::kPost, .path = "/v1/buckets/{bucket}", .area = "buckets",
                .summary = "create a bucket; start a bucket job", .on_bucket = true, .by_action = true,
-               .actions = {{"create-bck", kCreateBucket, "create the bucket (value: optional props)"},
-                           {"move-bck", kMoveBucket, "rename to bck_to"},
-                           {"copy-bck", kAccessRW, "copy to bck_to (value: CopyBckMsg)"},
-                           {"copy-listrange", kAccessRW, "copy listed/templated objects"},
-                           {"prefetch-listrange", kAccessRW, "prefetch listed/templated remote objects"},
-                           {"rechunk", kAccessRW, "rewrite objects with new chunk sizes"},
-                           {"create-inventory", kAdmin, "create a bucket inventory (job)"}},
+               .actions = {{.name = "create-bck", .bits = kCreateBucket, .summary = "create the bucket (value: optional props)",
+                            .serve = LocalAndRemote(CreateBucket, CreateRemoteBucket), .resolve = false,
+                            .value_bits = BackendSourceBits},
+                           {.name = "move-bck", .bits = kMoveBucket, .summary = "rename to bck_to",
+                            .serve = LocalAndRemote(StartCopyOrMoveBucket, MoveRemoteBucket), .resolve = false},
+                           {"copy-bck", kAccessRW, "copy to bck_to (value: CopyBckMsg)", Both(StartCopyOrMoveBucket)},
+                           {"copy-listrange", kAccessRW, "copy listed/templated objects", Both(StartListRange)},
+                           {"prefetch-listrange", kAccessRW, "prefetch listed/templated remote objects",
+                            Both(StartListRange)},
+                           {"rechunk", kAccessRW, "rewrite objects with new chunk sizes", LocalOnly(StartRechunk)},
+                           {"create-inventory", kAdmin, "create a bucket inventory (job)", Both(CreateInventory)}},
                .query = {kProvider, kNamespace, {"bck_to", "string", "destination bucket (`ais/@#/name/`)"}},
                .headers = {kAisToken}, .request_type = "application/json", .request_schema = "ActionMsg",
                .response_type = "text/plain"});
   t.push_back({.method = M::kPut, .path = "/v1/buckets/{bucket}", .area = "buckets",
                .summary = "multi-object archive", .on_bucket = true, .by_action = true,
-               .actions = {{"archive", kAccessRW, "archive listed/templated objects into one shard"}},
+               .actions = {{"archive", kAccessRW, "archive listed/templated objects into one shard", Both(StartListRange)}},
                .query = {kProvider, kNamespace}, .headers = {kAisToken},
                .request_type = "application/json", .request_schema = "ActionMsg", .response_type = "text/plain"});
   t.push_back({.method = M::kDelete, .path = "/v1/buckets/{bucket}", .area = "buckets",
                .summary = "destroy a bucket; delete or evict objects; destroy an inventory", .on_bucket = true,
                .by_action = true,
-               .actions = {{"", kDestroyBucket, "no body: destroy the bucket"},
-                           {"destroy-bck", kDestroyBucket, "destroy the bucket"},
-                           {"delete-listrange", kObjDelete, "delete listed/templated objects (job)"},
-                           {"evict-listrange", kObjDelete, "evict listed/templated remote objects (job)"},
-                           {"evict-remote-bck", kObjDelete, "evict a remote bucket's cached objects"},
-                           {"destroy-inventory", kDestroyBucket | kAdmin, "destroy an inventory"}},
+               .actions = {{"", kDestroyBucket, "no body: destroy the bucket", LocalAndRemote(DestroyBucket, DestroyRemoteBucket)},
+                           {"destroy-bck", kDestroyBucket, "destroy the bucket", LocalAndRemote(DestroyBucket, DestroyRemoteBucket)},
+                           {"delete-listrange", kObjDelete, "delete listed/templated objects (job)", Both(StartListRange)},
+                           {"evict-listrange", kObjDelete, "evict listed/templated remote objects (job)",
+                            Both(StartListRange)},
+                           {"evict-remote-bck", kObjDelete, "evict a remote bucket's cached objects",
+                            RemoteOnly(EvictRemoteBucket)},
+                           {"destroy-inventory", kDestroyBucket | kAdmin, "destroy an inventory", Both(DestroyInventory)}},
                .query = {kProvider, kNamespace, {"keep_bck_md", "boolean", "evict: keep the bucket's metadata"}},
                .headers = {kAisToken}, .request_type = "application/json", .request_schema = "ActionMsg"});
   t.push_back({.method = M::kPatch, .path = "/v1/buckets/{bucket}", .area = "buckets", .summary = "set bucket properties",
                .description = "set-bprops with an `access` value also needs BCK-SET-ACL.", .on_bucket = true,
                .by_action = true,
-               .actions = {{"set-bprops", kPatch, "set properties (value: partial props)"},
-                           {"reset-bprops", kPatch, "reset properties to the defaults"}},
+               .actions = {{.name = "set-bprops", .bits = kPatch, .summary = "set properties (value: partial props)",
+                            .serve = Both(SetBucketProps), .value_bits = BucketPropsBits},
+                           {"reset-bprops", kPatch, "reset properties to the defaults", Both(ResetBucketProps)}},
                .unknown_action_bits = kPatch, .query = {kProvider, kNamespace}, .headers = {kAisToken},
                .request_type = "application/json", .request_schema = "ActionMsg"});
   // ---- objects -------------------------------------------------------------------------------
   const Param blob_chunk{"Ais-Blob-Chunk", "string", "blob download: chunk size"};
   const Param blob_workers{"Ais-Blob-Workers", "integer", "blob download: parallel range readers"};
   t.push_back({.method = M::kGet, .path = "/v1/objects/{bucket}/{object}", .area = "objects",
-               .summary = "read an object (or a range, or a file in an archived object)", .bits = kGet,
-               .on_bucket = true,
+               .summary = "read an object (or a range, or a file in an archived object)",
+               .serve = LocalAndRemote(GetObject, GetRemoteObject), .op = Op::kGet, .bits = kGet, .on_bucket = true,
                .query = {kProvider, kNamespace,
                          {"archpath", "string", "a file inside the object (a tar/tgz/zip/tar.lz4 shard)"},
                          {"archregx", "string", "files matching (with archmode)"},
@@ -218,7 +295,8 @@ std::vector<RouteSpec> Build() {
                                     {"Ais-Version", "string", "object version"},
                                     {"Ais-Atime", "string", "access time (ns)"}}});
   t.push_back({.method = M::kHead, .path = "/v1/objects/{bucket}/{object}", .area = "objects",
-               .summary = "object properties (headers)", .bits = kObjHead, .on_bucket = true,
+               .summary = "object properties (headers)", .serve = Both(HeadObject), .op = Op::kHead, .bits = kObjHead,
+               .on_bucket = true,
                .query = {kProvider, kNamespace, kPresence,
                          {"props", "string", "properties to return (comma-separated; v2 HEAD)"},
                          {"latest-ver", "boolean", "remote: check the remote version"}},
@@ -232,7 +310,8 @@ std::vector<RouteSpec> Build() {
                                     {"Ais-Chunks-Count", "integer", "number of chunks (chunked objects)"}}});
   t.push_back({.method = M::kPut, .path = "/v1/objects/{bucket}/{object}", .area = "objects",
                .summary = "write an object; append; copy (object_to); a multipart part; add to a shard",
-               .bits = kPut, .on_bucket = true, .bits_query = "append_type", .bits_query_bits = kAppend,
+               .serve = Both(PutObject), .op = Op::kPut, .bits = kPut, .on_bucket = true, .bits_query = "append_type",
+               .bits_query_bits = kAppend, .bits_query_op = Op::kAppend,
                .query = {kProvider, kNamespace,
                          {"append_type", "string", "append or flush (APPEND permission)"},
                          {"append_handle", "string", "the handle a previous append returned"},
@@ -247,48 +326,55 @@ std::vector<RouteSpec> Build() {
                            {"Ais-Pine", "integer", "shard append: 0 new, 1 append, 2 append or put"}},
                .request_type = "application/octet-stream"});
   t.push_back({.method = M::kDelete, .path = "/v1/objects/{bucket}/{object}", .area = "objects",
-               .summary = "delete an object (or abort a multipart upload)", .bits = kObjDelete, .on_bucket = true,
+               .summary = "delete an object (or abort a multipart upload)",
+               .serve = LocalAndRemote(DeleteObject, DeleteRemoteObject), .op = Op::kDelete, .bits = kObjDelete,
+               .on_bucket = true,
                .query = {kProvider, kNamespace, {"uploadId", "string", "abort this multipart upload"}},
                .headers = {kAisToken}});
   t.push_back({.method = M::kPost, .path = "/v1/objects/{bucket}/{object}", .area = "objects",
                .summary = "rename; multipart upload (start, complete, abort); lock check", .on_bucket = true,
                .by_action = true,
-               .actions = {{"rename-obj", kObjMove, "rename to `name`"},
-                           {"mpt-upload", kAccessRW, "start a multipart upload; replies the upload ID"},
-                           {"mpt-complete", kAccessRW, "complete a multipart upload (value: parts)"},
-                           {"mpt-abort", kAccessRW, "abort a multipart upload"},
-                           {"check-lock", kObjHead, "whether the object is locked"}},
+               .actions = {{"rename-obj", kObjMove, "rename to `name`", LocalOnly(RenameObject)},
+                           {"mpt-upload", kAccessRW, "start a multipart upload; replies the upload ID",
+                            Both(StartMultipartUpload)},
+                           {"mpt-complete", kAccessRW, "complete a multipart upload (value: parts)",
+                            Both(CompleteMultipartUpload)},
+                           {"mpt-abort", kAccessRW, "abort a multipart upload", Both(AbortMultipartUpload)},
+                           {"check-lock", kObjHead, "whether the object is locked", Both(CheckObjectLock)}},
                .query = {kProvider, kNamespace, {"uploadId", "string", "the multipart upload (mpt-complete)"}},
                .headers = {kAisToken}, .request_type = "application/json", .request_schema = "ActionMsg",
                .response_type = "text/plain"});
   t.push_back({.method = M::kPatch, .path = "/v1/objects/{bucket}/{object}", .area = "objects",
                .summary = "set custom metadata", .on_bucket = true, .by_action = true,
+               .actions = {{"", kObjUpdate, "set custom metadata (value: {key: value})", Both(SetObjectCustomProps)}},
                .unknown_action_bits = kObjUpdate,
                .query = {kProvider, kNamespace, {"set-new-custom", "boolean", "replace (not merge) custom metadata"},
                          {"uploadId", "string", "of a multipart upload in progress"}},
                .headers = {kAisToken}, .request_type = "application/json", .request_schema = "ActionMsg"});
   t.push_back({.method = M::kPost, .path = "/v1/objects/{bucket}", .area = "objects",
                .summary = "promote files; start a blob download", .on_bucket = true, .by_action = true,
-               .actions = {{"promote", kPromote, "promote a file or directory under --promote-root"},
-                           {"blob-download", kAccessRW, "download a remote object in parallel ranges (job)"}},
+               .actions = {{"promote", kPromote, "promote a file or directory under --promote-root", LocalOnly(Promote)},
+                           {"blob-download", kAccessRW, "download a remote object in parallel ranges (job)",
+                            RemoteOnly(StartBlobDownload)}},
                .query = {kProvider, kNamespace}, .headers = {kAisToken},
                .request_type = "application/json", .request_schema = "ActionMsg", .response_type = "text/plain"});
   // ---- GetBatch ------------------------------------------------------------------------------
   for (std::string_view path : {std::string_view("/v1/ml/moss"), std::string_view("/v1/ml/moss/{bucket}")}) {
     t.push_back({.method = M::kGet, .path = path, .area = "ml",
                  .summary = "GetBatch: many objects (or archived files) in one ordered archive or multipart reply",
-                 .description = "Each bucket named is checked for GET.", .by_action = true,
+                 .description = "Each bucket named is checked for GET.", .serve = LocalOnly(GetBatch),
+                 .op = Op::kGetBatch, .by_action = true,
                  .query = {kProvider, {"coloc", "integer", "colocation hint (0, 1, 2)"}}, .headers = {kAisToken},
                  .request_type = "application/json", .request_schema = "MossReq",
                  .response_type = "application/octet-stream"});
   }
   // ---- job lists this server has none of ----------------------------------------------------
   t.push_back({.method = M::kGet, .path = "/v1/download", .area = "download",
-               .summary = "downloader jobs (none run here: [])", .bits = kShowCluster,
+               .summary = "downloader jobs (none run here: [])", .serve = LocalOnly(ListDownloadJobs), .bits = kShowCluster,
                .headers = {kAisToken}, .request_type = "application/json", .request_schema = "AnyJson",
                .response_type = "application/json", .response_schema = "AnyJson"});
   t.push_back({.method = M::kGet, .path = "/v1/sort", .area = "sort", .summary = "dSort jobs (none run here: [])",
-               .bits = kShowCluster,
+               .serve = LocalOnly(ListSortJobs), .bits = kShowCluster,
                .query = {kJobUuid, {"id", "string", "job ID"}, {"only_active", "boolean", "running only"},
                          {"regex", "string", "filter by description"}},
                .headers = {kAisToken}, .response_type = "application/json", .response_schema = "AnyJson"});
@@ -389,6 +475,7 @@ struct Shape {
   bool seg2 = false;
   std::string_view seg2_literal;  // empty: a parameter
   bool seg3 = false;
+  std::string_view seg3_literal;  // empty: a parameter (taking the rest)
 };
 
 Shape ShapeOf(std::string_view path) {
@@ -403,6 +490,7 @@ Shape ShapeOf(std::string_view path) {
   std::string_view seg2 = rest.substr(0, s2);
   if (!seg2.starts_with('{')) s.seg2_literal = seg2;
   s.seg3 = s2 != std::string_view::npos;
+  if (s.seg3 && !rest.substr(s2 + 1).starts_with('{')) s.seg3_literal = rest.substr(s2 + 1);
   return s;
 }
 
@@ -432,9 +520,31 @@ const RouteSpec* FindRoute(Method method, const Route& route) {
     if (s.seg2 != !route.bucket.empty()) continue;
     if (s.seg2 && !s.seg2_literal.empty() && s.seg2_literal != route.bucket) continue;
     if (s.seg3 != !route.object.empty()) continue;
+    if (s.seg3 && !s.seg3_literal.empty() && s.seg3_literal != route.object) continue;
     return &r;
   }
   return nullptr;
+}
+
+const Action* FindAction(const RouteSpec& spec, std::string_view name) {
+  for (const Action& a : spec.actions) {
+    if (a.name == name) return &a;
+  }
+  return nullptr;
+}
+
+const WhatValue* FindWhat(const RouteSpec& spec, std::string_view name) {
+  for (const WhatValue& w : spec.what) {
+    if (w.name == name) return &w;
+  }
+  return nullptr;
+}
+
+std::string UnknownWhatMessage(const RouteSpec& spec, std::string_view what) {
+  std::string out(spec.unknown_what);
+  const size_t at = out.find("{}");
+  if (at != std::string::npos) out.replace(at, 2, what.substr(0, 64));
+  return out;
 }
 
 AccessAttrs ActionBits(const RouteSpec& spec, std::string_view action) {
@@ -444,4 +554,4 @@ AccessAttrs ActionBits(const RouteSpec& spec, std::string_view action) {
   return spec.unknown_action_bits;
 }
 
-}  // namespace ais::api
+}  // namespace ais::router

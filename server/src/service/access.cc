@@ -1,81 +1,14 @@
-#include "handlers/access.h"
-
-#include <nlohmann/json.hpp>
+#include "service/access.h"
 
 #include "api/moss_request.h"  // NormalizeProvider
-#include "api/routes.h"
 #include "auth/authorizer.h"
-#include "handlers/context.h"
+#include "service/context.h"
 #include "store/bck.h"
 #include "util/clock.h"
 
 namespace ais {
 
 using namespace auth;  // the permission bits
-
-namespace {
-
-api::Method MethodOf(http::verb m) {
-  switch (m) {
-    case http::verb::head: return api::Method::kHead;
-    case http::verb::put: return api::Method::kPut;
-    case http::verb::post: return api::Method::kPost;
-    case http::verb::delete_: return api::Method::kDelete;
-    case http::verb::patch: return api::Method::kPatch;
-    default: return api::Method::kGet;  // GET, and methods no row has (FindRoute then matches GET rows only)
-  }
-}
-
-// The route table's row of this request, nullptr if none (or a method no row can have).
-const api::RouteSpec* RowOf(const Route& route, const Exchange& ex) {
-  const http::verb m = ex.method();
-  if (m != http::verb::get && m != http::verb::head && m != http::verb::put && m != http::verb::post &&
-      m != http::verb::delete_ && m != http::verb::patch) {
-    return nullptr;
-  }
-  return api::FindRoute(MethodOf(m), route);
-}
-
-// Bucket props that set `extra.aws.endpoint` or `extra.aws.profile`.
-bool NamesBackendSource(const nlohmann::json& props) {
-  auto extra = props.find("extra");
-  if (extra == props.end() || !extra->is_object()) return false;
-  auto aws = extra->find("aws");
-  return aws != extra->end() && aws->is_object() && (aws->contains("endpoint") || aws->contains("profile"));
-}
-
-}  // namespace
-
-// The bits are the route table's (api/routes.cc); what it has no row for is served by no handler
-// (they answer 400/404/405), and is checked as a cluster-level call: SHOW-CLUSTER to read,
-// ADMIN for anything else, so that a gap in the table can never open a route.
-RouteAccess RequiredAccess(const Route& route, const Exchange& ex) {
-  if (const api::RouteSpec* row = RowOf(route, ex)) {
-    if (row->open) return {.open = true};
-    AccessAttrs bits = row->bits;
-    // Present and non-empty, as the handler tells (an empty `append_type=` is a plain PUT).
-    if (!row->bits_query.empty() && !ex.query(row->bits_query).value_or("").empty()) bits = row->bits_query_bits;
-    return {.bits = bits, .on_bucket = row->on_bucket, .by_action = row->by_action};
-  }
-  if (route.area == "health" || route.area == "tokens") return {.open = true};  // their handlers refuse the rest
-  const bool read = ex.method() == http::verb::get || ex.method() == http::verb::head;
-  return {.bits = read ? kShowCluster : kAdmin};
-}
-
-AccessAttrs ActionAccess(const Route& route, const Exchange& ex, std::string_view action,
-                         const nlohmann::json& value) {
-  const api::RouteSpec* row = RowOf(route, ex);
-  if (!row) return kAdmin;
-  AccessAttrs bits = row->actions.empty() && !row->by_action && row->bits ? row->bits : api::ActionBits(*row, action);
-  if (route.area == "buckets" && value.is_object() && (action == "set-bprops" || action == "create-bck")) {
-    // Changing a bucket's `access` is an ACL change.
-    if (action == "set-bprops" && value.contains("access")) bits |= kBckSetAcl;
-    // Where a remote bucket's data comes from and as whom are cluster-level settings in AIS: a
-    // bucket owner who could set them would point everyone's reads at an address of their choice.
-    if (NamesBackendSource(value)) bits |= kAdmin;
-  }
-  return bits;
-}
 
 std::string AmzSecurityToken(const Exchange& ex) {
   std::string amz(ex.header("X-Amz-Security-Token"));

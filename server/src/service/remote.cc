@@ -1,10 +1,10 @@
-#include "handlers/remote.h"
+#include "service/remote.h"
 
 #include <algorithm>
 #include <map>
 
 #include "api/moss_request.h"
-#include "handlers/offload.h"
+#include "service/offload.h"
 #include "remote/cache_tier.h"
 #include "store/bck.h"
 #include "store/names.h"

@@ -1,0 +1,29 @@
+// A run of bytes of an open file: what an object read is sliced into (store/) and what a reply
+// sends with sendfile (http/).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "util/status.h"
+
+namespace ais {
+
+struct FileSegment {
+  int fd;
+  uint64_t offset;
+  uint64_t len;
+};
+
+// Reads the segments, in order, into `out` (their total length). The one pread loop over
+// segments: every read of object bytes into memory goes through it or StreamSegments.
+Status ReadSegments(const std::vector<FileSegment>& segments, char* out);
+// Reads the segments in order through `buf`, passing each piece (at most buf.size() bytes) to
+// `fn`; stops at the first error. REQUIRES: !buf.empty().
+Status StreamSegments(const std::vector<FileSegment>& segments, std::span<char> buf,
+                      const std::function<Status(const char*, size_t)>& fn);
+
+}  // namespace ais
