@@ -29,10 +29,10 @@ constexpr int kSliceMs = 100;
 // How long Recv keeps retrying a drained socket, in the middle of a reply, before it sleeps in
 // poll(). A receiver that sleeps between the segments of a reply must be woken for each one by
 // whoever delivers it (on loopback, the sending process; on a VM an inter-processor interrupt
-// and an exit each time). Measured on 2 vCPUs, one 1 GiB stream from our server: the server's
-// CPU per byte fell by a third and the stream ran 1.4x faster with a 50 us spin. A connection
-// stops spinning while its replies' gaps prove longer (a sender busy producing them), so the
-// spin costs little where it does not pay. AIS_RECV_SPIN_US overrides it (0: never spin).
+// and an exit each time); a short spin spares the sender those wake-ups (figures in
+// docs/parallel-download.md, "What bounds it"). A connection stops spinning while its replies'
+// gaps prove longer (a sender busy producing them), so the spin costs little where it does not
+// pay. AIS_RECV_SPIN_US overrides it (0: never spin).
 Clock::duration RecvSpin() {
   static const Clock::duration spin = [] {
     long us = 50;

@@ -102,8 +102,8 @@ class HttpConnection {
   // user space. To this machine (a loopback peer: the embedded server) read into a small buffer
   // and sent from there, which is faster: the receiving server copies each segment out of the
   // socket, and after a sendfile those are the file's page-cache pages, cold in the CPU caches,
-  // where a buffered send hands it bytes just written, still in them (a 1 GiB PUT on tmpfs:
-  // 1.55 GB/s with sendfile, 1.9-2.0 buffered; docs/benchmarks-i23.md).
+  // where a buffered send hands it bytes just written, still in them (figures in
+  // docs/benchmarks-i23.md, "A file PUT to a server on this machine").
   void SendFile(int in_fd, uint64_t offset, uint64_t length, error_code& ec);
 
  private:

@@ -6,8 +6,9 @@ array, a file's scratch page) with the one copy the kernel has to make. Threads 
 pickling, no process pool and no named shared memory, so they also work inside DataLoader
 workers (daemonic processes may not start children). Each worker holds one keep-alive
 connection from the client's pool for all its ranges. Over plain HTTP the GETs go through the
-native client (~10 us of CPU each, against ~300 us through `requests`: a 2 GiB object streamed
-in 8 MiB ranges is 256 of them); what it cannot take goes through `requests`.
+native client, whose per-request CPU is a small fraction of `requests`' (an object streamed in
+8 MiB ranges is hundreds of requests; figures in docs/parallel-download.md); what it cannot take
+goes through `requests`.
 
 Contract of one `RangeEngine` run:
 - ranges are claimed in order; each is read with an exact-length check (206 with the asked
@@ -52,9 +53,9 @@ logger = logging.getLogger(__name__)
 
 Range = tuple[int, int]  # [start, end)
 
-# Bytes read between two looks at the cancel flag (~1 ms at loopback speed); also the size of
-# the `bytes` a stream yields (glibc recycles blocks of that size instead of mapping fresh pages
-# for each, as it does above 32 MiB).
+# Bytes read between two looks at the cancel flag (a cancelled worker stops within one piece);
+# also the size of the `bytes` a stream yields (below glibc's 32 MiB mmap threshold, so freed
+# blocks of that size are recycled instead of mapped fresh).
 PIECE_SIZE = 4 << 20
 # How long cancellation waits for body readers to let go of the destination (their replies
 # are aborted, so they do at once); after that the memory is not reused while they hold it.

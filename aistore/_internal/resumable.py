@@ -1,10 +1,14 @@
-"""A byte stream that survives broken connections: `ResumableStream`.
+"""A byte stream that survives broken connections: `ResumableStream`, the one resume policy.
 
 The stream reopens its source after a transport error or a clean EOF that comes before the
 source's announced end. It reopens at the delivered position when the server can serve that
 offset (`can_get_at_offset`), else from the start, and then drops the bytes the caller
 already holds. A 200 reply to a ranged request means the server ignored the range: the
 source then reports `start == 0` and the replayed prefix is dropped the same way.
+
+Both of the SDK's resuming readers are this stream: `ObjectFileReader` fills buffers from it,
+and `aistore.sdk.obj.obj_file.stream.ResumableStream` (the official chunk iterator) reads it a
+chunk at a time through `ChunkIterSource`.
 """
 
 from __future__ import annotations
@@ -48,7 +52,9 @@ class ByteSource(Protocol):
     start: int
     expected_end: int | None
 
-    def read(self, size: int) -> bytes: ...
+    def read(self, size: int) -> bytes:
+        """At least one and at most `size` bytes; b"" only at the end."""
+        ...
 
     def readinto(self, buf: memoryview) -> int: ...
 
@@ -89,6 +95,16 @@ class ResumableStream:
     def path(self) -> str:
         """What is being read."""
         return self._path
+
+    @property
+    def delivered_position(self) -> int:
+        """Bytes delivered to the caller since the start (or the last `restart`)."""
+        return self._delivered
+
+    @property
+    def resumes(self) -> int:
+        """Reopenings since the start (or the last `restart`)."""
+        return self._resumes
 
     def remaining(self) -> int | None:
         """Bytes left before the announced end, opening a source if needed; None if unknown."""
@@ -135,7 +151,8 @@ class ResumableStream:
                 return n
 
     def read(self, size: int) -> bytes:
-        """Up to `size` next bytes (fewer only at the end); b"" at the end.
+        """The next bytes, at most `size`: as many as the source gives in one read (a body
+        gives `size` unless it ends, a `ChunkIterSource` at most one chunk); b"" at the end.
 
         Raises:
             ObjectFileReaderMaxResumeError: more than `max_resume` reopenings were needed.
@@ -203,7 +220,8 @@ class ChunkIterSource:
     """A `ByteSource` over a chunk generator and the bounds object it fills when started.
 
     The generator is started at construction so that `start` and `expected_end` are known,
-    as `ResumableStream` needs them before the first byte is consumed.
+    as `ResumableStream` needs them before the first byte is consumed. `read` never joins
+    chunks: it returns (part of) the current one, a whole `bytes` chunk without a copy.
     """
 
     def __init__(self, chunks: Iterator[bytes], bounds: Any) -> None:
@@ -237,10 +255,13 @@ class ChunkIterSource:
         return filled
 
     def read(self, size: int) -> bytes:
-        buf = bytearray(size)
-        n = self.readinto(memoryview(buf))
-        del buf[n:]
-        return bytes(buf)
+        piece = self._next_piece()
+        n = min(len(piece), size)
+        self._pending = piece[n:]
+        whole = piece.obj
+        if isinstance(whole, bytes) and n == len(whole):
+            return whole
+        return piece[:n].tobytes()
 
     def close(self) -> None:
         close = getattr(self._chunks, "close", None)

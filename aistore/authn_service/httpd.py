@@ -33,6 +33,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any, NamedTuple
 from urllib.parse import quote, unquote, urlsplit
@@ -163,44 +164,58 @@ def _users(svc: AuthNService, req: Request, items: list[str]) -> Reply:
     raise _not_allowed("DELETE", "GET", "POST", "PUT")
 
 
-def _roles(svc: AuthNService, req: Request, items: list[str]) -> Reply:
-    if req.method not in ("GET", "POST", "PUT", "DELETE"):
-        raise _not_allowed("DELETE", "GET", "POST", "PUT")
-    svc.require_admin(svc.authenticate(req.authorization))  # reads too (AIS: none)
-    if req.method == "GET":
-        _expect(items, 0, 1)
-        return Reply(200, svc.get_role(items[0]) if items else svc.list_roles())
-    if req.method == "POST":
-        _expect(items, 0, 0)
-        svc.add_role(decode(req.body, Role))
-    elif req.method == "PUT":
-        _expect(items, 1, 1)
-        svc.update_role(items[0], decode(req.body, Role))
-    else:
-        _expect(items, 1, 1)
-        svc.delete_role(items[0])
-    return Reply(200)
+@dataclass(frozen=True)
+class _AdminCollection:
+    """The handler of a collection only an admin may read or change: GET lists it or, with a
+    name, gets one; POST adds a `doc` body; PUT updates the named one with it; DELETE removes
+    the named one."""
+
+    doc: type[Any]  # the wire type of POST and PUT bodies
+    list_all: Callable[[AuthNService], Any]
+    get: Callable[[AuthNService, str], Any]
+    add: Callable[[AuthNService, Any], None]
+    update: Callable[[AuthNService, str, Any], None]
+    delete: Callable[[AuthNService, str], None]
+    delete_unnamed: str = ""  # the 400's message for a DELETE without a name, if not the usual
+
+    def __call__(self, svc: AuthNService, req: Request, items: list[str]) -> Reply:
+        if req.method not in ("GET", "POST", "PUT", "DELETE"):
+            raise _not_allowed("DELETE", "GET", "POST", "PUT")
+        svc.require_admin(svc.authenticate(req.authorization))  # reads too (AIS: none)
+        if req.method == "GET":
+            _expect(items, 0, 1)
+            return Reply(200, self.get(svc, items[0]) if items else self.list_all(svc))
+        if req.method == "POST":
+            _expect(items, 0, 0)
+            self.add(svc, decode(req.body, self.doc))
+        elif req.method == "PUT":
+            _expect(items, 1, 1)
+            self.update(svc, items[0], decode(req.body, self.doc))
+        else:
+            if not items and self.delete_unnamed:
+                raise ServiceError(400, self.delete_unnamed)
+            _expect(items, 1, 1)
+            self.delete(svc, items[0])
+        return Reply(200)
 
 
-def _clusters(svc: AuthNService, req: Request, items: list[str]) -> Reply:
-    if req.method not in ("GET", "POST", "PUT", "DELETE"):
-        raise _not_allowed("DELETE", "GET", "POST", "PUT")
-    svc.require_admin(svc.authenticate(req.authorization))  # reads too (AIS: none)
-    if req.method == "GET":
-        _expect(items, 0, 1)
-        return Reply(200, svc.get_cluster(items[0]) if items else svc.list_clusters())
-    if req.method == "POST":
-        _expect(items, 0, 0)
-        svc.register_cluster(decode(req.body, CluACL))
-    elif req.method == "PUT":
-        _expect(items, 1, 1)
-        svc.update_cluster(items[0], decode(req.body, CluACL))
-    else:
-        if not items:
-            raise ServiceError(400, "cluster name or ID not defined")
-        _expect(items, 1, 1)
-        svc.delete_cluster(items[0])
-    return Reply(200)
+_roles = _AdminCollection(
+    Role,
+    AuthNService.list_roles,
+    AuthNService.get_role,
+    AuthNService.add_role,
+    AuthNService.update_role,
+    AuthNService.delete_role,
+)
+_clusters = _AdminCollection(
+    CluACL,
+    AuthNService.list_clusters,
+    AuthNService.get_cluster,
+    AuthNService.register_cluster,
+    AuthNService.update_cluster,
+    AuthNService.delete_cluster,
+    delete_unnamed="cluster name or ID not defined",
+)
 
 
 def _tokens(svc: AuthNService, req: Request, items: list[str]) -> Reply:

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from functools import partial
+from typing import Any, Literal, TypeVar
 from urllib.parse import urlencode, urljoin
 
 import requests
@@ -153,8 +154,8 @@ class RequestClient:
         headers: Mapping[str, Any] | None = None,
         **kwargs: Any,
     ) -> requests.Response:
-        """Send `method` to `<base>/<path>` through `requests` and return the reply if its
-        status is below 400.
+        """Send `method` to `<base>/<path>` and return the reply, as a `requests.Response`, if
+        its status is below 400.
 
         Args:
             method: HTTP method.
@@ -170,42 +171,20 @@ class RequestClient:
             requests.exceptions.RetryError: the status retry policy is spent.
             requests.exceptions.UnrewindableBodyError: a retry cannot rewind a stream body.
         """
-        url = self._url(path, endpoint)
         params = kwargs.pop("params", None)
         body = kwargs.pop("data", None)
         stream = bool(kwargs.pop("stream", False))
         timeout = kwargs.pop("timeout", self.timeout)
         follow = bool(kwargs.pop("allow_redirects", True))
-        target = with_query(url, params)
-        sdk_headers = self._executor.headers(headers)
-
-        # A whole reply with nothing only `requests` does (`json=`, `files=`, a streamed body
-        # left to the caller, redirects kept) goes by the transport `select_transport` picks.
-        any_transport = not stream and follow and not kwargs
-
-        def send_once() -> Reply:
-            if any_transport:
-                return self._executor.send(
-                    method, target, headers, None, body, stream=False, timeout=timeout
-                )
-            transport = self._executor.transport()
-            return transport.send(
-                method,
-                target,
-                sdk_headers,
-                body,
-                stream=stream,
-                timeout=timeout,
-                follow_redirects=follow,
-                **kwargs,
-            )
-
-        def response(reply: Reply) -> requests.Response:
-            return as_response(reply, method.upper(), target)
-
-        return self._result(
-            self._retry_manager.send(method.upper(), target, send_once, response, body)
+        # What only `requests` does (`json=`, `files=`, a streamed body left to the caller,
+        # redirects kept) goes through it; a whole reply, by the transport `select_transport` picks.
+        requests_only = (
+            {**kwargs, "follow_redirects": follow} if stream or not follow or kwargs else None
         )
+        method = method.upper()
+        target = self._target(path, params, endpoint)
+        response = partial(as_response, method=method, url=target)
+        return self._send(method, target, response, headers, body, stream, timeout, requests_only)
 
     def send(
         self,
@@ -231,18 +210,31 @@ class RequestClient:
             aistore.sdk.errors.AISError: (or a subclass) for an error status; never retried.
             requests.exceptions.RetryError: the status retry policy is spent.
         """
-        url = self._url(path, endpoint=None)
         method = method.upper()
-        target = with_query(url, params)
+        target = self._target(path, params, None)
+        return self._send(method, target, read, headers, body, stream, "default", None, retrying)
+
+    def _send(
+        self,
+        method: str,
+        target: str,
+        read: Callable[[Reply], R],
+        headers: Mapping[str, Any] | None,
+        body: Any,
+        stream: bool,
+        timeout: TimeoutArg | Literal["default"],
+        requests_only: Mapping[str, Any] | None,
+        retrying: Retrying | None = None,
+    ) -> R:
+        """The one way requests leave: each attempt by the executor, retried by the retry
+        manager, an error status raised by the response handler once the retries are over."""
 
         def send_once() -> Reply:
-            return self._executor.send(method, target, headers, None, body, stream)
+            return self._executor.send(
+                method, target, headers, body, stream, timeout, requests_only
+            )
 
-        return self._result(
-            self._retry_manager.send(method, target, send_once, read, body, retrying)
-        )
-
-    def _result(self, outcome: R | ErrorReply) -> R:
+        outcome = self._retry_manager.send(method, target, send_once, read, body, retrying)
         if isinstance(outcome, ErrorReply):
             self._response_handler.raise_for_status(
                 outcome.status, outcome.headers, outcome.body, outcome.method, outcome.url
@@ -254,6 +246,7 @@ class RequestClient:
         """Absolute URL of `path` with `params` as query string."""
         return f"{self.base_url}/{path.lstrip('/')}?{urlencode(params)}"
 
-    def _url(self, path: str, endpoint: str | None) -> str:
+    def _target(self, path: str, params: Mapping[str, Any] | None, endpoint: str | None) -> str:
+        """The absolute URL of `path` with `params` as its query: built once per request."""
         base = urljoin(endpoint, "v1") if endpoint else self.base_url
-        return f"{base}/{path.lstrip('/')}"
+        return with_query(f"{base}/{path.lstrip('/')}", params)

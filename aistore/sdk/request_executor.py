@@ -15,7 +15,7 @@ import requests
 
 from aistore._internal.body import Reply
 from aistore._internal.config import TimeoutArg
-from aistore._internal.transport import RequestsTransport, select_transport, with_query
+from aistore._internal.transport import RequestsTransport, select_transport
 from aistore.sdk.const import (
     HEADER_AUTHORIZATION,
     HEADER_CONTENT_TYPE,
@@ -40,7 +40,7 @@ class RequestExecutor:
 
     Example:
         >>> executor = RequestExecutor("http://localhost:8080/v1", SessionManager())
-        >>> reply = executor.send("GET", "http://localhost:8080/v1/daemon", params={"what": "smap"})
+        >>> reply = executor.send("GET", "http://localhost:8080/v1/daemon?what=smap")
 
     Args:
         base_url: endpoint including the API version, e.g. `http://proxy:8080/v1`.
@@ -107,27 +107,33 @@ class RequestExecutor:
         method: str,
         url: str,
         headers: Mapping[str, Any] | None = None,
-        params: Mapping[str, Any] | None = None,
         body: Any = None,
         stream: bool = True,
         timeout: TimeoutArg | Literal["default"] = "default",
+        requests_only: Mapping[str, Any] | None = None,
     ) -> Reply:
-        """One request to an absolute `url` with `params` as its query, by the transport
+        """One request to `url` (absolute, its query included), by the transport
         `select_transport` picks; with `stream` False a 2xx body is read before returning.
         `timeout` replaces the executor's for this request. The caller OWNS the reply.
+
+        Args:
+            requests_only: given (even empty), the request goes through `requests`, with these
+                keyword arguments of `RequestsTransport.send` (`follow_redirects`, `json`...).
 
         Raises:
             requests.RequestException: the request failed below HTTP.
         """
         manager = self._session_manager
         method = method.upper()
-        target = with_query(url, params)
-        transport = select_transport(method, target, body, manager.session, manager.native_client)
         if isinstance(timeout, str):  # "default"
             timeout = self._timeout
-        return transport.send(
-            method, target, self.headers(headers), body, stream=stream, timeout=timeout
-        )
+        headers = self.headers(headers)
+        if requests_only is not None:
+            return RequestsTransport(manager.session).send(
+                method, url, headers, body, stream=stream, timeout=timeout, **requests_only
+            )
+        transport = select_transport(method, url, body, manager.session, manager.native_client)
+        return transport.send(method, url, headers, body, stream=stream, timeout=timeout)
 
     def request(
         self, method: str, path: str, headers: Mapping[str, Any] | None = None, **kwargs: Any
@@ -150,8 +156,3 @@ class RequestExecutor:
         if session.verify is not True:
             kwargs.setdefault("verify", session.verify)
         return session.request(method, url, headers=self.headers(headers), **kwargs)
-
-    def transport(self) -> RequestsTransport:
-        """The `requests` transport of the calling process (for requests that must return a
-        `requests.Response`)."""
-        return RequestsTransport(self._session_manager.session)

@@ -201,9 +201,10 @@ class RetryManager:
 
 
 def _retried(retrying: Retrying, op: Callable[[], R]) -> R:
-    """`retrying(op)`, with the first attempt made outside tenacity, which costs ~8 us per
-    call (a tenth of a small GET). A failure of that attempt is handed to the policy as its
-    own first attempt, so what is retried, how often and how long it waits do not change."""
+    """`retrying(op)`, with the first attempt made outside tenacity, whose cost per call is a
+    visible share of a small GET's (docs/architecture.md, "Measured choices"). A failure of
+    that attempt is handed to the policy as its own first attempt, so what is retried, how
+    often and how long it waits do not change."""
     try:
         return op()
     except Exception as err:  # noqa: BLE001 - the policy decides what to do with it

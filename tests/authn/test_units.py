@@ -7,6 +7,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import jwt
 import pytest
@@ -16,6 +17,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 
 from aistore.authn_service import passwords
 from aistore.authn_service.clusters import ClusterClient
+from aistore.authn_service.httpd import Request, route
 from aistore.authn_service.keys import HMACSigner, KeyFileError, RSAKeyring
 from aistore.authn_service.service import AuthNService, ServiceError, ServiceSettings
 from aistore.authn_service.store import Store
@@ -384,3 +386,37 @@ def test_long_revoked_lists_travel_in_batches(service: AuthNService) -> None:
         assert sorted(len(batch) for batch in cluster.pushes()[2:]) == [44, 256]
     finally:
         cluster.close()
+
+
+def test_roles_and_clusters_share_one_admin_dispatch(service: AuthNService) -> None:
+    """`/v1/roles` and `/v1/clusters`: an admin's GET, POST, PUT and DELETE; anyone else's
+    401; other methods 405; a wrong number of path items 400 (an unnamed cluster DELETE with
+    AIS's own message)."""
+    admin = "Bearer " + service.login("admin", LoginMsg(password="admin-pass"))["token"]
+    service.add_user(User(id="u", password="pw"))
+    user = "Bearer " + service.login("u", LoginMsg(password="pw"))["token"]
+
+    def call(method: str, path: str, auth: str = admin, body: bytes = b"") -> Any:
+        return route(service, Request(method, path, auth, body)).body
+
+    def refused(method: str, path: str, auth: str = admin) -> tuple[int, str]:
+        with pytest.raises(ServiceError) as err:
+            call(method, path, auth)
+        return err.value.status, err.value.message
+
+    call("POST", "/v1/roles", body=b'{"name": "r", "desc": "one"}')
+    call("PUT", "/v1/roles/r", body=b'{"desc": "two"}')
+    assert call("GET", "/v1/roles/r")["desc"] == "two"
+    assert "r" in {role["name"] for role in call("GET", "/v1/roles")}
+    call("DELETE", "/v1/roles/r")
+    assert refused("GET", "/v1/roles/r")[0] == 404
+    assert call("GET", "/v1/clusters") == {"clusters": {}}
+    for collection in ("/v1/roles", "/v1/clusters"):
+        assert refused("GET", collection, user)[0] == 401
+        assert refused("PATCH", collection)[0] == 405
+        assert refused("GET", collection + "/a/b") == (
+            400,
+            "invalid URL path: unexpected number of path items",
+        )
+    assert refused("DELETE", "/v1/roles")[0] == 400
+    assert refused("DELETE", "/v1/clusters") == (400, "cluster name or ID not defined")

@@ -39,3 +39,10 @@ def edit(conn: Connection) -> None:
     conn.send(buf)
     buf.close()
     conn.recv()
+
+
+def hold(conn: Connection) -> None:
+    """Receive a buffer, say so, and keep it mapped until killed."""
+    buf = conn.recv()
+    conn.send(buf.name)
+    conn.recv()

@@ -170,19 +170,50 @@ def test_server_needs_a_transform_and_a_target(monkeypatch: pytest.MonkeyPatch) 
         HTTPMultiThreadedServer()
 
 
-def test_flask_server(server: FakeServer, monkeypatch: pytest.MonkeyPatch) -> None:
-    pytest.importorskip("flask")
-    from aistore.sdk.etl.webserver.flask_server import FlaskServer
+@pytest.mark.parametrize("framework", ["flask", "fastapi"])
+def test_web_framework_servers(
+    framework: str, server: FakeServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Flask and FastAPI servers answer alike: health, push, pull, `etl_args`, and a failing
+    transform as a 500 with its message."""
+    pytest.importorskip(framework)
+    base: type[ETLServer]
+    if framework == "flask":
+        from aistore.sdk.etl.webserver.flask_server import FlaskServer as base
+    else:
+        pytest.importorskip("httpx")  # starlette's test client
+        from aistore.sdk.etl.webserver.fastapi_server import FastAPIServer as base
 
-    class Echo(FlaskServer):
+    class Echo(base):  # type: ignore[valid-type,misc]
         def transform(self, data: bytes | str, path: str, etl_args: str) -> bytes:
             assert isinstance(data, bytes)
-            return path.encode() + b":" + data
+            if etl_args == "fail":
+                raise ValueError("no luck")
+            return path.encode() + b":" + data + etl_args.encode()
 
     monkeypatch.setenv("AIS_TARGET_URL", server.url)
-    app = Echo().app.test_client()
-    assert app.get("/health").data == b"Running"
-    assert app.put("/b/o", data=b"x").data == b"b/o:x"
+    server.route = lambda req: Reply(200, b"pulled")
+    app = Echo().app
+    if framework == "flask":
+        flask_client = app.test_client()
+
+        def call(method: str, url: str, body: bytes = b"") -> tuple[int, bytes]:
+            resp = flask_client.open(url, method=method, data=body)
+            return resp.status_code, resp.data
+    else:
+        from starlette.testclient import TestClient
+
+        fastapi_client = TestClient(app)
+
+        def call(method: str, url: str, body: bytes = b"") -> tuple[int, bytes]:
+            resp = fastapi_client.request(method, url, content=body)
+            return resp.status_code, resp.content
+
+    assert call("GET", "/health") == (200, b"Running")
+    assert call("PUT", "/b/o", b"x") == (200, b"b/o:x")
+    assert call("PUT", "/b/o?etl_args=!", b"x") == (200, b"b/o:x!")
+    assert call("GET", "/b/o") == (200, b"b/o:pulled")
+    assert call("PUT", "/b/o?etl_args=fail", b"x") == (500, b"no luck")
 
 
 def test_fastapi_server_without_fastapi(monkeypatch: pytest.MonkeyPatch) -> None:

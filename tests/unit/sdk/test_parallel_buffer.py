@@ -7,6 +7,8 @@ import gc
 import multiprocessing as mp
 import os
 import pickle
+import re
+import signal
 from collections.abc import Iterator
 from multiprocessing import shared_memory
 from pathlib import Path
@@ -234,17 +236,53 @@ def test_handed_to_another_process_without_copy(method: str) -> None:
     assert shm.pool().idle_bytes == 0  # memory another process saw is never reused
 
 
-def test_a_killed_receiver_leaves_nothing() -> None:
+def _holders(name: str) -> set[int]:
+    """Every process on the machine with a descriptor or mapping of segment `name`."""
+    held = re.compile(re.escape(name) + r"(?![0-9])")  # not "...-4" for "...-40"
+    pids = set()
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/maps") as f:
+                mapped = any(held.search(line) for line in f)
+            fds = os.listdir(f"/proc/{pid}/fd")
+            if mapped or any(held.search(_readlink(f"/proc/{pid}/fd/{fd}")) for fd in fds):
+                pids.add(int(pid))
+        except OSError:  # the process ended meanwhile
+            continue
+    return pids
+
+
+def _readlink(path: str) -> str:
+    try:
+        return os.readlink(path)
+    except OSError:
+        return ""
+
+
+@pytest.mark.parametrize("segment", ["memfd", "posix shm"])
+def test_a_killed_receiver_leaves_nothing(segment: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """SIGKILL a process that holds a received buffer: once the sender closes it too, no
+    process anywhere holds the memory (so the kernel freed it), no name is left in /dev/shm,
+    and the sender did not keep it for reuse."""
+    if segment == "posix shm":
+        monkeypatch.delattr(os, "memfd_create", raising=False)
     ctx = mp.get_context("fork")
     parent, child = ctx.Pipe()
-    proc = ctx.Process(target=children.edit, args=(child,))
+    proc = ctx.Process(target=children.hold, args=(child,))
     proc.start()
     buf = _filled(1 << 20)
+    name = buf.name
     parent.send(buf)
-    _recv(parent)
+    assert _recv(parent) == name
+    assert _holders(name) == {os.getpid(), proc.pid}
     proc.kill()
-    proc.join()
+    proc.join(30)
+    assert proc.exitcode == -signal.SIGKILL
+    assert _holders(name) == {os.getpid()}
     buf.close()
+    assert _holders(name) == set()
+    assert shm.pool().idle_bytes == 0
+    assert not [n for n in os.listdir("/dev/shm") if n.startswith(name)]
 
 
 @pytest.mark.skipif(not hasattr(os, "memfd_create"), reason="memfd is Linux-only")

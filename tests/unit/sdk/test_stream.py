@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 from _fakes import FakeServer
-from test_object_file import DATA, Flaky, _gets
+from test_object_file import DATA, Flaky, _ChunkProvider, _gets
 
 from aistore import Client
+from aistore.sdk.obj.content_iterator import StreamBounds
 from aistore.sdk.obj.obj_file.errors import ObjectFileReaderMaxResumeError
 from aistore.sdk.obj.obj_file.stream import ResumableStream
 
@@ -54,3 +55,24 @@ def test_restart_starts_a_new_pass(server: FakeServer, client: Client) -> None:
     assert stream.delivered_position == 0
     assert b"".join(bytes(c) for c in stream).startswith(first)
     stream.close()
+
+
+def test_chunks_are_the_providers_own() -> None:
+    """Each chunk is one the provider yielded, whole and not copied; after a resume the
+    replayed bytes are dropped and the rest still comes in the provider's chunks."""
+    yielded: list[bytes] = []
+
+    class Recording(_ChunkProvider):
+        def create_iter(self, offset: int = 0, bounds: StreamBounds | None = None):  # type: ignore[no-untyped-def]
+            for chunk in super().create_iter(offset, bounds):
+                yielded.append(chunk)
+                yield chunk
+
+    chunks = list(ResumableStream(Recording(breaks=0), max_resume=0))
+    assert [c.obj for c in chunks] == yielded and all(
+        c.obj is y for c, y in zip(chunks, yielded, strict=True)
+    )
+    provider = _ChunkProvider(breaks=2)
+    stream = ResumableStream(provider, max_resume=2)
+    assert b"".join(stream) == DATA
+    assert stream.resumes == 2 and len(provider.offsets) == 3

@@ -15,12 +15,14 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import importlib
 import io
 import logging
 import os
 import sys
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from types import ModuleType
 from typing import Any, BinaryIO
 from urllib.parse import unquote
 
@@ -30,6 +32,9 @@ from aistore.sdk.const import (
     AIS_AUTHN_TOKEN,
     HEADER_NODE_URL,
     HEADER_PREFIX,
+    QPARAM_ETL_ARGS,
+    QPARAM_ETL_FQN,
+    STATUS_INTERNAL_SERVER_ERROR,
     STATUS_NO_CONTENT,
     STATUS_OK,
 )
@@ -64,10 +69,25 @@ DRAIN_CHUNK_BYTES = 65536
 
 _HEADER_DIRECT_PUT_LENGTH = HEADER_PREFIX + "Direct-Put-Length"
 _TRUE = {"true", "1", "yes", "y", "on"}
+# The liveness probe of every server: GET of this path is answered with this text.
+_HEALTH_PATH = "/health"
+_HEALTH_REPLY = "Running"
 
 
 def _env_flag(name: str) -> bool:
     return os.getenv(name, "").strip().lower() in _TRUE
+
+
+def _require(module: str, user: str, pip: str) -> ModuleType:
+    """The optional dependency `module` that `user` needs, imported.
+
+    Raises:
+        ImportError: not installed; the message says what to `pip install`.
+    """
+    try:
+        return importlib.import_module(module)
+    except ImportError as err:
+        raise ImportError(f"{user} needs {module}: pip install {pip}") from err
 
 
 class ETLServer(ABC):
@@ -217,6 +237,48 @@ class ETLServer(ABC):
             self.client_put(url, out, headers), out
         )
         return status, reply, self.make_direct_put_headers(length)
+
+    def _answer(
+        self, path: str, body: bytes | None, query: Mapping[str, str], node_url: str
+    ) -> tuple[int, bytes, dict[str, str]]:
+        """`process_request` for a server's request: `etl_args` and `etl_fqn` from its query,
+        `node_url` from its `Ais-Node-Url` header. A failure (the transform's, most often) is
+        logged and answered with a 500 carrying its message."""
+        try:
+            return self.process_request(
+                path,
+                body,
+                query.get(QPARAM_ETL_ARGS, ""),
+                fqn=query.get(QPARAM_ETL_FQN, ""),
+                node_url=node_url,
+            )
+        except Exception as err:  # noqa: BLE001 - the failure is the reply
+            self.logger.exception("transform of %s failed", path)
+            return STATUS_INTERNAL_SERVER_ERROR, str(err).encode(), {}
+
+
+class _AppServer(ETLServer):
+    """An ETL server whose requests a web framework's app routes (`self.app`, made by
+    `_make_app`): GET of `_HEALTH_PATH` is the liveness probe, GET (hpull) and PUT (hpush) of
+    any other path go to `_answer`.
+
+    Args:
+        host: address `start()` listens on.
+        port: port `start()` listens on.
+
+    Raises:
+        ImportError: the framework is not installed.
+    """
+
+    def __init__(self, host: str = "0.0.0.0", port: int = 8000) -> None:
+        super().__init__()
+        self.host = host
+        self.port = port
+        self.app: Any = self._make_app()
+
+    @abstractmethod
+    def _make_app(self) -> Any:
+        """The framework's app with the routes above."""
 
 
 class CountingIterator:

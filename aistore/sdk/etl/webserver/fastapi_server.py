@@ -34,10 +34,16 @@ from aistore.sdk.const import STATUS_OK as STATUS_OK
 from aistore.sdk.const import STATUS_SERVICE_UNAVAILABLE as STATUS_SERVICE_UNAVAILABLE
 from aistore.sdk.errors import ETLDirectPutTransientError as ETLDirectPutTransientError
 from aistore.sdk.errors import InvalidPipelineError as InvalidPipelineError
+from aistore.sdk.etl.webserver.base_etl_server import (
+    _HEALTH_PATH,
+    _HEALTH_REPLY,
+    _AppServer,
+    _require,
+)
 from aistore.sdk.etl.webserver.base_etl_server import RETRY_BACKOFF_BASE as RETRY_BACKOFF_BASE
 from aistore.sdk.etl.webserver.base_etl_server import RETRY_BACKOFF_MAX as RETRY_BACKOFF_MAX
 from aistore.sdk.etl.webserver.base_etl_server import CountingIterator as CountingIterator
-from aistore.sdk.etl.webserver.base_etl_server import ETLServer
+from aistore.sdk.etl.webserver.base_etl_server import ETLServer as ETLServer
 from aistore.sdk.etl.webserver.utils import compose_etl_direct_put_url as compose_etl_direct_put_url
 from aistore.sdk.etl.webserver.utils import parse_etl_pipeline as parse_etl_pipeline
 from aistore.sdk.session_manager import resolve_ssl_config as resolve_ssl_config
@@ -53,7 +59,7 @@ HTTP_LIMITS: dict[str, int] = {
 }
 
 
-class FastAPIServer(ETLServer):
+class FastAPIServer(_AppServer):
     """An ETL server as a FastAPI app (`self.app`); subclass it and override `transform`.
 
     Transforms run in FastAPI's thread pool, one request each.
@@ -71,35 +77,28 @@ class FastAPIServer(ETLServer):
         ImportError: fastapi is not installed.
     """
 
-    def __init__(self, host: str = "0.0.0.0", port: int = 8000) -> None:
-        super().__init__()
-        try:
-            import fastapi
-        except ImportError as err:
-            raise ImportError("FastAPIServer needs FastAPI: pip install fastapi uvicorn") from err
-        self.host = host
-        self.port = port
-        self.app: Any = fastapi.FastAPI()
-        self.app.add_api_route("/health", lambda: fastapi.Response("Running"), methods=["GET"])
-        self.app.add_api_route("/{path:path}", self._handle, methods=["GET", "PUT"])
+    def _make_app(self) -> Any:
+        fastapi = _require("fastapi", "FastAPIServer", "fastapi uvicorn")
+        app = fastapi.FastAPI()
+        # Plain Starlette routes, whose handlers take the request itself: FastAPI's parameter
+        # injection goes by annotations, and this module cannot name fastapi's types in them
+        # (fastapi is imported only here). Through injection, `request` was a query parameter.
+        app.add_route(_HEALTH_PATH, lambda _: fastapi.Response(_HEALTH_REPLY), methods=["GET"])
+        app.add_route("/{path:path}", self._handle, methods=["GET", "PUT"])
+        return app
 
-    async def _handle(self, path: str, request: Any) -> Any:
+    async def _handle(self, request: Any) -> Any:
         import fastapi
         from starlette.concurrency import run_in_threadpool
 
         body = await request.body() if request.method == "PUT" else None
-        try:
-            status, out, headers = await run_in_threadpool(
-                self.process_request,
-                path,
-                body,
-                request.query_params.get("etl_args", ""),
-                request.query_params.get("etl_fqn", ""),
-                request.headers.get(HEADER_NODE_URL, ""),
-            )
-        except Exception as err:  # noqa: BLE001 - the transform's failure is the reply
-            self.logger.exception("transform of %s failed", path)
-            return fastapi.Response(str(err), status_code=500)
+        status, out, headers = await run_in_threadpool(
+            self._answer,
+            request.path_params["path"],
+            body,
+            request.query_params,
+            request.headers.get(HEADER_NODE_URL, ""),
+        )
         return fastapi.Response(
             out, status_code=status, headers=headers, media_type=self.get_mime_type()
         )
@@ -110,8 +109,5 @@ class FastAPIServer(ETLServer):
         Raises:
             ImportError: uvicorn is not installed.
         """
-        try:
-            import uvicorn
-        except ImportError as err:
-            raise ImportError("FastAPIServer.start needs uvicorn: pip install uvicorn") from err
+        uvicorn = _require("uvicorn", "FastAPIServer.start", "uvicorn")
         uvicorn.run(self.app, host=self.host, port=self.port, log_level="warning")

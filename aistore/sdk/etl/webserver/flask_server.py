@@ -25,6 +25,12 @@ from aistore.sdk.const import STATUS_OK as STATUS_OK
 from aistore.sdk.const import STATUS_SERVICE_UNAVAILABLE as STATUS_SERVICE_UNAVAILABLE
 from aistore.sdk.errors import ETLDirectPutTransientError as ETLDirectPutTransientError
 from aistore.sdk.errors import InvalidPipelineError as InvalidPipelineError
+from aistore.sdk.etl.webserver.base_etl_server import (
+    _HEALTH_PATH,
+    _HEALTH_REPLY,
+    _AppServer,
+    _require,
+)
 from aistore.sdk.etl.webserver.base_etl_server import DRAIN_CHUNK_BYTES as DRAIN_CHUNK_BYTES
 from aistore.sdk.etl.webserver.base_etl_server import RETRY_BACKOFF_BASE as RETRY_BACKOFF_BASE
 from aistore.sdk.etl.webserver.base_etl_server import RETRY_BACKOFF_MAX as RETRY_BACKOFF_MAX
@@ -32,14 +38,14 @@ from aistore.sdk.etl.webserver.base_etl_server import (
     SYNC_DIRECT_PUT_TRANSIENT_ERRORS as SYNC_DIRECT_PUT_TRANSIENT_ERRORS,
 )
 from aistore.sdk.etl.webserver.base_etl_server import CountingIterator as CountingIterator
-from aistore.sdk.etl.webserver.base_etl_server import ETLServer
+from aistore.sdk.etl.webserver.base_etl_server import ETLServer as ETLServer
 from aistore.sdk.etl.webserver.utils import compose_etl_direct_put_url as compose_etl_direct_put_url
 from aistore.sdk.etl.webserver.utils import parse_etl_pipeline as parse_etl_pipeline
 
 __all__ = ["FlaskServer"]
 
 
-class FlaskServer(ETLServer):
+class FlaskServer(_AppServer):
     """An ETL server as a Flask app (`self.app`); subclass it and override `transform`.
 
     Example:
@@ -55,33 +61,21 @@ class FlaskServer(ETLServer):
         ImportError: flask is not installed.
     """
 
-    def __init__(self, host: str = "0.0.0.0", port: int = 8000) -> None:
-        super().__init__()
-        try:
-            import flask
-        except ImportError as err:
-            raise ImportError("FlaskServer needs Flask: pip install flask") from err
-        self.host = host
-        self.port = port
-        self.app: Any = flask.Flask(type(self).__name__)
-        self.app.add_url_rule("/health", "health", lambda: "Running")
-        self.app.add_url_rule("/<path:path>", "transform", self._handle, methods=["GET", "PUT"])
+    def _make_app(self) -> Any:
+        flask = _require("flask", "FlaskServer", "flask")
+        app = flask.Flask(type(self).__name__)
+        app.add_url_rule(_HEALTH_PATH, "health", lambda: _HEALTH_REPLY)
+        app.add_url_rule("/<path:path>", "transform", self._handle, methods=["GET", "PUT"])
+        return app
 
     def _handle(self, path: str) -> Any:
         import flask
 
         req = flask.request
-        try:
-            status, out, headers = self.process_request(
-                path,
-                req.get_data() if req.method == "PUT" else None,
-                req.args.get("etl_args", ""),
-                fqn=req.args.get("etl_fqn", ""),
-                node_url=req.headers.get(HEADER_NODE_URL, ""),
-            )
-        except Exception as err:  # noqa: BLE001 - the transform's failure is the reply
-            self.logger.exception("transform of %s failed", path)
-            return flask.Response(str(err), status=500)
+        body = req.get_data() if req.method == "PUT" else None
+        status, out, headers = self._answer(
+            path, body, req.args, req.headers.get(HEADER_NODE_URL, "")
+        )
         return flask.Response(out, status=status, headers=headers, mimetype=self.get_mime_type())
 
     def start(self) -> None:

@@ -36,6 +36,7 @@ from aistore.sdk.const import STATUS_OK as STATUS_OK
 from aistore.sdk.const import STATUS_SERVICE_UNAVAILABLE as STATUS_SERVICE_UNAVAILABLE
 from aistore.sdk.errors import ETLDirectPutTransientError as ETLDirectPutTransientError
 from aistore.sdk.errors import InvalidPipelineError as InvalidPipelineError
+from aistore.sdk.etl.webserver.base_etl_server import _HEALTH_PATH, _HEALTH_REPLY, ETLServer
 from aistore.sdk.etl.webserver.base_etl_server import DRAIN_CHUNK_BYTES as DRAIN_CHUNK_BYTES
 from aistore.sdk.etl.webserver.base_etl_server import RETRY_BACKOFF_BASE as RETRY_BACKOFF_BASE
 from aistore.sdk.etl.webserver.base_etl_server import RETRY_BACKOFF_MAX as RETRY_BACKOFF_MAX
@@ -43,13 +44,10 @@ from aistore.sdk.etl.webserver.base_etl_server import (
     SYNC_DIRECT_PUT_TRANSIENT_ERRORS as SYNC_DIRECT_PUT_TRANSIENT_ERRORS,
 )
 from aistore.sdk.etl.webserver.base_etl_server import CountingIterator as CountingIterator
-from aistore.sdk.etl.webserver.base_etl_server import ETLServer
 from aistore.sdk.etl.webserver.utils import compose_etl_direct_put_url as compose_etl_direct_put_url
 from aistore.sdk.etl.webserver.utils import parse_etl_pipeline as parse_etl_pipeline
 
 __all__ = ["HTTPMultiThreadedServer", "ThreadedHTTPServer"]
-
-_HEALTH = "/health"
 
 
 class ThreadedHTTPServer(ThreadingMixIn, HTTPServer):
@@ -87,23 +85,12 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _serve(self, body: bytes | None) -> None:
         url = urlsplit(self.path)
-        if url.path == _HEALTH:
-            self._reply(200, b"Running")
+        if url.path == _HEALTH_PATH:
+            self._reply(STATUS_OK, _HEALTH_REPLY.encode())
             return
         query = {k: v[0] for k, v in parse_qs(url.query).items()}
-        try:
-            status, out, headers = self.server.etl_server.process_request(
-                url.path.lstrip("/"),
-                body,
-                query.get("etl_args", ""),
-                fqn=query.get("etl_fqn", ""),
-                node_url=self.headers.get(HEADER_NODE_URL, ""),
-            )
-        except Exception as err:  # noqa: BLE001 - the transform's failure is the reply
-            self.server.etl_server.logger.exception("transform of %s failed", url.path)
-            self._reply(500, str(err).encode())
-            return
-        self._reply(status, out, headers)
+        node_url = self.headers.get(HEADER_NODE_URL, "")
+        self._reply(*self.server.etl_server._answer(url.path.lstrip("/"), body, query, node_url))
 
     def do_GET(self) -> None:  # noqa: N802 - stdlib's name
         self._serve(None)

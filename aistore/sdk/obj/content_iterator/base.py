@@ -78,5 +78,10 @@ class BaseContentIterProvider(ABC):
     def _open_source(self, offset: int) -> ByteSource:
         """A byte source from `offset` for the file reader; providers that can fill caller
         buffers directly override this."""
-        bounds = StreamBounds()
-        return ChunkIterSource(self.create_iter(offset=offset, bounds=bounds), bounds)
+        return _chunk_source(self, offset)
+
+
+def _chunk_source(provider: BaseContentIterProvider, offset: int) -> ChunkIterSource:
+    """A byte source over `provider.create_iter(offset)`, its chunks as they come."""
+    bounds = StreamBounds()
+    return ChunkIterSource(provider.create_iter(offset=offset, bounds=bounds), bounds)

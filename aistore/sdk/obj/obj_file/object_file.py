@@ -130,7 +130,8 @@ class ObjectFileReader(io.BufferedIOBase):
     def _read_rest(self) -> bytes:
         parts = []
         while True:
-            # With a known length the rest arrives as one object: no join, one copy.
+            # With a known length a body source gives the rest as one object: no join, one
+            # copy (a chunk source gives it a chunk at a time).
             remaining = self._stream.remaining()
             data = self._stream.read(remaining or _UNSIZED_READ)
             if not data:
