@@ -218,8 +218,9 @@ json Operation(const RouteSpec& r) {
   }
   if (!r.s3_operations.empty()) {
     json ops = json::array();
-    for (const S3Operation& o : r.s3_operations) {
-      ops.push_back({{"operation", o.name}, {"selector", o.selector.empty() ? "default" : o.selector},
+    for (const s3::Operation& o : r.s3_operations) {
+      const std::string selector = o.selector.Describe();
+      ops.push_back({{"operation", o.name}, {"selector", selector.empty() ? "default" : selector},
                      {"access", auth::AccessNames(o.bits)}});
     }
     op["x-s3-operations"] = ops;

@@ -44,14 +44,16 @@ router::Method MethodOf(http::verb m) {
   }
 }
 
+// A method some row may have.
+bool IsRestMethod(http::verb m) {
+  return m == http::verb::get || m == http::verb::head || m == http::verb::put || m == http::verb::post ||
+         m == http::verb::delete_ || m == http::verb::patch;
+}
+
 // The route table's row of this request, nullptr if none (or a method no row can have).
 const RouteSpec* RowOf(const Result<Route>& route, const Exchange& ex) {
-  const http::verb m = ex.method();
-  if (!route.ok() || (m != http::verb::get && m != http::verb::head && m != http::verb::put &&
-                      m != http::verb::post && m != http::verb::delete_ && m != http::verb::patch)) {
-    return nullptr;
-  }
-  return router::FindRoute(MethodOf(m), route.value());
+  if (!route.ok() || !IsRestMethod(ex.method())) return nullptr;
+  return router::FindRoute(MethodOf(ex.method()), route.value());
 }
 
 // A request no row matches is served by no handler; it is still checked first, as a
@@ -176,27 +178,25 @@ Task<Handled> Serve(ServerContext& ctx, Exchange& ex, const Route& route, const 
   co_return co_await handler(ctx, ex, call);
 }
 
+// The S3 front end's task for `path`: the table's row of its method and shape, and the
+// operation its selectors pick (*op: its metrics label). Not a coroutine, so the task owns what
+// it needs (GCC 12 mishandles such locals in the dispatcher's own frame).
+Task<void> ServeS3(ServerContext& ctx, Exchange& ex, std::string_view path, Op* op_label) {
+  s3::Target target = s3::ParseTarget(path);
+  const RouteSpec* row = nullptr;
+  if (target.error.ok() && IsRestMethod(ex.method())) {
+    row = router::FindS3Route(MethodOf(ex.method()), !target.bucket_name.empty(), !target.key.empty());
+  }
+  const s3::Operation* op = row ? router::FindS3Operation(*row, ex) : nullptr;
+  if (op) *op_label = op->op;
+  return s3::Serve(ctx, ex, std::move(target), op, row ? row->bits : auth::kAdmin, row ? row->s3_unmatched : "");
+}
+
 // What the metrics count a request as.
 Op Classify(const Exchange& ex, const RouteSpec* row) {
   if (!row) return Op::kOther;
   if (!row->bits_query.empty() && !ex.query(row->bits_query).value_or("").empty()) return row->bits_query_op;
   return row->op;
-}
-
-// The same for an S3 request ("/<bucket>[/<key>]"): object calls by method, a bucket GET a listing.
-Op ClassifyS3(const Exchange& ex, std::string_view path) {
-  const bool has_key = path.size() > 1 && path.find('/', 1) != std::string_view::npos &&
-                       path.find('/', 1) + 1 < path.size();
-  const http::verb m = ex.method();
-  if (!has_key) return m == http::verb::get && path.size() > 1 && !ex.query("uploads") ? Op::kList : Op::kOther;
-  if (ex.query("uploadId") || ex.query("uploads")) return m == http::verb::put ? Op::kPut : Op::kOther;
-  switch (m) {
-    case http::verb::get: return Op::kGet;
-    case http::verb::head: return Op::kHead;
-    case http::verb::delete_: return Op::kDelete;
-    case http::verb::put: return Op::kPut;
-    default: return Op::kOther;
-  }
 }
 
 // GET /metrics (Prometheus): the counters, and gauges read now from the store and the job registry.
@@ -325,8 +325,10 @@ Task<void> Dispatch(ServerContext& ctx, Exchange& ex) {
     }
   }
   if (auto s3_path = s3::S3PathOf(ctx, ex.raw_path())) {  // the S3 front end replies its own way
-    if (metrics.enabled()) counter.emplace(metrics, ex, ClassifyS3(ex, *s3_path), start);
-    co_await s3::Serve(ctx, ex, *s3_path);
+    Op op = Op::kOther;
+    Task<void> serve = ServeS3(ctx, ex, *s3_path, &op);
+    if (metrics.enabled()) counter.emplace(metrics, ex, op, start);
+    co_await std::move(serve);
   } else {
     const Result<Route> route = ParseRoute(ex.raw_path());
     const RouteSpec* row = RowOf(route, ex);

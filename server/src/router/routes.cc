@@ -1,6 +1,7 @@
 #include "router/routes.h"
 
 #include "handlers/handlers.h"
+#include "s3/request.h"
 
 namespace ais::router {
 
@@ -395,32 +396,43 @@ std::vector<RouteSpec> Build() {
                                      {"uploads", "string", "ListMultipartUploads"},
                                      kS3Token};
   t.push_back({.method = M::kGet, .path = "/s3", .area = "s3", .summary = "S3 ListBuckets", .bits = kListBuckets,
-               .query = {kS3Token}, .headers = {s3_auth, s3_sec}, .s3_operations = {{"ListBuckets", "", kListBuckets}},
+               .query = {kS3Token}, .headers = {s3_auth, s3_sec}, .s3_operations = {{.name = "ListBuckets", .bits = kListBuckets, .handler = s3::ListBuckets}},
                .response_type = "application/xml", .response_schema = "S3Xml"});
   t.push_back({.method = M::kGet, .path = "/s3/{bucket}", .area = "s3",
                .summary = "S3 ListObjects (V1/V2), GetBucketLocation, GetBucketVersioning, ListMultipartUploads",
                .bits = kObjList, .on_bucket = true, .query = list_q, .headers = {s3_auth, s3_sec},
-               .s3_operations = {{"ListObjects", "", kObjList},
-                                 {"ListObjectsV2", "?list-type=2", kObjList},
-                                 {"GetBucketLocation", "?location", kBckHead},
-                                 {"GetBucketVersioning", "?versioning", kBckHead},
-                                 {"ListMultipartUploads", "?uploads", kObjList}},
+               .s3_operations = {{.name = "GetBucketLocation", .selector = {.query = "location"}, .bits = kBckHead,
+                                  .handler = s3::GetBucketLocation},
+                                 {.name = "GetBucketVersioning", .selector = {.query = "versioning"}, .bits = kBckHead,
+                                  .handler = s3::GetBucketVersioning},
+                                 {.name = "ListMultipartUploads", .selector = {.query = "uploads"}, .bits = kObjList,
+                                  .handler = s3::ListMultipartUploads},
+                                 {.name = "ListObjectsV2", .selector = {.query = "list-type"}, .bits = kObjList,
+                                  .handler = s3::ListObjects, .op = Op::kList},
+                                 {.name = "ListObjects", .bits = kObjList, .handler = s3::ListObjects, .op = Op::kList}},
                .response_type = "application/xml", .response_schema = "S3Xml"});
   t.push_back({.method = M::kHead, .path = "/s3/{bucket}", .area = "s3", .summary = "S3 HeadBucket", .bits = kBckHead,
-               .on_bucket = true, .headers = {s3_auth, s3_sec}, .s3_operations = {{"HeadBucket", "", kBckHead}}});
+               .on_bucket = true, .headers = {s3_auth, s3_sec}, .s3_operations = {{.name = "HeadBucket", .bits = kBckHead, .handler = s3::HeadBucket}}});
   t.push_back({.method = M::kPut, .path = "/s3/{bucket}", .area = "s3", .summary = "S3 CreateBucket, PutBucketVersioning",
                .bits = kCreateBucket, .on_bucket = true, .query = {{"versioning", "string", "PutBucketVersioning"}},
                .headers = {s3_auth, s3_sec},
-               .s3_operations = {{"CreateBucket", "", kCreateBucket}, {"PutBucketVersioning", "?versioning", kPatch}},
+               .s3_operations = {{.name = "PutBucketVersioning", .selector = {.query = "versioning"}, .bits = kPatch,
+                                  .handler = s3::PutBucketVersioning},
+                                 {.name = "CreateBucket", .bits = kCreateBucket, .handler = s3::CreateBucket,
+                                  .creates_bucket = true}},
                .request_type = "application/xml"});
   t.push_back({.method = M::kDelete, .path = "/s3/{bucket}", .area = "s3", .summary = "S3 DeleteBucket",
                .bits = kDestroyBucket, .on_bucket = true, .headers = {s3_auth, s3_sec},
-               .s3_operations = {{"DeleteBucket", "", kDestroyBucket}, {"DeleteObjects", "?delete", kObjDelete}},
+               .s3_operations = {{.name = "DeleteObjects", .selector = {.query = "delete"}, .bits = kObjDelete,
+                                  .handler = s3::DeleteObjects},
+                                 {.name = "DeleteBucket", .bits = kDestroyBucket, .handler = s3::DeleteBucket}},
                .ok_status = 204});
   t.push_back({.method = M::kPost, .path = "/s3/{bucket}", .area = "s3", .summary = "S3 DeleteObjects (?delete)",
                .bits = kObjDelete, .on_bucket = true, .query = {{"delete", "string", "DeleteObjects", true}},
                .headers = {s3_auth, s3_sec, {"Content-MD5", "string", "MD5 of the body"}},
-               .s3_operations = {{"DeleteObjects", "?delete", kObjDelete}}, .request_type = "application/xml",
+               .s3_operations = {{.name = "DeleteObjects", .selector = {.query = "delete"}, .bits = kObjDelete,
+                                  .handler = s3::DeleteObjects}},
+               .s3_unmatched = "POST on a bucket: expecting ?delete", .request_type = "application/xml",
                .response_type = "application/xml", .response_schema = "S3Xml"});
   const Param upload_id{"uploadId", "string", "multipart upload ID"};
   const Param part_number{"partNumber", "integer", "part number"};
@@ -428,13 +440,15 @@ std::vector<RouteSpec> Build() {
                .bits = kGet, .on_bucket = true, .query = {upload_id, part_number, kS3Token},
                .headers = {s3_auth, s3_sec, {"Range", "string", "bytes=a-b"}, {"If-Match", "string", "ETag"},
                            {"If-None-Match", "string", "ETag"}, {"x-amz-checksum-mode", "string", "ENABLED"}},
-               .s3_operations = {{"GetObject", "", kGet}, {"ListParts", "?uploadId", kObjList}},
+               .s3_operations = {{.name = "ListParts", .selector = {.query = "uploadId"}, .bits = kObjList,
+                                  .handler = s3::ListParts},
+                                 {.name = "GetObject", .bits = kGet, .handler = s3::GetObject, .op = Op::kGet}},
                .response_type = "application/octet-stream",
                .response_headers = {{"ETag", "string", "entity tag"}, {"Last-Modified", "string", "RFC 1123 time"}}});
   t.push_back({.method = M::kHead, .path = "/s3/{bucket}/{key}", .area = "s3", .summary = "S3 HeadObject",
                .bits = kObjHead, .on_bucket = true, .query = {part_number, kS3Token},
                .headers = {s3_auth, s3_sec, {"If-Match", "string", "ETag"}, {"If-None-Match", "string", "ETag"}},
-               .s3_operations = {{"HeadObject", "", kObjHead}},
+               .s3_operations = {{.name = "HeadObject", .bits = kObjHead, .handler = s3::HeadObject, .op = Op::kHead}},
                .response_headers = {{"ETag", "string", "entity tag"}, {"Content-Length", "integer", "size"}}});
   t.push_back({.method = M::kPut, .path = "/s3/{bucket}/{key}", .area = "s3",
                .summary = "S3 PutObject, CopyObject, UploadPart, UploadPartCopy", .bits = kPut, .on_bucket = true,
@@ -448,23 +462,32 @@ std::vector<RouteSpec> Build() {
                            {"x-amz-sdk-checksum-algorithm", "string", "CRC32, CRC32C, SHA1, SHA256"},
                            {"Content-MD5", "string", "MD5 of the body"},
                            {"Content-Encoding", "string", "aws-chunked"}},
-               .s3_operations = {{"PutObject", "", kPut},
-                                 {"CopyObject", "x-amz-copy-source", kPut},
-                                 {"UploadPart", "?uploadId&partNumber", kPut},
-                                 {"UploadPartCopy", "?uploadId&partNumber + x-amz-copy-source", kPut}},
+               .s3_operations = {{.name = "UploadPartCopy",
+                                  .selector = {.query = "uploadId", .or_query = "partNumber", .header = "x-amz-copy-source"},
+                                  .bits = kPut, .handler = s3::UploadPartCopy},
+                                 {.name = "UploadPart", .selector = {.query = "uploadId", .or_query = "partNumber"},
+                                  .bits = kPut, .handler = s3::UploadPart, .op = Op::kPut},
+                                 {.name = "CopyObject", .selector = {.header = "x-amz-copy-source"}, .bits = kPut,
+                                  .handler = s3::CopyObject, .op = Op::kPut},
+                                 {.name = "PutObject", .bits = kPut, .handler = s3::PutObject, .op = Op::kPut}},
                .request_type = "application/octet-stream",
                .response_headers = {{"ETag", "string", "entity tag"}}});
   t.push_back({.method = M::kPost, .path = "/s3/{bucket}/{key}", .area = "s3",
                .summary = "S3 CreateMultipartUpload (?uploads), CompleteMultipartUpload (?uploadId)", .bits = kPut,
                .on_bucket = true, .query = {{"uploads", "string", "CreateMultipartUpload"}, upload_id},
                .headers = {s3_auth, s3_sec},
-               .s3_operations = {{"CreateMultipartUpload", "?uploads", kPut},
-                                 {"CompleteMultipartUpload", "?uploadId", kPut}},
+               .s3_operations = {{.name = "CreateMultipartUpload", .selector = {.query = "uploads"}, .bits = kPut,
+                                  .handler = s3::CreateMultipartUpload},
+                                 {.name = "CompleteMultipartUpload", .selector = {.query = "uploadId"}, .bits = kPut,
+                                  .handler = s3::CompleteMultipartUpload}},
+               .s3_unmatched = "POST on an object: expecting ?uploads or ?uploadId",
                .request_type = "application/xml", .response_type = "application/xml", .response_schema = "S3Xml"});
   t.push_back({.method = M::kDelete, .path = "/s3/{bucket}/{key}", .area = "s3",
                .summary = "S3 DeleteObject, AbortMultipartUpload (?uploadId)", .bits = kObjDelete, .on_bucket = true,
                .query = {upload_id}, .headers = {s3_auth, s3_sec},
-               .s3_operations = {{"DeleteObject", "", kObjDelete}, {"AbortMultipartUpload", "?uploadId", kPut}},
+               .s3_operations = {{.name = "AbortMultipartUpload", .selector = {.query = "uploadId"}, .bits = kPut,
+                                  .handler = s3::AbortMultipartUpload},
+                                 {.name = "DeleteObject", .bits = kObjDelete, .handler = s3::DeleteObject, .op = Op::kDelete}},
                .ok_status = 204});
   return t;
 }
@@ -522,6 +545,21 @@ const RouteSpec* FindRoute(Method method, const Route& route) {
     if (s.seg3 != !route.object.empty()) continue;
     if (s.seg3 && !s.seg3_literal.empty() && s.seg3_literal != route.object) continue;
     return &r;
+  }
+  return nullptr;
+}
+
+const RouteSpec* FindS3Route(Method method, bool has_bucket, bool has_key) {
+  const std::string_view path = !has_bucket ? "/s3" : !has_key ? "/s3/{bucket}" : "/s3/{bucket}/{key}";
+  for (const RouteSpec& r : TheTable().rows) {
+    if (r.area == "s3" && r.method == method && r.path == path) return &r;
+  }
+  return nullptr;
+}
+
+const s3::Operation* FindS3Operation(const RouteSpec& spec, const Exchange& ex) {
+  for (const s3::Operation& op : spec.s3_operations) {
+    if (op.selector.Matches(ex)) return &op;
   }
   return nullptr;
 }

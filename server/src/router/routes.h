@@ -21,6 +21,7 @@
 #include "api/route.h"
 #include "auth/access.h"
 #include "metrics/metrics.h"
+#include "s3/s3.h"
 #include "service/call.h"
 
 namespace ais::router {
@@ -69,13 +70,6 @@ struct WhatValue {
   Handler handler;
 };
 
-// An S3 operation sharing a (method, path) with others, told apart by subresource or header.
-struct S3Operation {
-  std::string_view name;      // "GetObject"
-  std::string_view selector;  // how the server picks it: "?uploadId", "x-amz-copy-source", "" (default)
-  auth::AccessAttrs bits;
-};
-
 struct RouteSpec {
   Method method;
   std::string_view path;  // OpenAPI template: "/v1/objects/{bucket}/{object}"; "{object}" takes the rest
@@ -108,7 +102,10 @@ struct RouteSpec {
 
   std::vector<Param> query = {};
   std::vector<Param> headers = {};
-  std::vector<S3Operation> s3_operations = {};
+  // The S3 front end's rows: the operations of this method and path, first match wins; a request
+  // none matches is refused with `s3_unmatched` (400), or 405 when that is empty.
+  std::vector<s3::Operation> s3_operations = {};
+  std::string_view s3_unmatched = {};
 
   // Bodies: a media type and a component schema name ("" = none / any bytes).
   std::string_view request_type = {};  // "application/json", "application/octet-stream", "application/xml"
@@ -126,6 +123,11 @@ const std::vector<RouteSpec>& RouteTable();
 // A path segment in the template that is a literal ("/v1/daemon/mountpaths") must equal the
 // route's; a "{param}" segment must be present (non-empty) and an absent one absent.
 const RouteSpec* FindRoute(Method method, const Route& route);
+
+// The S3 row of `method` on the service, a bucket or an object, nullptr if none.
+const RouteSpec* FindS3Route(Method method, bool has_bucket, bool has_key);
+// The first of `spec`'s S3 operations `ex` is, nullptr if none.
+const s3::Operation* FindS3Operation(const RouteSpec& spec, const Exchange& ex);
 
 // The bits of `action` in `spec` (unknown_action_bits when not listed).
 auth::AccessAttrs ActionBits(const RouteSpec& spec, std::string_view action);

@@ -1,5 +1,6 @@
-// The S3 front end's entry: which S3 operation a request is (method, path, subresource
-// parameters), the bucket it names, and the one place S3 errors are replied.
+// The S3 front end's entry: the bucket and key a request names, its signature and token checked,
+// its bucket resolved, its operation's handler called (the operation is the route table's:
+// router/routes.cc), and the one place S3 errors are replied.
 #include <vector>
 
 #include "api/features.h"
@@ -52,34 +53,11 @@ Status ResolveByName(Request& r) {
   return Status::OK();
 }
 
-// Access control (service/access.h) with AIS's bits per S3 operation. S3 clients carry the AIS
-// token as their session token (X-Amz-Security-Token, header or presigned-URL parameter) since
-// their Authorization header is their SigV4 signature; a Bearer Authorization works too. With
-// tokens not required, SigV4 signatures and presigned parameters are accepted unchecked, as AIS
-// does.
-auth::AccessAttrs RequiredBits(const Request& r) {
-  using V = http::verb;
-  const V m = r.ex.method();
-  if (r.bucket_name.empty()) return auth::kListBuckets;
-  if (r.key.empty()) {
-    switch (m) {
-      case V::put: return r.has("versioning") ? auth::kPatch : auth::kCreateBucket;
-      case V::head: return auth::kBckHead;
-      case V::get: return r.has("location") || r.has("versioning") ? auth::kBckHead : auth::kObjList;
-      case V::delete_: return r.has("delete") ? auth::kObjDelete : auth::kDestroyBucket;
-      case V::post: return auth::kObjDelete;  // ?delete
-      default: return auth::kAdmin;
-    }
-  }
-  switch (m) {
-    case V::get: return r.has("uploadId") ? auth::kObjList : auth::kGet;
-    case V::head: return auth::kObjHead;
-    case V::put:
-    case V::post: return auth::kPut;
-    case V::delete_: return r.has("uploadId") ? auth::kPut : auth::kObjDelete;
-    default: return auth::kAdmin;
-  }
-}
+// Access control (service/access.h) with AIS's bits per S3 operation (the route table's). S3
+// clients carry the AIS token as their session token (X-Amz-Security-Token, header or
+// presigned-URL parameter) since their Authorization header is their SigV4 signature; a Bearer
+// Authorization works too. With tokens not required, SigV4 signatures and presigned parameters
+// are accepted unchecked, as AIS does.
 
 // How a grant names the bucket `name` is: s3:// when only a remote bucket has the name.
 auth::BucketRef RefOf(const Request& r, std::string name) {
@@ -112,13 +90,13 @@ Status CheckSignature(Request& r, bool* verified) {
   return Status::OK();
 }
 
-Status Authenticate(Request& r) {
+Status Authenticate(Request& r, auth::AccessAttrs bits) {
   bool verified = false;
   AIS_RETURN_IF_ERROR(CheckSignature(r, &verified));
   if (verified) return Status::OK();
-  if (r.bucket_name.empty()) return Authorize(r.ctx, r.ex, RequiredBits(r), nullptr);
+  if (r.bucket_name.empty()) return Authorize(r.ctx, r.ex, bits, nullptr);
   const auth::BucketRef bucket = RefOf(r, r.bucket_name);
-  AIS_RETURN_IF_ERROR(Authorize(r.ctx, r.ex, RequiredBits(r), &bucket));
+  AIS_RETURN_IF_ERROR(Authorize(r.ctx, r.ex, bits, &bucket));
   // CopyObject / UploadPartCopy read their source: GET on its bucket too.
   std::string_view source = r.ex.header("x-amz-copy-source");
   if (source.empty() || r.key.empty() || r.ex.method() != http::verb::put) return Status::OK();
@@ -139,94 +117,40 @@ std::string_view UnsupportedParam(const Request& r) {
   return {};
 }
 
-Task<Handled> BucketOp(Request& r) {
-  using V = http::verb;
-  const V m = r.ex.method();
-  if (m == V::put && !r.has("versioning") && UnsupportedParam(r).empty()) {
-    co_return co_await CreateBucket(r);  // the one operation on a bucket that need not exist
+// The operation's handler, once the bucket it names is resolved (unless the operation creates
+// it) and the key is valid. A subresource this server does not have is refused whatever the
+// operation (after the bucket: a missing bucket is NoSuchBucket first).
+Task<Handled> Call(Request& r, const Operation& op) {
+  const std::string_view unsupported = UnsupportedParam(r);
+  if (r.bucket_name.empty()) co_return co_await op.handler(r);
+  r.scope = Scope::kBucket;
+  if (!op.creates_bucket || !unsupported.empty()) {
+    if (Status st = ResolveByName(r); !st.ok()) co_return st;
   }
-  if (Status st = ResolveByName(r); !st.ok()) co_return st;
-  if (std::string_view p = UnsupportedParam(r); !p.empty()) {
-    const std::string what = "bucket subresource ?" + std::string(p);
+  if (!r.key.empty()) {
+    r.scope = Scope::kObject;
+    if (Status st = ValidateObjectName(r.key); !st.ok()) co_return r.Fail("InvalidArgument", st);
+  }
+  if (!unsupported.empty()) {
+    const std::string what = (r.key.empty() ? "bucket subresource ?" : "object subresource ?") + std::string(unsupported);
     co_return co_await Unsupported(r, what);
   }
-  switch (m) {
-    case V::get:
-      if (r.has("location")) co_return co_await GetBucketLocation(r);
-      if (r.has("versioning")) co_return co_await GetBucketVersioning(r);
-      if (r.has("uploads")) co_return co_await ListMultipartUploads(r);
-      co_return co_await ListObjects(r);
-    case V::head: co_return co_await HeadBucket(r);
-    case V::put: co_return co_await PutBucketVersioning(r);
-    case V::delete_:
-      if (r.has("delete")) co_return co_await DeleteObjects(r);
-      co_return co_await DeleteBucket(r);
-    case V::post:
-      if (r.has("delete")) co_return co_await DeleteObjects(r);
-      co_return r.Fail("InvalidRequest", Status::InvalidArgument("POST on a bucket: expecting ?delete"));
-    default: co_return Status::MethodNotAllowed("method " + std::string(r.ex.method_string()) + " is not allowed");
-  }
+  if (!r.key.empty() && r.has("uploadId")) r.scope = Scope::kUpload;
+  co_return co_await op.handler(r);
 }
 
-Task<Handled> ObjectOp(Request& r) {
-  using V = http::verb;
-  r.scope = Scope::kBucket;
-  if (Status st = ResolveByName(r); !st.ok()) co_return st;
-  r.scope = Scope::kObject;
-  if (Status st = ValidateObjectName(r.key); !st.ok()) co_return r.Fail("InvalidArgument", st);
-  if (std::string_view p = UnsupportedParam(r); !p.empty()) {
-    const std::string what = "object subresource ?" + std::string(p);
-    co_return co_await Unsupported(r, what);
+Task<Handled> Route(Request& r, const Target& t, const Operation* op, auth::AccessAttrs bits,
+                    std::string_view unmatched) {
+  if (!t.error.ok()) co_return r.Fail(std::string(t.error_code), t.error);
+  r.bucket_name = t.bucket_name;
+  r.key = t.key;
+  if (Status st = Authenticate(r, op ? op->bits : bits); !st.ok()) {
+    co_return r.error_code.empty() ? r.Fail("AccessDenied", st) : st;
   }
-  const bool upload = r.has("uploadId");
-  if (upload) r.scope = Scope::kUpload;
-  switch (r.ex.method()) {
-    case V::get:
-      if (upload) co_return co_await ListParts(r);
-      co_return co_await GetObject(r);
-    case V::head: co_return co_await HeadObject(r);
-    case V::put:
-      if (upload || r.has("partNumber")) {
-        if (!r.ex.header("x-amz-copy-source").empty()) co_return co_await UploadPartCopy(r);
-        co_return co_await UploadPart(r);
-      }
-      if (!r.ex.header("x-amz-copy-source").empty()) co_return co_await CopyObject(r);
-      co_return co_await PutObject(r);
-    case V::post:
-      if (r.has("uploads")) co_return co_await CreateMultipartUpload(r);
-      if (upload) co_return co_await CompleteMultipartUpload(r);
-      co_return r.Fail("InvalidRequest", Status::InvalidArgument("POST on an object: expecting ?uploads or ?uploadId"));
-    case V::delete_:
-      if (upload) co_return co_await AbortMultipartUpload(r);
-      co_return co_await DeleteObject(r);
-    default: co_return Status::MethodNotAllowed("method " + std::string(r.ex.method_string()) + " is not allowed");
-  }
-}
-
-Task<Handled> Route(Request& r, std::string_view path) {
-  if (path.starts_with('/')) path.remove_prefix(1);
-  auto slash = path.find('/');
-  auto bucket = PercentDecode(path.substr(0, slash), false);
-  std::optional<std::string> key = std::string();
-  if (slash != std::string_view::npos) key = PercentDecode(path.substr(slash + 1), false);
-  if (!bucket || !key) co_return r.Fail("InvalidURI", Status::InvalidArgument("malformed percent-encoding in the path"));
-  r.bucket_name = std::move(*bucket);
-  r.key = CleanKey(*key);
-  // "b/.." is no way to name the bucket: a key that cleans to nothing is refused, not taken for
-  // a bucket request (DELETE /s3/b/.. must not delete the bucket).
-  if (r.key.empty() && !key->empty() && *key != "/") {
-    co_return r.Fail("InvalidArgument", Status::InvalidArgument("invalid object key \"" + key->substr(0, 64) + "\""));
-  }
-  if (Status st = Authenticate(r); !st.ok()) co_return r.error_code.empty() ? r.Fail("AccessDenied", st) : st;
-  if (r.bucket_name.empty()) {
-    if (r.ex.method() != http::verb::get) {
-      co_return Status::MethodNotAllowed("method " + std::string(r.ex.method_string()) + " is not allowed on the service");
-    }
-    co_return co_await ListBuckets(r);
-  }
-  r.scope = Scope::kBucket;
-  if (r.key.empty()) co_return co_await BucketOp(r);
-  co_return co_await ObjectOp(r);
+  if (op) co_return co_await Call(r, *op);
+  if (!unmatched.empty()) co_return r.Fail("InvalidRequest", Status::InvalidArgument(std::string(unmatched)));
+  co_return Status::MethodNotAllowed("method " + std::string(r.ex.method_string()) + " is not allowed" +
+                                     (t.bucket_name.empty() ? " on the service" : ""));
 }
 
 }  // namespace
@@ -250,10 +174,47 @@ std::optional<std::string_view> S3PathOf(const ServerContext& ctx, std::string_v
   return std::nullopt;
 }
 
-Task<void> Serve(ServerContext& ctx, Exchange& ex, std::string_view path) {
+bool Selector::Matches(const Exchange& ex) const {
+  if (!query.empty() && !ex.query(query) && (or_query.empty() || !ex.query(or_query))) return false;
+  return header.empty() || !ex.header(header).empty();
+}
+
+std::string Selector::Describe() const {
+  std::string out;
+  if (!query.empty()) out = "?" + std::string(query);
+  if (!or_query.empty()) out += "|?" + std::string(or_query);
+  if (!header.empty()) out += (out.empty() ? "" : " + ") + std::string(header);
+  return out;
+}
+
+Target ParseTarget(std::string_view path) {
+  Target t;
+  if (path.starts_with('/')) path.remove_prefix(1);
+  auto slash = path.find('/');
+  auto bucket = PercentDecode(path.substr(0, slash), false);
+  std::optional<std::string> key = std::string();
+  if (slash != std::string_view::npos) key = PercentDecode(path.substr(slash + 1), false);
+  if (!bucket || !key) {
+    t.error = Status::InvalidArgument("malformed percent-encoding in the path");
+    t.error_code = "InvalidURI";
+    return t;
+  }
+  t.bucket_name = std::move(*bucket);
+  t.key = CleanKey(*key);
+  // "b/.." is no way to name the bucket: a key that cleans to nothing is refused, not taken for
+  // a bucket request (DELETE /s3/b/.. must not delete the bucket).
+  if (t.key.empty() && !key->empty() && *key != "/") {
+    t.error = Status::InvalidArgument("invalid object key \"" + key->substr(0, 64) + "\"");
+    t.error_code = "InvalidArgument";
+  }
+  return t;
+}
+
+Task<void> Serve(ServerContext& ctx, Exchange& ex, Target target, const Operation* op, auth::AccessAttrs bits,
+                 std::string_view unmatched) {
   Request r(ctx, ex);
   r.request_id = RandomId(16);
-  Handled h = co_await Route(r, path);
+  Handled h = co_await Route(r, target, op, bits, unmatched);
   if (h.replied()) co_return;
   if (ex.replied()) {  // a bug: an error after the reply began
     LogError(std::string(ex.raw_path()) + ": S3 error after the reply began: " + h.status().message());
