@@ -285,7 +285,7 @@ Task<Handled> CreateRemoteBucket(ServerContext& ctx, Exchange& ex, const std::st
   if (st.IsNotFound()) {
     co_return Status::NotSupported("aws bucket \"" + BucketCname(key) + "\" does not exist");
   }
-  if (st.ok() && !props.is_null() && !props.empty()) st = ctx.store.buckets().Update(key, props);
+  if (st.ok() && !props.is_null() && !props.empty()) st = ctx.store.UpdateBucket(key, props);
   if (!st.ok()) co_return st;
   co_return co_await ex.Reply(http::status::ok);
 }
@@ -414,7 +414,7 @@ Task<Handled> HandleBuckets(ServerContext& ctx, Exchange& ex, const Route& route
         co_return Status::InvalidArgument("invalid action \"" + msg->action + "\"");
       }
       Status st = CheckPropsEndpoint(ctx, msg->value);
-      if (st.ok()) st = ctx.store.buckets().Update(bucket, msg->value);
+      if (st.ok()) st = ctx.store.UpdateBucket(bucket, msg->value);
       if (!st.ok()) co_return st;
       LogInfo("set-bprops " + BucketCname(bucket) + ": " + JsonText(msg->value));
       co_return co_await ex.Reply(http::status::ok);

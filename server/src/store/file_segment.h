@@ -1,0 +1,31 @@
+// FileSegment: a run of bytes of an open file, and the one pread loop over a list of them. Every
+// read of object bytes into memory goes through ReadSegments or StreamSegments.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "util/status.h"
+
+namespace ais {
+
+struct FileSegment {
+  int fd;
+  uint64_t offset;
+  uint64_t len;
+};
+
+// The buffer through which object bytes are streamed when they are copied or hashed.
+inline constexpr size_t kSegmentBuf = 1 << 20;
+
+// Reads the segments, in order, into `out` (their total length).
+Status ReadSegments(const std::vector<FileSegment>& segments, char* out);
+// Reads the segments in order through `buf`, passing each piece (at most buf.size() bytes) to
+// `fn`; stops at the first error. REQUIRES: !buf.empty().
+Status StreamSegments(const std::vector<FileSegment>& segments, std::span<char> buf,
+                      const std::function<Status(const char*, size_t)>& fn);
+
+}  // namespace ais
