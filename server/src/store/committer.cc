@@ -133,7 +133,7 @@ Status Committer::Recover() {
 }
 
 Status Committer::RemoveStaleTemps(std::chrono::seconds age, const std::function<bool()>& stop,
-                               const std::function<void(uint64_t bytes)>& removed) {
+                                   const std::function<void(uint64_t bytes)>& removed) {
   namespace fs = std::filesystem;
   const auto cutoff = fs::file_time_type::clock::now() - age;
   for (size_t mp = 0; mp < mps_.size(); ++mp) {
@@ -158,9 +158,8 @@ std::mutex& Committer::StripeFor(const std::string& bucket, const std::string& n
 }
 
 std::string Committer::TempPath(size_t mp) const { return mps_.WorkDir(mp) + "/" + RandomId(16) + ".tmp"; }
-
 Status Committer::WriteChunkMarker(size_t mp, const std::string& bucket, const std::string& name,
-                               const std::string& upload_id) {
+                                   const std::string& upload_id) {
   nlohmann::json j = {{"bucket", bucket}, {"name", name}};
   return AtomicWriteFile(mps_.WorkDir(mp) + "/" + kChunkMarkerPrefix + upload_id, JsonText(j), fsync());
 }
@@ -193,8 +192,8 @@ Status Committer::MakeChunkDir(size_t mp, const std::string& bucket, const std::
 }
 
 Status Committer::CommitFile(const std::string& bucket, size_t mp, const std::string& temp_path, int temp_fd,
-                         bool inline_data, uint64_t data_offset, ObjectMeta* meta,
-                         const std::optional<ObjectMeta>& expect, std::string_view body) {
+                             bool inline_data, uint64_t data_offset, ObjectMeta* meta,
+                             const std::optional<ObjectMeta>& expect, std::string_view body) {
   const std::string path = mps_.ObjectPath(mp, bucket, meta->name);
   std::optional<ObjectMeta> old;
   std::optional<size_t> old_mp;  // the current object lives on another mountpath (see Reconcile)
@@ -257,7 +256,7 @@ Status Committer::CommitFile(const std::string& bucket, size_t mp, const std::st
 }
 
 Status Committer::CommitChunked(const std::string& bucket, size_t mp, ObjectMeta* meta,
-                            const std::optional<ObjectMeta>& expect) {
+                                const std::optional<ObjectMeta>& expect) {
   std::string temp = TempPath(mp);
   auto fd = OpenFile(temp, O_WRONLY | O_CREAT | O_EXCL);
   if (!fd.ok()) return fd.status();

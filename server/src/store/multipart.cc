@@ -40,7 +40,7 @@ Status UploadGone(const std::string& bucket, const std::string& name, const std:
 }  // namespace
 
 Result<std::string> MultipartUploads::Create(const std::string& bucket, const std::string& name,
-                                     std::vector<std::pair<std::string, std::string>> custom) {
+                                             std::vector<std::pair<std::string, std::string>> custom) {
   if (!buckets_.Get(bucket)) return BucketRegistry::NotFound(bucket);
   auto up = std::make_shared<MpuUpload>();
   up->bucket = bucket;
@@ -56,7 +56,7 @@ Result<std::string> MultipartUploads::Create(const std::string& bucket, const st
 }
 
 Result<std::shared_ptr<MpuUpload>> MultipartUploads::Find(const std::string& bucket, const std::string& name,
-                                                     const std::string& upload_id) {
+                                                          const std::string& upload_id) {
   std::lock_guard lock(mu_);
   auto it = uploads_.find(upload_id);
   if (it == uploads_.end() || it->second->bucket != bucket || it->second->name != name) {
@@ -66,7 +66,7 @@ Result<std::shared_ptr<MpuUpload>> MultipartUploads::Find(const std::string& buc
 }
 
 Result<std::unique_ptr<PartWriter>> MultipartUploads::Part(const std::string& bucket, const std::string& name,
-                                                   const std::string& upload_id, uint32_t num, uint64_t size) {
+                                                           const std::string& upload_id, uint32_t num, uint64_t size) {
   if (num < 1 || num > kMaxChunks) {
     return Status::InvalidArgument("invalid part number " + std::to_string(num) + " (expecting 1..9999)");
   }
@@ -87,7 +87,7 @@ Result<std::unique_ptr<PartWriter>> MultipartUploads::Part(const std::string& bu
 }
 
 Result<MpuInfo> MultipartUploads::Describe(const std::string& bucket, const std::string& name,
-                                   const std::string& upload_id) {
+                                           const std::string& upload_id) {
   auto found = Find(bucket, name, upload_id);
   if (!found.ok()) return found.status();
   MpuUpload& up = **found;
@@ -116,9 +116,9 @@ std::vector<MpuInfo> MultipartUploads::List(const std::string& bucket) {
 }
 
 Status MultipartUploads::Complete(const std::string& bucket, const std::string& name, const std::string& upload_id,
-                          std::vector<uint32_t> parts,
-                          const std::vector<std::pair<std::string, std::string>>& extra_custom, ObjectMeta* out,
-                          const WriteThroughFn& through) {
+                                  std::vector<uint32_t> parts,
+                                  const std::vector<std::pair<std::string, std::string>>& extra_custom, ObjectMeta* out,
+                                  const WriteThroughFn& through) {
   auto found = Find(bucket, name, upload_id);
   if (!found.ok()) return found.status();
   MpuUpload& up = **found;
@@ -189,7 +189,7 @@ Status MultipartUploads::Complete(const std::string& bucket, const std::string& 
 }
 
 Status MultipartUploads::KeepOnly(const std::string& bucket, const std::string& name, const std::string& upload_id,
-                          const std::vector<uint32_t>& parts) {
+                                  const std::vector<uint32_t>& parts) {
   auto found = Find(bucket, name, upload_id);
   if (!found.ok()) return found.status();
   MpuUpload& up = **found;

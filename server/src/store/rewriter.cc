@@ -37,6 +37,20 @@ Status WriteObjectBytes(const std::string& bucket, ObjectHandle& src, ObjectWrit
   return Status::OK();
 }
 
+// Commits w; with `through`, its bytes go to the remote backend first and what the backend said
+// of them joins the custom metadata.
+Status CommitThrough(ObjectWriter& w, ObjectMeta* out, const WriteThroughFn& through) {
+  if (through) {
+    std::vector<UniqueFd> fds;
+    std::vector<FileSegment> segs;
+    AIS_RETURN_IF_ERROR(w.OpenWritten(&fds, &segs));
+    auto md = through(segs, w.written());
+    if (!md.ok()) return md.status();
+    w.MergeCustom(*md);
+  }
+  return w.Commit(out);
+}
+
 }  // namespace
 
 Status Rewriter::Rechunk(const std::string& bucket, const std::string& name, uint64_t chunk_size) {
@@ -63,15 +77,7 @@ Status Rewriter::CopyInto(ObjectHandle& src, ObjectWriter& w, ObjectMeta* out, c
   // (BeginPut options): damaged source bytes never become a new object with a fresh checksum.
   // A write-through uploads before that commit check, so then the bytes are verified on the way.
   AIS_RETURN_IF_ERROR(WriteObjectBytes(src.bucket(), src, w, /*verify=*/static_cast<bool>(through)));
-  if (through) {
-    std::vector<UniqueFd> fds;
-    std::vector<FileSegment> segs;
-    AIS_RETURN_IF_ERROR(w.OpenWritten(&fds, &segs));
-    auto md = through(segs, w.written());
-    if (!md.ok()) return md.status();
-    w.MergeCustom(*md);
-  }
-  return w.Commit(out);
+  return CommitThrough(w, out, through);
 }
 
 Status Rewriter::Rewrite(const std::string& bucket, const std::string& name, ObjectHandle& h, PutOptions opts) {
@@ -89,7 +95,7 @@ Status Rewriter::Rewrite(const std::string& bucket, const std::string& name, Obj
 }
 
 Status Rewriter::SetCustom(const std::string& bucket, const std::string& name,
-                        std::vector<std::pair<std::string, std::string>> md, bool replace) {
+                           std::vector<std::pair<std::string, std::string>> md, bool replace) {
   auto h = store_.Open(bucket, name);
   if (!h.ok()) return h.status();
   std::map<std::string, std::string> merged;
@@ -106,7 +112,7 @@ Status Rewriter::SetCustom(const std::string& bucket, const std::string& name,
 }
 
 Status Rewriter::Copy(const std::string& src_bucket, const std::string& src_name, const std::string& dst_bucket,
-                   const std::string& dst_name, const WriteThroughFn& through) {
+                      const std::string& dst_name, const WriteThroughFn& through) {
   auto h = store_.Open(src_bucket, src_name);
   if (!h.ok()) return h.status();
   PutOptions opts;
@@ -130,7 +136,7 @@ struct Rewriter::AppendState {
 };
 
 Result<std::string> Rewriter::Append(const std::string& bucket, const std::string& name, const std::string& handle,
-                                  const std::function<Status(ObjectWriter&)>& write_body) {
+                                     const std::function<Status(ObjectWriter&)>& write_body) {
   std::shared_ptr<AppendState> st;
   std::string id = handle;
   {
@@ -184,7 +190,7 @@ Result<std::string> Rewriter::Append(const std::string& bucket, const std::strin
 }
 
 Status Rewriter::AppendFlush(const std::string& bucket, const std::string& name, const std::string& handle,
-                          ObjectMeta* meta, const WriteThroughFn& through) {
+                             ObjectMeta* meta, const WriteThroughFn& through) {
   std::shared_ptr<AppendState> st;
   {
     std::lock_guard lock(appends_mu_);
@@ -198,15 +204,7 @@ Status Rewriter::AppendFlush(const std::string& bucket, const std::string& name,
   std::lock_guard lock(st->mu);
   if (!st->writer) return Status::NotFound("append handle \"" + handle + "\" was already flushed");
   auto w = std::move(st->writer);
-  if (through) {
-    std::vector<UniqueFd> fds;
-    std::vector<FileSegment> segs;
-    AIS_RETURN_IF_ERROR(w->OpenWritten(&fds, &segs));
-    auto md = through(segs, w->written());
-    if (!md.ok()) return md.status();
-    w->MergeCustom(*md);
-  }
-  return w->Commit(meta);
+  return CommitThrough(*w, meta, through);
 }
 
 }  // namespace ais

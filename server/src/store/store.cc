@@ -119,7 +119,8 @@ Result<std::unique_ptr<ObjectWriter>> Store::BeginPut(const std::string& bucket,
                                                       PutOptions opts) {
   auto props = GetBucket(bucket);
   if (!props.ok()) return props.status();
-  std::unique_ptr<ObjectWriter> w(new ObjectWriter(&committer_, &volume_, &buckets_, bucket, name, *props, std::move(opts)));
+  std::unique_ptr<ObjectWriter> w(
+      new ObjectWriter(&committer_, &volume_, &buckets_, bucket, name, *props, std::move(opts)));
   AIS_RETURN_IF_ERROR(w->Init());
   return w;
 }
@@ -143,7 +144,9 @@ Result<ObjectHandle> Store::Open(const BucketDirs& dirs, const std::string& name
   int fd = ::openat(dirs.dirs_[mp].get(), ObjectRelPath(name).c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     int err = errno;
-    if (err == ENOENT && volume_.MayBeOffPrimary()) return OpenWith(bucket, name, volume_.OpenObjectFile(bucket, name, &mp), ahead, got);
+    if (err == ENOENT && volume_.MayBeOffPrimary()) {
+      return OpenWith(bucket, name, volume_.OpenObjectFile(bucket, name, &mp), ahead, got);
+    }
     return OpenWith(bucket, name, Status::FromErrno(err, "open " + mps_.ObjectPath(mp, bucket, name)));
   }
   return OpenWith(bucket, name, UniqueFd(fd), ahead, got);
@@ -256,9 +259,7 @@ Status Store::ForEachObject(const std::string& bucket, const ObjectWalk& walk, c
 }
 
 const std::string& WalkedObject::name() const { return walker_.name(); }
-
 std::string WalkedObject::path() const { return walker_.path(); }
-
 ObjectMeta WalkedObject::Named() const {
   ObjectMeta m = meta_;
   m.name = walker_.name();
