@@ -39,7 +39,7 @@ struct MpuInfo {
   std::string name;
   std::string id;
   int64_t created_ns = 0;
-  std::vector<MpuPartInfo> parts;  // by number; only from MpuDescribe
+  std::vector<MpuPartInfo> parts;  // by number; only from Describe (Store::MpuDescribe)
 };
 
 // Streams one multipart-upload part into its chunk file; replaces an earlier part of that number
