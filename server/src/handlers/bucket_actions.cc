@@ -512,7 +512,7 @@ Task<Handled> ResetBucketProps(ServerContext& ctx, Exchange& ex, const ApiCall& 
       {"checksum", {{"type", "xxhash"}, {"validate_warm_get", false}, {"enable_read_range", false}}},
       {"versioning", {{"enabled", true}}},
       {"chunks", {{"objsize_limit", 0}, {"max_monolithic_size", 0}, {"chunk_size", 0}, {"checkpoint_every", 0}}}};
-  Status st = ctx.store.buckets().Update(bucket, defaults);
+  Status st = ctx.store.UpdateBucket(bucket, defaults);
   if (!st.ok()) co_return st;
   LogInfo("reset-bprops ais://" + bucket);
   co_return co_await ex.Reply(http::status::ok);

@@ -299,7 +299,7 @@ Task<Handled> CreateRemoteBucket(ServerContext& ctx, Exchange& ex, const ApiCall
   if (st.IsNotFound()) {
     co_return Status::NotSupported("aws bucket \"" + BucketCname(key) + "\" does not exist");
   }
-  if (st.ok() && !props.is_null() && !props.empty()) st = ctx.store.buckets().Update(key, props);
+  if (st.ok() && !props.is_null() && !props.empty()) st = ctx.store.UpdateBucket(key, props);
   if (!st.ok()) co_return st;
   co_return co_await ex.Reply(http::status::ok);
 }
@@ -366,7 +366,7 @@ Task<Handled> DestroyRemoteBucket(ServerContext&, Exchange&, const ApiCall& call
 
 Task<Handled> SetBucketProps(ServerContext& ctx, Exchange& ex, const ApiCall& call) {
   Status st = CheckPropsEndpoint(ctx, call.msg.value);
-  if (st.ok()) st = ctx.store.buckets().Update(call.bucket, call.msg.value);
+  if (st.ok()) st = ctx.store.UpdateBucket(call.bucket, call.msg.value);
   if (!st.ok()) co_return st;
   LogInfo("set-bprops " + BucketCname(call.bucket) + ": " + JsonText(call.msg.value));
   co_return co_await ex.Reply(http::status::ok);

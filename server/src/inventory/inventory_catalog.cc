@@ -6,7 +6,6 @@
 #include <chrono>
 
 #include "api/object_list.h"
-#include "store/object_scanner.h"
 #include "util/clock.h"
 #include "util/file.h"
 #include "util/strings.h"
@@ -52,14 +51,13 @@ Result<std::vector<std::string>> InventoryCatalog::Names(const std::string& buck
   std::vector<std::string> out;
   if (!store_.buckets().Get(kInventoryBucket)) return out;
   std::string prefix = InventoryObjectPrefix(bucket);
-  ObjectScanner scan(store_.mountpaths(), kInventoryBucket, prefix, "");
-  ObjectMeta m;
-  for (;;) {
-    auto more = scan.Next(&m);
-    if (!more.ok()) return more.status();
-    if (!*more) return out;
-    out.push_back(m.name.substr(prefix.size()));
-  }
+  ObjectWalk walk{.prefix = prefix, .after = {}, .headers = true, .stop = {}};
+  Status st = store_.ForEachObject(kInventoryBucket, walk, [&](const WalkedObject& obj) {
+    out.push_back(obj.name().substr(prefix.size()));
+    return Status::OK();
+  });
+  if (!st.ok()) return st;
+  return out;
 }
 
 Result<std::string> InventoryCatalog::StartCreate(const std::string& bucket, CreateInventoryOptions opts) {
@@ -140,15 +138,8 @@ Status InventoryCatalog::Build(JobControl& jc, const std::string& bucket, const 
     return enc.count() == opts.names_per_chunk ? flush() : Status::OK();
   };
   auto scan_local = [&]() -> Status {
-    ObjectScanner scan(store_.mountpaths(), bucket, opts.prefix, "");
-    ObjectMeta m;
-    while (!jc.aborted()) {
-      auto more = scan.Next(&m);
-      if (!more.ok()) return more.status();
-      if (!*more) break;
-      AIS_RETURN_IF_ERROR(add(m, 0, true));
-    }
-    return Status::OK();
+    ObjectWalk walk{.prefix = opts.prefix, .after = {}, .headers = true, .stop = [&jc] { return jc.aborted(); }};
+    return store_.ForEachObject(bucket, walk, [&](const WalkedObject& obj) { return add(obj.Named(), 0, true); });
   };
   // A remote bucket's listing comes sorted by name, as the inventory keeps it.
   auto scan_remote = [&]() -> Status {

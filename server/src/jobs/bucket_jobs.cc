@@ -17,7 +17,6 @@
 #include "archive/output_sink.h"
 #include "archive/shard.h"
 #include "store/names.h"
-#include "store/object_scanner.h"
 #include "util/clock.h"
 #include "util/file.h"
 
@@ -93,21 +92,17 @@ std::string CopyNaming::Apply(const std::string& name) const {
 
 Status RunCopyBucket(Store& store, JobControl& jc, const CopyBucketArgs& args) {
   AIS_RETURN_IF_ERROR(store.GetBucket(args.src).status());
-  ObjectScanner scan(store.mountpaths(), args.src, args.prefix, "");
-  ObjectMeta m;
-  for (;;) {
-    if (jc.aborted()) return Status::OK();
-    auto more = scan.Next(&m);
-    if (!more.ok()) return more.status();
-    if (!*more) return Status::OK();
+  ObjectWalk walk{.prefix = args.prefix, .after = {}, .headers = true, .stop = Stopper(jc)};
+  return store.ForEachObject(args.src, walk, [&](const WalkedObject& obj) -> Status {
     if (!args.dry_run) {
-      const std::string to = args.naming.Apply(m.name);
-      Status st = store.Copy(args.src, m.name, args.dst, to, args.through ? args.through(to) : WriteThroughFn());
-      if (st.IsNotFound() && store.GetBucket(args.dst).ok()) continue;  // deleted meanwhile
+      const std::string to = args.naming.Apply(obj.name());
+      Status st = store.Copy(args.src, obj.name(), args.dst, to, args.through ? args.through(to) : WriteThroughFn());
+      if (st.IsNotFound() && store.GetBucket(args.dst).ok()) return Status::OK();  // deleted meanwhile
       AIS_RETURN_IF_ERROR(st);
     }
-    jc.Add(1, static_cast<int64_t>(m.size));
-  }
+    jc.Add(1, static_cast<int64_t>(obj.meta().size));
+    return Status::OK();
+  });
 }
 
 Status RunMoveBucket(Store& store, JobControl& jc, const std::string& src, const std::string& dst) {
@@ -257,23 +252,23 @@ Result<BucketSummary> SummarizeBucket(Store& store, JobControl& jc, const std::s
       s.disks_size += static_cast<uint64_t>(vfs.f_blocks) * vfs.f_frsize;
     }
   }
-  ObjectScanner scan(mps, bucket, prefix, "");
-  ObjectMeta m;
-  for (;;) {
-    if (jc.aborted()) return s;
-    auto more = scan.Next(&m);
-    if (!more.ok()) return more.status();
-    if (!*more) return s;
+  ObjectWalk walk{.prefix = prefix, .after = {}, .headers = true, .stop = Stopper(jc)};
+  Status st = store.ForEachObject(bucket, walk, [&](const WalkedObject& obj) {
+    const ObjectMeta& m = obj.meta();
+    const std::string& name = obj.name();
     s.min_size = s.obj_count == 0 ? m.size : std::min(s.min_size, m.size);
     s.max_size = std::max(s.max_size, m.size);
     ++s.obj_count;
     s.size_present += m.size;
-    s.size_on_disk += FileSize(mps.ObjectPath(mps.PrimaryFor(bucket, m.name), bucket, m.name));
+    s.size_on_disk += FileSize(mps.ObjectPath(mps.PrimaryFor(bucket, name), bucket, name));
     for (uint32_t k = 1; k <= m.chunk_sizes.size(); ++k) {
       s.size_on_disk += FileSize(mps.ChunkPath(mps.ForChunk(m.upload_id, k), bucket, m.upload_id, k));
     }
     jc.Add(1, static_cast<int64_t>(m.size));
-  }
+    return Status::OK();
+  });
+  if (!st.ok()) return st;
+  return s;
 }
 
 namespace {

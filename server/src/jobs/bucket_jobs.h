@@ -18,7 +18,7 @@
 
 namespace ais {
 
-// A copy into a remote bucket: the write-through of one destination object (store.h), or an
+// A copy into a remote bucket: the write-through of one destination object (store/object_writer.h), or an
 // empty function for an ais:// destination.
 using ThroughFor = std::function<WriteThroughFn(const std::string& dst_name)>;
 

@@ -3,7 +3,6 @@
 #include <charconv>
 
 #include "store/names.h"
-#include "store/object_scanner.h"
 #include "util/json_fields.h"
 
 namespace ais {
@@ -219,15 +218,8 @@ Status ObjectSelection::ForEach(Store& store, const std::string& bucket, const s
     });
     return st;
   }
-  ObjectScanner scan(store.mountpaths(), bucket, tmpl_.prefix, "");
-  ObjectMeta m;
-  for (;;) {
-    if (stop()) return Status::OK();
-    auto more = scan.Next(&m);
-    if (!more.ok()) return more.status();
-    if (!*more) return Status::OK();
-    AIS_RETURN_IF_ERROR(fn(m.name));
-  }
+  ObjectWalk walk{.prefix = tmpl_.prefix, .after = {}, .headers = true, .stop = stop};
+  return store.ForEachObject(bucket, walk, [&fn](const WalkedObject& obj) { return fn(obj.name()); });
 }
 
 }  // namespace ais

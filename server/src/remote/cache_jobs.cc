@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "store/bck.h"
-#include "store/object_scanner.h"
 
 namespace ais {
 namespace {
@@ -215,35 +214,30 @@ Status RunCopyRemoteBucket(CacheTier& tier, Store& store, JobControl& jc, const 
   };
   Status st = RunConcurrently(jc, args.num_workers, args.continue_on_err, copy_one, [&](const Push& push) -> Status {
     if (args.all) return ForEachRemote(tier, args.src, args.prefix, push);
-    ObjectScanner scan(store.mountpaths(), args.src, args.prefix, "");  // the cached objects
-    ObjectMeta m;
-    for (;;) {
-      auto more = scan.Next(&m);
-      if (!more.ok()) return more.status();
-      if (!*more || !push(m.name, m.size)) return Status::OK();
-    }
+    bool pushed_all = true;  // false once push refuses (the job stops)
+    ObjectWalk cached{.prefix = args.prefix, .after = {}, .headers = true, .stop = [&] { return !pushed_all; }};
+    return store.ForEachObject(args.src, cached, [&](const WalkedObject& obj) {
+      pushed_all = push(obj.name(), obj.meta().size);
+      return Status::OK();
+    });
   });
   if (!st.ok() || !args.sync || args.dry_run || jc.aborted()) return st;
   // sync: the destination's objects whose source the remote no longer has go too. A full
   // listing (`all`) names every source; otherwise the remote is asked about the rest.
   const std::string& bucket = onto_itself ? args.src : args.dst;
-  ObjectScanner scan(store.mountpaths(), bucket, args.prefix, "");
-  ObjectMeta m;
-  for (;;) {
-    if (jc.aborted()) return Status::OK();
-    auto more = scan.Next(&m);
-    if (!more.ok()) return more.status();
-    if (!*more) return Status::OK();
-    if (copied.count(m.name)) continue;
+  ObjectWalk walk{.prefix = args.prefix, .after = {}, .headers = true, .stop = [&jc] { return jc.aborted(); }};
+  return store.ForEachObject(bucket, walk, [&](const WalkedObject& obj) -> Status {
+    const std::string& name = obj.name();
+    if (copied.count(name)) return Status::OK();
     if (!args.all) {
-      if (!args.naming.ext.empty()) continue;  // renamed: which source it came from is unknown
-      auto head = tier.Head(args.src, m.name);
-      if (head.ok()) continue;
+      if (!args.naming.ext.empty()) return Status::OK();  // renamed: which source it came from is unknown
+      auto head = tier.Head(args.src, name);
+      if (head.ok()) return Status::OK();
       if (!head.status().IsNotFound()) return head.status();
     }
-    Status d = store.Delete(bucket, m.name);
-    if (!d.ok() && !d.IsNotFound()) return d;
-  }
+    Status d = store.Delete(bucket, name);
+    return d.ok() || d.IsNotFound() ? Status::OK() : d;
+  });
 }
 
 Status RunDeleteRemote(CacheTier& tier, Store& store, JobControl& jc, const DeleteRemoteArgs& args) {

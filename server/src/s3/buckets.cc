@@ -108,7 +108,7 @@ Task<Handled> PutBucketVersioning(Request& r) {
   auto status = ParseVersioningRequest(*body);
   if (!status.ok()) co_return r.Fail("MalformedXML", status.status());
   nlohmann::json patch = {{"versioning", {{"enabled", *status == "Enabled"}}}};
-  Status st = r.ctx.store.buckets().Update(r.bucket, patch);
+  Status st = r.ctx.store.UpdateBucket(r.bucket, patch);
   if (!st.ok()) co_return st;
   co_return co_await ReplyEmpty(r);
 }

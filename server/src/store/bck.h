@@ -59,4 +59,9 @@ inline std::string ObjectCname(std::string_view key, std::string_view name) {
   return out;
 }
 
+// A missing object's kNotFound message, as AIS words it.
+inline std::string ObjNotFoundMessage(std::string_view key, std::string_view name) {
+  return ObjectCname(key, name) + " does not exist";
+}
+
 }  // namespace ais

@@ -4,7 +4,7 @@
 //
 // An entry is keyed by the object file's directory and name and holds the file's inode number. A
 // committed object file is never written in place: every change renames a new file (a new inode)
-// over it or unlinks it (store.h). So a header is the current one exactly when the directory entry
+// over it or unlinks it (committer.h). So a header is the current one exactly when the directory entry
 // still names the inode it was kept with - which readdir says (d_ino) without a system call per
 // file. The store forgets an entry when it unlinks or moves the file, so that a later file given
 // the freed inode number is never taken for it.

@@ -13,6 +13,17 @@
 #include "util/msgpack_sink.h"
 
 namespace ais {
+
+void MergeCustomInto(std::vector<std::pair<std::string, std::string>>* custom,
+                     const std::vector<std::pair<std::string, std::string>>& md) {
+  for (const auto& entry : md) {  // (no structured binding: clang 14 cannot capture one)
+    auto it = std::find_if(custom->begin(), custom->end(), [&](const auto& kv) { return kv.first == entry.first; });
+    if (it != custom->end()) it->second = entry.second;
+    else custom->push_back(entry);
+  }
+  std::sort(custom->begin(), custom->end());
+}
+
 namespace {
 
 constexpr char kMagic[8] = {'A', 'I', 'S', 'O', 'B', 'J', '0', '1'};

@@ -47,6 +47,10 @@ struct ObjectMeta {
   uint64_t max_chunk_size() const;
 };
 
+// Sets each of `md`'s keys in `custom` (kept sorted by key), replacing a key's earlier value.
+void MergeCustomInto(std::vector<std::pair<std::string, std::string>>* custom,
+                     const std::vector<std::pair<std::string, std::string>>& md);
+
 // Serialized header (magic + lengths + meta) padded to data_offset for monolithic objects.
 // `reserve_meta` grows the padding so a later rewrite with a longer checksum still fits.
 std::string EncodeObjectHeader(const ObjectMeta& meta, bool inline_data, uint64_t* data_offset);

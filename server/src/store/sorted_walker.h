@@ -7,7 +7,7 @@
 // directory's mtime says it is unchanged; a page then costs a stat per directory and a binary
 // search for where it resumes. The objects' headers are kept with them once a walker read them
 // (Meta()): a committed object file is never written in place - every change renames a new file
-// over it or unlinks it (store.h), which changes its directory's mtime - so a header is current
+// over it or unlinks it (committer.h), which changes its directory's mtime - so a header is current
 // as long as the entries it was kept with are. A header not kept yet is taken from the
 // HeaderCache when it knows the entry's inode (header_cache.h), else read from its file.
 #pragma once

@@ -1,4 +1,4 @@
-// Content verification and the scrub's quarantine (docs/storage-format.md, "Damage").
+// The scrub's check of one object and its quarantine (docs/storage-format.md, "Damage").
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -6,12 +6,10 @@
 #include <cerrno>
 #include <chrono>
 #include <nlohmann/json.hpp>
-#include <vector>
 
 #include "store/bck.h"
 #include "store/header_cache.h"
 #include "store/store.h"
-#include "util/checksum.h"
 #include "util/file.h"
 #include "util/json_text.h"
 #include "util/strings.h"
@@ -19,35 +17,12 @@
 namespace ais {
 namespace {
 
-constexpr size_t kVerifyBuf = 1 << 20;
-
 Status MakeDir(const std::string& dir) {
   if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) return Status::FromErrno(errno, "mkdir " + dir);
   return Status::OK();
 }
 
 }  // namespace
-
-Status ObjectHandle::VerifyChecksum() {
-  if (meta_.cksum_type.empty() || meta_.cksum_value.empty()) return Status::OK();
-  const std::string cname = ObjectCname(bucket_, meta_.name);
-  auto ck = Checksummer::Create(meta_.cksum_type);
-  if (!ck.ok()) return Status::Corruption(cname + ": object header is damaged: checksum type \"" + meta_.cksum_type + "\"");
-  if (!*ck) return Status::OK();  // "none"
-  auto segs = Slice(0, meta_.size);
-  if (!segs.ok()) return segs.status();
-  std::vector<char> buf(kVerifyBuf);
-  AIS_RETURN_IF_ERROR(StreamSegments(*segs, buf, [&ck](const char* p, size_t n) {
-    (*ck)->Update(p, n);
-    return Status::OK();
-  }));
-  std::string got = (*ck)->FinishHex();
-  if (got != meta_.cksum_value) {
-    return Status::Corruption("BAD DATA CHECKSUM: " + cname + ": " + meta_.cksum_type + "(" + got + ") != " +
-                              meta_.cksum_type + "(" + meta_.cksum_value + ")");
-  }
-  return Status::OK();
-}
 
 Status Store::ScrubObject(const std::string& bucket, size_t mp, const std::string& name, const std::string& path,
                           std::string* damage, uint64_t* bytes) {
@@ -84,7 +59,7 @@ Status Store::Quarantine(const std::string& bucket, size_t mp, const std::string
                          uint64_t dev, uint64_t ino, const std::string& upload_id, const std::string& reason) {
   // Under the stripe lock no commit or delete can replace the object file between the identity
   // check and the rename that takes it out of the namespace.
-  std::lock_guard lock(StripeFor(bucket, name));
+  std::lock_guard lock(committer_.StripeFor(bucket, name));
   struct stat st {};
   if (::lstat(path.c_str(), &st) != 0) {
     if (errno == ENOENT) return Status::Conflict(path + " is gone");
@@ -102,7 +77,7 @@ Status Store::Quarantine(const std::string& bucket, size_t mp, const std::string
   AIS_RETURN_IF_ERROR(make_qdir(mp));
   nlohmann::json info = {{"bucket", bucket}, {"name", name}, {"reason", reason}, {"upload_id", upload_id},
                          {"path", path}};
-  AIS_RETURN_IF_ERROR(AtomicWriteFile(qdir(mp) + "/info.json", JsonText(info), opts_.fsync));
+  AIS_RETURN_IF_ERROR(AtomicWriteFile(qdir(mp) + "/info.json", JsonText(info), committer_.fsync()));
   // Chunks first, the object file last: a crash in between leaves the object in place with
   // chunks missing (an error on read, never bytes) for the next scrub to take away; the other
   // order would leave chunk directories that nothing references or ever removes.
@@ -116,7 +91,7 @@ Status Store::Quarantine(const std::string& bucket, size_t mp, const std::string
   }
   if (::rename(path.c_str(), (qdir(mp) + "/object").c_str()) != 0) return Status::FromErrno(errno, "rename " + path);
   Headers().ForgetPath(path);
-  if (opts_.fsync) AIS_RETURN_IF_ERROR(FsyncDir(DirName(path)));
+  if (committer_.fsync()) AIS_RETURN_IF_ERROR(FsyncDir(DirName(path)));
   std::string root = mps_.ObjectsDir(mp, bucket);  // prune now-empty parents, as Delete does
   for (std::string dir = DirName(path); dir.size() > root.size(); dir = DirName(dir)) {
     if (::rmdir(dir.c_str()) != 0) break;

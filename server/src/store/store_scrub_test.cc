@@ -13,7 +13,6 @@
 #include <string>
 #include <vector>
 
-#include "store/sorted_walker.h"
 #include "store/store.h"
 #include "util/file.h"
 #include "util/test_util.h"
@@ -101,21 +100,17 @@ class StoreScrubTest : public ::testing::Test {
   // The scrub over every bucket and mountpath, as the job walks them: damaged name -> reason.
   std::map<std::string, std::string> Scrub() {
     std::map<std::string, std::string> damaged;
-    const Mountpaths& mps = store_->mountpaths();
     for (const std::string bucket : {"b", "c"}) {
-      for (size_t mp = 0; mp < mps.size(); ++mp) {
-        SortedWalker walk(mps.ObjectsDir(mp, bucket), "", "");
-        std::string name, path, damage;
-        for (;;) {
-          auto more = walk.Next(&name, &path);
-          EXPECT_TRUE(more.ok());
-          if (!more.ok() || !*more) break;
-          uint64_t bytes = 0;
-          Status st = store_->ScrubObject(bucket, mp, name, path, &damage, &bytes);
-          EXPECT_TRUE(st.ok()) << name << ": " << st.message();
-          if (!damage.empty()) damaged[bucket + "/" + name] = damage;
-        }
-      }
+      ObjectWalk walk{.prefix = {}, .after = {}, .headers = false, .stop = {}};
+      Status walked = store_->ForEachObject(bucket, walk, [&](const WalkedObject& obj) {
+        std::string damage;
+        uint64_t bytes = 0;
+        Status st = store_->ScrubObject(bucket, obj.mp(), obj.name(), obj.path(), &damage, &bytes);
+        EXPECT_TRUE(st.ok()) << obj.name() << ": " << st.message();
+        if (!damage.empty()) damaged[bucket + "/" + obj.name()] = damage;
+        return Status::OK();
+      });
+      EXPECT_TRUE(walked.ok()) << walked.message();
     }
     return damaged;
   }

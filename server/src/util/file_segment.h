@@ -18,6 +18,9 @@ struct FileSegment {
   uint64_t len;
 };
 
+// The buffer through which object bytes are streamed when they are copied or hashed.
+inline constexpr size_t kSegmentBuf = 1 << 20;
+
 // Reads the segments, in order, into `out` (their total length). The one pread loop over
 // segments: every read of object bytes into memory goes through it or StreamSegments.
 Status ReadSegments(const std::vector<FileSegment>& segments, char* out);

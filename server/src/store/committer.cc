@@ -1,0 +1,297 @@
+#include "store/committer.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "store/bck.h"
+#include "store/header_cache.h"
+#include "store/sorted_walker.h"
+#include "util/file.h"
+#include "util/json_text.h"
+#include "util/strings.h"
+
+namespace ais {
+namespace {
+
+constexpr const char* kChunkMarkerPrefix = "chunks-";
+
+// Reads the committed object's header, if any.
+Result<ObjectMeta> ReadMetaAt(const std::string& path) {
+  auto fd = OpenFile(path, O_RDONLY);
+  if (!fd.ok()) return fd.status();
+  uint64_t off = 0;
+  return ReadObjectHeader(fd->get(), &off);
+}
+
+bool IsMissing(const Status& s) { return s.IsNotFound(); }
+
+// Gives the header just committed as `path` (the file open as `fd`) to the HeaderCache, so that a
+// listing need not read it back.
+void KeepHeader(const std::string& path, int fd, ObjectMeta* meta) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    Headers().ForgetPath(path);
+    return;
+  }
+  std::string name;
+  name.swap(meta->name);  // the cache's copy goes without it (the file names it)
+  auto kept = std::make_shared<const ObjectMeta>(*meta);
+  meta->name = std::move(name);
+  Headers().PutPath(path, static_cast<uint64_t>(st.st_ino), std::move(kept));
+}
+
+}  // namespace
+
+Status Committer::Reconcile(size_t mp) {
+  for (const std::string& bucket : buckets_.Names()) {
+    SortedWalker walker(mps_.ObjectsDir(mp, bucket), "", "");
+    std::string name, path;
+    for (;;) {
+      auto more = walker.Next(&name, &path);
+      if (!more.ok()) {
+        if (more.status().IsNotFound()) break;  // no objects dir for this bucket there
+        return more.status();
+      }
+      if (!*more) break;
+      for (size_t m = 0; m < mps_.size(); ++m) {
+        if (m == mp || !mps_.enabled(m)) continue;
+        const std::string other = mps_.ObjectPath(m, bucket, name);
+        if (::access(other.c_str(), F_OK) != 0) continue;
+        std::lock_guard lock(StripeFor(bucket, name));
+        auto here = ReadMetaAt(path);
+        auto there = ReadMetaAt(other);
+        if (!there.ok()) break;  // the copy in service stays; this one is shadowed below
+        bool keep_here = here.ok() && (here->version > there->version ||
+                                       (here->version == there->version && here->atime_ns > there->atime_ns));
+        const std::string& loser = keep_here ? other : path;
+        const Result<ObjectMeta>& lm = keep_here ? there : here;
+        ::unlink(loser.c_str());
+        Headers().ForgetPath(loser);
+        if (lm.ok() && lm.value().chunked()) DropChunks(keep_here ? m : mp, bucket, lm.value().upload_id);
+        break;
+      }
+    }
+  }
+  return Status::OK();
+}
+
+Status Committer::Recover() {
+  for (size_t mp = 0; mp < mps_.size(); ++mp) {
+    if (!mps_.enabled(mp)) continue;
+    // Interrupted writes of the BMD, the state file and the header snapshot sit next to them
+    // (AtomicWriteFile's "<file>.tmp.<n>").
+    if (DIR* d = ::opendir(mps_.paths()[mp].c_str())) {
+      while (dirent* de = ::readdir(d)) {
+        std::string n = de->d_name;
+        if (n.starts_with(".ais.") && n.find(".tmp.") != std::string::npos) ::unlink((mps_.paths()[mp] + "/" + n).c_str());
+      }
+      ::closedir(d);
+    }
+    std::string work = mps_.WorkDir(mp);
+    DIR* d = ::opendir(work.c_str());
+    if (d == nullptr) return Status::FromErrno(errno, "opendir " + work);
+    std::vector<std::string> names;
+    while (dirent* de = ::readdir(d)) {
+      std::string n = de->d_name;
+      if (n != "." && n != "..") names.push_back(std::move(n));
+    }
+    ::closedir(d);
+    for (auto& n : names) {
+      std::string path = work + "/" + n;
+      if (n == kQuarantineDir) continue;  // damaged objects the scrub set aside: kept
+      if (!n.starts_with(kChunkMarkerPrefix)) {  // temp files and trash of destroyed buckets
+        AIS_RETURN_IF_ERROR(RemoveTree(path));
+        continue;
+      }
+      std::string upload_id = n.substr(std::strlen(kChunkMarkerPrefix));
+      auto content = ReadFile(path);
+      auto j = content.ok() ? nlohmann::json::parse(*content, nullptr, false) : nlohmann::json();
+      if (!j.is_object() || !j.contains("bucket") || !j.contains("name")) {
+        ::unlink(path.c_str());  // a marker torn before its rename never guarded a chunk
+        continue;
+      }
+      std::string bucket = j["bucket"], name = j["name"];
+      auto at = volume_.LocateObject(bucket, name);
+      auto meta = at ? ReadMetaAt(mps_.ObjectPath(*at, bucket, name)) : Result<ObjectMeta>(Status::NotFound(name));
+      if (!(meta.ok() && meta->upload_id == upload_id)) {
+        for (size_t m = 0; m < mps_.size(); ++m) {
+          if (mps_.enabled(m)) AIS_RETURN_IF_ERROR(RemoveTree(mps_.ChunkDir(m, bucket, upload_id)));
+        }
+      }
+      ::unlink(path.c_str());
+    }
+  }
+  return Status::OK();
+}
+
+Status Committer::RemoveStaleTemps(std::chrono::seconds age, const std::function<bool()>& stop,
+                                   const std::function<void(uint64_t bytes)>& removed) {
+  namespace fs = std::filesystem;
+  const auto cutoff = fs::file_time_type::clock::now() - age;
+  for (size_t mp = 0; mp < mps_.size(); ++mp) {
+    std::error_code ec;
+    for (fs::directory_iterator it(mps_.WorkDir(mp), ec), end; !ec && it != end; it.increment(ec)) {
+      if (stop()) return Status::OK();
+      std::error_code fec;
+      const fs::path& p = it->path();
+      if (p.extension() != ".tmp" || !it->is_regular_file(fec)) continue;
+      auto mtime = it->last_write_time(fec);
+      if (fec || mtime > cutoff) continue;
+      uint64_t size = it->file_size(fec);
+      if (::unlink(p.c_str()) == 0) removed(size);
+    }
+  }
+  return Status::OK();
+}
+
+std::mutex& Committer::StripeFor(const std::string& bucket, const std::string& name) {
+  uint64_t h = XXH64(name.data(), name.size(), XXH64(bucket.data(), bucket.size(), 0));
+  return stripes_[h % stripes_.size()];
+}
+
+std::string Committer::TempPath(size_t mp) const { return mps_.WorkDir(mp) + "/" + RandomId(16) + ".tmp"; }
+Status Committer::WriteChunkMarker(size_t mp, const std::string& bucket, const std::string& name,
+                                   const std::string& upload_id) {
+  nlohmann::json j = {{"bucket", bucket}, {"name", name}};
+  return AtomicWriteFile(mps_.WorkDir(mp) + "/" + kChunkMarkerPrefix + upload_id, JsonText(j), fsync());
+}
+
+void Committer::ForgetChunkMarker(size_t mp, const std::string& upload_id) {
+  ::unlink((mps_.WorkDir(mp) + "/" + kChunkMarkerPrefix + upload_id).c_str());
+}
+
+void Committer::DropChunks(size_t mp, const std::string& bucket, const std::string& upload_id) {
+  for (size_t m = 0; m < mps_.size(); ++m) {
+    if (mps_.enabled(m)) (void)RemoveTree(mps_.ChunkDir(m, bucket, upload_id));
+  }
+  ForgetChunkMarker(mp, upload_id);
+}
+
+Status Committer::MakeChunkDir(size_t mp, const std::string& bucket, const std::string& upload_id) {
+  const std::string bucket_dir = mps_.BucketDir(mp, bucket);
+  if (::access(bucket_dir.c_str(), F_OK) != 0) {
+    // Destroy drops the bucket from the registry before moving its dirs to trash.
+    if (!buckets_.Get(bucket)) return BucketRegistry::NotFound(bucket);
+    AIS_RETURN_IF_ERROR(MkdirAll(bucket_dir));  // a mountpath added after the bucket was created
+  }
+  const std::string chunk_dir = mps_.ChunkDir(mp, bucket, upload_id);
+  for (const std::string& dir : {DirName(chunk_dir), chunk_dir}) {
+    if (::mkdir(dir.c_str(), 0777) == 0 || errno == EEXIST) continue;
+    if (errno == ENOENT) return BucketRegistry::NotFound(bucket);
+    return Status::FromErrno(errno, "mkdir " + dir);
+  }
+  return Status::OK();
+}
+
+Status Committer::CommitFile(const std::string& bucket, size_t mp, const std::string& temp_path, int temp_fd,
+                             bool inline_data, uint64_t data_offset, ObjectMeta* meta,
+                             const std::optional<ObjectMeta>& expect, std::string_view body) {
+  const std::string path = mps_.ObjectPath(mp, bucket, meta->name);
+  std::optional<ObjectMeta> old;
+  std::optional<size_t> old_mp;  // the current object lives on another mountpath (see Reconcile)
+  {
+    std::lock_guard lock(StripeFor(bucket, meta->name));
+    auto cur = ReadMetaAt(path);
+    if (cur.ok()) {
+      old = std::move(*cur);
+    } else if (!IsMissing(cur.status()) && cur.status().code() != Status::Code::kCorruption) {
+      if (::access(path.c_str(), F_OK) == 0) return cur.status();
+    } else if (IsMissing(cur.status()) && volume_.MayBeOffPrimary()) {
+      auto at = volume_.LocateObject(bucket, meta->name);
+      if (at && *at != mp) {
+        auto o = ReadMetaAt(mps_.ObjectPath(*at, bucket, meta->name));
+        if (o.ok()) {
+          old = std::move(*o);
+          old_mp = at;
+        }
+      }
+    }
+    if (expect) {
+      if (!old || old->version != expect->version || old->upload_id != expect->upload_id) {
+        return Status::Conflict(ObjectCname(bucket, meta->name) + " changed concurrently");
+      }
+      meta->version = expect->version;
+    } else {
+      meta->version = old ? old->version + 1 : 1;
+    }
+    uint64_t offset = data_offset;
+    std::string header = EncodeObjectHeader(*meta, inline_data, &offset);
+    if (offset != data_offset) return Status::Corruption("object header outgrew its reserved space");
+    AIS_RETURN_IF_ERROR(body.empty() ? PwriteAll(temp_fd, header.data(), header.size(), 0)
+                                     : PwritevAll(temp_fd, header, body, 0));
+    if (fsync()) AIS_RETURN_IF_ERROR(FsyncFd(temp_fd, temp_path));
+    if (old && old->chunked()) AIS_RETURN_IF_ERROR(WriteChunkMarker(mp, bucket, meta->name, old->upload_id));
+    // rename() needs the parent directories; a concurrent delete may rmdir them in between.
+    int rc = -1;
+    for (int attempt = 0; attempt < 4; ++attempt) {
+      rc = ::rename(temp_path.c_str(), path.c_str());
+      if (rc == 0 || errno != ENOENT) break;
+      if (!buckets_.Get(bucket)) return BucketRegistry::NotFound(bucket);
+      AIS_RETURN_IF_ERROR(MkdirAll(DirName(path)));
+    }
+    if (rc != 0) {
+      if (errno == ENOTDIR || errno == EISDIR) {
+        return Status::Conflict("object name \"" + meta->name + "\" conflicts with an existing object");
+      }
+      return Status::FromErrno(errno, "rename " + temp_path);
+    }
+    if (old_mp) {
+      const std::string old_path = mps_.ObjectPath(*old_mp, bucket, meta->name);
+      ::unlink(old_path.c_str());
+      Headers().ForgetPath(old_path);
+    }
+    KeepHeader(path, temp_fd, meta);
+    if (fsync()) AIS_RETURN_IF_ERROR(FsyncDir(DirName(path)));
+  }
+  if (old && old->chunked()) DropChunks(mp, bucket, old->upload_id);
+  return Status::OK();
+}
+
+Status Committer::CommitChunked(const std::string& bucket, size_t mp, ObjectMeta* meta,
+                                const std::optional<ObjectMeta>& expect) {
+  std::string temp = TempPath(mp);
+  auto fd = OpenFile(temp, O_WRONLY | O_CREAT | O_EXCL);
+  if (!fd.ok()) return fd.status();
+  Status st = CommitFile(bucket, mp, temp, fd->get(), false, 0, meta, expect);
+  if (!st.ok()) ::unlink(temp.c_str());
+  return st;
+}
+
+Status Committer::Remove(const std::string& bucket, const std::string& name) {
+  ObjectMeta meta;
+  size_t mp = 0;
+  std::string path;
+  {
+    std::lock_guard lock(StripeFor(bucket, name));
+    auto at = volume_.LocateObject(bucket, name);
+    if (!at) return Status::NotFound(ObjNotFoundMessage(bucket, name));
+    mp = *at;
+    path = mps_.ObjectPath(mp, bucket, name);
+    auto cur = ReadMetaAt(path);
+    if (!cur.ok()) {
+      if (::access(path.c_str(), F_OK) != 0) return Status::NotFound(ObjNotFoundMessage(bucket, name));
+      return cur.status();
+    }
+    meta = std::move(*cur);
+    if (meta.chunked()) AIS_RETURN_IF_ERROR(WriteChunkMarker(mp, bucket, name, meta.upload_id));
+    if (::unlink(path.c_str()) != 0) return Status::FromErrno(errno, "unlink " + path);
+    Headers().ForgetPath(path);
+  }
+  if (meta.chunked()) DropChunks(mp, bucket, meta.upload_id);
+  // Best effort: prune now-empty parent directories (rmdir fails harmlessly on non-empty ones).
+  std::string root = mps_.ObjectsDir(mp, bucket);
+  for (std::string dir = DirName(path); dir.size() > root.size(); dir = DirName(dir)) {
+    if (::rmdir(dir.c_str()) != 0) break;
+  }
+  return Status::OK();
+}
+
+}  // namespace ais
