@@ -12,7 +12,7 @@
 
 #include "archive/archive_format.h"
 #include "archive/output_sink.h"
-#include "store/store.h"
+#include "util/file_segment.h"
 #include "util/byte_buffer.h"
 #include "util/status.h"
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "store/store.h"
+#include "util/file_segment.h"
 #include "util/byte_buffer.h"
 #include "util/status.h"
 

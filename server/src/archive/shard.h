@@ -14,7 +14,7 @@
 #include <string_view>
 
 #include "archive/archive_format.h"
-#include "store/store.h"
+#include "store/object_handle.h"
 #include "util/status.h"
 
 namespace ais {
