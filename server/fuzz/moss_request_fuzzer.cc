@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "api/moss_request.h"
+#include "util/base64.h"
 #include "fuzz_check.h"
 #include "store/names.h"
 

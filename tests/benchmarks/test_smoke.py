@@ -160,3 +160,18 @@ def test_s3_benchmark() -> None:
                 rf"^{re.escape(case)}\s+{re.escape(client)}\s+([\d.]+)\s", out, re.MULTILINE
             )
             assert line and float(line.group(1)) > 0, f"no figure for {case} / {client} in:\n{out}"
+
+
+def test_server_builds_benchmark() -> None:
+    """One binary against itself: both cases get a figure for each side and a ratio near 1."""
+    from aistore.server import find_server_binary
+
+    binary = str(find_server_binary())
+    out = run_benchmark(
+        "server_builds.py", "--a", binary, "--b", binary, "--rounds", "1", "--seconds", "1"
+    )
+    for case in ("10 KiB GET/s", "10 KiB PUT/s (new objects)"):
+        match = re.search(rf"^{re.escape(case)}\s+([\d,]+)\s+([\d,]+)\s+([\d.]+)\s", out, re.M)
+        assert match, f"no row {case!r} in:\n{out}"
+        a, b = (float(match.group(i).replace(",", "")) for i in (1, 2))
+        assert a > 0 and b > 0, out
