@@ -140,45 +140,6 @@ Task<Handled> AttachDetachMountpath(ServerContext&, Exchange&, const ApiCall& ca
                                  ": mountpaths are fixed at startup (--mountpath); use enable-mp/disable-mp");
 }
 
-// GET /v1/cluster?what=status|status_all|qryxstats|running_all (body: xact.QueryMsg).
-Task<Handled> JobQuery(ServerContext& ctx, Exchange& ex, const ApiCall&) {
-  const std::string what = ex.query("what").value_or("");
-  auto body = co_await ReadJsonBody(ex);
-  if (!body.ok()) co_return body.status();
-  auto q = XactMsg::Decode(*body, "");
-  if (!q.ok()) co_return q.status();
-  auto bucket = QueryBucket(*q);
-  if (!bucket.ok()) co_return bucket.status();
-  std::string id = q->id, kind = NormalizeJobKind(q->kind);
-  if (what == "status") {
-    if (id.empty() && kind.empty()) co_return Status::InvalidArgument("job status query requires a job ID or kind");
-    auto jobs = ctx.jobs.Query(id, "", *bucket, false);
-    if (jobs.empty()) co_return Status::NotFound("job \"" + id + "\" not found");
-    if (!kind.empty() && jobs.front().kind != kind) {
-      co_return Status::InvalidArgument("kind mismatch: " + kind + " vs " + jobs.front().kind);
-    }
-    co_return co_await ex.Reply(http::status::ok, {}, JsonText(StatusJson(jobs.front())), "application/json");
-  }
-  bool running = what == "running_all" || q->show_active.value_or(false);
-  auto jobs = ctx.jobs.Query(id, kind, *bucket, running);
-  nlohmann::json out = nlohmann::json::array();
-  if (what == "qryxstats") {
-    // As AIS: a kind it knows that has no job here is an empty list, not an error (the CLI asks
-    // for every kind in turn); an unknown kind, or an id that matches nothing, is a 404.
-    bool known = kind.empty() || FindJobKind(kind) != nullptr;
-    if (jobs.empty() && (!known || !id.empty())) {
-      co_return Status::NotFound("\"" + JsonText(*body).substr(0, 512) + "\" not found");
-    }
-    for (auto& j : jobs) out.push_back(SnapJson(j));
-    out = nlohmann::json{{ctx.node.daemon_id, out}};
-  } else if (what == "running_all") {
-    for (auto& j : jobs) out.push_back(j.kind + "[" + j.id + "]");
-  } else {
-    for (auto& j : jobs) out.push_back(StatusJson(j));
-  }
-  co_return co_await ex.Reply(http::status::ok, {}, JsonText(out), "application/json");
-}
-
 namespace {
 
 Task<Handled> ReplyJson(Exchange& ex, const nlohmann::json& out) {
@@ -186,6 +147,77 @@ Task<Handled> ReplyJson(Exchange& ex, const nlohmann::json& out) {
 }
 
 }  // namespace
+
+namespace {
+
+// A job query's body (xact.QueryMsg), decoded.
+struct JobQueryArgs {
+  nlohmann::json body;
+  XactMsg msg;
+  std::string bucket;  // the store key it names ("" = any)
+  std::string kind;    // normalized
+};
+
+Task<Result<JobQueryArgs>> ReadJobQuery(Exchange& ex) {
+  auto body = co_await ReadJsonBody(ex);
+  if (!body.ok()) co_return body.status();
+  auto q = XactMsg::Decode(*body, "");
+  if (!q.ok()) co_return q.status();
+  auto bucket = QueryBucket(*q);
+  if (!bucket.ok()) co_return bucket.status();
+  const std::string kind = NormalizeJobKind(q->kind);
+  co_return JobQueryArgs{.body = std::move(*body), .msg = std::move(*q), .bucket = std::move(*bucket), .kind = kind};
+}
+
+}  // namespace
+
+Task<Handled> QueryJobStatus(ServerContext& ctx, Exchange& ex, const ApiCall&) {
+  auto q = co_await ReadJobQuery(ex);
+  if (!q.ok()) co_return q.status();
+  const std::string& id = q->msg.id;
+  if (id.empty() && q->kind.empty()) co_return Status::InvalidArgument("job status query requires a job ID or kind");
+  auto jobs = ctx.jobs.Query(id, "", q->bucket, false);
+  if (jobs.empty()) co_return Status::NotFound("job \"" + id + "\" not found");
+  if (!q->kind.empty() && jobs.front().kind != q->kind) {
+    co_return Status::InvalidArgument("kind mismatch: " + q->kind + " vs " + jobs.front().kind);
+  }
+  co_return co_await ReplyJson(ex, StatusJson(jobs.front()));
+}
+
+Task<Handled> QueryJobsStatus(ServerContext& ctx, Exchange& ex, const ApiCall&) {
+  auto q = co_await ReadJobQuery(ex);
+  if (!q.ok()) co_return q.status();
+  nlohmann::json out = nlohmann::json::array();
+  for (auto& j : ctx.jobs.Query(q->msg.id, q->kind, q->bucket, q->msg.show_active.value_or(false))) {
+    out.push_back(StatusJson(j));
+  }
+  co_return co_await ReplyJson(ex, out);
+}
+
+// As AIS: a kind it knows that has no job here is an empty list, not an error (the CLI asks for
+// every kind in turn); an unknown kind, or an id that matches nothing, is a 404.
+Task<Handled> QueryJobSnapshots(ServerContext& ctx, Exchange& ex, const ApiCall&) {
+  auto q = co_await ReadJobQuery(ex);
+  if (!q.ok()) co_return q.status();
+  auto jobs = ctx.jobs.Query(q->msg.id, q->kind, q->bucket, q->msg.show_active.value_or(false));
+  const bool known = q->kind.empty() || FindJobKind(q->kind) != nullptr;
+  if (jobs.empty() && (!known || !q->msg.id.empty())) {
+    co_return Status::NotFound("\"" + JsonText(q->body).substr(0, 512) + "\" not found");
+  }
+  nlohmann::json snaps = nlohmann::json::array();
+  for (auto& j : jobs) snaps.push_back(SnapJson(j));
+  const nlohmann::json out = {{ctx.node.daemon_id, snaps}};
+  co_return co_await ReplyJson(ex, out);
+}
+
+Task<Handled> QueryRunningJobs(ServerContext& ctx, Exchange& ex, const ApiCall&) {
+  auto q = co_await ReadJobQuery(ex);
+  if (!q.ok()) co_return q.status();
+  nlohmann::json out = nlohmann::json::array();
+  for (auto& j : ctx.jobs.Query(q->msg.id, q->kind, q->bucket, true)) out.push_back(j.kind + "[" + j.id + "]");
+  co_return co_await ReplyJson(ex, out);
+}
+
 
 Task<Handled> QueryClusterConfig(ServerContext& ctx, Exchange& ex, const ApiCall&) {
   co_return co_await ReplyJson(ex, ClusterConfigJson(ctx, ex));
@@ -215,11 +247,11 @@ Task<Handled> QueryTargetIps(ServerContext&, Exchange& ex, const ApiCall&) {
 }
 
 Task<Handled> QueryClusterNodeStats(ServerContext& ctx, Exchange& ex, const ApiCall&) {
-  co_return co_await ReplyJson(ex, ClusterNodesJson(ctx, ex, "node_stats"));
+  co_return co_await ReplyJson(ex, ClusterNodeStatsJson(ctx, ex));
 }
 
 Task<Handled> QueryClusterSysinfo(ServerContext& ctx, Exchange& ex, const ApiCall&) {
-  co_return co_await ReplyJson(ex, ClusterNodesJson(ctx, ex, "sysinfo"));
+  co_return co_await ReplyJson(ex, ClusterSysinfoJson(ctx));
 }
 
 namespace {

@@ -30,7 +30,10 @@ Task<Handled> AttachDetachMountpath(ServerContext& ctx, Exchange& ex, const ApiC
 
 // ---- queries: GET /v1/cluster?what=, /v1/daemon?what= (cluster.cc, node_actions.cc) ----------
 // Job queries (body: xact.QueryMsg): what=status, status_all, qryxstats, running_all.
-Task<Handled> JobQuery(ServerContext& ctx, Exchange& ex, const ApiCall& call);
+Task<Handled> QueryJobStatus(ServerContext& ctx, Exchange& ex, const ApiCall& call);
+Task<Handled> QueryJobsStatus(ServerContext& ctx, Exchange& ex, const ApiCall& call);
+Task<Handled> QueryJobSnapshots(ServerContext& ctx, Exchange& ex, const ApiCall& call);
+Task<Handled> QueryRunningJobs(ServerContext& ctx, Exchange& ex, const ApiCall& call);
 Task<Handled> QuerySmap(ServerContext& ctx, Exchange& ex, const ApiCall& call);
 Task<Handled> QueryBmd(ServerContext& ctx, Exchange& ex, const ApiCall& call);
 Task<Handled> QueryLog(ServerContext& ctx, Exchange& ex, const ApiCall& call);

@@ -505,13 +505,14 @@ nlohmann::json ClusterConfigJson(const ServerContext& ctx, const Exchange& ex) {
   };
 }
 
-nlohmann::json ClusterNodesJson(ServerContext& ctx, const Exchange& ex, const std::string& what) {
-  const std::string& tid = ctx.node.daemon_id;
-  if (what == "sysinfo") {
-    return {{"proxy", nlohmann::json::object()}, {"target", {{tid, MemCpuInfo(ctx.store, NodeRole::kTarget)}}}};
-  }
+nlohmann::json ClusterNodeStatsJson(ServerContext& ctx, const Exchange& ex) {
   return {{"proxy", NodeStatsJson(ctx, ex, NodeRole::kProxy)},
-          {"target", {{tid, NodeStatsJson(ctx, ex, NodeRole::kTarget)}}}};
+          {"target", {{ctx.node.daemon_id, NodeStatsJson(ctx, ex, NodeRole::kTarget)}}}};
+}
+
+nlohmann::json ClusterSysinfoJson(ServerContext& ctx) {
+  return {{"proxy", nlohmann::json::object()},
+          {"target", {{ctx.node.daemon_id, MemCpuInfo(ctx.store, NodeRole::kTarget)}}}};
 }
 
 nlohmann::json MountpathListJson(const Store& store) {

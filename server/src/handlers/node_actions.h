@@ -25,9 +25,11 @@ std::string ProxyId(const ServerContext& ctx);
 nlohmann::json SmapJson(const ServerContext& ctx, const Exchange& ex);
 // GET /v1/cluster?what=cluster_config: AIS ClusterConfig (its 34 top-level sections).
 nlohmann::json ClusterConfigJson(const ServerContext& ctx, const Exchange& ex);
-// GET /v1/cluster?what=node_stats|sysinfo: each face's answer to the daemon query, gathered as
-// AIS's proxy does ({"proxy": ..., "target": {id: ...}}; sysinfo leaves out the answering proxy).
-nlohmann::json ClusterNodesJson(ServerContext& ctx, const Exchange& ex, const std::string& what);
+// GET /v1/cluster?what=node_stats and what=sysinfo: each face's answer to the daemon query,
+// gathered as AIS's proxy does ({"proxy": ..., "target": {id: ...}}; sysinfo leaves out the
+// answering proxy).
+nlohmann::json ClusterNodeStatsJson(ServerContext& ctx, const Exchange& ex);
+nlohmann::json ClusterSysinfoJson(ServerContext& ctx);
 // GET /v1/daemon?what=mountpaths (a target's): {"available", "waiting_dd", "disabled"}.
 nlohmann::json MountpathListJson(const Store& store);
 // GET /v1/daemon?what=bmd: the bucket metadata, every bucket with its props.

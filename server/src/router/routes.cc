@@ -59,10 +59,10 @@ std::vector<Action> MountpathActions() {
 
 // The job queries of GET /v1/cluster and /v1/daemon (body: xact.QueryMsg).
 std::vector<WhatValue> JobQueries() {
-  return {{"status", "one job's status (by ID or kind)", JobQuery},
-          {"status_all", "the status of every job the query selects", JobQuery},
-          {"qryxstats", "job snapshots (xact.SnapsMsg) per target", JobQuery},
-          {"running_all", "running jobs as kind[ID]", JobQuery}};
+  return {{"status", "one job's status (by ID or kind)", QueryJobStatus},
+          {"status_all", "the status of every job the query selects", QueryJobsStatus},
+          {"qryxstats", "job snapshots (xact.SnapsMsg) per target", QueryJobSnapshots},
+          {"running_all", "running jobs as kind[ID]", QueryRunningJobs}};
 }
 
 // GET /v1/daemon?what=: a node's queries, answered by the face asked (the target's for
