@@ -8,6 +8,7 @@ does when its backend misbehaves, and how many requests it sent.
 from __future__ import annotations
 
 import collections
+import contextlib
 import http.client
 import http.server
 import socket
@@ -15,9 +16,23 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
-from aistore.server import _die_with_parent
+from aistore.server import LocalServer, _die_with_parent
+
+# The credentials moto accepts: as the server reads them (its environment) and as boto3 takes them.
+SERVER_ENV = {
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_REGION": "us-east-1",
+}
+BOTO3_KEYS = {
+    "aws_access_key_id": "testing",
+    "aws_secret_access_key": "testing",
+    "region_name": "us-east-1",
+}
 
 
 def free_port() -> int:
@@ -197,3 +212,34 @@ class FaultProxy:
     def close(self) -> None:
         self._server.shutdown()
         self._server.server_close()
+
+
+def boto3_s3(endpoint: str) -> Any:
+    """A boto3 S3 client of the moto server at `endpoint` (the tests' own view of "S3")."""
+    import boto3
+
+    return boto3.client("s3", endpoint_url=endpoint, **BOTO3_KEYS)
+
+
+@dataclass
+class RemoteS3:
+    """An aistore-server whose s3:// buckets live in moto, reached through the fault proxy."""
+
+    moto: MotoServer
+    proxy: FaultProxy
+    server: LocalServer
+    s3: Any  # boto3, straight to moto (not counted by the proxy)
+
+
+@contextlib.contextmanager
+def remote_s3(num_mountpaths: int = 2) -> Iterator[RemoteS3]:
+    """moto, the proxy in front of it and an aistore-server using it as S3; all stopped after."""
+    moto = MotoServer().start()
+    proxy = FaultProxy(moto.port)
+    try:
+        env = {"S3_ENDPOINT": proxy.endpoint, **SERVER_ENV}
+        with LocalServer(num_mountpaths=num_mountpaths, env=env) as srv:
+            yield RemoteS3(moto, proxy, srv, boto3_s3(moto.endpoint))
+    finally:
+        proxy.close()
+        moto.stop()

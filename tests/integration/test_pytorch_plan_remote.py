@@ -15,39 +15,18 @@ import pytest
 torch = pytest.importorskip("torch")
 boto3 = pytest.importorskip("boto3")
 
-from _s3 import FaultProxy, MotoServer  # noqa: E402
+from _s3 import FaultProxy, remote_s3  # noqa: E402
 
 from aistore.pytorch.plan import DatasetSnapshot  # noqa: E402
 from aistore.pytorch.plan_dataset import AISPlanDataset  # noqa: E402
 from aistore.sdk.list_object_flag import ListObjectFlag  # noqa: E402
 from aistore.server import LocalServer  # noqa: E402
 
-KEYS = {
-    "AWS_ACCESS_KEY_ID": "testing",
-    "AWS_SECRET_ACCESS_KEY": "testing",
-    "AWS_REGION": "us-east-1",
-}
-
 
 @pytest.fixture(scope="module")
 def remote() -> Iterator[tuple[LocalServer, FaultProxy, Any]]:
-    moto = MotoServer().start()
-    proxy = FaultProxy(moto.port)
-    try:
-        with LocalServer(num_mountpaths=2, env={"S3_ENDPOINT": proxy.endpoint, **KEYS}) as srv:
-            s3 = boto3.client("s3", endpoint_url=moto.endpoint, **_boto_keys())
-            yield srv, proxy, s3
-    finally:
-        proxy.close()
-        moto.stop()
-
-
-def _boto_keys() -> dict[str, str]:
-    return {
-        "aws_access_key_id": "testing",
-        "aws_secret_access_key": "testing",
-        "region_name": "us-east-1",
-    }
+    with remote_s3() as r:
+        yield r.server, r.proxy, r.s3
 
 
 def test_next_window_is_prefetched_before_it_is_read(remote: Any) -> None:

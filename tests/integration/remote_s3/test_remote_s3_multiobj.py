@@ -1,21 +1,17 @@
 """Remote s3:// buckets behaving as AIS's (issue 35): multi-object delete written through to S3,
 evict by template and prefix, copies into a remote bucket, `start_after`, checksums of fetched
 objects, directory listings that agree with ais:// ones, job queries and custom metadata.
-
-One S3 server (moto behind the fault proxy of _s3.py) and one aistore-server for the module;
-each test makes its own S3 bucket.
+The S3 server, fault proxy and aistore-server of the module are conftest.py's.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
 from typing import Any
 
-import boto3
 import pytest
-from _s3 import Fault, FaultProxy, MotoServer
+from _s3 import Fault, FaultProxy
 from _util import raw_request, xxh64_hex
 
 from aistore.sdk import Client
@@ -23,59 +19,7 @@ from aistore.sdk.errors import AISError, ErrObjNotFound
 from aistore.sdk.list_object_flag import ListObjectFlag
 from aistore.server import LocalServer
 
-KEYS = {
-    "AWS_ACCESS_KEY_ID": "testing",
-    "AWS_SECRET_ACCESS_KEY": "testing",
-    "AWS_REGION": "us-east-1",
-}
-
-
-@pytest.fixture(scope="module")
-def moto() -> Iterator[MotoServer]:
-    server = MotoServer().start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture(scope="module")
-def proxy(moto: MotoServer) -> Iterator[FaultProxy]:
-    p = FaultProxy(moto.port)
-    yield p
-    p.close()
-
-
-@pytest.fixture(scope="module")
-def server(proxy: FaultProxy) -> Iterator[LocalServer]:
-    with LocalServer(num_mountpaths=2, env={"S3_ENDPOINT": proxy.endpoint, **KEYS}) as srv:
-        yield srv
-
-
-@pytest.fixture(scope="module")
-def s3(moto: MotoServer) -> Any:
-    return boto3.client(
-        "s3",
-        endpoint_url=moto.endpoint,
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
-        region_name="us-east-1",
-    )
-
-
-@pytest.fixture
-def client(server: LocalServer, proxy: FaultProxy) -> Client:
-    proxy.reset()
-    return server.client()
-
-
-_counter = iter(range(10**6))
-
-
-@pytest.fixture
-def bucket(s3: Any) -> str:
-    """A fresh S3 bucket (the server has never seen it)."""
-    name = f"remote-mo-{next(_counter)}-{os.getpid()}"
-    s3.create_bucket(Bucket=name)
-    return name
+_counter = iter(range(10**6))  # names of the ais:// buckets a test makes
 
 
 def put(s3: Any, bucket: str, *keys: str) -> None:

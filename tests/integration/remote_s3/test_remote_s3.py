@@ -1,9 +1,6 @@
-"""Remote s3:// buckets against a real S3 server (moto in server mode) behind a fault proxy.
-
-One S3 server and one aistore-server for the module; each test makes its own S3 bucket.
-The proxy counts the requests the server sends to S3 and injects faults (a status, a cut body,
-a dead endpoint), so the tests show both what the user sees and what reached the backend.
-"""
+"""Remote s3:// buckets: the cache tier (cold and warm GETs, HEAD, listing, write-through, faults
+of the backend, evict, prefetch, blob download, copies, inventory, GetBatch). The S3 server,
+fault proxy and aistore-server of the module are conftest.py's."""
 
 from __future__ import annotations
 
@@ -12,13 +9,11 @@ import json
 import os
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import boto3
 import pytest
-from _s3 import Fault, FaultProxy, MotoServer
+from _s3 import Fault, FaultProxy
 from _util import ENTRY_IS_CACHED, raw_request, work_files
 
 from aistore.sdk import Client
@@ -27,51 +22,6 @@ from aistore.sdk.list_object_flag import ListObjectFlag
 from aistore.server import LocalServer
 
 ENTRY_IS_DIR = 256
-KEYS = {
-    "AWS_ACCESS_KEY_ID": "testing",
-    "AWS_SECRET_ACCESS_KEY": "testing",
-    "AWS_REGION": "us-east-1",
-}
-
-
-@pytest.fixture(scope="module")
-def moto() -> Iterator[MotoServer]:
-    server = MotoServer().start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture(scope="module")
-def proxy(moto: MotoServer) -> Iterator[FaultProxy]:
-    p = FaultProxy(moto.port)
-    yield p
-    p.close()
-
-
-@pytest.fixture(scope="module")
-def server(proxy: FaultProxy) -> Iterator[LocalServer]:
-    with LocalServer(num_mountpaths=2, env={"S3_ENDPOINT": proxy.endpoint, **KEYS}) as srv:
-        yield srv
-
-
-@pytest.fixture(scope="module")
-def s3(moto: MotoServer) -> Any:
-    return boto3.client(
-        "s3",
-        endpoint_url=moto.endpoint,
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
-        region_name="us-east-1",
-    )
-
-
-@pytest.fixture
-def client(server: LocalServer, proxy: FaultProxy) -> Client:
-    proxy.reset()
-    return server.client()
-
-
-_counter = iter(range(10**6))
 
 
 def head_v1(endpoint: str, bucket: str, name: str) -> tuple[dict[str, str], dict[str, str]]:
@@ -93,14 +43,6 @@ def set_remote_props(endpoint: str, bucket: str, value: dict[str, Any]) -> None:
         body=json.dumps({"action": "set-bprops", "value": value}).encode(),
     )
     assert r.status == 200, r.body
-
-
-@pytest.fixture
-def bucket(s3: Any) -> str:
-    """A fresh S3 bucket (the server has never seen it)."""
-    name = f"remote-{next(_counter)}-{os.getpid()}"
-    s3.create_bucket(Bucket=name)
-    return name
 
 
 def test_cold_get_fetches_once_then_serves_locally(
