@@ -71,8 +71,14 @@ ais::Result<std::unique_ptr<ais::auth::Authorizer>> MakeAuthorizer(ais::auth::Au
     cfg.signature_method = "HS256";
     cfg.signature_key = secret;
   }
+  if (!cfg.oidc_issuers.empty() && !cfg.signature_key.empty()) {
+    // One way to verify tokens: an issuer given next to a key would otherwise be ignored.
+    return ais::Status::InvalidArgument(
+        "--auth-oidc-issuer and AIS_AUTHN_PUBLIC_KEY/AIS_AUTHN_SECRET_KEY both given: tokens are verified "
+        "either with the key or by the issuers (unset the key to trust the issuers, or drop --auth-oidc-issuer)");
+  }
   std::unique_ptr<ais::auth::KeyProvider> oidc;
-  if (!cfg.oidc_issuers.empty() && cfg.signature_key.empty()) {
+  if (!cfg.oidc_issuers.empty()) {
     auto made = ais::auth::OidcKeyProvider::Make(cfg);
     if (!made.ok()) return made.status();
     oidc = std::move(*made);

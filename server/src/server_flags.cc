@@ -209,7 +209,7 @@ std::vector<Flag> MakeFlags() {
        "require a valid bearer token (JWT) on every request but /v1/health (as cluster config "
        "auth.client_auth_required, which set-config changes at run time). Tokens are verified with "
        "AIS_AUTHN_PUBLIC_KEY (an RSA public key, PEM) if set, else AIS_AUTHN_SECRET_KEY (an HS256 secret), "
-       "else the OIDC issuers below",
+       "else the OIDC issuers below (a key and an issuer together: refused at startup)",
        Switch([](auto& o) -> auto& { return o.auth.required; }, true)},
       {"auth-oidc-issuer", "URL", S::kAccessControl, nullptr,
        "trust tokens of this OIDC issuer (https://; repeatable): its signing keys are discovered "

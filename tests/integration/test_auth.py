@@ -528,6 +528,18 @@ def test_refuses_to_start_with_tokens_required_and_no_key(tmp_path: Any) -> None
     assert r.returncode == 2 and "signing key" in r.stderr, r.stderr
 
 
+def test_refuses_an_oidc_issuer_next_to_a_signing_key(tmp_path: Any) -> None:
+    """Tokens are verified with the key or by the issuers: both given, the issuer would be
+    ignored, so the server refuses to start and says why."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AIS_AUTHN_")}
+    env["AIS_AUTHN_SECRET_KEY"] = "a-secret"
+    cmd = [str(find_server_binary()), "--mountpath", str(tmp_path / "mp"), "--port", "0",
+           "--auth-required", "--auth-oidc-issuer", "https://issuer.example"]  # fmt: skip
+    r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=30)
+    assert r.returncode == 2 and "--auth-oidc-issuer" in r.stderr, r.stderr
+    assert "AIS_AUTHN_SECRET_KEY" in r.stderr, r.stderr
+
+
 def _s3(server: LocalServer, token: str | None) -> Any:
     import boto3
     from botocore.config import Config
