@@ -111,37 +111,39 @@ def obj_path(bucket: str, name: str) -> str:
     return f"/v1/objects/{bucket}/{quote(name, safe='/')}"
 
 
-def create_bucket(endpoint: str, bucket: str, props: Mapping[str, Any] | None = None) -> None:
+def bucket_action(
+    endpoint: str,
+    method: str,
+    bucket: str,
+    action: str,
+    value: Any = None,
+    provider: str = "ais",
+    query: str = "",
+    ok: tuple[int, ...] = (200,),
+) -> bytes:
+    """An AIS action message to /v1/buckets/<bucket> (raw: as a client would send it, also where
+    the SDK refuses to); the reply's body, after checking its status is one of `ok`."""
     r = raw_request(
         endpoint,
-        "POST",
-        f"/v1/buckets/{bucket}?provider=ais",
+        method,
+        f"/v1/buckets/{bucket}?provider={provider}{query}",
         headers={"Content-Type": "application/json"},
-        body=json.dumps({"action": "create-bck", "name": "", "value": props}).encode(),
+        body=json.dumps({"action": action, "name": "", "value": value}).encode(),
     )
-    assert r.status == 200, r.body
+    assert r.status in ok, r.body
+    return r.body
+
+
+def create_bucket(endpoint: str, bucket: str, props: Mapping[str, Any] | None = None) -> None:
+    bucket_action(endpoint, "POST", bucket, "create-bck", props)
 
 
 def set_bprops(endpoint: str, bucket: str, value: Mapping[str, Any]) -> None:
-    r = raw_request(
-        endpoint,
-        "PATCH",
-        f"/v1/buckets/{bucket}?provider=ais",
-        headers={"Content-Type": "application/json"},
-        body=json.dumps({"action": "set-bprops", "name": "", "value": value}).encode(),
-    )
-    assert r.status == 200, r.body
+    bucket_action(endpoint, "PATCH", bucket, "set-bprops", value)
 
 
 def destroy_bucket(endpoint: str, bucket: str) -> None:
-    r = raw_request(
-        endpoint,
-        "DELETE",
-        f"/v1/buckets/{bucket}?provider=ais",
-        headers={"Content-Type": "application/json"},
-        body=json.dumps({"action": "destroy-bck", "name": "", "value": None}).encode(),
-    )
-    assert r.status in (200, 404), r.body
+    bucket_action(endpoint, "DELETE", bucket, "destroy-bck", ok=(200, 404))
 
 
 def list_entries(endpoint: str, bucket: str, props: str = "name,size") -> list[dict[str, Any]]:

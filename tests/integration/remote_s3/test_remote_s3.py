@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from _s3 import Fault, FaultProxy
-from _util import ENTRY_IS_CACHED, raw_request, work_files
+from _util import ENTRY_IS_CACHED, bucket_action, raw_request, work_files
 
 from aistore.sdk import Client
 from aistore.sdk.errors import AISError, ErrObjNotFound, ErrRemoteBckNotFound
@@ -36,13 +36,7 @@ def head_v1(endpoint: str, bucket: str, name: str) -> tuple[dict[str, str], dict
 
 
 def set_remote_props(endpoint: str, bucket: str, value: dict[str, Any]) -> None:
-    r = raw_request(
-        endpoint,
-        "PATCH",
-        f"/v1/buckets/{bucket}?provider=aws",
-        body=json.dumps({"action": "set-bprops", "value": value}).encode(),
-    )
-    assert r.status == 200, r.body
+    bucket_action(endpoint, "PATCH", bucket, "set-bprops", value, provider="aws")
 
 
 def test_cold_get_fetches_once_then_serves_locally(
@@ -631,14 +625,8 @@ def test_append_and_multipart_write_through(
 
 def start_copy(endpoint: str, src: str, dst: str, value: dict[str, Any], query: str = "") -> str:
     """copy-bck of s3://src into ais://dst (raw: the SDK sends no `presence`); the job id."""
-    r = raw_request(
-        endpoint,
-        "POST",
-        f"/v1/buckets/{src}?provider=aws&bck_to=ais/@%23/{dst}/{query}",
-        body=json.dumps({"action": "copy-bck", "value": value}).encode(),
-    )
-    assert r.status == 200, r.body
-    return r.body.decode()
+    bck_to = f"&bck_to=ais/@%23/{dst}/{query}"
+    return bucket_action(endpoint, "POST", src, "copy-bck", value, "aws", bck_to).decode()
 
 
 def test_copy_remote_bucket_all_latest_sync(

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from _s3 import Fault, FaultProxy
-from _util import raw_request, xxh64_hex
+from _util import bucket_action, raw_request, xxh64_hex
 
 from aistore.sdk import Client
 from aistore.sdk.errors import AISError, ErrObjNotFound
@@ -38,10 +38,7 @@ def cached(client: Client, bucket: str) -> list[str]:
 
 def delete_listrange(endpoint: str, bucket: str, value: dict[str, Any]) -> str:
     """DELETE delete-listrange as the SDK sends it (raw: the SDK refuses an empty template)."""
-    body = json.dumps({"action": "delete-listrange", "value": value}).encode()
-    r = raw_request(endpoint, "DELETE", f"/v1/buckets/{bucket}?provider=aws", body=body)
-    assert r.status == 200, r.body
-    return r.body.decode()
+    return bucket_action(endpoint, "DELETE", bucket, "delete-listrange", value, "aws").decode()
 
 
 def test_delete_list_range_prefix_and_bucket_write_through(
@@ -109,15 +106,7 @@ def test_delete_backend_failure_leaves_the_cache(
 def list_raw(endpoint: str, bucket: str, value: dict[str, Any]) -> dict[str, Any]:
     """One list-objects page of s3://bucket (JSON), raw: the SDK refuses `start_after` on a
     remote bucket before sending it, as the official one does."""
-    r = raw_request(
-        endpoint,
-        "GET",
-        f"/v1/buckets/{bucket}?provider=aws",
-        headers={"Content-Type": "application/json"},
-        body=json.dumps({"action": "list", "name": "", "value": value}).encode(),
-    )
-    assert r.status == 200, r.body
-    page: dict[str, Any] = json.loads(r.body)
+    page: dict[str, Any] = json.loads(bucket_action(endpoint, "GET", bucket, "list", value, "aws"))
     return page
 
 
