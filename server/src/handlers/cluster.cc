@@ -140,13 +140,6 @@ Task<Handled> AttachDetachMountpath(ServerContext&, Exchange&, const ApiCall& ca
                                  ": mountpaths are fixed at startup (--mountpath); use enable-mp/disable-mp");
 }
 
-namespace {
-
-Task<Handled> ReplyJson(Exchange& ex, const nlohmann::json& out) {
-  co_return co_await ex.Reply(http::status::ok, {}, JsonText(out), "application/json");
-}
-
-}  // namespace
 
 namespace {
 

@@ -423,11 +423,11 @@ nlohmann::json NodeConfigJson(const ServerContext& ctx, const Exchange& ex, Node
   return c;
 }
 
-Task<Handled> ReplyJson(Exchange& ex, std::string json) {
-  co_return co_await ex.Reply(http::status::ok, {}, std::move(json), "application/json");
-}
-
 }  // namespace
+
+Task<Handled> ReplyJson(Exchange& ex, const nlohmann::json& out) {
+  co_return co_await ex.Reply(http::status::ok, {}, JsonText(out), "application/json");
+}
 
 std::string ProxyId(const ServerContext& ctx) { return "p" + ctx.node.daemon_id; }
 
@@ -572,35 +572,35 @@ Task<Handled> StartJobByKind(ServerContext& ctx, Exchange& ex, const ApiCall& ca
 }
 
 Task<Handled> QuerySmap(ServerContext& ctx, Exchange& ex, const ApiCall&) {
-  co_return co_await ReplyJson(ex, JsonText(SmapJson(ctx, ex)));
+  co_return co_await ReplyJson(ex, SmapJson(ctx, ex));
 }
 
 Task<Handled> QueryBmd(ServerContext& ctx, Exchange& ex, const ApiCall&) {
-  co_return co_await ReplyJson(ex, JsonText(BmdJson(ctx)));
+  co_return co_await ReplyJson(ex, BmdJson(ctx));
 }
 
 Task<Handled> QueryNodeConfig(ServerContext& ctx, Exchange& ex, const ApiCall& call) {
-  co_return co_await ReplyJson(ex, JsonText(NodeConfigJson(ctx, ex, call.role)));
+  co_return co_await ReplyJson(ex, NodeConfigJson(ctx, ex, call.role));
 }
 
 Task<Handled> QuerySnode(ServerContext& ctx, Exchange& ex, const ApiCall& call) {
-  co_return co_await ReplyJson(ex, JsonText(SnodeJson(ctx, ex, call.role)));
+  co_return co_await ReplyJson(ex, SnodeJson(ctx, ex, call.role));
 }
 
 Task<Handled> QueryNodeStatus(ServerContext& ctx, Exchange& ex, const ApiCall& call) {
-  co_return co_await ReplyJson(ex, JsonText(NodeStatusJson(ctx, ex, call.role)));
+  co_return co_await ReplyJson(ex, NodeStatusJson(ctx, ex, call.role));
 }
 
 Task<Handled> QueryNodeStats(ServerContext& ctx, Exchange& ex, const ApiCall& call) {
-  co_return co_await ReplyJson(ex, JsonText(NodeStatsJson(ctx, ex, call.role)));
+  co_return co_await ReplyJson(ex, NodeStatsJson(ctx, ex, call.role));
 }
 
 Task<Handled> QueryMetricNames(ServerContext& ctx, Exchange& ex, const ApiCall& call) {
-  co_return co_await ReplyJson(ex, JsonText(MetricNames(ctx.store, call.role)));
+  co_return co_await ReplyJson(ex, MetricNames(ctx.store, call.role));
 }
 
 Task<Handled> QuerySysinfo(ServerContext& ctx, Exchange& ex, const ApiCall& call) {
-  co_return co_await ReplyJson(ex, JsonText(MemCpuInfo(ctx.store, call.role)));
+  co_return co_await ReplyJson(ex, MemCpuInfo(ctx.store, call.role));
 }
 
 Task<Handled> QuerySoftwareVersion(ServerContext&, Exchange& ex, const ApiCall&) {
@@ -624,18 +624,18 @@ Status TargetOnly(const Exchange& ex, const ApiCall& call) {
 
 Task<Handled> QueryNodeMountpaths(ServerContext& ctx, Exchange& ex, const ApiCall& call) {
   if (Status st = TargetOnly(ex, call); !st.ok()) co_return st;
-  co_return co_await ReplyJson(ex, JsonText(MountpathListJson(ctx.store)));
+  co_return co_await ReplyJson(ex, MountpathListJson(ctx.store));
 }
 
 Task<Handled> QueryDisks(ServerContext& ctx, Exchange& ex, const ApiCall& call) {
   if (Status st = TargetOnly(ex, call); !st.ok()) co_return st;
-  co_return co_await ReplyJson(ex, JsonText(DiskStatsJson(ctx.store)));
+  co_return co_await ReplyJson(ex, DiskStatsJson(ctx.store));
 }
 
 Task<Handled> QueryNodeRemote(ServerContext&, Exchange& ex, const ApiCall& call) {
   if (Status st = TargetOnly(ex, call); !st.ok()) co_return st;
   nlohmann::json none = {{"a", nullptr}, {"ver", 0}};  // no remote AIS clusters attached
-  co_return co_await ReplyJson(ex, JsonText(none));
+  co_return co_await ReplyJson(ex, none);
 }
 
 // ?severity=info|warning|error, ?all=true: the log as text, or (all) as .tar.gz.

@@ -18,6 +18,10 @@ namespace ais {
 // AIS cos.NodeStateFlags of a healthy node: ClusterStarted | NodeStarted.
 inline constexpr int64_t kNodeStateHealthy = 6;
 
+// 200 with `out` as the JSON body. (Text already JSON would become a JSON string: refused.)
+Task<Handled> ReplyJson(Exchange& ex, const nlohmann::json& out);
+Task<Handled> ReplyJson(Exchange& ex, const std::string& text) = delete;
+
 // The proxy face's daemon id (the target's is ctx.node.daemon_id).
 std::string ProxyId(const ServerContext& ctx);
 

@@ -91,19 +91,22 @@ Status CheckAccess(ServerContext& ctx, const Exchange& ex, const Route& route, c
   return row.on_bucket ? AuthorizeRoute(ctx, ex, route, bits) : Authorize(ctx, ex, bits, nullptr);
 }
 
-// The action message of a row that takes one, decoded, and its action's bits checked; an action
-// the row does not list is refused (after the check with the bits unknown actions need).
-Task<Result<ActionMsg>> ReadActionMsg(ServerContext& ctx, Exchange& ex, const Route& route, const RouteSpec& row) {
+// The action message of a row that takes one, decoded into *msg, and its action's bits checked;
+// its row's action. An action the row does not list is refused (after the check with the bits
+// unknown actions need).
+Task<Result<const router::Action*>> ReadActionMsg(ServerContext& ctx, Exchange& ex, const Route& route,
+                                                  const RouteSpec& row, ActionMsg* msg) {
   auto body = co_await ReadJsonBody(ex);
   if (!body.ok()) co_return body.status();
-  auto msg = ActionMsg::Decode(*body);
-  if (!msg.ok()) co_return msg;
+  auto decoded = ActionMsg::Decode(*body);
+  if (!decoded.ok()) co_return decoded.status();
+  *msg = std::move(*decoded);
   const router::Action* action = router::FindAction(row, msg->action);
   auth::AccessAttrs bits = action ? action->bits : row.unknown_action_bits;
   if (action && action->value_bits) bits |= action->value_bits(msg->value);
   if (Status st = AuthorizeRoute(ctx, ex, route, bits); !st.ok()) co_return st;
   if (!action) co_return Status::InvalidArgument("invalid action \"" + msg->action + "\"");
-  co_return msg;
+  co_return action;
 }
 
 // The node face a /v1/reverse request names in Ais-Node-Id.
@@ -145,10 +148,9 @@ Task<Handled> Serve(ServerContext& ctx, Exchange& ex, const Route& route, const 
   ActionMsg msg;
   const router::Action* action = nullptr;
   if (!row.actions.empty()) {
-    auto read = co_await ReadActionMsg(ctx, ex, route, row);
+    auto read = co_await ReadActionMsg(ctx, ex, route, row, &msg);
     if (!read.ok()) co_return read.status();
-    msg = std::move(*read);
-    action = router::FindAction(row, msg.action);
+    action = *read;
   }
   ApiCall call{.route = route, .bucket = {}, .msg = msg};
   if (row.by_node) {
