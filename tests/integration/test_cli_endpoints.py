@@ -249,7 +249,7 @@ def test_cluster_config_and_node_config(ep: str, ids: tuple[str, str]) -> None:
     assert cfg["space"]["lowwm"] < cfg["space"]["highwm"] < cfg["space"]["out_of_space"]
     assert is_int_str(cfg["config_version"]) and is_int_str(cfg["features"])
     assert cfg["uuid"] == get(ep, "/v1/daemon", what="smap")["uuid"]
-    assert cfg["checksum"]["type"] == "xxhash" and isinstance(cfg["versioning"]["enabled"], bool)
+    assert cfg["checksum"]["type"] == "xxhash2" and isinstance(cfg["versioning"]["enabled"], bool)
     for node in (tid, pid):
         node_cfg = reverse(ep, node, "config").json()
         assert {k: node_cfg[k] for k in CLUSTER_CONFIG_KEYS} == cfg  # the CLI diffs node vs cluster

@@ -55,7 +55,7 @@ def test_props_set_reset_and_head(bucket: Bucket, ais_server: LocalServer) -> No
         "checkpoint_every": 0,
         "flags": 0,
     }
-    assert props["checksum"]["type"] == "xxhash"  # type: ignore[index]
+    assert props["checksum"]["type"] == "xxhash2"  # type: ignore[index]
     value = {
         "chunks": {"objsize_limit": "64MiB", "chunk_size": "16MiB"},
         "checksum": {"type": "md5"},
@@ -70,7 +70,7 @@ def test_props_set_reset_and_head(bucket: Bucket, ais_server: LocalServer) -> No
     assert r.status_code == 200, r.text
     props = props_of(bucket)
     assert props["chunks"]["chunk_size"] == "1GiB"  # type: ignore[index]
-    assert props["checksum"]["type"] == "xxhash"  # type: ignore[index]
+    assert props["checksum"]["type"] == "xxhash2"  # type: ignore[index]
 
 
 def test_props_bad_input(bucket: Bucket, ais_server: LocalServer) -> None:

@@ -50,7 +50,7 @@ def test_version_reported_after_put(bucket: Bucket, tmp_path: Path) -> None:
     assert obj.props.obj_version == "3"
     reader = obj.get_reader()
     assert reader.read_all() == b"three" and reader.attributes.obj_version == "3"
-    assert r3.headers["ais-checksum-type"] == "xxhash" and r3.headers["ais-checksum-value"]
+    assert r3.headers["ais-checksum-type"] == "xxhash2" and r3.headers["ais-checksum-value"]
 
 
 @pytest.mark.parametrize("name", ODD_NAMES)
@@ -97,7 +97,7 @@ def test_deprecated_head_v2_and_dict_access(bucket: Bucket) -> None:
     with pytest.warns(DeprecationWarning):
         assert "ais-version" in {k.lower() for k in props.keys()}  # noqa: SIM118
     with pytest.warns(DeprecationWarning):
-        assert {k.lower(): v for k, v in props.items()}["ais-checksum-type"] == "xxhash"
+        assert {k.lower(): v for k, v in props.items()}["ais-checksum-type"] == "xxhash2"
     with pytest.warns(DeprecationWarning):
         assert "ais-present" in [k.lower() for k in props]
 

@@ -43,7 +43,7 @@ def test_head_props(big) -> None:  # type: ignore[no-untyped-def]
     asked = big.head("version,checksum")
     assert asked.obj_version == "1" and len(asked.checksum_value) == 16
     full = big.props
-    assert full.checksum_type == "xxhash" and len(full.checksum_value) == 16
+    assert full.checksum_type == "xxhash2" and len(full.checksum_value) == 16
     assert full.obj_version == "1" and full.access_time.isdigit()
     assert full.bucket_name == big.bucket_name and full.name == big.name
     assert big.head("chunked").chunks is None
@@ -53,7 +53,7 @@ def test_read_modes(big) -> None:  # type: ignore[no-untyped-def]
     reader = big.get_reader()
     assert reader.read_all() == DATA
     assert reader.attributes.size == len(DATA)
-    assert reader.head().checksum_type == "xxhash"
+    assert reader.head().checksum_type == "xxhash2"
     chunks = list(big.get_reader(chunk_size=1 << 20))
     assert b"".join(chunks) == DATA and max(map(len, chunks)) == 1 << 20
     raw = big.get_reader().raw()

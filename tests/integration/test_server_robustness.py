@@ -681,7 +681,7 @@ def test_expect_continue_success(env: Env) -> None:
         assert f.readline() == b"\r\n"
         s.sendall(data)
         status, headers, _ = read_response(f)
-        assert status == 200 and headers["ais-checksum-type"] == "xxhash"
+        assert status == 200 and headers["ais-checksum-type"] == "xxhash2"
     env.names.add("cont")
     assert env.req("GET", obj_path(env.bucket, "cont")).body == data
     env.assert_intact()

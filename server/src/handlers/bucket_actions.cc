@@ -509,7 +509,7 @@ Task<Handled> ResetBucketProps(ServerContext& ctx, Exchange& ex, const ApiCall& 
   if (Status st = call.msg.CheckNoValue(); !st.ok()) co_return st;
   const std::string& bucket = call.bucket;
   nlohmann::json defaults = {
-      {"checksum", {{"type", "xxhash"}, {"validate_warm_get", false}, {"enable_read_range", false}}},
+      {"checksum", {{"type", BucketProps{}.checksum_type}, {"validate_warm_get", false}, {"enable_read_range", false}}},
       {"versioning", {{"enabled", true}}},
       {"chunks", {{"objsize_limit", 0}, {"max_monolithic_size", 0}, {"chunk_size", 0}, {"checkpoint_every", 0}}}};
   Status st = ctx.store.UpdateBucket(bucket, defaults);

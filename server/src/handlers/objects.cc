@@ -514,7 +514,7 @@ Task<Handled> PutObject(ServerContext& ctx, Exchange& ex, const ApiCall& call) {
   if (!opts.client_cksum_value.empty()) {
     // Same content as what is stored: keep it (no new version), as AIS does.
     auto cur = ctx.store.Head(bucket, name);
-    if (cur.ok() && cur->cksum_type == opts.client_cksum_type && cur->cksum_value == opts.client_cksum_value) {
+    if (cur.ok() && Checksummer::SameDigest(cur->cksum_type, opts.client_cksum_type) && cur->cksum_value == opts.client_cksum_value) {
       Status st = co_await ex.StreamBody([](const char*, size_t) { return Status::OK(); });
       if (!st.ok()) co_return st;
       co_return co_await ex.Reply(http::status::ok, GetHeaders(*cur));

@@ -18,7 +18,7 @@ inline constexpr uint64_t kMinMultipartSize = 5ULL << 20;  // S3's smallest part
 inline constexpr uint64_t kMaxMultipartSize = 5ULL << 30;  // and largest
 
 struct BucketProps {
-  std::string checksum_type = "xxhash";
+  std::string checksum_type = "xxhash2";  // AIS 5.0's cluster default
   bool validate_warm_get = false;
   bool enable_read_range = false;
   bool versioning = true;

@@ -42,8 +42,8 @@ TEST_F(MpuTest, PartsOutOfOrderAndResent) {
   EXPECT_EQ(head->chunk_sizes, (std::vector<uint64_t>{3000, 2000, 1500}));
   EXPECT_EQ(head->size, whole.size());
   EXPECT_EQ(head->version, 1u);
-  EXPECT_EQ(head->cksum_type, "xxhash");
-  EXPECT_EQ(head->cksum_value, Hash("xxhash", whole));
+  EXPECT_EQ(head->cksum_type, "xxhash2");
+  EXPECT_EQ(head->cksum_value, Hash("xxhash2", whole));
   EXPECT_EQ(head->custom, (std::vector<std::pair<std::string, std::string>>{{"k", "v"}}));
   ExpectObject("plain", "mpu", whole);
   ExpectNoLeftovers();

@@ -35,7 +35,7 @@ Status ObjectWriter::Init() {
   cksum_ = std::move(*ck);
   if (cksum_) meta_.cksum_type = props_.checksum_type;
   if (cksum_ && !opts_.client_cksum_type.empty() && !opts_.client_cksum_value.empty() &&
-      opts_.client_cksum_type != props_.checksum_type) {
+      !Checksummer::SameDigest(opts_.client_cksum_type, props_.checksum_type)) {
     auto cc = Checksummer::Create(opts_.client_cksum_type);
     if (!cc.ok()) return cc.status();
     client_cksum_ = std::move(*cc);

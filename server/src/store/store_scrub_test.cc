@@ -133,7 +133,7 @@ TEST_F(StoreScrubTest, ChunkFlippedByteIsCaughtByTheChecksum) {
   auto h = store_->Open("c", "o");
   ASSERT_TRUE(h.ok());
   Status st = h->VerifyChecksum();
-  EXPECT_TRUE(st.message().starts_with("BAD DATA CHECKSUM: ais://c/o: xxhash(")) << st.message();
+  EXPECT_TRUE(st.message().starts_with("BAD DATA CHECKSUM: ais://c/o: xxhash2(")) << st.message();
 }
 
 TEST_F(StoreScrubTest, ChunkOfTheWrongLengthOrMissingIsAlwaysAnError) {

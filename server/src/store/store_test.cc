@@ -21,8 +21,8 @@ TEST_F(StoreTest, PutGetHeadDelete) {
   ASSERT_TRUE(put.ok()) << put.status().message();
   EXPECT_EQ(put->version, 1u);
   EXPECT_EQ(put->size, data.size());
-  EXPECT_EQ(put->cksum_type, "xxhash");
-  EXPECT_EQ(put->cksum_value, Hash("xxhash", data));
+  EXPECT_EQ(put->cksum_type, "xxhash2");
+  EXPECT_EQ(put->cksum_value, Hash("xxhash2", data));
   EXPECT_FALSE(put->chunked());
 
   auto head = store_->Head("plain", "dir/obj.bin");
@@ -244,16 +244,16 @@ TEST_F(StoreTest, BucketChecksumTypes) {
 TEST_F(StoreTest, ClientChecksumValidated) {
   const std::string data = Bytes(7000, 5);
   for (const char* bucket : {"plain", "chunky"}) {
-    // Same type as the bucket, and a different one (computed separately).
-    for (const char* type : {"xxhash", "md5", "sha256"}) {
+    // Same type as the bucket, its same-digest twin, and others (computed separately).
+    for (const char* type : {"xxhash2", "xxhash", "md5", "sha256"}) {
       PutOptions opts;
       opts.size = data.size();
       opts.client_cksum_type = type;
       opts.client_cksum_value = Hash(type, data);
       auto put = PutWith(bucket, std::string("good-") + type, data, opts);
       ASSERT_TRUE(put.ok()) << bucket << " " << type << ": " << put.status().message();
-      EXPECT_EQ(put->cksum_type, "xxhash");  // stored in the bucket's type
-      EXPECT_EQ(put->cksum_value, Hash("xxhash", data));
+      EXPECT_EQ(put->cksum_type, "xxhash2");  // stored in the bucket's type
+      EXPECT_EQ(put->cksum_value, Hash("xxhash2", data));
     }
   }
   ExpectNoLeftovers();

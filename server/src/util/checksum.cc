@@ -53,6 +53,11 @@ bool Checksummer::IsSupportedType(std::string_view type) {
          type == "sha512";
 }
 
+bool Checksummer::SameDigest(std::string_view a, std::string_view b) {
+  auto canonical = [](std::string_view t) { return t == "xxhash2" ? std::string_view("xxhash") : t; };
+  return canonical(a) == canonical(b);
+}
+
 Result<std::unique_ptr<Checksummer>> Checksummer::Create(std::string_view type) {
   std::unique_ptr<Checksummer> c;
   if (type == "xxhash" || type == "xxhash2") {

@@ -16,10 +16,13 @@ class Checksummer {
   // REQUIRES: called once; the object is spent afterwards.
   virtual std::string FinishHex() = 0;
 
-  // "xxhash" (default), "xxhash2", "md5", "sha256", "sha512"; "none" yields nullptr.
+  // "xxhash2" (AIS 5.0's default), "xxhash", "md5", "sha256", "sha512"; "none" yields nullptr.
   // Unknown or unsupported types are kInvalidArgument.
   static Result<std::unique_ptr<Checksummer>> Create(std::string_view type);
   static bool IsSupportedType(std::string_view type);
+  // True when both names give the same digest: "xxhash" and "xxhash2" are two Go implementations
+  // of XXH64 seed 0, so a value of one type validates against the other.
+  static bool SameDigest(std::string_view a, std::string_view b);
 };
 
 }  // namespace ais

@@ -76,6 +76,11 @@ TEST(Checksummer, Xxhash2IsTheSameDigestAsXxhash) {
   for (const char* name : {"empty", "abc", "fox", "seq1000"}) {
     EXPECT_EQ(OneShot("xxhash2", Input(name)), OneShot("xxhash", Input(name))) << name;
   }
+  EXPECT_TRUE(Checksummer::SameDigest("xxhash", "xxhash2"));
+  EXPECT_TRUE(Checksummer::SameDigest("xxhash2", "xxhash"));
+  EXPECT_TRUE(Checksummer::SameDigest("md5", "md5"));
+  EXPECT_FALSE(Checksummer::SameDigest("xxhash2", "md5"));
+  EXPECT_FALSE(Checksummer::SameDigest("sha256", "sha512"));
 }
 
 TEST(Checksummer, HexIsLowercaseOfTheRightLength) {

@@ -210,7 +210,7 @@ def object_head_props() -> None:
     assert props.size == len(small["dir/a03"]), props.size
     assert props.present, "Ais-Present missing"
     full = obj.props
-    assert full.checksum_type == "xxhash", full.checksum_type
+    assert full.checksum_type == "xxhash2", full.checksum_type
     assert full.checksum_value == xxh64(small["dir/a03"])
     assert full.obj_version, "no version"
     assert full.access_time, "no atime"

@@ -177,7 +177,7 @@ def test_checksum_of_fetched_objects(client: Client, s3: Any, bucket: str) -> No
     expected = {"ck": xxh64_hex(data), "blob": xxh64_hex(data * 3)}
     for name, value in expected.items():
         attrs = b.object(name).head(props="checksum")
-        assert (attrs.checksum_type, attrs.checksum_value) == ("xxhash", value), name
+        assert (attrs.checksum_type, attrs.checksum_value) == ("xxhash2", value), name
     listed = {e.name: e for e in b.list_all_objects(props="name,checksum")}
     for name, value in expected.items():
         assert listed[name].checksum == value, name
