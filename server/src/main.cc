@@ -13,6 +13,7 @@
 #include "api/features.h"
 #include "auth/authorizer.h"
 #include "auth/oidc.h"
+#include "etl/etl_manager.h"
 #include "handlers/batch_stream.h"
 #include "http/server.h"
 #include "http/tls.h"
@@ -86,6 +87,8 @@ ais::Result<std::unique_ptr<ais::auth::Authorizer>> MakeAuthorizer(ais::auth::Au
   return ais::auth::Authorizer::Make(std::move(cfg), std::move(oidc));
 }
 
+bool IsLoopback(const std::string& host) { return host == "127.0.0.1" || host == "::1" || host == "localhost"; }
+
 // The line tests and scripts wait for, and the warnings about what the flags leave open.
 void Announce(const ais::ServerOptions& opts, const ais::ServerContext& ctx, uint16_t port, bool auth_required) {
   const std::string& host = opts.http.host;
@@ -99,8 +102,7 @@ void Announce(const ais::ServerOptions& opts, const ais::ServerContext& ctx, uin
   std::cout << "aistore-server: listening on " << scheme << shown << ":" << port << std::endl;
   ais::LogInfo("node " + ctx.node.node_id + " listening on " + scheme + shown + ":" + std::to_string(port) + ", " +
                std::to_string(opts.store.mountpaths.size()) + " mountpath(s), cluster " + ctx.cluster_uuid);
-  const bool loopback = host == "127.0.0.1" || host == "::1" || host == "localhost";
-  if (!loopback && !auth_required) {
+  if (!IsLoopback(host) && !auth_required) {
     Warn("WARNING: listening on " + host +
          " without access control: anyone who can reach this port can read, overwrite and "
          "delete every object (see --auth-required, or bind --host 127.0.0.1)");
@@ -131,6 +133,8 @@ int Serve(ais::ServerOptions& opts) {
   ais::InventoryCatalog inventory(**store, jobs);
   ais::BatchService batch(opts.batch, jobs);
   ais::CacheTier remote(**store, opts.remote);
+  opts.etl.dir = opts.store.mountpaths.front() + "/.ais.etl";
+  ais::etl::EtlManager etl(opts.etl);
   const std::string& id = (*store)->daemon_id();
   ais::ServerContext ctx{.store = **store,
                          .jobs = jobs,
@@ -145,6 +149,7 @@ int Serve(ais::ServerOptions& opts) {
                          .tls = opts.tls};
   ctx.promote_root = opts.promote_root;
   ctx.auth = authorizer->get();
+  ctx.etl = &etl;
   ctx.max_page_size = opts.max_page_size;
   if (opts.s3_via_root) ctx.features.store(ais::kFeatS3ApiViaRoot);
   if (!opts.s3_credentials.empty()) {
@@ -167,10 +172,16 @@ int Serve(ais::ServerOptions& opts) {
   auto port = server.Bind();
   if (!port.ok()) return Fail(1, port.status().message());
   Announce(opts, ctx, *port, (*authorizer)->required());
+  // Transformers reach this node on loopback when it listens there too.
+  const std::string& host = opts.http.host;
+  const std::string reach = (host == "0.0.0.0" || host == "::") ? "127.0.0.1" : host;
+  etl.Configure((opts.tls.enabled() ? "https://" : "http://") + reach + ":" + std::to_string(*port),
+                (*authorizer)->required(), IsLoopback(host));
   server.Run(/*handle_signals=*/true);
   // Work offloaded to worker threads posts its result back to the server's I/O contexts: it
   // ends before `server` (and the contexts) go. A key fetch in flight is cut short first.
   (*authorizer)->Shutdown();
+  etl.Shutdown();  // no transformer outlives the server
   remote.pool().Shutdown();
   batch.Shutdown();  // batch threads use the store: stop them before it goes
   if (ais::Status st = (*store)->SaveHeaderSnapshots(); !st.ok()) {

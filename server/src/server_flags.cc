@@ -54,6 +54,9 @@ using FieldType = std::remove_cvref_t<decltype(std::declval<Field>()(std::declva
 
 std::string ShowValue(const std::string& s) { return s; }
 std::string ShowValue(LogSeverity s) { return std::string(LogLevelName(s)); }
+std::string ShowValue(etl::EtlMode m) {
+  return m == etl::EtlMode::kOn ? "on" : m == etl::EtlMode::kOff ? "off" : "auto";
+}
 
 // A whole number in [lo, hi] (an IEC size such as 64KiB where `iec`) into an integer or a duration.
 template <typename Field>
@@ -149,6 +152,13 @@ std::optional<LogSeverity> LogLevel(std::string_view s) {
   return level;
 }
 
+std::optional<etl::EtlMode> EtlModeOf(std::string_view s) {
+  if (s == "auto") return etl::EtlMode::kAuto;
+  if (s == "on") return etl::EtlMode::kOn;
+  if (s == "off") return etl::EtlMode::kOff;
+  return std::nullopt;
+}
+
 // ---- the table -----------------------------------------------------------------------------------
 
 using S = FlagSection;
@@ -173,6 +183,15 @@ std::vector<Flag> MakeFlags() {
        "the only directory tree \"promote\" may read files from (AIS uses /var/lib/ais/promote). Files are "
        "opened beneath it with no symlink followed; FIFOs and devices are refused",
        Value("an absolute path", AbsoluteDir, [](auto& o) -> auto& { return o.promote_root; })},
+      {"etl", "MODE", S::kGeneral, "auto",
+       "whether ETLs may be initialized (each runs user code as a local process): auto (when tokens are "
+       "required, where init needs ADMIN, or when the server listens on loopback only), on (always: anyone "
+       "who reaches the port can run code here), off (never)",
+       Value("auto, on or off", EtlModeOf, [](auto& o) -> auto& { return o.etl.mode; })},
+      {"etl-python", "PATH", S::kGeneral, "python3",
+       "the Python that runs ETL transformers (python -m aistore.etl_runtime): it needs this package with its "
+       "etl extra (pip install aistore[etl]) and the Python version the ETL classes were pickled with",
+       Value("a program name or path", NonEmpty, [](auto& o) -> auto& { return o.etl.python; })},
       {"allow-s3-endpoint", "URL", S::kGeneral, nullptr,
        "an S3 endpoint a bucket's extra.aws.endpoint may name (repeatable); a bucket may name no other (the "
        "server's own, S3_ENDPOINT or a profile's endpoint_url, needs no listing). Setting extra.aws.endpoint "

@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "auth/authorizer.h"
+#include "etl/etl_manager.h"
 #include "handlers/batch_stream.h"
 #include "http/server.h"
 #include "http/tls.h"
@@ -42,6 +43,7 @@ struct ServerOptions {
   std::string access_log;             // "": off; "-": stderr
   LogSeverity log_level = LogSeverity::kInfo;
   CacheTierOptions remote;
+  etl::EtlOptions etl;                // dir: main sets it (<mountpath 0>/.ais.etl)
   auth::AuthConfig auth;              // main adds the signature key from the environment
   TlsOptions tls;
 };

@@ -39,6 +39,8 @@ const std::map<std::string, Sample> kSamples = {
     {"threads", {"256", "0"}},
     {"getbatch-max-soft-errs", {"0", "-1"}},
     {"promote-root", {"/srv/promote/", "srv/promote"}},
+    {"etl", {"off", "yes"}},
+    {"etl-python", {"/usr/bin/python3.11", ""}},
     {"allow-s3-endpoint", {"http://127.0.0.1:9000", "ftp://127.0.0.1"}},
     {"no-aws-backend", {"", "yes"}},
     {"fsync", {"", "1"}},

@@ -107,6 +107,20 @@ Task<Handled> SetObjectCustomProps(ServerContext& ctx, Exchange& ex, const ApiCa
 Task<Handled> Promote(ServerContext& ctx, Exchange& ex, const ApiCall& call);
 Task<Handled> StartBlobDownload(ServerContext& ctx, Exchange& ex, const ApiCall& call);
 
+// ---- ETL (etl.cc): /v1/etl, spec etl.md §2 ---------------------------------------------------
+Task<Handled> ListEtls(ServerContext& ctx, Exchange& ex, const ApiCall& call);
+Task<Handled> InitEtl(ServerContext& ctx, Exchange& ex, const ApiCall& call);
+Task<Handled> ShowEtl(ServerContext& ctx, Exchange& ex, const ApiCall& call);  // details: init_msg, obj_errors
+Task<Handled> StartEtl(ServerContext& ctx, Exchange& ex, const ApiCall& call);
+Task<Handled> StopEtl(ServerContext& ctx, Exchange& ex, const ApiCall& call);
+Task<Handled> DeleteEtl(ServerContext& ctx, Exchange& ex, const ApiCall& call);
+Task<Handled> EtlLogs(ServerContext& ctx, Exchange& ex, const ApiCall& call);
+Task<Handled> EtlHealth(ServerContext& ctx, Exchange& ex, const ApiCall& call);
+Task<Handled> EtlMetrics(ServerContext& ctx, Exchange& ex, const ApiCall& call);
+Task<Handled> EtlOther(ServerContext& ctx, Exchange& ex, const ApiCall& call);  // logs/<target>, else 400
+// /v1/etl/_object/<etl>/<secret>/<uname>: a transformer reads an object (hpull); the secret is the check.
+Task<Handled> EtlObject(ServerContext& ctx, Exchange& ex, const ApiCall& call);
+
 // ---- GetBatch (batch.cc) -------------------------------------------------------------------
 Task<Handled> GetBatch(ServerContext& ctx, Exchange& ex, const ApiCall& call);
 

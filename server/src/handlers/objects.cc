@@ -15,6 +15,7 @@
 #include "service/access.h"
 #include "handlers/batch_stream.h"
 #include "handlers/bucket_actions.h"
+#include "handlers/etl.h"
 #include "handlers/handlers.h"
 #include "service/context.h"
 #include "service/offload.h"
@@ -197,19 +198,20 @@ Task<Handled> StreamColdGet(ServerContext& ctx, Exchange& ex, const std::string&
 }
 
 // Whether a GET of a remote object that is not cached is a streamed cold GET: the whole object
-// (no range, no archived file, no blob download).
+// (no range, no archived file, no blob download, no transform).
 bool StreamsCold(const Exchange& ex) {
-  for (const char* q : {"archpath", "archregx", "archmode"}) {
+  for (const char* q : {"archpath", "archregx", "archmode", "etl_name"}) {
     if (!ex.query(q).value_or("").empty()) return false;
   }
   return ex.header("Range").empty() && ex.header("Ais-Blob-Download").empty() &&
          ex.header("Ais-Blob-Threshold").empty();
 }
 
+}  // namespace
+
 Task<Handled> ReadObject(ServerContext& ctx, Exchange& ex, const std::string& bucket, const std::string& name) {
-  // A transforming GET names an ETL; with no ETL running (none can, here) AIS's lookup of it fails.
   if (std::string etl = ex.query("etl_name").value_or(""); !etl.empty()) {
-    co_return Status::NotFound("t[" + ctx.node.daemon_id + "]: etl job " + etl + " does not exist");
+    co_return co_await GetTransformed(ctx, ex, bucket, name, etl);
   }
   // The SDK always sends archpath= and archregx=, usually empty: empty means "the object itself".
   std::string archpath = ex.query("archpath").value_or("");
@@ -238,8 +240,6 @@ Task<Handled> ReadObject(ServerContext& ctx, Exchange& ex, const std::string& bu
   co_return co_await ex.ReplyFile(rd->ranged ? http::status::partial_content : http::status::ok, headers,
                                   rd->segments, rd->length);
 }
-
-}  // namespace
 
 // HEAD with ?props= (v2) answers only what was asked; without it (v1) answers everything.
 Task<Handled> HeadObject(ServerContext& ctx, Exchange& ex, const ApiCall& call) {

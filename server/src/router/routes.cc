@@ -285,7 +285,9 @@ std::vector<RouteSpec> Build() {
                          {"archpath", "string", "a file inside the object (a tar/tgz/zip/tar.lz4 shard)"},
                          {"archregx", "string", "files matching (with archmode)"},
                          {"archmode", "string", "regexp, prefix, suffix, substr, wdskey"},
-                         {"etl_name", "string", "transforming GET (no ETL runs here: an error)"},
+                         {"etl_name", "string", "transforming GET: the output of this ETL (the whole object; Range is not applied)"},
+                         {"etl_args", "string", "passed to the transformer as is"},
+                         {"etl_pipeline", "string", "further ETLs, comma-separated (hpush)"},
                          {"latest-ver", "boolean", "remote: check the remote version first"}},
                .headers = {kAisToken, {"Range", "string", "bytes=a-b (one range)"},
                            {"Ais-Blob-Download", "boolean", "remote: fetch in parallel ranges first"}, blob_chunk,
@@ -379,6 +381,45 @@ std::vector<RouteSpec> Build() {
                .query = {kJobUuid, {"id", "string", "job ID"}, {"only_active", "boolean", "running only"},
                          {"regex", "string", "filter by description"}},
                .headers = {kAisToken}, .response_type = "application/json", .response_schema = "AnyJson"});
+  // ---- ETL: transformers as local processes (spec etl.md §2) ---------------------------------
+  const Param etl_uuid{"uuid", "string", "an offline job's ID: that job's object errors"};
+  t.push_back({.method = M::kGet, .path = "/v1/etl", .area = "etl", .summary = "list ETLs",
+               .serve = LocalOnly(ListEtls), .bits = kAdmin, .headers = {kAisToken},
+               .response_type = "application/json", .response_schema = "AnyJson"});
+  t.push_back({.method = M::kPut, .path = "/v1/etl", .area = "etl",
+               .summary = "initialize an ETL: its transformer starts as a local process",
+               .description = "Runs user code: allowed with tokens required (ADMIN), on a loopback-only server, or "
+                              "with --etl on. Only the official Python runtime image runs (Etl.init_class).",
+               .serve = LocalOnly(InitEtl), .bits = kAdmin, .headers = {kAisToken},
+               .request_type = "application/json", .request_schema = "AnyJson", .response_type = "text/plain"});
+  for (M m : {M::kGet, M::kHead, M::kPut}) {
+    t.push_back({.method = m, .path = "/v1/etl/_object/{object}", .area = "etl",
+                 .summary = "a transformer reads an object: <etl>/<secret>/<escaped uname>",
+                 .description = "The ETL's secret (in AIS_TARGET_URL) is the only check.",
+                 .serve = LocalOnly(EtlObject), .open = true, .response_type = "application/octet-stream"});
+  }
+  t.push_back({.method = M::kGet, .path = "/v1/etl/{name}", .area = "etl", .summary = "an ETL's init message and object errors",
+               .serve = LocalOnly(ShowEtl), .bits = kAdmin, .query = {etl_uuid}, .headers = {kAisToken},
+               .response_type = "application/json", .response_schema = "AnyJson"});
+  t.push_back({.method = M::kDelete, .path = "/v1/etl/{name}", .area = "etl", .summary = "stop and remove an ETL",
+               .serve = LocalOnly(DeleteEtl), .bits = kAdmin, .headers = {kAisToken}});
+  t.push_back({.method = M::kPost, .path = "/v1/etl/{name}/start", .area = "etl", .summary = "restart a stopped ETL",
+               .serve = LocalOnly(StartEtl), .bits = kAdmin, .headers = {kAisToken}, .response_type = "text/plain"});
+  t.push_back({.method = M::kPost, .path = "/v1/etl/{name}/stop", .area = "etl",
+               .summary = "stop an ETL's transformer (stage Aborted)", .serve = LocalOnly(StopEtl), .bits = kAdmin,
+               .headers = {kAisToken}});
+  t.push_back({.method = M::kGet, .path = "/v1/etl/{name}/logs", .area = "etl",
+               .summary = "the transformer's output (base64), also after it stopped", .serve = LocalOnly(EtlLogs),
+               .bits = kAdmin, .headers = {kAisToken}, .response_type = "application/json", .response_schema = "AnyJson"});
+  t.push_back({.method = M::kGet, .path = "/v1/etl/{name}/health", .area = "etl", .summary = "the transformer's state",
+               .serve = LocalOnly(EtlHealth), .bits = kAdmin, .headers = {kAisToken},
+               .response_type = "application/json", .response_schema = "AnyJson"});
+  t.push_back({.method = M::kGet, .path = "/v1/etl/{name}/metrics", .area = "etl",
+               .summary = "the transformer's CPU (average cores) and resident memory", .serve = LocalOnly(EtlMetrics),
+               .bits = kAdmin, .headers = {kAisToken}, .response_type = "application/json", .response_schema = "AnyJson"});
+  t.push_back({.method = M::kGet, .path = "/v1/etl/{name}/{sub}", .area = "etl",
+               .summary = "logs/<target ID>: the logs of this node; anything else: 400", .serve = LocalOnly(EtlOther),
+               .bits = kAdmin, .headers = {kAisToken}, .response_type = "application/json", .response_schema = "AnyJson"});
   // ---- S3 front end --------------------------------------------------------------------------
   const Param s3_auth{"Authorization", "string", "SigV4 (accepted unchecked without tokens) or `Bearer <JWT>`"};
   const Param s3_sec{"X-Amz-Security-Token", "string", "the AIS token when tokens are required"};

@@ -25,6 +25,9 @@ class AccessLog;     // metrics/access_log.h
 namespace auth {
 class Authorizer;  // auth/authorizer.h
 }
+namespace etl {
+class EtlManager;  // etl/etl_manager.h
+}
 
 struct ServerContext {
   Store& store;
@@ -42,6 +45,7 @@ struct ServerContext {
   std::function<uint64_t()> open_connections = nullptr;  // the HTTP server's count (GET /metrics)
   auth::Authorizer* auth = nullptr;  // access control (service/access.h); null: none (tests)
   AccessLog* access_log = nullptr;   // --access-log (metrics/access_log.h); null: off
+  etl::EtlManager* etl = nullptr;    // the ETLs (transformers as local processes); set by main
   TlsOptions tls;  // HTTPS: the files, shown in the cluster config's net.http
   // S3 access key id -> secret (--s3-credentials): set, S3 requests need a valid SigV4
   // signature by one of them (s3/sigv4.h) or, with tokens required, a token.

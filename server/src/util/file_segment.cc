@@ -1,6 +1,9 @@
 #include "util/file_segment.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 
 #include "util/file.h"
 
@@ -25,6 +28,24 @@ Status StreamSegments(const std::vector<FileSegment>& segments, std::span<char> 
     }
   }
   return Status::OK();
+}
+
+Result<size_t> SegmentReader::Read(char* buf, size_t len) {
+  while (index_ < segments_.size() && done_ == segments_[index_].len) {
+    ++index_;
+    done_ = 0;
+  }
+  if (index_ == segments_.size() || len == 0) return size_t{0};
+  const FileSegment& seg = segments_[index_];
+  const size_t want = static_cast<size_t>(std::min<uint64_t>(len, seg.len - done_));
+  for (;;) {
+    ssize_t n = ::pread(seg.fd, buf, want, static_cast<off_t>(seg.offset + done_));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Status::FromErrno(errno, "reading object bytes");
+    if (n == 0) return Status::IOError("object file shorter than expected");
+    done_ += static_cast<uint64_t>(n);
+    return static_cast<size_t>(n);
+  }
 }
 
 }  // namespace ais

@@ -29,4 +29,18 @@ Status ReadSegments(const std::vector<FileSegment>& segments, char* out);
 Status StreamSegments(const std::vector<FileSegment>& segments, std::span<char> buf,
                       const std::function<Status(const char*, size_t)>& fn);
 
+// The segments' bytes pulled in order, a buffer at a time (an upload body fed to a client library).
+class SegmentReader {
+ public:
+  explicit SegmentReader(std::vector<FileSegment> segments) : segments_(std::move(segments)) {}
+  // Fills `buf` with up to `len` next bytes; 0 at the end. kIOError on a read error or a file
+  // shorter than its segment.
+  Result<size_t> Read(char* buf, size_t len);
+
+ private:
+  std::vector<FileSegment> segments_;
+  size_t index_ = 0;     // the segment being read
+  uint64_t done_ = 0;    // bytes of it already read
+};
+
 }  // namespace ais

@@ -1,0 +1,120 @@
+// The ETLs of this node (AIS etlMD plus each target's transformer), as local processes: init,
+// start, stop, delete, list, details, logs, health, metrics (spec etl.md §2, §3), and the
+// running transformer a transform goes to.
+//
+// Invariants: one entry per name; an entry is Running only while its process is up and
+// answered /health; a process that exits makes its entry Aborted (kept, with the reason and
+// the output, until started again or deleted). A transform in flight holds its RunningEtl
+// (shared), so a stop never frees what a transform uses; it fails that transform instead.
+// Nothing here runs on an I/O thread: Init and Start block up to init_timeout.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "archive/worker_pool.h"
+#include "etl/etl_msg.h"
+#include "etl/process.h"
+#include "etl/transformer_client.h"
+#include "util/status.h"
+
+namespace ais::etl {
+
+// --etl: whether ETLs (user code run by this server) may be initialized.
+enum class EtlMode {
+  kAuto,  // when tokens are required (init needs ADMIN), or the server listens on loopback only
+  kOn,    // always: anyone who can reach the port may run code here (no tokens required)
+  kOff,   // never
+};
+
+struct EtlOptions {
+  EtlMode mode = EtlMode::kAuto;
+  std::string python = "python3";  // runs `-m aistore.etl_runtime` (--etl-python)
+  std::string dir;                 // work dirs and dependency environments (main: <mountpath 0>/.ais.etl)
+};
+
+// One recorded per-object failure (AIS ObjErr).
+struct ObjError {
+  std::string obj_name;  // "ais://bck/obj"
+  std::string msg;
+  int ecode = 0;
+};
+
+// What a transform needs of a running ETL; alive as long as a transform holds it.
+struct RunningEtl {
+  EtlSpec spec;
+  TransformerClient client;
+  std::string secret;  // authenticates the transformer's calls to /v1/etl/_object
+  explicit RunningEtl(EtlSpec s, std::string base_url, std::string sec)
+      : spec(std::move(s)), client(std::move(base_url)), secret(std::move(sec)) {}
+};
+
+class EtlManager {
+ public:
+  static constexpr size_t kMaxObjErrors = 128;  // per (ETL, job), identical messages kept once
+
+  explicit EtlManager(EtlOptions opts);
+  ~EtlManager();  // Shutdown()
+  EtlManager(const EtlManager&) = delete;
+  EtlManager& operator=(const EtlManager&) = delete;
+
+  // Set once before serving: this node's URL as transformers reach it, and what --etl auto
+  // decides by.
+  void Configure(std::string target_url, bool auth_required, bool loopback_only);
+  // Whether an init may run here; kForbidden (or kNotSupported with --etl off) saying how to enable it.
+  Status CheckInitAllowed() const;
+  bool off() const { return opts_.mode == EtlMode::kOff; }
+  // Where the blocking calls below run (off the I/O threads).
+  WorkerPool& pool() { return pool_; }
+
+  // Starts the transformer and waits (up to init_timeout) for it to answer; returns the
+  // inline job id. kAlreadyExists "etl job NAME already exists" for a name in use.
+  Result<std::string> Init(const EtlSpec& spec);
+  // Restarts an Aborted ETL (kInvalidArgument in any other stage); returns the new job id.
+  Result<std::string> Start(const std::string& name);
+  Status Stop(const std::string& name);
+  Status Delete(const std::string& name);  // stops it first
+
+  nlohmann::json List() const;  // [Info]
+  // {"init_msg", "obj_errors"} of the inline transforms, or of offline job `job_id`.
+  Result<nlohmann::json> Details(const std::string& name, const std::string& job_id) const;
+  Result<std::string> Logs(const std::string& name) const;
+  Result<std::string> HealthStatus(const std::string& name) const;
+  Result<Process::Usage> Usage(const std::string& name) const;
+
+  // The running ETL `name`; kNotFound in AIS's words when it is not Running.
+  Result<std::shared_ptr<RunningEtl>> Find(const std::string& name) const;
+  // Whether `secret` is the current secret of ETL `name`.
+  bool CheckSecret(const std::string& name, const std::string& secret) const;
+  // A per-object failure of the inline transforms (job_id "") or of offline job `job_id`.
+  void RecordError(const std::string& name, const std::string& job_id, ObjError err);
+  // An inline transform (GET or single-object copy) that delivered `bytes`.
+  void CountInline(const std::string& name, uint64_t bytes, bool direct_put);
+
+  // Stops every transformer (server shutdown).
+  void Shutdown();
+
+ private:
+  struct Entry;
+  Result<std::string> Launch(const std::string& name);  // REQUIRES: the entry exists, no process
+  void OnExit(const std::string& name, uint64_t generation, const std::string& how);
+  std::vector<std::string> EnvFor(const EtlSpec& spec, uint16_t port, const std::string& secret) const;
+
+  EtlOptions opts_;
+  std::string target_url_;
+  bool auth_required_ = false;
+  bool loopback_only_ = false;
+  mutable std::mutex mu_;
+  std::map<std::string, std::unique_ptr<Entry>> entries_;  // guarded by mu_
+  std::atomic<uint64_t> generation_{0};
+  WorkerPool pool_{16, std::chrono::seconds(10)};
+};
+
+}  // namespace ais::etl

@@ -1,0 +1,61 @@
+#include "etl/transform.h"
+
+#include <cctype>
+
+namespace ais::etl {
+
+namespace {
+
+constexpr char kHex[] = "0123456789ABCDEF";
+
+std::string Escape(std::string_view s, std::string_view keep) {
+  std::string out;
+  out.reserve(s.size());
+  for (char ch : s) {
+    auto c = static_cast<unsigned char>(ch);
+    if (std::isalnum(c) || keep.find(ch) != std::string_view::npos) {
+      out.push_back(ch);
+    } else {
+      out.push_back('%');
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 15]);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string Uname(const std::string& provider, const std::string& bucket, const std::string& object) {
+  return provider + "/@#/" + bucket + "/" + object;
+}
+
+std::string PathEscape(std::string_view s) { return Escape(s, "-._~$&+:=@"); }
+
+std::string QueryEscape(std::string_view s) { return Escape(s, "-._~"); }
+
+Result<int> Transform(RunningEtl& etl, const TransformSource& src, const std::string& etl_args,
+                      const std::vector<std::string>& pipeline, const OnReplyStart& on_start,
+                      const OnReplyData& on_data) {
+  TransformCall call;
+  call.timeout = etl.spec.obj_timeout;
+  std::string query = etl_args.empty() ? "" : "?etl_args=" + QueryEscape(etl_args);
+  if (etl.spec.comm == CommType::kHpull) {
+    call.method = "GET";
+    call.path_and_query = "/" + PathEscape(Uname(src.provider, src.bucket, src.object)) + query;
+  } else {
+    call.method = "PUT";
+    // The bucket's name and the object's, as AIS sends them; escaped only where a URL path must be.
+    call.path_and_query = "/" + Escape(src.bucket + "/" + src.object, "-._~$&+:=@/") + query;
+    call.body_size = src.size;
+    call.read_body = src.read;
+  }
+  if (!pipeline.empty()) {
+    std::string hops;
+    for (const auto& url : pipeline) hops += (hops.empty() ? "" : ",") + url;
+    call.headers.emplace_back("Ais-Node-Url", hops);
+  }
+  return etl.client.Call(call, on_start, on_data);
+}
+
+}  // namespace ais::etl
