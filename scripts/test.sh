@@ -37,9 +37,10 @@ phase "Python integration tests against the ASan/UBSan server (build/asan)"
 # The PyTorch dataset modules are left out of this pass: what they test is client-side (samplers,
 # workers, resume), and the requests they make (GET, ranges, GetBatch, listing) are the ones the
 # other modules make here too; spawned DataLoader workers made them a quarter of its time. So is
-# the real-cluster module (its time is the real cluster's; its calls to ours are the others').
+# the real-cluster module (its time is the real cluster's; its calls to ours are the others'),
+# and the ETL runtime's (it starts no server).
 AISTORE_SERVER_BIN="$PWD/build/asan/server/aistore-server" \
   ASAN_OPTIONS=halt_on_error=1:detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   "$PYTHON" -m pytest -q -p no:cacheprovider tests/integration --ignore-glob='*/test_pytorch_*.py' \
-  --ignore=tests/integration/test_real_cluster.py
+  --ignore=tests/integration/test_real_cluster.py --ignore=tests/integration/test_etl_runtime.py
 phase "done"

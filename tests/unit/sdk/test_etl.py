@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import base64
 import http.client
+import sys
 import threading
 from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 from _fakes import FakeServer, Reply, Req
@@ -135,6 +138,35 @@ def test_http_server_push_pull_and_health(
         srv.stop()
 
 
+def test_servers_read_the_fqn_and_pull_one_segment(
+    server: FakeServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Without direct file access a request naming the object's file (`etl_fqn`, an empty
+    PUT: hpush's default) transforms the file's bytes; a missing file is a 404. An hpull
+    uname goes to the target as the one escaped segment it came as (the frameworks' servers:
+    test_web_framework_servers)."""
+    pulled: list[str] = []
+
+    def target(req: Req) -> Reply:
+        pulled.append(req.path)
+        return Reply(200, b"pulled")
+
+    server.route = target
+    fqn = tmp_path / "mp" / "b" / "o 1"
+    fqn.parent.mkdir(parents=True)
+    fqn.write_bytes(b"on disk")
+    by_fqn = f"/b/o?etl_fqn={quote(quote(str(fqn)))}"
+    srv = _serve(Upper, server, monkeypatch)
+    try:
+        assert _call(srv, "PUT", by_fqn, b"")[:2] == (200, b"ON DISK")
+        status, body, _ = _call(srv, "PUT", f"/b/o?etl_fqn={quote(str(tmp_path / 'none'))}", b"")
+        assert status == 404 and b"No such file" in body
+        assert _call(srv, "GET", "/ais%2F@%23%2Fb%2Fo")[:2] == (200, b"PULLED")
+    finally:
+        srv.stop()
+    assert pulled == ["/ais%2F@%23%2Fb%2Fo"]
+
+
 def test_http_server_streaming_transform_and_direct_put(
     server: FakeServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -172,10 +204,10 @@ def test_server_needs_a_transform_and_a_target(monkeypatch: pytest.MonkeyPatch) 
 
 @pytest.mark.parametrize("framework", ["flask", "fastapi"])
 def test_web_framework_servers(
-    framework: str, server: FakeServer, monkeypatch: pytest.MonkeyPatch
+    framework: str, server: FakeServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    """Flask and FastAPI servers answer alike: health, push, pull, `etl_args`, and a failing
-    transform as a 500 with its message."""
+    """Flask and FastAPI servers answer alike: health, push, pull, `etl_args`, an FQN, and a
+    failing transform as a 500 with its message."""
     pytest.importorskip(framework)
     base: type[ETLServer]
     if framework == "flask":
@@ -214,14 +246,22 @@ def test_web_framework_servers(
     assert call("PUT", "/b/o?etl_args=!", b"x") == (200, b"b/o:x!")
     assert call("GET", "/b/o") == (200, b"b/o:pulled")
     assert call("PUT", "/b/o?etl_args=fail", b"x") == (500, b"no luck")
+    # hpull: the uname, decoded for the transform, goes to the target as one segment again
+    pulled: list[str] = []
+    server.route = lambda req: pulled.append(req.path) or Reply(200, b"pulled")
+    assert call("GET", "/ais%2F@%23%2Fb%2Fo") == (200, b"ais/@#/b/o:pulled")
+    assert pulled == ["/ais%2F@%23%2Fb%2Fo"]
+    # an FQN without direct file access: the file's bytes, not the (empty) body
+    fqn = tmp_path / "o 1"
+    fqn.write_bytes(b"on disk")
+    assert call("PUT", f"/b/o?etl_fqn={quote(quote(str(fqn)))}") == (200, b"b/o:on disk")
+    assert call("PUT", f"/b/o?etl_fqn={quote(str(tmp_path / 'none'))}")[0] == 404
 
 
 def test_fastapi_server_without_fastapi(monkeypatch: pytest.MonkeyPatch) -> None:
-    import importlib.util
-
-    if importlib.util.find_spec("fastapi") is not None:
-        pytest.skip("fastapi is installed")
     from aistore.sdk.etl.webserver.fastapi_server import FastAPIServer
+
+    monkeypatch.setitem(sys.modules, "fastapi", None)  # installed or not: `import` fails
 
     class Echo(FastAPIServer):
         def transform(self, data: bytes | str, path: str, etl_args: str) -> bytes:

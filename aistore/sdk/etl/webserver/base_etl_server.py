@@ -22,9 +22,10 @@ import os
 import sys
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping
+from http import HTTPStatus
 from types import ModuleType
 from typing import Any, BinaryIO
-from urllib.parse import unquote
+from urllib.parse import quote, unquote
 
 import requests
 
@@ -213,10 +214,13 @@ class ETLServer(ABC):
         data: bytes | str
         if fqn and self.direct_fqn:
             data = self.sanitize_fqn(fqn)
+        elif fqn:  # the object's file, read here (a PUT that names it has an empty body)
+            with open(self.sanitize_fqn(fqn), "rb") as f:
+                data = f.read()
         elif body is not None:
             data = body
         else:
-            resp = self.session.get(f"{self.host_target.rstrip('/')}/{path.lstrip('/')}")
+            resp = self.session.get(f"{self.host_target.rstrip('/')}/{self._target_path(path)}")
             if resp.status_code != STATUS_OK:
                 return resp.status_code, resp.content, {}
             data = resp.content
@@ -238,12 +242,18 @@ class ETLServer(ABC):
         )
         return status, reply, self.make_direct_put_headers(length)
 
+    def _target_path(self, path: str) -> str:
+        """`path` (as `transform` sees it) in the URL of a GET from the target: escaped as
+        the target sent it, so that an hpull uname (`ais/@#/b/o`) stays one segment."""
+        return quote(path.lstrip("/"), safe="@")
+
     def _answer(
         self, path: str, body: bytes | None, query: Mapping[str, str], node_url: str
     ) -> tuple[int, bytes, dict[str, str]]:
         """`process_request` for a server's request: `etl_args` and `etl_fqn` from its query,
-        `node_url` from its `Ais-Node-Url` header. A failure (the transform's, most often) is
-        logged and answered with a 500 carrying its message."""
+        `node_url` from its `Ais-Node-Url` header. A missing FQN file is a 404; any other
+        failure (the transform's, most often) is logged and answered with a 500; both carry
+        its message."""
         try:
             return self.process_request(
                 path,
@@ -252,6 +262,8 @@ class ETLServer(ABC):
                 fqn=query.get(QPARAM_ETL_FQN, ""),
                 node_url=node_url,
             )
+        except FileNotFoundError as err:  # the FQN names no file
+            return HTTPStatus.NOT_FOUND.value, str(err).encode(), {}
         except Exception as err:  # noqa: BLE001 - the failure is the reply
             self.logger.exception("transform of %s failed", path)
             return STATUS_INTERNAL_SERVER_ERROR, str(err).encode(), {}

@@ -119,6 +119,10 @@ class HTTPMultiThreadedServer(ETLServer):
         self.port = port
         self._httpd: ThreadedHTTPServer | None = None
 
+    def _target_path(self, path: str) -> str:
+        # `path` is the request's, still escaped: it goes to the target as it came.
+        return path.lstrip("/")
+
     def bind(self) -> ThreadedHTTPServer:
         """Open the listening socket (`start()` does it when not done yet)."""
         if self._httpd is None:
