@@ -101,6 +101,8 @@ class LocalServer:
         tls_client_ca: with ``tls_cert``: require client certificates signed by these CAs
             (``--tls-client-ca``).
         ca_cert: the CA bundle ``client()`` verifies the server with (given files only).
+        etl_python: the Python that runs ETL transformers (``--etl-python``); by default this
+            interpreter, so ETL classes unpickle with the packages and version they were made with.
 
     Example:
         >>> with LocalServer(num_mountpaths=4) as srv:
@@ -128,6 +130,7 @@ class LocalServer:
         tls_key: str | os.PathLike[str] | None = None,
         tls_client_ca: str | os.PathLike[str] | None = None,
         ca_cert: str | os.PathLike[str] | None = None,
+        etl_python: str | os.PathLike[str] | None = None,
     ) -> None:
         if mountpaths is None and num_mountpaths < 1:
             raise ValueError("num_mountpaths must be at least 1")
@@ -141,6 +144,7 @@ class LocalServer:
         self._startup_timeout = startup_timeout
         self._binary = Path(binary) if binary else None
         self._args = [str(a) for a in args]
+        self._etl_python = str(etl_python) if etl_python is not None else sys.executable
         self._env = dict(env) if env else None
         self._authn = authn
         if (tls_cert is None) != (tls_key is None):
@@ -195,6 +199,8 @@ class LocalServer:
             cmd.append("--fsync")
         if self._promote_root is not None:
             cmd += ["--promote-root", str(self._promote_root)]
+        if self._etl_python and "--etl-python" not in self._args:
+            cmd += ["--etl-python", self._etl_python]
         cmd += self._args
         env = dict(self._env) if self._env else {}
         if self._authn is not None:  # tokens required, verified with the service's key

@@ -223,6 +223,19 @@ ENDPOINTS: list[Endpoint] = [
         A.ADMIN,
         lambda s, n: ("PUT", "/v1/cluster", {"action": "stop", "value": {"kind": "nope"}}, None),
     ),
+    ("list ETLs", A.ADMIN, lambda s, n: ("GET", "/v1/etl", None, None)),
+    # (an init that gets past the check fails on its message: never starts anything here)
+    ("init ETL", A.ADMIN, lambda s, n: ("PUT", "/v1/etl", {"name": "x"}, None)),
+    (
+        "transform bucket",
+        A.ACCESS_RW | A.CREATE_BUCKET,
+        lambda s, n: (
+            "POST",
+            "/v1/buckets/authb",
+            {"action": "etl-bck", "value": {"id": "no-such-etl"}},
+            {"bck_to": f"ais/@#/etl{n}-{time.monotonic_ns() % 10**9}/"},
+        ),
+    ),
     (
         "create inventory",
         A.ADMIN,

@@ -236,7 +236,7 @@ def _listening_addresses(port: int) -> set[str]:
 _KINDS = {
     "http": (HTTPMultiThreadedServer, "2", False, "HTTPMultiThreadedServer, a thread per"),
     "fastapi-1": (FastAPIServer, "1", False, "uvicorn in this process"),
-    "fastapi-2": (FastAPIServer, "2", False, "uvicorn with 2 worker processes"),
+    "fastapi-2": (FastAPIServer, "2", False, "gunicorn with 2 uvicorn workers"),
     "flask-gunicorn": (FlaskServer, "2", False, "gunicorn with 2 worker processes"),
     "flask-dev": (FlaskServer, "2", True, "Flask's threaded server in this process"),
 }
@@ -300,7 +300,7 @@ def test_serves_each_kind(
         ("http", "server"),
         ("fastapi-2", "server"),
         ("flask-gunicorn", "server"),
-        ("fastapi-2", "runtime"),  # the workers' own parent, uvicorn's supervisor
+        ("fastapi-2", "runtime"),  # the workers' own parent, gunicorn's master
         ("flask-gunicorn", "runtime"),  # gunicorn's arbiter
     ],
 )

@@ -121,7 +121,7 @@ class Probe:
         path = (
             template.replace("{bucket}", bucket).replace("{object}", "o/x").replace("{key}", "o/x")
         )
-        path = path.replace("{prefix}", "o")
+        path = path.replace("{prefix}", "o").replace("{sub}", f"logs/{self.node_id}")
         headers = {"Ais-Node-Id": self.node_id} if path.startswith("/v1/reverse") else {}
         return requests.request(method.upper(), base + path, headers=headers, timeout=30)
 

@@ -86,9 +86,9 @@ void CopyMsg::Read(JsonFields& f) {
   f.Str("prefix", &prefix).Str("prepend", &prepend).Bool("dry_run", &dry_run).Bool("coer", &continue_on_err);
   f.StrMap("ext", &ext);
   f.Bool("latest-ver", &latest).Bool("synchronize", &sync).Int("num-workers", &num_workers, -1, 1024);
-  // AIS fields without meaning on one node with no ETL: accepted, not used.
+  f.Str("id", &etl_name).StrList("pipeline", &pipeline);
+  // AIS fields without meaning on one node: accepted, not used ("request_timeout" AIS does not use either).
   f.Unused(JsonFields::Kind::kBool, {"force", "non-recurs"});
-  f.Unused(JsonFields::Kind::kString, {"id"}).Unused(JsonFields::Kind::kArray, {"pipeline"});
   f.Unused(JsonFields::Kind::kAny, {"request_timeout"});
 }
 
@@ -109,7 +109,7 @@ Result<MultiObjMsg> MultiObjMsg::Decode(const std::string& action, const nlohman
   if (action == "prefetch-listrange") {
     f.Bool("latest-ver", &m.latest).Size("blob-threshold", &m.blob_threshold).Size("blob-chunk-size", &m.blob_chunk_size);
     f.Int("blob-num-workers", &m.blob_workers, -1, 128);
-  } else if (action == "copy-listrange") {
+  } else if (action == "copy-listrange" || action == "etl-listrange") {
     f.Object("tobck", [&m](JsonFields& b) { m.to_bck.Read(b); });
     m.copy.Read(f);
     m.continue_on_err = m.continue_on_err || m.copy.continue_on_err;

@@ -66,6 +66,8 @@ struct CopyMsg {
   bool latest = false;       // "latest-ver": a remote source's cached copies re-checked (refetched if changed)
   bool sync = false;         // "synchronize": also delete what the remote source no longer has
   int64_t num_workers = 0;   // "num-workers": 0 auto, -1 serial
+  std::string etl_name;                // "id": etl-bck / etl-listrange: the ETL
+  std::vector<std::string> pipeline;   // "pipeline": the ETLs after it
 
   void Read(JsonFields& f);
   static Result<CopyMsg> Decode(const nlohmann::json& value);

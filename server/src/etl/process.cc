@@ -10,12 +10,55 @@
 #include <charconv>
 #include <cerrno>
 #include <cstring>
+#include <deque>
+#include <future>
 #include <fstream>
 #include <sstream>
 
 namespace ais::etl {
 
 namespace {
+
+// The runtime asks for SIGTERM when its parent dies (PR_SET_PDEATHSIG), and Linux sends it when
+// the parent *thread* ends: so every transformer is spawned by this one thread, which lives as
+// long as the process.
+class SpawnThread {
+ public:
+  static SpawnThread& Get() {
+    static SpawnThread* t = new SpawnThread();  // never destroyed: it must outlive every spawn
+    return *t;
+  }
+  template <typename T>
+  T Run(std::function<T()> fn) {
+    std::packaged_task<T()> task(std::move(fn));
+    std::future<T> done = task.get_future();
+    {
+      std::lock_guard lock(mu_);
+      tasks_.push_back(std::packaged_task<void()>([&task] { task(); }));
+    }
+    cv_.notify_one();
+    return done.get();
+  }
+
+ private:
+  SpawnThread() {
+    std::thread([this] {
+      for (;;) {
+        std::packaged_task<void()> t;
+        {
+          std::unique_lock lock(mu_);
+          cv_.wait(lock, [this] { return !tasks_.empty(); });
+          t = std::move(tasks_.front());
+          tasks_.pop_front();
+        }
+        t();
+      }
+    }).detach();
+  }
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::packaged_task<void()>> tasks_;  // guarded by mu_
+};
 
 std::string DescribeWait(int status) {
   if (WIFEXITED(status)) return "exited with code " + std::to_string(WEXITSTATUS(status));
@@ -54,7 +97,8 @@ Result<std::unique_ptr<Process>> Process::Spawn(const std::vector<std::string>& 
   envp.push_back(nullptr);
   pid_t pid = -1;
   // posix_spawnp looks argv[0] up in this process's PATH.
-  int rc = ::posix_spawnp(&pid, args[0], &fa, &attr, args.data(), envp.data());
+  int rc = SpawnThread::Get().Run<int>(
+      [&] { return ::posix_spawnp(&pid, args[0], &fa, &attr, args.data(), envp.data()); });
   posix_spawn_file_actions_destroy(&fa);
   posix_spawnattr_destroy(&attr);
   ::close(pipefd[1]);

@@ -7,6 +7,7 @@
 
 #include "api/headers.h"
 #include "api/moss_request.h"  // NormalizeProvider
+#include "etl/offline.h"
 #include "service/access.h"
 #include "service/offload.h"
 #include "service/remote.h"
@@ -269,6 +270,9 @@ Task<Handled> StartCopyOrMoveBucket(ServerContext& ctx, Exchange& ex, const ApiC
   }
   auto copy = CopyMsg::Decode(msg.value);
   if (!copy.ok()) co_return copy.status();
+  if (!copy->etl_name.empty() || !copy->pipeline.empty()) {
+    co_return Status::InvalidArgument("copy-bck: an ETL (value.id, value.pipeline) is for etl-bck");
+  }
   if (copy->sync && !copy->prepend.empty()) {
     co_return Status::InvalidArgument("prepend option (\"" + copy->prepend +
                                       "\") is incompatible with the request to synchronize buckets");
@@ -294,6 +298,52 @@ Task<Handled> StartCopyOrMoveBucket(ServerContext& ctx, Exchange& ex, const ApiC
   std::string id = ctx.jobs.Start(
       "copy-bck", bucket, [&store, args](JobControl& jc) { return RunCopyBucket(store, jc, args); },
       Opts(dst, ctlmsg));
+  co_return co_await ReplyJob(ex, id);
+}
+
+Task<Handled> StartTransformBucket(ServerContext& ctx, Exchange& ex, const ApiCall& call) {
+  const std::string& bucket = call.bucket;
+  auto to = ParseBucketUname(ex.query("bck_to").value_or(""));
+  if (!to.ok()) co_return to.status();
+  const std::string dst = *to;
+  if (Status st = AuthorizeDestination(ctx, ex, dst); !st.ok()) co_return st;
+  auto tcb = CopyMsg::Decode(call.msg.value);
+  if (!tcb.ok()) co_return tcb.status();
+  if (Status st = ValidatePrefix(tcb->prefix); !st.ok()) co_return st;
+  if (tcb->sync && !tcb->prepend.empty()) {
+    co_return Status::InvalidArgument("prepend option (\"" + tcb->prepend +
+                                      "\") is incompatible with the request to synchronize buckets");
+  }
+  if (tcb->latest || tcb->sync) {
+    co_return Status::NotSupported("etl-bck: latest-ver and synchronize are not supported yet");
+  }
+  if (dst == bucket && !tcb->dry_run) {
+    co_return Status::InvalidArgument("cannot etl-bck bucket \"" + Cname(bucket) + "\" onto itself");
+  }
+  if (tcb->etl_name.empty()) co_return Status::InvalidArgument("etl-bck: no ETL named (value.id)");
+  auto chain = etl::ResolveChain(*ctx.etl, tcb->etl_name, tcb->pipeline);
+  if (!chain.ok()) co_return chain.status();
+  auto props = ctx.store.GetBucket(bucket);
+  if (!props.ok()) co_return props.status();
+  etl::OfflineArgs args{.job_id = RandomId(10), .chain = std::move(*chain), .src = bucket, .dst = dst,
+                        .prefix = tcb->prefix, .sel = std::nullopt, .naming = Naming(*tcb), .dry_run = tcb->dry_run,
+                        .continue_on_err = tcb->continue_on_err, .num_workers = tcb->num_workers};
+  if (!args.dry_run && IsRemoteKey(dst)) {
+    auto through = co_await RemoteDestination(ctx, dst);
+    if (!through.ok()) co_return through.status();
+    args.through = std::move(*through);
+  } else if (!args.dry_run && !ctx.store.GetBucket(dst).ok()) {
+    Status st = ctx.store.CreateBucket(dst, props->ToAisJson(dst));
+    if (!st.ok() && st.code() != Status::Code::kAlreadyExists) co_return st;
+  }
+  JobOptions opts = Opts(dst, Cname(bucket) + " => " + Cname(dst) + ", etl:" + tcb->etl_name +
+                                  (args.prefix.empty() ? "" : ", prefix:" + args.prefix) +
+                                  (args.dry_run ? ", dry-run" : ""));
+  opts.id = args.job_id;
+  std::string id = ctx.jobs.Start(
+      "etl-bck", bucket,
+      [&store = ctx.store, &m = *ctx.etl, args](JobControl& jc) { return etl::RunOfflineTransform(store, jc, m, args); },
+      std::move(opts));
   co_return co_await ReplyJob(ex, id);
 }
 
@@ -353,7 +403,40 @@ Task<Handled> StartListRange(ServerContext& ctx, Exchange& ex, const ApiCall& ca
   if (*dst != bucket) {  // (the route's check covered the source bucket)
     if (Status st = AuthorizeDestination(ctx, ex, *dst); !st.ok()) co_return st;
   }
+  if (kind == "etl-listrange") {
+    if (m->copy.latest || m->copy.sync) {
+      co_return Status::NotSupported("etl-listrange: latest-ver and synchronize are not supported yet");
+    }
+    if (m->copy.etl_name.empty()) co_return Status::InvalidArgument("etl-listrange: no ETL named (value.id)");
+    auto chain = etl::ResolveChain(*ctx.etl, m->copy.etl_name, m->copy.pipeline);
+    if (!chain.ok()) co_return chain.status();
+    etl::OfflineArgs args{.job_id = RandomId(10), .chain = std::move(*chain), .src = bucket, .dst = *dst, .prefix = "",
+                          .sel = *sel, .naming = Naming(m->copy), .dry_run = m->copy.dry_run,
+                          .continue_on_err = m->continue_on_err, .num_workers = m->num_workers};
+    if (!args.dry_run && IsRemoteKey(args.dst)) {
+      auto through = co_await RemoteDestination(ctx, args.dst);
+      if (!through.ok()) co_return through.status();
+      args.through = std::move(*through);
+    } else if (!args.dry_run && !ctx.store.GetBucket(args.dst).ok()) {
+      Status st = ctx.store.CreateBucket(args.dst, props->ToAisJson(args.dst));
+      if (!st.ok() && st.code() != Status::Code::kAlreadyExists) co_return st;
+    }
+    JobOptions opts = Opts(args.dst, ctlmsg + " => " + Cname(args.dst) + ", etl:" + m->copy.etl_name);
+    opts.id = args.job_id;
+    opts.idles_after = true;  // as copy-listrange
+    std::string id = ctx.jobs.Start(
+        kind, bucket,
+        [&tier = ctx.remote, &store, &etls = *ctx.etl, args, fetch = FetchFirst(bucket, *m, false)](JobControl& jc) {
+          if (fetch) AIS_RETURN_IF_ERROR(RunPrefetch(tier, store, jc, *fetch));
+          return etl::RunOfflineTransform(store, jc, etls, args);
+        },
+        std::move(opts));
+    co_return co_await ReplyJob(ex, id);
+  }
   if (kind == "copy-listrange") {
+    if (!m->copy.etl_name.empty() || !m->copy.pipeline.empty()) {
+      co_return Status::InvalidArgument("copy-listrange: an ETL (value.id, value.pipeline) is for etl-listrange");
+    }
     CopyObjectsArgs args;
     args.src = bucket;
     args.dst = *dst;

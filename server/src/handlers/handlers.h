@@ -108,6 +108,8 @@ Task<Handled> Promote(ServerContext& ctx, Exchange& ex, const ApiCall& call);
 Task<Handled> StartBlobDownload(ServerContext& ctx, Exchange& ex, const ApiCall& call);
 
 // ---- ETL (etl.cc): /v1/etl, spec etl.md §2 ---------------------------------------------------
+// etl-bck (value: TCBMsg with "id"), as copy-bck through the ETL; etl-listrange is StartListRange's.
+Task<Handled> StartTransformBucket(ServerContext& ctx, Exchange& ex, const ApiCall& call);
 Task<Handled> ListEtls(ServerContext& ctx, Exchange& ex, const ApiCall& call);
 Task<Handled> InitEtl(ServerContext& ctx, Exchange& ex, const ApiCall& call);
 Task<Handled> ShowEtl(ServerContext& ctx, Exchange& ex, const ApiCall& call);  // details: init_msg, obj_errors

@@ -16,6 +16,7 @@
 #include "handlers/batch_stream.h"
 #include "handlers/bucket_actions.h"
 #include "handlers/etl.h"
+#include "etl/offline.h"
 #include "handlers/handlers.h"
 #include "service/context.h"
 #include "service/offload.h"
@@ -382,6 +383,22 @@ Task<Handled> CopyObject(ServerContext& ctx, Exchange& ex, const std::string& bu
       if (Status st = co_await OffloadStatus(ctx.remote.pool(), std::move(add)); !st.ok()) co_return st;
     }
     through = UploadThrough(ctx.remote, dst->first, dst->second);
+  }
+  if (std::string etl_name = ex.query("etl_name").value_or(""); !etl_name.empty()) {
+    std::vector<std::string> pipeline;
+    for (std::string_view n : Split(ex.query("etl_pipeline").value_or(""), ',')) {
+      if (!n.empty()) pipeline.emplace_back(n);
+    }
+    auto chain = etl::ResolveChain(*ctx.etl, etl_name, pipeline);
+    if (!chain.ok()) co_return chain.status();
+    std::function<Result<uint64_t>()> transform = [&store = ctx.store, &m = *ctx.etl, chain = std::move(*chain),
+                                                   args = ex.query("etl_args").value_or(""), bucket, name,
+                                                   dst = *dst, through] {
+      return etl::TransformObject(store, m, chain, args, bucket, name, dst.first, dst.second, through);
+    };
+    auto got = co_await Offload<uint64_t>(ctx.etl->pool(), std::move(transform));
+    if (!got.ok()) co_return got.status();
+    co_return co_await ex.Reply(http::status::ok);
   }
   std::function<Status()> copy = [&store = ctx.store, bucket, name, dst = *dst, through] {
     return store.Copy(bucket, name, dst.first, dst.second, through);

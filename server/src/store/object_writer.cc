@@ -244,4 +244,16 @@ Status ObjectWriter::Abort() {
   return Status::OK();
 }
 
+Status CommitThrough(ObjectWriter& w, ObjectMeta* out, const WriteThroughFn& through) {
+  if (through) {
+    std::vector<UniqueFd> fds;
+    std::vector<FileSegment> segs;
+    AIS_RETURN_IF_ERROR(w.OpenWritten(&fds, &segs));
+    auto md = through(segs, w.written());
+    if (!md.ok()) return md.status();
+    w.MergeCustom(*md);
+  }
+  return w.Commit(out);
+}
+
 }  // namespace ais

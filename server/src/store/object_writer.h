@@ -104,4 +104,8 @@ class ObjectWriter {
   bool done_ = false;
 };
 
+// Commits `w`; with `through`, its bytes go to the remote backend first and what the backend said
+// of them joins the custom metadata (a failure there commits nothing).
+Status CommitThrough(ObjectWriter& w, ObjectMeta* out, const WriteThroughFn& through);
+
 }  // namespace ais

@@ -37,20 +37,6 @@ Status WriteObjectBytes(const std::string& bucket, ObjectHandle& src, ObjectWrit
   return Status::OK();
 }
 
-// Commits w; with `through`, its bytes go to the remote backend first and what the backend said
-// of them joins the custom metadata.
-Status CommitThrough(ObjectWriter& w, ObjectMeta* out, const WriteThroughFn& through) {
-  if (through) {
-    std::vector<UniqueFd> fds;
-    std::vector<FileSegment> segs;
-    AIS_RETURN_IF_ERROR(w.OpenWritten(&fds, &segs));
-    auto md = through(segs, w.written());
-    if (!md.ok()) return md.status();
-    w.MergeCustom(*md);
-  }
-  return w.Commit(out);
-}
-
 }  // namespace
 
 Status Rewriter::Rechunk(const std::string& bucket, const std::string& name, uint64_t chunk_size) {

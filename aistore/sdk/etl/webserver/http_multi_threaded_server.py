@@ -70,6 +70,9 @@ class ThreadedHTTPServer(ThreadingMixIn, HTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     server: ThreadedHTTPServer
     protocol_version = "HTTP/1.1"
+    # A reply is two writes (header, then body): with Nagle on, the body waits for the client's
+    # delayed ACK of the header on a kept-alive connection (~40 ms a request).
+    disable_nagle_algorithm = True
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib's name
         self.server.etl_server.logger.debug(format, *args)
