@@ -1,7 +1,7 @@
 """The official `ais` CLI (AIStore 5.0) as the integration tests run it: found at
 $AIS_TOOLS_DIR/bin/ais, else at ../shared/tools/ais/bin/ais beside the checkout (NEEDS_CLI skips a
 module without it), with a HOME of its own (its config and credentials never come from, or go to,
-the machine's). Shared by the modules that run it.
+the machine's). Used by test_ais_cli.py and remote_s3/test_ais_cli_remote.py.
 """
 
 from __future__ import annotations
