@@ -61,7 +61,21 @@ def started_job(out: str) -> str:
     return m.group(1)
 
 
-# --- cold GET -------------------------------------------------------------------------------
+# --- listing, cold GET, object properties ---------------------------------------------------
+
+
+def test_ls_remote_buckets_present(cli: Cli, remote_bck: Bucket) -> None:
+    # `ais ls s3 --all` lists what S3 has and marks those in the cluster's BMD present.
+    uri = f"s3://{remote_bck.name}"
+
+    def present(*args: str) -> str | None:
+        """The PRESENT column of the bucket's row (the footer is one cell)."""
+        return {r[0]: r[1] for r in rows(cli.ok(*args)) if len(r) == 2}.get(uri)
+
+    assert present("ls", "s3", "--all", "-H") == "no"
+    remote_bck.head()  # added to the BMD on first use
+    for args in (("ls", "s3", "--all", "-H"), ("ls", "--all", "-H"), ("ls", "s3", "-H")):
+        assert present(*args) == "yes", args
 
 
 def test_get_cold_then_warm(
