@@ -93,6 +93,14 @@ def test_get_cold_then_warm(
     assert proxy.count("GET", f"/{remote_bck.name}/{name}") == 1, "a warm GET does not reach S3"
 
 
+def test_bucket_summary_remote(cli: Cli, remote_bck: Bucket) -> None:
+    remote_bck.object("top.txt").get_reader().read_all()
+    remote_bck.object("p/00").get_reader().read_all()
+    header, *body = rows(cli.ok("bucket", "summary", f"s3://{remote_bck.name}"))
+    assert len(body) == 1 and body[0][0] == f"s3://{remote_bck.name}", (header, body)
+    assert body[0][1].split()[0] == "2", (header, body)  # objects cached
+
+
 # --- prefetch and evict ---------------------------------------------------------------------
 
 
