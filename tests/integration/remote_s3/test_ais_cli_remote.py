@@ -104,6 +104,37 @@ def test_bucket_summary_remote(cli: Cli, remote_bck: Bucket) -> None:
 # --- prefetch and evict ---------------------------------------------------------------------
 
 
+def test_prefetch_list_template_prefix_bucket(
+    cli: Cli, server: LocalServer, remote_bck: Bucket, proxy: FaultProxy
+) -> None:
+    # With --wait the CLI polls the job every 2 s or more (xact.MinPollTime) until it ends; the
+    # forms without it print the job's ID, which the test waits for itself.
+    uri = f"s3://{remote_bck.name}"
+    cli.ok("prefetch", uri, "--list", "p/00,p/01", "--wait")
+    assert cached(remote_bck) == {"p/00", "p/01"}
+    wait_job(server.endpoint, started_job(cli.ok("prefetch", uri, "--template", "p/{02..03}")))
+    assert cached(remote_bck) == {f"p/{i:02d}" for i in range(4)}
+    cli.ok("prefetch", uri, "--prefix", "p/", "--wait")
+    assert cached(remote_bck) == {k for k in KEYS if k.startswith("p/")}
+    wait_job(server.endpoint, started_job(cli.ok("prefetch", f"{uri}/top.txt")))
+    assert "top.txt" in cached(remote_bck)
+    # The whole bucket: what is not cached yet.
+    wait_job(server.endpoint, started_job(cli.ok("prefetch", uri)))
+    assert cached(remote_bck) == set(KEYS)
+    for key in KEYS:
+        assert proxy.count("GET", f"/{remote_bck.name}/{key}") == 1, key
+    assert remote_bck.object("p/05").get_reader().read_all() == KEYS["p/05"]
+    assert proxy.count("GET", f"/{remote_bck.name}/p/05") == 1, "prefetched: the GET is warm"
+
+    # The jobs as `ais show job` shows them: one bucket each (no SRC/DST pair, no "match[...]").
+    out = cli.ok("show", "job", "prefetch", "--all")
+    mine = [r for r in rows(out) if uri in r]
+    assert len(mine) == 5 and all(
+        "prefetch-listrange" in r and r[-1] == "Finished" for r in mine
+    ), out
+    assert "match[" not in out, out
+
+
 def test_evict_object_list_template_prefix(
     cli: Cli, server: LocalServer, client: Client, remote_bck: Bucket
 ) -> None:
