@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _ais_cli import NEEDS_CLI, Cli, rows
+from _ais_cli import NEEDS_CLI, Cli, props_table, rows
 from _s3 import FaultProxy
 from _util import wait_job
 
@@ -46,6 +46,12 @@ def remote_bck(client: Client, s3: Any, bucket: str) -> Bucket:
     return client.bucket(bucket, provider="aws")
 
 
+@pytest.fixture(scope="module")
+def tid(server: LocalServer) -> str:
+    ((target,),) = [list(server.client().cluster().get_info().tmap)]
+    return target
+
+
 def cached(bck: Bucket) -> set[str]:
     return {e.name for e in bck.list_all_objects(flags=[ListObjectFlag.CACHED])}
 
@@ -62,6 +68,33 @@ def started_job(out: str) -> str:
 
 
 # --- listing, cold GET, object properties ---------------------------------------------------
+
+
+def test_ls_remote_bucket(cli: Cli, remote_bck: Bucket, proxy: FaultProxy) -> None:
+    uri = f"s3://{remote_bck.name}"
+    listed = rows(cli.ok("ls", uri, "--units", "raw", "-H"))
+    assert {r[0]: (int(r[1]), r[2]) for r in listed} == {k: (len(d), "no") for k, d in KEYS.items()}
+    assert "No objects in" in cli.ok("ls", uri, "--cached")
+
+    remote_bck.object("p/01").get_reader().read_all()
+    assert [r[0] for r in rows(cli.ok("ls", uri, "--cached", "-H"))] == ["p/01"]
+    not_cached = rows(cli.ok("ls", uri, "--not-cached", "-H"))
+    assert {r[0] for r in not_cached} == set(KEYS) - {"p/01"}
+    top = rows(cli.ok("ls", uri, "--nr", "-H"))
+    assert [r[0] for r in top] == ["p/", "q/", "top.txt"]
+
+    # Every property: a cached object has its access time, location and one copy; one that is
+    # only in S3 has none of them (it showed an access time of "01 Jan 70" and a location).
+    lists = proxy.count("GET", f"/{remote_bck.name}/")
+    out = cli.ok("ls", uri, "--props", "all", "-H")
+    assert proxy.count("GET", f"/{remote_bck.name}/") > lists, "a remote listing asks S3"
+    assert "01 Jan 70" not in out, out
+    by_name = {r[0]: r for r in rows(out)}
+    assert set(by_name) == set(KEYS), out
+    location = next(c for c in by_name["p/01"] if c.startswith("t["))
+    assert "yes" in by_name["p/01"], out
+    for name in set(KEYS) - {"p/01"}:
+        assert location not in by_name[name] and "no" in by_name[name], out
 
 
 def test_ls_remote_buckets_present(cli: Cli, remote_bck: Bucket) -> None:
@@ -99,6 +132,26 @@ def test_bucket_summary_remote(cli: Cli, remote_bck: Bucket) -> None:
     header, *body = rows(cli.ok("bucket", "summary", f"s3://{remote_bck.name}"))
     assert len(body) == 1 and body[0][0] == f"s3://{remote_bck.name}", (header, body)
     assert body[0][1].split()[0] == "2", (header, body)  # objects cached
+
+
+def test_show_object_remote(cli: Cli, remote_bck: Bucket, tid: str) -> None:
+    uri = f"s3://{remote_bck.name}"
+    remote_bck.object("p/02").get_reader().read_all()
+    shown = props_table(cli.ok("show", "object", f"{uri}/p/02", "-H"))
+    assert shown["name"] == f"{uri}/p/02" and shown["size"] == f"{len(KEYS['p/02'])}B", shown
+    assert props_table(cli.ok("show", "object", f"{uri}/p/02", "--check-cached", "-H")) == shown
+
+    full = props_table(cli.ok("show", "object", f"{uri}/p/02", "--props", "all", "-H"))
+    assert full["location"].startswith(f"t[{tid}]") and full["copies"].startswith("1"), full
+
+    # Not cached: AIS's `show object` looks in the cluster only, so it is not found there (exit 1,
+    # with the CLI's tip); --not-cached asks S3, and then nothing says where it is stored.
+    r = cli.run("show", "object", f"{uri}/p/03")
+    assert r.returncode == 1 and "not found" in r.stderr and "--not-cached" in r.stderr, r
+    remote = props_table(cli.ok("show", "object", f"{uri}/p/03", "--not-cached", "--props", "all"))
+    assert remote["size"] == f"{len(KEYS['p/03'])}B", remote
+    assert "location" not in remote and remote["copies"] == "-", remote
+    assert cached(remote_bck) == {"p/02"}, "HEAD does not cache"
 
 
 # --- prefetch and evict ---------------------------------------------------------------------
