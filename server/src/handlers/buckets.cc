@@ -334,9 +334,28 @@ Task<Handled> MoveRemoteBucket(ServerContext&, Exchange&, const ApiCall& call) {
 
 Task<Handled> ShowInventory(ServerContext& ctx, Exchange& ex, const ApiCall& call) {
   if (Status st = call.msg.CheckNoValue(); !st.ok()) co_return st;
-  auto info = ctx.inventory.Show(call.bucket, call.msg.name);
-  if (!info.ok()) co_return info.status();
-  co_return co_await ex.Reply(http::status::ok, {}, info->dump(), "application/json");
+  if (!call.bucket.empty()) {
+    auto info = ctx.inventory.Show(call.bucket, call.msg.name);
+    if (!info.ok()) co_return info.status();
+    co_return co_await ex.Reply(http::status::ok, {}, info->dump(), "application/json");
+  }
+  // No bucket (`ais nbi show`, `ais nbi show s3:`): every bucket's, of the provider the query
+  // names if it names one, merged (the keys, inventory object names, never collide).
+  const std::string raw = ex.query("provider").value_or("");
+  auto provider = NormalizeProvider(raw);
+  if (!provider.ok()) co_return provider.status();
+  if (Status st = CheckNamespace(ex); !st.ok()) co_return st;
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& key : ctx.store.buckets().Names()) {
+    if (key.starts_with('.') || (!raw.empty() && KeyProvider(key) != *provider)) continue;
+    auto info = ctx.inventory.Show(key, call.msg.name);
+    if (!info.ok()) {
+      if (info.status().IsNotFound()) continue;  // the bucket was destroyed meanwhile
+      co_return info.status();
+    }
+    out.update(*info);
+  }
+  co_return co_await ex.Reply(http::status::ok, {}, out.dump(), "application/json");
 }
 
 Task<Handled> DestroyInventory(ServerContext& ctx, Exchange& ex, const ApiCall& call) {
