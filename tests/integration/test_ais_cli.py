@@ -5,7 +5,8 @@ decode fails the command as it fails for a user. Each test checks that the comma
 it prints no error, and that it had its effect on the server, seen through our SDK (the bytes of
 an object, a bucket present or gone, a property changed, the names a listing holds).
 
-The CLI is found and run as _ais_cli.py says; the module is skipped without it.
+The CLI is found and run as _ais_cli.py says; the module is skipped without it. The commands
+on remote s3:// buckets are in remote_s3/test_ais_cli_remote.py.
 """
 
 from __future__ import annotations
@@ -258,6 +259,38 @@ def test_show_job_after_copy(cli: Cli, srv: LocalServer, client: Client, src: Bu
         assert row[2:5] == ["copy-bck", f"ais://{src.name}", f"ais://{dst}"], out
         assert row[-1] == "Finished", out
     assert contents(client.bucket(dst)) == OBJECTS
+
+
+# --- bucket inventory ------------------------------------------------------------------------
+# AIS builds inventories of remote buckets only (remote_s3/test_ais_cli_remote.py has those);
+# ours also of ais:// buckets, where a listing from one reads a few chunks instead of every object.
+
+
+def test_nbi_on_ais_bucket(cli: Cli, client: Client) -> None:
+    bck = fresh_bucket(client, OBJECTS)
+    uri = f"ais://{bck.name}"
+    out = cli.ok("nbi", "create", uri, "--inv-name", "snap")
+    m = re.search(r"ais show job (\S+)'", out)
+    assert m, out
+    cli.ok("wait", m.group(1))
+    assert list(bck.show_inventory()) == [f"ais/@#/{bck.name}/snap"]
+
+    header, *body = rows(cli.ok("nbi", "show", uri))
+    assert header[:4] == ["BUCKET", "NAME", "SIZE", "OBJECTS"], header
+    assert [(r[0], r[1], r[3]) for r in body] == [(uri, "snap", str(len(OBJECTS)))], body
+    assert any(r[:2] == [uri, "snap"] for r in rows(cli.ok("nbi", "show", "ais:")))
+
+    listed = rows(cli.ok("ls", uri, "--inventory", "--units", "raw", "-H"))
+    assert {r[0]: int(r[1]) for r in listed} == {n: len(d) for n, d in OBJECTS.items()}
+    top = cli.ok("ls", uri, "--inventory", "--nr", "-H")
+    assert [r[0] for r in rows(top)] == ["dir/", "a.txt"], top  # the CLI puts directories first
+    assert top == cli.ok("ls", uri, "--nr", "-H")
+    under = rows(cli.ok("ls", f"{uri}/dir/", "--inventory", "--nr", "-H"))
+    assert [r[0] for r in under] == ["dir/sub/", "dir/b.bin"]
+
+    cli.ok("nbi", "rm", uri, "--inv-name", "snap")
+    assert bck.show_inventory() == {}
+    assert "No inventories for" in cli.ok("nbi", "show", uri)
 
 
 # --- copy, rename, archive, remove -----------------------------------------------------------

@@ -65,7 +65,10 @@ Task<Handled> ListFromInventory(ServerContext& ctx, Exchange& ex, const std::str
   }
   auto inv = ctx.inventory.Resolve(bucket, std::string(ex.header("Ais-Inv-Name")));
   if (!inv.ok()) co_return inv.status();
-  auto page = ctx.inventory.Page(bucket, *inv, msg.prefix, msg.continuation_token, page_size);
+  auto page = (msg.flags & kLsNoRecursion)
+                  ? ctx.inventory.PageNoRecursion(bucket, *inv, msg.prefix, msg.continuation_token, page_size,
+                                                  (msg.flags & kLsNoDirs) != 0)
+                  : ctx.inventory.Page(bucket, *inv, msg.prefix, msg.continuation_token, page_size);
   if (!page.ok()) co_return page.status();
   std::string uuid = msg.uuid.empty() ? RandomId(10) : msg.uuid;
   std::string token = page->entries.size() == page_size ? page->last_name : "";

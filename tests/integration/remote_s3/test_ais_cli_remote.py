@@ -3,8 +3,9 @@
 one section per group.
 
 As in test_ais_cli.py, each command must exit 0 and print no error, and its effect is checked
-through our SDK (what is cached, what the remote still lists) and the proxy's counts (what reached
-S3). The CLI is run as _ais_cli.py says; the module is skipped without it.
+through our SDK (what is cached, what the remote still lists, which inventories exist) and the
+proxy's counts (what reached S3). The CLI is run as _ais_cli.py says; the module is skipped
+without it.
 """
 
 from __future__ import annotations
@@ -226,3 +227,91 @@ def test_evict_bucket_keep_md_then_whole(
     assert s3.get_object(Bucket=remote_bck.name, Key="top.txt")["Body"].read() == KEYS["top.txt"]
     assert remote_names(remote_bck) == set(KEYS), "listed again (and added back) from S3"
     assert cached(remote_bck) == set()
+
+
+# --- bucket inventory (ais nbi, ais ls --inventory) ------------------------------------------
+
+
+def nbi_rows(cli: Cli, *args: str) -> dict[tuple[str, str], dict[str, str]]:
+    """`ais nbi show *args` as (bucket, inventory name) -> column -> value."""
+    header, *body = rows(cli.ok("nbi", "show", *args))  # every cell has a value ("-" for none)
+    return {(row[0], row[1]): dict(zip(header, row, strict=True)) for row in body}
+
+
+def test_nbi_create_show_list_remove(
+    cli: Cli, s3: Any, remote_bck: Bucket, proxy: FaultProxy
+) -> None:
+    uri = f"s3://{remote_bck.name}"
+    remote_bck.object("p/04").get_reader().read_all()
+    cli.ok("wait", started_job(cli.ok("nbi", "create", uri, "--inv-name", "snap")))
+    objname = f"aws/@#/{remote_bck.name}/snap"
+    assert list(remote_bck.show_inventory()) == [objname]
+
+    shown = nbi_rows(cli, uri)
+    assert list(shown) == [(uri, "snap")], shown
+    snap = shown[uri, "snap"]
+    assert snap["OBJECTS"] == str(len(KEYS)) and snap["PREFIX"] == "-", shown
+    verbose = nbi_rows(cli, uri, "--inv-name", "snap", "-v")
+    assert verbose[uri, "snap"]["OBJECT"] == objname, verbose
+    # Without a bucket: every bucket's inventories, or those of one provider.
+    assert nbi_rows(cli)[uri, "snap"] == snap
+    assert nbi_rows(cli, "s3:")[uri, "snap"] == snap
+    assert "No inventories" in cli.ok("nbi", "show", "ais:")
+
+    # Listings from the snapshot: S3 is not asked again, and what changed there since is not seen.
+    expected_top = [r[0] for r in rows(cli.ok("ls", uri, "--nr", "-H"))]
+    assert expected_top == ["p/", "q/", "top.txt"]
+    s3.put_object(Bucket=remote_bck.name, Key="late.txt", Body=b"late")
+    s3_lists = proxy.count("GET", f"/{remote_bck.name}/")
+    listed = rows(cli.ok("ls", uri, "--inventory", "--units", "raw", "-H"))
+    want = {k: (len(d), "yes" if k == "p/04" else "no") for k, d in KEYS.items()}
+    assert {r[0]: (int(r[1]), r[2]) for r in listed} == want
+    named = rows(cli.ok("ls", uri, "--inventory", "--inv-name", "snap", "--units", "raw", "-H"))
+    assert named == listed
+    under = rows(cli.ok("ls", uri, "--inventory", "--prefix", "p/", "-H"))
+    assert [r[0] for r in under] == [f"p/{i:02d}" for i in range(6)]
+    paged = cli.ok("ls", uri, "--inventory", "--paged", "--page-size", "3", "-H")
+    assert [r[0] for r in rows(paged)] == sorted(KEYS)
+    # Non-recursive: the names directly under the prefix and one entry per directory, as the
+    # bucket's own --nr listing has them (it listed them recursively).
+    top = rows(cli.ok("ls", uri, "--inventory", "--nr", "-H"))
+    assert [r[0] for r in top] == expected_top
+    deeper = rows(cli.ok("ls", f"{uri}/q/", "--inventory", "--nr", "-H"))
+    assert [r[0] for r in deeper] == ["q/deep/"]
+    assert proxy.count("GET", f"/{remote_bck.name}/") == s3_lists, "inventory listings never ask S3"
+
+    cli.ok("nbi", "rm", uri, "--inv-name", "snap")
+    assert remote_bck.show_inventory() == {}
+    assert "No inventories for" in cli.ok("nbi", "show", uri)
+    r = cli.run("ls", uri, "--inventory")
+    assert r.returncode != 0, r
+
+
+def test_nbi_default_name_force_prefix(cli: Cli, remote_bck: Bucket) -> None:
+    uri = f"s3://{remote_bck.name}"
+    job = started_job(cli.ok("nbi", "create", uri))
+    cli.ok("wait", job)
+    # No name given: the inventory is named after its job, as AIS names it.
+    assert list(nbi_rows(cli, uri)) == [(uri, job)]
+
+    r = cli.run("nbi", "create", uri, "--inv-name", "second")
+    assert r.returncode != 0 and "already exists" in r.stderr, r
+    cli.ok(
+        "wait",
+        started_job(
+            cli.ok("nbi", "create", uri, "--inv-name", "second", "--force", "--prefix", "p/")
+        ),
+    )
+    shown = nbi_rows(cli, uri)
+    assert list(shown) == [(uri, "second")], shown
+    assert shown[uri, "second"]["PREFIX"] == "p/" and shown[uri, "second"]["OBJECTS"] == "6", shown
+    listed = rows(cli.ok("ls", uri, "--inventory", "-H"))
+    assert [r[0] for r in listed] == [f"p/{i:02d}" for i in range(6)]
+
+    cli.ok(
+        "wait",
+        started_job(cli.ok("nbi", "create", uri, "--inv-name", "names", "--force", "--name-only")),
+    )
+    assert [r[0] for r in rows(cli.ok("ls", uri, "--inventory", "-H"))] == sorted(KEYS)
+    cli.ok("nbi", "rm", uri)  # every inventory of the bucket
+    assert remote_bck.show_inventory() == {}
