@@ -5,26 +5,23 @@ decode fails the command as it fails for a user. Each test checks that the comma
 it prints no error, and that it had its effect on the server, seen through our SDK (the bytes of
 an object, a bucket present or gone, a property changed, the names a listing holds).
 
-The CLI is found at $AIS_TOOLS_DIR/bin/ais, else at ../shared/tools/ais/bin/ais beside the
-checkout; the module is skipped without it. It runs with a HOME of its own (its config and
-credentials never come from, or go to, the machine's).
+The CLI is found and run as _ais_cli.py says; the module is skipped without it. The commands
+on remote s3:// buckets are in remote_s3/test_ais_cli_remote.py.
 """
 
 from __future__ import annotations
 
 import io
 import json
-import os
 import re
-import subprocess
 import tarfile
 import uuid
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from _ais_cli import NEEDS_CLI, Cli, props_table, rows
 from _util import content_for, wait_job, xxh64_hex
 
 from aistore.sdk.bucket import Bucket
@@ -32,19 +29,7 @@ from aistore.sdk.client import Client
 from aistore.sdk.errors import ErrBckNotFound, ErrObjNotFound
 from aistore.server import LocalServer
 
-REPO = Path(__file__).resolve().parents[2]
-TOOLS = Path(os.environ.get("AIS_TOOLS_DIR", REPO.parent / "shared" / "tools" / "ais"))
-AIS = TOOLS / "bin" / "ais"
-
-pytestmark = pytest.mark.skipif(
-    not os.access(AIS, os.X_OK),
-    reason=f"the official ais CLI is not at {AIS} (set AIS_TOOLS_DIR to the directory of bin/ais)",
-)
-
-# What the CLI prints when a request or a decode failed, even when it exits 0 (`show cluster`
-# puts a node's error in its ALERT column; a node whose status it could not read shows up as
-# "empty version from t[...]").
-PROBLEM = re.compile(r"\berror\b|unexpected|failed|empty version from", re.IGNORECASE)
+pytestmark = NEEDS_CLI
 
 # Small enough that the CLI prints every size exactly ("700B"); names without "error" in them.
 OBJECTS = {
@@ -52,58 +37,6 @@ OBJECTS = {
     "dir/b.bin": content_for("dir/b.bin", 700),
     "dir/sub/c.bin": content_for("dir/sub/c.bin", 900),
 }
-
-
-@dataclass
-class Cli:
-    """The `ais` binary pointed at one endpoint, with a HOME of its own."""
-
-    endpoint: str
-    home: Path
-
-    def run(self, *args: str) -> subprocess.CompletedProcess[str]:
-        env = {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "HOME": str(self.home),
-            "XDG_CONFIG_HOME": str(self.home / ".config"),
-            "AIS_ENDPOINT": self.endpoint,
-        }
-        return subprocess.run(
-            [str(AIS), *args],
-            env=env,
-            cwd=self.home,
-            capture_output=True,
-            text=True,
-            encoding="utf-8",
-            errors="replace",  # a decode error quotes the raw bytes it choked on
-            timeout=60,
-        )
-
-    def ok(self, *args: str) -> str:
-        """Runs `ais *args`; REQUIRES exit 0 and no error printed. Returns stdout."""
-        r = self.run(*args)
-        assert r.returncode == 0 and not PROBLEM.search(r.stdout + r.stderr), describe(args, r)
-        return r.stdout
-
-
-def describe(args: tuple[str, ...], r: subprocess.CompletedProcess[str]) -> str:
-    return f"`ais {' '.join(args)}` exited {r.returncode}:\n{r.stdout}{r.stderr}"
-
-
-def rows(out: str) -> list[list[str]]:
-    """A table the CLI printed (tab-separated, padded), as lists of non-empty cells."""
-    cells = ([c.strip() for c in line.split("\t")] for line in out.splitlines())
-    return [[c for c in row if c] for row in cells if any(row)]
-
-
-def props_table(out: str) -> dict[str, str]:
-    """A PROPERTY/VALUE table printed with -H: property -> value."""
-    table = {}
-    for line in out.splitlines():
-        if line.strip():
-            key, _, value = line.partition("\t")
-            table[key.strip()] = value.strip()
-    return table
 
 
 def tar_members(data: bytes) -> dict[str, bytes]:
@@ -326,6 +259,38 @@ def test_show_job_after_copy(cli: Cli, srv: LocalServer, client: Client, src: Bu
         assert row[2:5] == ["copy-bck", f"ais://{src.name}", f"ais://{dst}"], out
         assert row[-1] == "Finished", out
     assert contents(client.bucket(dst)) == OBJECTS
+
+
+# --- bucket inventory ------------------------------------------------------------------------
+# AIS builds inventories of remote buckets only (remote_s3/test_ais_cli_remote.py has those);
+# ours also of ais:// buckets, where a listing from one reads a few chunks instead of every object.
+
+
+def test_nbi_on_ais_bucket(cli: Cli, client: Client) -> None:
+    bck = fresh_bucket(client, OBJECTS)
+    uri = f"ais://{bck.name}"
+    out = cli.ok("nbi", "create", uri, "--inv-name", "snap")
+    m = re.search(r"ais show job (\S+)'", out)
+    assert m, out
+    cli.ok("wait", m.group(1))
+    assert list(bck.show_inventory()) == [f"ais/@#/{bck.name}/snap"]
+
+    header, *body = rows(cli.ok("nbi", "show", uri))
+    assert header[:4] == ["BUCKET", "NAME", "SIZE", "OBJECTS"], header
+    assert [(r[0], r[1], r[3]) for r in body] == [(uri, "snap", str(len(OBJECTS)))], body
+    assert any(r[:2] == [uri, "snap"] for r in rows(cli.ok("nbi", "show", "ais:")))
+
+    listed = rows(cli.ok("ls", uri, "--inventory", "--units", "raw", "-H"))
+    assert {r[0]: int(r[1]) for r in listed} == {n: len(d) for n, d in OBJECTS.items()}
+    top = cli.ok("ls", uri, "--inventory", "--nr", "-H")
+    assert [r[0] for r in rows(top)] == ["dir/", "a.txt"], top  # the CLI puts directories first
+    assert top == cli.ok("ls", uri, "--nr", "-H")
+    under = rows(cli.ok("ls", f"{uri}/dir/", "--inventory", "--nr", "-H"))
+    assert [r[0] for r in under] == ["dir/sub/", "dir/b.bin"]
+
+    cli.ok("nbi", "rm", uri, "--inv-name", "snap")
+    assert bck.show_inventory() == {}
+    assert "No inventories for" in cli.ok("nbi", "show", uri)
 
 
 # --- copy, rename, archive, remove -----------------------------------------------------------

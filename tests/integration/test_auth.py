@@ -159,6 +159,11 @@ ENDPOINTS: list[Endpoint] = [
         ),
     ),
     ("list buckets", A.LIST_BUCKETS, lambda s, n: ("GET", "/v1/buckets/", None, None)),
+    (
+        "show every bucket's inventories",
+        A.LIST_BUCKETS,
+        lambda s, n: ("GET", "/v1/buckets/", {"action": "show-inventory"}, None),
+    ),
     ("cluster smap", A.SHOW_CLUSTER, lambda s, n: ("GET", "/v1/cluster", None, {"what": "smap"})),
     ("node config", A.SHOW_CLUSTER, lambda s, n: ("GET", "/v1/daemon", None, {"what": "config"})),
     (

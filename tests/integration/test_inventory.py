@@ -16,8 +16,11 @@ from urllib3.util.retry import Retry
 from aistore.sdk.bucket import Bucket
 from aistore.sdk.client import Client
 from aistore.sdk.errors import AISError
+from aistore.sdk.list_object_flag import ListObjectFlag
 from aistore.sdk.retry_config import RetryConfig
 from aistore.server import LocalServer
+
+ENTRY_IS_DIR = 256
 
 NAMES = sorted(
     {f"d{i % 7}/sub{i % 3}/o{i:05d}" for i in range(3000)}
@@ -79,6 +82,27 @@ def test_inventory_listing_equals_regular_listing(
     expected = [n for n in NAMES if n.startswith(prefix)]
     assert listing(inv_bucket, prefix, page) == expected
     assert listing(inv_bucket, prefix, page, inv=inventory) == expected
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    page=st.sampled_from([1, 2, 3, 7, 100, 0]),
+    prefix=st.sampled_from(["", "a", "a/", "d3", "d3/", "d3/sub1/", "d", "ü", "zz", "sp ace/"]),
+)
+def test_non_recursive_inventory_listing_equals_regular_one(
+    inv_bucket: Bucket, inventory: str, page: int, prefix: str
+) -> None:
+    # One level: the names directly under the prefix and one entry per directory, page by page
+    # (a page may end on a directory: the next one starts past everything under it).
+    def one_level(inv: str) -> list[tuple[str, int]]:
+        entries = inv_bucket.list_all_objects(
+            prefix=prefix, page_size=page, flags=[ListObjectFlag.NO_RECURSION], inventory_name=inv
+        )
+        return [(e.name, e.flags & ENTRY_IS_DIR) for e in entries]
+
+    assert one_level(inventory) == one_level("")
 
 
 def test_pages_carry_stored_entries(inv_bucket: Bucket, inventory: str) -> None:

@@ -164,10 +164,16 @@ void PackEntry(msgpack::packer<MsgpackStringSink>& pk, std::string_view name, co
     pk.pack(kEntryIsDir);
     return;
   }
+  // A remote object that is not cached has no access time, version, location or copies here.
+  const bool stored = local || (extra_flags & kEntryIsCached);
   const bool custom = props.custom && !m.custom.empty();
   const bool cs = props.checksum && !m.cksum_value.empty();
-  const uint32_t n = 2 + (cs ? 1 : 0) + (props.atime ? 1 : 0) + (props.version ? 1 : 0) + (props.location ? 1 : 0) +
-                     (custom ? 1 : 0) + (props.size && m.size > 0 ? 1 : 0) + (props.copies ? 1 : 0);
+  const bool atime = props.atime && stored;
+  const bool version = props.version && stored;
+  const bool where = props.location && stored;
+  const bool copies = props.copies && stored;
+  const uint32_t n = 2 + (cs ? 1 : 0) + (atime ? 1 : 0) + (version ? 1 : 0) + (where ? 1 : 0) + (custom ? 1 : 0) +
+                     (props.size && m.size > 0 ? 1 : 0) + (copies ? 1 : 0);
   pk.pack_map(n);
   pk.pack("n");
   pk.pack(name);
@@ -175,15 +181,15 @@ void PackEntry(msgpack::packer<MsgpackStringSink>& pk, std::string_view name, co
     pk.pack("cs");
     pk.pack(m.cksum_value);
   }
-  if (props.atime) {
+  if (atime) {
     pk.pack("a");
     pk.pack(FormatRfc822(m.atime_ns));
   }
-  if (props.version) {
+  if (version) {
     pk.pack("v");
     pk.pack(std::to_string(m.version));
   }
-  if (props.location) {
+  if (where) {
     pk.pack("t");
     pk.pack(location);
   }
@@ -195,12 +201,12 @@ void PackEntry(msgpack::packer<MsgpackStringSink>& pk, std::string_view name, co
     pk.pack("s");
     pk.pack(static_cast<int64_t>(m.size));
   }
-  if (props.copies) {
+  if (copies) {
     pk.pack("c");
     pk.pack(int16_t{1});
   }
   pk.pack("f");
-  pk.pack(static_cast<uint16_t>((local || (extra_flags & kEntryIsCached) ? EntryFlags(m, props) : 0) | extra_flags));
+  pk.pack(static_cast<uint16_t>((stored ? EntryFlags(m, props) : 0) | extra_flags));
 }
 
 }  // namespace
@@ -300,12 +306,12 @@ std::string EncodeListPageJson(const ListPage& page, const ListProps& props, con
     const bool stored = !page.remote || (extra & kEntryIsCached);
     nlohmann::json e = {{"name", m.name}, {"flags", static_cast<uint16_t>((stored ? EntryFlags(m, props) : 0) | extra)}};
     if (props.checksum && !m.cksum_value.empty()) e["checksum"] = m.cksum_value;
-    if (props.atime) e["atime"] = FormatRfc822(m.atime_ns);
-    if (props.version) e["version"] = std::to_string(m.version);
-    if (props.location) e["location"] = location;
+    if (props.atime && stored) e["atime"] = FormatRfc822(m.atime_ns);
+    if (props.version && stored) e["version"] = std::to_string(m.version);
+    if (props.location && stored) e["location"] = location;
     if (props.custom && !m.custom.empty()) e["custom-md"] = JoinCustom(m);
     if (props.size && m.size > 0) e["size"] = std::to_string(m.size);
-    if (props.copies) e["copies"] = 1;
+    if (props.copies && stored) e["copies"] = 1;
     entries.push_back(std::move(e));
   }
   nlohmann::json j = {{"uuid", page.uuid},

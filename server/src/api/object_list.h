@@ -97,8 +97,9 @@ std::string EncodeListPageMsgpack(const ListPage& page, const ListProps& props, 
 std::string EncodeListPageJson(const ListPage& page, const ListProps& props, const std::string& location);
 
 // One LsoEnt in msgpack form (empty fields omitted), as stored in inventories. `local`, or
-// kEntryIsCached in extra_flags: the entry is a stored object (flags cached, chunked); else its
-// flags are extra_flags alone.
+// kEntryIsCached in extra_flags: the entry is a stored object (flags cached, chunked); else it is
+// a remote object that is not cached: its flags are extra_flags alone, and it has no atime,
+// version, location or copies (the same rules for every listing page).
 std::string EncodeEntryMsgpack(const ObjectMeta& m, const ListProps& props, const std::string& location,
                                uint16_t extra_flags = 0, bool local = true);
 // A page whose entries are already msgpack-encoded LsoEnt maps.

@@ -208,6 +208,32 @@ TEST(ListProps, NameSizeAndDefaults) {
   EXPECT_EQ(Keys(Decode(EncodeEntryMsgpack(m, *p, "t[x]"), &oh)), (std::set<std::string>{"n", "v", "cs", "f"}));
 }
 
+TEST(ListProps, AnUncachedRemoteEntryHasNoStorageProps) {
+  // As AIS lists a remote object it does not hold: what the backend said, no atime (the CLI
+  // showed 01 Jan 70), version, location or copies.
+  ObjectMeta m = FullMeta();
+  m.custom = {{"ETag", "e"}};
+  auto p = ListProps::Parse("name,size,version,checksum,atime,location,copies,custom", 0);
+  ASSERT_TRUE(p.ok());
+  msgpack::object_handle oh;
+  const std::set<std::string> remote_only = {"n", "s", "cs", "m", "f"};
+  EXPECT_EQ(Keys(Decode(EncodeEntryMsgpack(m, *p, "t[x]", 0, /*local=*/false), &oh)), remote_only);
+  EXPECT_EQ(Keys(Decode(EncodeEntryMsgpack(m, *p, "t[x]", kEntryIsCached, false), &oh)),
+            (std::set<std::string>{"n", "s", "cs", "m", "a", "v", "t", "c", "f"}));
+
+  ListPage page;
+  page.remote = true;
+  page.entries = {m, m};
+  page.extra_flags = {0, kEntryIsCached};
+  auto json = nlohmann::json::parse(EncodeListPageJson(page, *p, "t[x]"));
+  std::set<std::string> uncached, cached;
+  for (auto& [k, v] : json["entries"][0].items()) uncached.insert(k);
+  for (auto& [k, v] : json["entries"][1].items()) cached.insert(k);
+  EXPECT_EQ(uncached, (std::set<std::string>{"name", "size", "checksum", "custom-md", "flags"}));
+  EXPECT_EQ(cached, (std::set<std::string>{"name", "size", "checksum", "custom-md", "atime", "version", "location",
+                                           "copies", "flags"}));
+}
+
 TEST(ListProps, ADirectoryEntryIsItsNameAndFlag) {
   ListPage page;
   page.entries.push_back(Meta("a/", 0));

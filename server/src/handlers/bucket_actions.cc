@@ -134,11 +134,12 @@ SummaryResults& Summaries() {
 
 uint64_t DivRound(uint64_t a, uint64_t b) { return b == 0 ? 0 : (a + b / 2) / b; }
 
-// cmn.BsummResult: the bucket, then apc.BsummResult (counts as strings where Go says ",string").
+// cmn.BsummResult: the bucket (cmn.Bck: by name and provider, not by store key), then
+// apc.BsummResult (counts as strings where Go says ",string").
 nlohmann::json SummaryJson(const std::string& bucket, const BucketSummary& s) {
   auto str = [](uint64_t v) { return std::to_string(v); };
-  return {{"name", bucket},
-          {"provider", "ais"},
+  return {{"name", KeyName(bucket)},
+          {"provider", KeyProvider(bucket)},
           {"namespace", {{"uuid", ""}, {"name", ""}}},
           {"ObjCount", {{"obj_count_present", str(s.obj_count)}, {"obj_count_remote", "0"}}},
           {"ObjSize",

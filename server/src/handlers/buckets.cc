@@ -65,7 +65,10 @@ Task<Handled> ListFromInventory(ServerContext& ctx, Exchange& ex, const std::str
   }
   auto inv = ctx.inventory.Resolve(bucket, std::string(ex.header("Ais-Inv-Name")));
   if (!inv.ok()) co_return inv.status();
-  auto page = ctx.inventory.Page(bucket, *inv, msg.prefix, msg.continuation_token, page_size);
+  auto page = (msg.flags & kLsNoRecursion)
+                  ? ctx.inventory.PageNoRecursion(bucket, *inv, msg.prefix, msg.continuation_token, page_size,
+                                                  (msg.flags & kLsNoDirs) != 0)
+                  : ctx.inventory.Page(bucket, *inv, msg.prefix, msg.continuation_token, page_size);
   if (!page.ok()) co_return page.status();
   std::string uuid = msg.uuid.empty() ? RandomId(10) : msg.uuid;
   std::string token = page->entries.size() == page_size ? page->last_name : "";
@@ -334,9 +337,28 @@ Task<Handled> MoveRemoteBucket(ServerContext&, Exchange&, const ApiCall& call) {
 
 Task<Handled> ShowInventory(ServerContext& ctx, Exchange& ex, const ApiCall& call) {
   if (Status st = call.msg.CheckNoValue(); !st.ok()) co_return st;
-  auto info = ctx.inventory.Show(call.bucket, call.msg.name);
-  if (!info.ok()) co_return info.status();
-  co_return co_await ex.Reply(http::status::ok, {}, info->dump(), "application/json");
+  if (!call.bucket.empty()) {
+    auto info = ctx.inventory.Show(call.bucket, call.msg.name);
+    if (!info.ok()) co_return info.status();
+    co_return co_await ex.Reply(http::status::ok, {}, info->dump(), "application/json");
+  }
+  // No bucket (`ais nbi show`, `ais nbi show s3:`): every bucket's, of the provider the query
+  // names if it names one, merged (the keys, inventory object names, never collide).
+  const std::string raw = ex.query("provider").value_or("");
+  auto provider = NormalizeProvider(raw);
+  if (!provider.ok()) co_return provider.status();
+  if (Status st = CheckNamespace(ex); !st.ok()) co_return st;
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& key : ctx.store.buckets().Names()) {
+    if (key.starts_with('.') || (!raw.empty() && KeyProvider(key) != *provider)) continue;
+    auto info = ctx.inventory.Show(key, call.msg.name);
+    if (!info.ok()) {
+      if (info.status().IsNotFound()) continue;  // the bucket was destroyed meanwhile
+      co_return info.status();
+    }
+    out.update(*info);
+  }
+  co_return co_await ex.Reply(http::status::ok, {}, out.dump(), "application/json");
 }
 
 Task<Handled> DestroyInventory(ServerContext& ctx, Exchange& ex, const ApiCall& call) {

@@ -40,9 +40,11 @@ std::string Rfc3339(int64_t ns) {
   return out + "Z";
 }
 
-// A job's bucket (a store key: "b", or "aws/b" for s3://b) as cmn.Bck.
+// A job's bucket (a store key: "b", or "aws/b" for s3://b) as cmn.Bck; "" (none) is the empty
+// cmn.Bck, provider "" too, which the CLI shows as "-" (any other is a bucket to it).
 nlohmann::json BucketJson(const std::string& key) {
-  return {{"name", KeyName(key)}, {"provider", KeyProvider(key)}, {"namespace", {{"uuid", ""}, {"name", ""}}}};
+  std::string_view provider = key.empty() ? std::string_view() : KeyProvider(key);
+  return {{"name", KeyName(key)}, {"provider", provider}, {"namespace", {{"uuid", ""}, {"name", ""}}}};
 }
 
 // A job that failed stopped there: AIS reports it aborted, with the error (xact.Base.Abort(err)).
@@ -60,11 +62,14 @@ nlohmann::json SnapJson(const JobSnapshot& j) {
   // (copy-listrange, get-batch, ...) is while it waits for more work.
   const JobKind* jk = FindJobKind(j.kind);
   bool idle = !j.running() || (j.idle && jk != nullptr && jk->idles);
+  const bool from_to = !j.dst_bucket.empty();
   nlohmann::json snap = {{"ext", nullptr},
                          {"start-time", Rfc3339(j.start_ns)},
                          {"end-time", Rfc3339(j.end_ns)},
                          {"bck", BucketJson(j.bucket)},
-                         {"src-bck", BucketJson(j.bucket)},
+                         // Only a job from one bucket to another has these (xact.Snap), and
+                         // the CLI shows its SRC/DST columns by them.
+                         {"src-bck", BucketJson(from_to ? j.bucket : std::string())},
                          {"dst-bck", BucketJson(j.dst_bucket)},
                          {"id", j.id},
                          {"kind", j.kind},

@@ -71,6 +71,8 @@ Task<Handled> HeadBucket(ServerContext& ctx, Exchange& ex, const ApiCall& call);
 // summary-bck {"value": BsummCtrlMsg}: 202 + job ID to start, then 202 while running and 200 +
 // [BsummResult] when done; of call.bucket, or of every bucket when the row names none.
 Task<Handled> GetBucketSummary(ServerContext& ctx, Exchange& ex, const ApiCall& call);
+// show-inventory: NBIInfo by inventory object name, of call.bucket, or of every bucket (of the
+// provider the query names) when the row names none.
 Task<Handled> ShowInventory(ServerContext& ctx, Exchange& ex, const ApiCall& call);
 Task<Handled> CreateBucket(ServerContext& ctx, Exchange& ex, const ApiCall& call);
 Task<Handled> CreateRemoteBucket(ServerContext& ctx, Exchange& ex, const ApiCall& call);

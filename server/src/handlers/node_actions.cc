@@ -24,6 +24,7 @@
 #include "remote/cache_tier.h"
 #include "jobs/job_kinds.h"
 #include "jobs/maintenance_jobs.h"
+#include "store/bck.h"
 #include "store/bucket_props.h"
 #include "store/names.h"
 #include "util/clock.h"
@@ -520,12 +521,17 @@ nlohmann::json MountpathListJson(const Store& store) {
   return {{"available", st.available}, {"waiting_dd", nlohmann::json::array()}, {"disabled", st.disabled}};
 }
 
+// meta.BMD: provider -> namespace ("@#", the global one) -> bucket name -> props. A remote
+// bucket is under its provider by its name ("aws" -> "b" for the key "aws/b"), as the CLI looks
+// it up (`ais ls s3 --all` marks the buckets it finds there present).
 nlohmann::json BmdJson(ServerContext& ctx) {
-  nlohmann::json buckets = nlohmann::json::object();
-  for (const auto& name : ctx.store.buckets().Names()) {
-    if (auto props = ctx.store.GetBucket(name); props.ok()) buckets[name] = props->ToAisJson(name);
+  nlohmann::json providers = {{std::string(kProviderAis), {{"@#", nlohmann::json::object()}}}};
+  for (const auto& key : ctx.store.buckets().Names()) {
+    if (auto props = ctx.store.GetBucket(key); props.ok()) {
+      providers[std::string(KeyProvider(key))]["@#"][std::string(KeyName(key))] = props->ToAisJson(key);
+    }
   }
-  return {{"providers", {{"ais", {{"@#", buckets}}}}}, {"uuid", ctx.cluster_uuid}, {"version", "1"}};
+  return {{"providers", std::move(providers)}, {"uuid", ctx.cluster_uuid}, {"version", "1"}};
 }
 
 Task<Handled> StartJobByKind(ServerContext& ctx, Exchange& ex, const ApiCall& call) {

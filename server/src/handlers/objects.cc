@@ -290,8 +290,9 @@ Task<Handled> HeadObject(ServerContext& ctx, Exchange& ex, const ApiCall& call) 
     h.emplace_back(hdr::kBucketProvider, std::string(KeyProvider(bucket)));
     h.emplace_back(hdr::kName, name);
   }
-  if (has("location")) h.emplace_back(hdr::kLocation, Location(ctx, bucket, name));
-  if (has("copies")) {
+  // Where it is stored and in how many copies: only what is (AIS leaves both out otherwise).
+  if (present && has("location")) h.emplace_back(hdr::kLocation, Location(ctx, bucket, name));
+  if (present && has("copies")) {
     h.emplace_back(hdr::kMirrorCopies, "1");
     if (v2) h.emplace_back(hdr::kMirrorPaths, "[" + ctx.store.mountpaths().paths()[ctx.store.mountpaths().PrimaryFor(bucket, name)] + "]");
   }

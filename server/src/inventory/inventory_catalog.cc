@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <unordered_map>
 
 #include "api/object_list.h"
 #include "util/clock.h"
@@ -311,11 +312,63 @@ Result<InventoryPage> InventoryCatalog::Page(const std::string& bucket, const st
         break;
       }
       page.entries.push_back(it->second);
+      page.names.push_back(it->first);
       page.last_name = std::string(it->first);
     }
     page.chunks.push_back(*chunk);
     if (past_prefix) break;
   }
+  return page;
+}
+
+Result<InventoryPage> InventoryCatalog::PageNoRecursion(const std::string& bucket, const std::string& inventory,
+                                                        const std::string& prefix, const std::string& after,
+                                                        size_t limit, bool no_dirs) {
+  InventoryPage page;
+  std::unordered_map<std::string_view, std::string_view> stored;  // name -> entry, views into page.chunks
+  ListFetch fetch = [&](const std::string& from, size_t n) -> Result<std::vector<ListEntry>> {
+    auto read = Page(bucket, inventory, prefix, from, n);
+    if (!read.ok()) return read.status();
+    std::vector<ListEntry> out(read->names.size());
+    for (size_t i = 0; i < read->names.size(); ++i) {
+      stored.emplace(read->names[i], read->entries[i]);
+      out[i].meta.name = std::string(read->names[i]);
+    }
+    page.chunks.insert(page.chunks.end(), read->chunks.begin(), read->chunks.end());
+    return out;
+  };
+  auto listed = ListNoRecursion(prefix, after, limit, no_dirs, fetch);
+  if (!listed.ok()) return listed.status();
+  // The directory entries, as a chunk of their own that lives as long as the page: each one's
+  // name, then its msgpack map, in `raw`, viewed once `raw` is complete.
+  auto dirs = std::make_shared<InventoryChunk>();
+  std::vector<std::pair<size_t, size_t>> encoded;  // name length, entry length
+  for (const ListEntry& e : *listed) {
+    if (!(e.flags & kEntryIsDir)) continue;
+    std::string entry = EncodeEntryMsgpack(e.meta, ListProps{}, "", kEntryIsDir, true);
+    encoded.emplace_back(e.meta.name.size(), entry.size());
+    dirs->raw += e.meta.name;
+    dirs->raw += entry;
+  }
+  std::string_view raw = dirs->raw;
+  for (auto [name_len, entry_len] : encoded) {
+    dirs->entries.emplace_back(raw.substr(0, name_len), raw.substr(name_len, entry_len));
+    raw.remove_prefix(name_len + entry_len);
+  }
+  auto dir = dirs->entries.begin();
+  for (const ListEntry& e : *listed) {
+    if (e.flags & kEntryIsDir) {
+      page.names.push_back(dir->first);
+      page.entries.push_back(dir->second);
+      ++dir;
+    } else {
+      auto it = stored.find(e.meta.name);
+      page.names.push_back(it->first);
+      page.entries.push_back(it->second);
+    }
+    page.last_name = e.meta.name;
+  }
+  page.chunks.push_back(std::move(dirs));
   return page;
 }
 

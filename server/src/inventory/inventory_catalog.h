@@ -33,9 +33,10 @@ struct CreateInventoryOptions {
   RemoteEntries remote;  // set for a remote bucket: its names come from the backend's listing
 };
 
-// One page read from an inventory; `entries` view into `chunks`, which keep them alive.
+// One page read from an inventory; `entries` and `names` view into `chunks`, which keep them alive.
 struct InventoryPage {
-  std::vector<std::string_view> entries;
+  std::vector<std::string_view> entries;  // LsoEnt msgpack maps
+  std::vector<std::string_view> names;    // names[i] is entries[i]'s name
   std::string last_name;
   std::vector<std::shared_ptr<const InventoryChunk>> chunks;
 };
@@ -56,6 +57,12 @@ class InventoryCatalog {
   // Up to `limit` entries with names > after that start with prefix, in order.
   Result<InventoryPage> Page(const std::string& bucket, const std::string& inventory, const std::string& prefix,
                              const std::string& after, size_t limit);
+  // The same, one level (LsNoRecursion, by ListNoRecursion's rules, as an ais:// bucket lists):
+  // the entries directly under `prefix` and, unless `no_dirs`, one directory entry for each
+  // virtual directory below it, which `after` may name.
+  Result<InventoryPage> PageNoRecursion(const std::string& bucket, const std::string& inventory,
+                                        const std::string& prefix, const std::string& after, size_t limit,
+                                        bool no_dirs);
 
   static Status ValidateName(const std::string& name);
 
