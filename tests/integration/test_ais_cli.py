@@ -362,3 +362,37 @@ def test_bucket_rm(cli: Cli, client: Client) -> None:
     assert bck.name not in bucket_names(client)
     with pytest.raises(ErrBckNotFound):
         bck.list_all_objects()
+
+
+def test_etl_commands(cli: Cli, client: Client) -> None:
+    """`ais etl` against an ETL started with our SDK (a transformer as a local process)."""
+    from aistore.sdk.etl.webserver.http_multi_threaded_server import HTTPMultiThreadedServer
+
+    name = f"upper-{uuid.uuid4().hex[:8]}"
+
+    @client.etl(name).init_class()
+    class Upper(HTTPMultiThreadedServer):
+        def transform(self, data: bytes | str, path: str, etl_args: str) -> bytes:
+            assert isinstance(data, bytes)
+            return data.upper()
+
+    table = {r[0]: r[1:] for r in rows(cli.ok("etl", "show"))}
+    assert table[name][0] == "Running"
+    shown = cli.ok("etl", "show", name)
+    assert "hpush://" in shown and "aistorage/runtime_python" in shown
+    bck = fresh_bucket(client, OBJECTS)
+    bck.object("hello.txt").get_writer().put_content(b"hello etl")
+    assert cli.ok("etl", "object", name, f"ais://{bck.name}/hello.txt", "-") == "HELLO ETL"
+    cli.ok("etl", "object", name, "cp", f"ais://{bck.name}/dir/b.bin", f"ais://{bck.name}/b.up")
+    assert read(bck, "b.up") == OBJECTS["dir/b.bin"].upper()
+    dst = f"cli-etl-{uuid.uuid4().hex[:8]}"
+    cli.ok("etl", "bucket", name, f"ais://{bck.name}", f"ais://{dst}", "--prefix", "dir/", "--wait")
+    expected = {n: d.upper() for n, d in OBJECTS.items() if n.startswith("dir/")}
+    assert contents(client.bucket(dst)) == expected
+    assert "aistore.etl_runtime" in cli.ok("etl", "view-logs", name)
+    cli.ok("etl", "stop", name)
+    assert {r[0]: r[1] for r in rows(cli.ok("etl", "show"))}[name] == "Aborted"
+    cli.ok("etl", "start", name)
+    assert {r[0]: r[1] for r in rows(cli.ok("etl", "show"))}[name] == "Running"
+    cli.ok("etl", "rm", name)
+    assert name not in cli.ok("etl", "show")
