@@ -177,6 +177,7 @@ int Serve(ais::ServerOptions& opts) {
   const std::string reach = (host == "0.0.0.0" || host == "::") ? "127.0.0.1" : host;
   etl.Configure((opts.tls.enabled() ? "https://" : "http://") + reach + ":" + std::to_string(*port),
                 (*authorizer)->required(), IsLoopback(host));
+  if (ais::Status st = etl.Restore(); !st.ok()) Warn("ETLs of the last run not restored: " + st.message());
   server.Run(/*handle_signals=*/true);
   // Work offloaded to worker threads posts its result back to the server's I/O contexts: it
   // ends before `server` (and the contexts) go. A key fetch in flight is cut short first.

@@ -45,6 +45,11 @@ KINDS = {
 ALL_STAGES = ["Initializing", "Running", "Aborted"]
 
 
+def stages_of(client: Client) -> dict[str, str]:
+    """Every ETL's stage, by name."""
+    return {e.id: e.stage for e in client.cluster().list_etls(stages=ALL_STAGES)}
+
+
 def _md5_class(base: type[ETLServer]) -> type[ETLServer]:
     """`base` answering md5(object) + "|" + etl_args (local: cloudpickle pickles it by value)."""
 
@@ -204,7 +209,7 @@ def test_other_images_are_refused(client: Client) -> None:
     assert (
         "local processes" in err.value.message and "aistorage/runtime_python" in err.value.message
     )
-    assert "md5-image" not in {e.id for e in client.cluster().list_etls(stages=ALL_STAGES)}
+    assert "md5-image" not in stages_of(client)
 
 
 def test_bad_init_messages_are_refused(client: Client, srv: LocalServer) -> None:
@@ -397,7 +402,7 @@ def test_a_transformer_that_exits_is_aborted_with_its_logs(client: Client, src: 
         src.object("boom").get_reader(etl=ETLConfig("exits-etl")).read_all()
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
-        stages = {e.id: e.stage for e in client.cluster().list_etls(stages=ALL_STAGES)}
+        stages = stages_of(client)
         if stages["exits-etl"] == "Aborted":
             break
         time.sleep(0.1)
@@ -406,7 +411,7 @@ def test_a_transformer_that_exits_is_aborted_with_its_logs(client: Client, src: 
     with pytest.raises(ErrETLNotFound):
         src.object("boom").get_reader(etl=ETLConfig("exits-etl")).read_all()
     etl.delete()
-    assert "exits-etl" not in {e.id for e in client.cluster().list_etls(stages=ALL_STAGES)}
+    assert "exits-etl" not in stages_of(client)
 
 
 def test_an_init_that_fails_says_why(client: Client) -> None:
@@ -422,9 +427,7 @@ def test_an_init_that_fails_says_why(client: Client) -> None:
     with pytest.raises(AISError) as err:
         init(etl, Fails)
     assert "failed to start" in err.value.message and "no model weights found" in err.value.message
-    assert {e.id: e.stage for e in client.cluster().list_etls(stages=ALL_STAGES)}[
-        "ctor-fails"
-    ] == "Aborted"
+    assert stages_of(client)["ctor-fails"] == "Aborted"
     etl.delete()
 
 
@@ -437,7 +440,7 @@ def test_stop_start_delete(client: Client, src: Bucket) -> None:
     src.object("c").get_writer().put_content(b"c")
     first = {e.id: e.xaction_id for e in client.cluster().list_etls()}["cycle-etl"]
     etl.stop()
-    stages = {e.id: e.stage for e in client.cluster().list_etls(stages=ALL_STAGES)}
+    stages = stages_of(client)
     assert stages["cycle-etl"] == "Aborted"
     assert "cycle-etl" not in {
         e.id for e in client.cluster().list_etls()
@@ -538,3 +541,26 @@ def test_a_python_without_the_runtime_says_so(tmp_path: Path) -> None:
     with LocalServer(num_mountpaths=1, etl_python=str(fake)) as srv:
         err = _refused_init(srv)
         assert "failed to start" in err.message and "No module named" in err.message
+
+
+def test_etls_come_back_after_a_restart(tmp_path: Path) -> None:
+    """As a cluster keeps its ETL metadata: a running ETL runs again after the server restarts,
+    a stopped one comes back stopped."""
+    mountpaths = [tmp_path / "mp"]
+    with LocalServer(mountpaths=mountpaths) as srv:
+        client = srv.client()
+        init(client.etl("keeps-running"), _md5_class(HTTPMultiThreadedServer))
+        init(client.etl("stays-stopped"), _md5_class(HTTPMultiThreadedServer))
+        client.etl("stays-stopped").stop()
+        client.bucket("kept").create().object("o").get_writer().put_content(b"kept")
+    with LocalServer(mountpaths=mountpaths) as srv:
+        client = srv.client()
+        deadline = time.monotonic() + 30
+        while stages_of(client).get("keeps-running") != "Running" and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert stages_of(client) == {"keeps-running": "Running", "stays-stopped": "Aborted"}
+        obj = client.bucket("kept").object("o")
+        assert obj.get_reader(etl=ETLConfig("keeps-running")).read_all() == md5_of(b"kept")
+        client.etl("stays-stopped").start()
+        assert obj.get_reader(etl=ETLConfig("stays-stopped")).read_all() == md5_of(b"kept")
+        assert oct((tmp_path / "mp" / ".ais.etl").stat().st_mode & 0o777) == "0o700"

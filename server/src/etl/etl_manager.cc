@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <thread>
 
+#include "util/file.h"
+#include "util/json_fields.h"
 #include "util/log_ring.h"
 #include "util/strings.h"
 
@@ -56,6 +58,8 @@ nlohmann::json ErrorsJson(const std::vector<ObjError>& errs) {
 }
 
 Status NoSuchEtl(const std::string& name) { return Status::NotFound("etl job " + name + " does not exist"); }
+
+constexpr const char* kMetaFile = "etl.json";
 
 }  // namespace
 
@@ -127,6 +131,7 @@ Result<std::string> EtlManager::Init(const EtlSpec& spec) {
     auto e = std::make_unique<Entry>();
     e->spec = spec;
     entries_[spec.name] = std::move(e);
+    PersistLocked();
   }
   return Launch(spec.name);
 }
@@ -152,7 +157,9 @@ Result<std::string> EtlManager::Launch(const std::string& name) {
   std::unique_ptr<Process> old;
   {
     std::lock_guard lock(mu_);
-    Entry& e = *entries_.at(name);
+    auto it = entries_.find(name);
+    if (it == entries_.end()) return NoSuchEtl(name);  // deleted meanwhile (a restart's launch)
+    Entry& e = *it->second;
     spec = e.spec;
     e.generation = gen;
     e.stage = kInitializing;
@@ -170,6 +177,7 @@ Result<std::string> EtlManager::Launch(const std::string& name) {
       it->second->stage = kAborted;
       it->second->abort_reason = st.message();
       if (proc) it->second->last_output = proc->Output();
+      PersistLocked();
     }
     LogWarning("ETL[" + name + "]: " + st.message());
     return st;
@@ -219,6 +227,7 @@ Result<std::string> EtlManager::Launch(const std::string& name) {
   e.started = std::chrono::steady_clock::now();
   e.job_id = "etl-" + RandomId(10);
   e.last_output.clear();
+  PersistLocked();
   LogInfo("ETL[" + name + "] running (pid " + std::to_string(e.process->pid()) + ", " + e.running->client.base_url() +
           ")");
   return e.job_id;
@@ -231,6 +240,7 @@ void EtlManager::OnExit(const std::string& name, uint64_t generation, const std:
   it->second->stage = kAborted;
   it->second->abort_reason = "the transformer " + how;
   it->second->running.reset();
+  PersistLocked();
   LogWarning("ETL[" + name + "] aborted: the transformer " + how);
 }
 
@@ -246,6 +256,7 @@ Status EtlManager::Stop(const std::string& name) {
     e.stage = kAborted;
     e.running.reset();
     proc = std::move(e.process);
+    PersistLocked();
   }
   if (!proc) return Status::OK();
   proc->Stop();
@@ -258,6 +269,7 @@ Status EtlManager::Delete(const std::string& name) {
   AIS_RETURN_IF_ERROR(Stop(name));
   std::lock_guard lock(mu_);
   entries_.erase(name);
+  PersistLocked();
   return Status::OK();
 }
 
@@ -356,6 +368,63 @@ void EtlManager::CountInline(const std::string& name, uint64_t bytes, bool direc
   if (it == entries_.end()) return;
   ++it->second->obj_count;
   if (direct_put) it->second->out_bytes += bytes;
+}
+
+void EtlManager::PersistLocked() {
+  if (!restored_ || opts_.dir.empty()) return;
+  nlohmann::json etls = nlohmann::json::array();
+  for (const auto& [name, e] : entries_) {
+    // Initializing counts as running: an init or start in progress is what was asked for.
+    etls.push_back({{"init_msg", e->spec.ToJson()}, {"running", e->stage != kAborted}});
+  }
+  nlohmann::json doc = {{"version", 1}, {"etls", etls}};
+  if (Status st = AtomicWriteFile(opts_.dir + "/" + kMetaFile, doc.dump(), /*sync=*/false); !st.ok()) {
+    LogWarning("ETL: saving " + std::string(kMetaFile) + ": " + st.message());
+  }
+}
+
+Status EtlManager::Restore() {
+  std::error_code ec;
+  std::filesystem::create_directories(opts_.dir, ec);
+  // The init messages hold the users' code: the directory is the server user's alone.
+  std::filesystem::permissions(opts_.dir, std::filesystem::perms::owner_all, ec);
+  const std::string path = opts_.dir + "/" + kMetaFile;
+  std::vector<std::string> to_start;
+  {
+    std::lock_guard lock(mu_);
+    auto text = ReadFile(path);
+    if (!text.ok()) {
+      if (!text.status().IsNotFound()) return text.status();
+      restored_ = true;
+      return Status::OK();
+    }
+    auto doc = ParseJson(*text);
+    if (!doc.ok() || !doc->is_object() || !(*doc)["etls"].is_array()) {
+      return Status::Corruption(path + ": not an ETL list" + (doc.ok() ? "" : ": " + doc.status().message()));
+    }
+    for (const auto& item : (*doc)["etls"]) {
+      if (!item.is_object() || !item.contains("init_msg")) continue;
+      auto spec = ParseEtlSpec(item["init_msg"]);
+      if (!spec.ok()) {
+        LogWarning("ETL: " + path + ": an entry is not a valid init message (" + spec.status().message() + "): dropped");
+        continue;
+      }
+      auto e = std::make_unique<Entry>();
+      e->spec = *spec;
+      const bool running = item.value("running", false);
+      e->stage = running ? kInitializing : kAborted;
+      if (!running) e->abort_reason = "stopped before the server restarted";
+      if (running) to_start.push_back(spec->name);
+      entries_[spec->name] = std::move(e);
+    }
+    restored_ = true;
+  }
+  for (const std::string& name : to_start) {
+    if (!pool_.Run([this, name] { (void)Launch(name); })) {
+      LogWarning("ETL[" + name + "]: not restarted (no worker thread)");
+    }
+  }
+  return Status::OK();
 }
 
 void EtlManager::Shutdown() {

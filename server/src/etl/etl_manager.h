@@ -98,6 +98,10 @@ class EtlManager {
   // An inline transform (GET or single-object copy) that delivered `bytes`.
   void CountInline(const std::string& name, uint64_t bytes, bool direct_put);
 
+  // Brings back the ETLs of the last run (their init messages are kept in `dir`/etl.json): the
+  // ones that were running start again in the background, the others come back Aborted. A file
+  // that cannot be read is reported and left as it is (the ETLs are not lost by a rewrite).
+  Status Restore();
   // Stops every transformer (server shutdown).
   void Shutdown();
 
@@ -106,6 +110,8 @@ class EtlManager {
   Result<std::string> Launch(const std::string& name);  // REQUIRES: the entry exists, no process
   void OnExit(const std::string& name, uint64_t generation, const std::string& how);
   std::vector<std::string> EnvFor(const EtlSpec& spec, uint16_t port, const std::string& secret) const;
+  // Writes every entry's init message and whether it runs to `dir`/etl.json. REQUIRES: mu_ held.
+  void PersistLocked();
 
   EtlOptions opts_;
   std::string target_url_;
@@ -114,6 +120,7 @@ class EtlManager {
   mutable std::mutex mu_;
   std::map<std::string, std::unique_ptr<Entry>> entries_;  // guarded by mu_
   std::atomic<uint64_t> generation_{0};
+  bool restored_ = false;  // guarded by mu_: etl.json is written only after it was read
   WorkerPool pool_{16, std::chrono::seconds(10)};
 };
 
