@@ -564,3 +564,22 @@ def test_etls_come_back_after_a_restart(tmp_path: Path) -> None:
         client.etl("stays-stopped").start()
         assert obj.get_reader(etl=ETLConfig("stays-stopped")).read_all() == md5_of(b"kept")
         assert oct((tmp_path / "mp" / ".ais.etl").stat().st_mode & 0o777) == "0o700"
+
+
+def test_dataloader_epoch_through_an_etl(client: Client, src: Bucket) -> None:
+    """A DataLoader epoch over AISMapDataset and AISIterDataset with `etl_name`: every sample is
+    the transformer's output, each object once."""
+    torch_data = pytest.importorskip("torch.utils.data", reason="the PyTorch datasets need torch")
+    from aistore.pytorch import AISIterDataset, AISMapDataset
+
+    data = {f"train/{i:03d}.bin": content_for(f"dl{i}", 2000 + i) for i in range(64)}
+    for name, d in data.items():
+        src.object(name).get_writer().put_content(d)
+    expected = {name: md5_of(d) for name, d in data.items()}
+    for dataset in (
+        AISMapDataset(src, etl_name="md5-fastapi"),
+        AISIterDataset(src, etl_name="md5-stdlib"),
+    ):
+        loader = torch_data.DataLoader(dataset, batch_size=8, num_workers=2, collate_fn=list)
+        seen = {name: sample for batch in loader for name, sample in batch}
+        assert seen == expected, type(dataset).__name__
