@@ -425,18 +425,12 @@ def _serve(server: ETLServer, host: str, port: int, workers: int) -> int:
             _announce(name, "FastAPIServer, uvicorn in this process", host, port)
             uvicorn.run(server.app, host=host, port=port, **_UVICORN_OPTIONS)
             return 0
-        gunicorn_flags = _gunicorn_flags()
-        if gunicorn_flags is not None:
-            # uvicorn's own --workers answers a kept-alive connection ~40 ms late (its replies
-            # meet Nagle and the client's delayed ACK): 23 requests/s instead of 1300.
-            _announce(name, f"FastAPIServer, gunicorn with {workers} uvicorn workers", host, port)
-            bind = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-            _exec_module(
-                "gunicorn",
-                [_APP, "--bind", bind, "--workers", str(workers), "--worker-class",
-                 f"{_MODULE}.{_UVICORN_WORKER}", "--graceful-timeout", str(_GRACEFUL_STOP_S),
-                 *gunicorn_flags],
-            )  # fmt: skip
+        # uvicorn's own --workers answers a kept-alive connection ~40 ms late (its replies meet
+        # Nagle and the client's delayed ACK): 23 requests/s instead of 1300 under gunicorn.
+        _exec_gunicorn(
+            f"FastAPIServer, gunicorn with {workers} uvicorn workers",
+            name, host, port, workers, ["--worker-class", f"{_MODULE}.{_UVICORN_WORKER}"],
+        )  # fmt: skip
         _announce(name, f"FastAPIServer, uvicorn with {workers} worker processes", host, port)
         _exec_module(
             "uvicorn",
@@ -444,15 +438,9 @@ def _serve(server: ETLServer, host: str, port: int, workers: int) -> int:
              *_cli_flags(_UVICORN_OPTIONS)],
         )  # fmt: skip
     if isinstance(server, FlaskServer):
-        gunicorn_flags = _gunicorn_flags()
-        if gunicorn_flags is not None:
-            _announce(name, f"FlaskServer, gunicorn with {workers} worker processes", host, port)
-            bind = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-            _exec_module(
-                "gunicorn",
-                [_APP, "--bind", bind, "--workers", str(workers),
-                 "--graceful-timeout", str(_GRACEFUL_STOP_S), *gunicorn_flags],
-            )  # fmt: skip
+        _exec_gunicorn(
+            f"FlaskServer, gunicorn with {workers} worker processes", name, host, port, workers, []
+        )
         print(
             f"WARNING: gunicorn is not installed: {name} runs on Flask's development server in "
             f"one process, not {workers} workers (pip install gunicorn)",
@@ -467,6 +455,23 @@ def _serve(server: ETLServer, host: str, port: int, workers: int) -> int:
     _announce(name, "its own start()", host, port)
     server.start()
     return 0
+
+
+def _exec_gunicorn(
+    how: str, name: str, host: str, port: int, workers: int, extra: list[str]
+) -> None:
+    """Replaces this process with gunicorn serving the workers' app; returns only when gunicorn
+    is not installed."""
+    gunicorn_flags = _gunicorn_flags()
+    if gunicorn_flags is None:
+        return
+    _announce(name, how, host, port)
+    bind = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    _exec_module(
+        "gunicorn",
+        [_APP, "--bind", bind, "--workers", str(workers), *extra,
+         "--graceful-timeout", str(_GRACEFUL_STOP_S), *gunicorn_flags],
+    )  # fmt: skip
 
 
 def _check_listen(host: str, port: int) -> None:

@@ -1,38 +1,16 @@
 #include "etl/transform.h"
 
-#include <cctype>
+#include "util/strings.h"
 
 namespace ais::etl {
-
-namespace {
-
-constexpr char kHex[] = "0123456789ABCDEF";
-
-std::string Escape(std::string_view s, std::string_view keep) {
-  std::string out;
-  out.reserve(s.size());
-  for (char ch : s) {
-    auto c = static_cast<unsigned char>(ch);
-    if (std::isalnum(c) || keep.find(ch) != std::string_view::npos) {
-      out.push_back(ch);
-    } else {
-      out.push_back('%');
-      out.push_back(kHex[c >> 4]);
-      out.push_back(kHex[c & 15]);
-    }
-  }
-  return out;
-}
-
-}  // namespace
 
 std::string Uname(const std::string& provider, const std::string& bucket, const std::string& object) {
   return provider + "/@#/" + bucket + "/" + object;
 }
 
-std::string PathEscape(std::string_view s) { return Escape(s, "-._~$&+:=@"); }
+std::string PathEscape(std::string_view s) { return PercentEncode(s, "-._~$&+:=@"); }
 
-std::string QueryEscape(std::string_view s) { return Escape(s, "-._~"); }
+std::string QueryEscape(std::string_view s) { return PercentEncode(s, "-._~"); }
 
 Result<int> Transform(RunningEtl& etl, const TransformSource& src, const std::string& etl_args,
                       const std::vector<std::string>& pipeline, const OnReplyStart& on_start,
@@ -46,7 +24,7 @@ Result<int> Transform(RunningEtl& etl, const TransformSource& src, const std::st
   } else {
     call.method = "PUT";
     // The bucket's name and the object's, as AIS sends them; escaped only where a URL path must be.
-    call.path_and_query = "/" + Escape(src.bucket + "/" + src.object, "-._~$&+:=@/") + query;
+    call.path_and_query = "/" + PercentEncode(src.bucket + "/" + src.object, "-._~$&+:=@/") + query;
     call.body_size = src.size;
     call.read_body = src.read;
   }

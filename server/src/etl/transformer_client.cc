@@ -11,7 +11,6 @@ namespace ais::etl {
 
 namespace {
 
-constexpr size_t kMaxIdleHandles = 64;
 constexpr size_t kErrorBodyMax = 64 << 10;
 constexpr int kConnectTries = 3;
 
@@ -99,36 +98,8 @@ Status ErrorOf(long status, const std::string& body) {
 
 }  // namespace
 
-struct TransformerClient::Handles {
-  std::mutex mu;
-  std::vector<CURL*> idle;  // guarded by mu
-  ~Handles() {
-    for (CURL* c : idle) curl_easy_cleanup(c);
-  }
-  CURL* Get() {
-    {
-      std::lock_guard lock(mu);
-      if (!idle.empty()) {
-        CURL* c = idle.back();
-        idle.pop_back();
-        curl_easy_reset(c);  // keeps the handle's connections alive
-        return c;
-      }
-    }
-    return curl_easy_init();
-  }
-  void Put(CURL* c) {
-    std::lock_guard lock(mu);
-    if (idle.size() < kMaxIdleHandles) {
-      idle.push_back(c);
-      return;
-    }
-    curl_easy_cleanup(c);
-  }
-};
-
 TransformerClient::TransformerClient(std::string base_url)
-    : base_url_(std::move(base_url)), handles_(std::make_unique<Handles>()) {}
+    : base_url_(std::move(base_url)), handles_(std::make_unique<CurlHandles>()) {}
 
 TransformerClient::~TransformerClient() = default;
 

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "util/curl_handles.h"
 #include "util/status.h"
 
 namespace ais::etl {
@@ -50,9 +51,8 @@ class TransformerClient {
   Status Health(std::chrono::milliseconds timeout);
 
  private:
-  struct Handles;
   std::string base_url_;
-  std::unique_ptr<Handles> handles_;
+  std::unique_ptr<CurlHandles> handles_;
 };
 
 }  // namespace ais::etl

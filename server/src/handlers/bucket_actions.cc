@@ -90,6 +90,20 @@ Task<Result<ThroughFor>> RemoteDestination(ServerContext& ctx, const std::string
   co_return ThroughFor([&tier = ctx.remote, dst](const std::string& name) { return UploadThrough(tier, dst, name); });
 }
 
+// The destination of a copy or transform job: a remote one is added on first use and written
+// through (the function returned); an ais:// one is created with the source's props when it is
+// missing. A dry run writes nothing, so needs nothing.
+Task<Result<ThroughFor>> PrepareDestination(ServerContext& ctx, const std::string& dst, const BucketProps& src_props,
+                                            bool dry_run) {
+  if (dry_run) co_return ThroughFor();
+  if (IsRemoteKey(dst)) co_return co_await RemoteDestination(ctx, dst);
+  if (!ctx.store.GetBucket(dst).ok()) {
+    Status st = ctx.store.CreateBucket(dst, src_props.ToAisJson(dst));
+    if (!st.ok() && st.code() != Status::Code::kAlreadyExists) co_return st;
+  }
+  co_return ThroughFor();
+}
+
 JobOptions Opts(std::string dst_bucket, std::string ctlmsg, std::string id = "") {
   JobOptions o;
   o.id = std::move(id);
@@ -286,14 +300,9 @@ Task<Handled> StartCopyOrMoveBucket(ServerContext& ctx, Exchange& ex, const ApiC
   args.naming = Naming(*copy);
   args.dry_run = copy->dry_run;
   if (Status st = ValidatePrefix(args.prefix); !st.ok()) co_return st;
-  if (!args.dry_run && IsRemoteKey(dst)) {
-    auto through = co_await RemoteDestination(ctx, dst);
-    if (!through.ok()) co_return through.status();
-    args.through = std::move(*through);
-  } else if (!args.dry_run && !ctx.store.GetBucket(dst).ok()) {
-    Status st = ctx.store.CreateBucket(dst, props->ToAisJson(dst));
-    if (!st.ok() && st.code() != Status::Code::kAlreadyExists) co_return st;
-  }
+  auto through = co_await PrepareDestination(ctx, dst, *props, args.dry_run);
+  if (!through.ok()) co_return through.status();
+  args.through = std::move(*through);
   std::string ctlmsg = Cname(bucket) + " => " + Cname(dst) + (args.prefix.empty() ? "" : ", prefix:" + args.prefix) +
                        (args.dry_run ? ", dry-run" : "");
   std::string id = ctx.jobs.Start(
@@ -329,14 +338,9 @@ Task<Handled> StartTransformBucket(ServerContext& ctx, Exchange& ex, const ApiCa
   etl::OfflineArgs args{.job_id = RandomId(10), .chain = std::move(*chain), .src = bucket, .dst = dst,
                         .prefix = tcb->prefix, .sel = std::nullopt, .naming = Naming(*tcb), .dry_run = tcb->dry_run,
                         .continue_on_err = tcb->continue_on_err, .num_workers = tcb->num_workers};
-  if (!args.dry_run && IsRemoteKey(dst)) {
-    auto through = co_await RemoteDestination(ctx, dst);
-    if (!through.ok()) co_return through.status();
-    args.through = std::move(*through);
-  } else if (!args.dry_run && !ctx.store.GetBucket(dst).ok()) {
-    Status st = ctx.store.CreateBucket(dst, props->ToAisJson(dst));
-    if (!st.ok() && st.code() != Status::Code::kAlreadyExists) co_return st;
-  }
+  auto through = co_await PrepareDestination(ctx, dst, *props, args.dry_run);
+  if (!through.ok()) co_return through.status();
+  args.through = std::move(*through);
   JobOptions opts = Opts(dst, Cname(bucket) + " => " + Cname(dst) + ", etl:" + tcb->etl_name +
                                   (args.prefix.empty() ? "" : ", prefix:" + args.prefix) +
                                   (args.dry_run ? ", dry-run" : ""));
@@ -414,14 +418,9 @@ Task<Handled> StartListRange(ServerContext& ctx, Exchange& ex, const ApiCall& ca
     etl::OfflineArgs args{.job_id = RandomId(10), .chain = std::move(*chain), .src = bucket, .dst = *dst, .prefix = "",
                           .sel = *sel, .naming = Naming(m->copy), .dry_run = m->copy.dry_run,
                           .continue_on_err = m->continue_on_err, .num_workers = m->num_workers};
-    if (!args.dry_run && IsRemoteKey(args.dst)) {
-      auto through = co_await RemoteDestination(ctx, args.dst);
-      if (!through.ok()) co_return through.status();
-      args.through = std::move(*through);
-    } else if (!args.dry_run && !ctx.store.GetBucket(args.dst).ok()) {
-      Status st = ctx.store.CreateBucket(args.dst, props->ToAisJson(args.dst));
-      if (!st.ok() && st.code() != Status::Code::kAlreadyExists) co_return st;
-    }
+    auto through = co_await PrepareDestination(ctx, args.dst, *props, args.dry_run);
+    if (!through.ok()) co_return through.status();
+    args.through = std::move(*through);
     JobOptions opts = Opts(args.dst, ctlmsg + " => " + Cname(args.dst) + ", etl:" + m->copy.etl_name);
     opts.id = args.job_id;
     opts.idles_after = true;  // as copy-listrange
@@ -449,14 +448,10 @@ Task<Handled> StartListRange(ServerContext& ctx, Exchange& ex, const ApiCall& ca
       co_return 
           Status::InvalidArgument("cannot copy objects of \"" + Cname(bucket) + "\" onto themselves");
     }
-    if (!args.dry_run && IsRemoteKey(args.dst)) {  // (the source's own bucket too, under new names)
-      auto through = co_await RemoteDestination(ctx, args.dst);
-      if (!through.ok()) co_return through.status();
-      args.through = std::move(*through);
-    } else if (!args.dry_run && !ctx.store.GetBucket(args.dst).ok()) {
-      Status st = ctx.store.CreateBucket(args.dst, props->ToAisJson(args.dst));
-      if (!st.ok() && st.code() != Status::Code::kAlreadyExists) co_return st;
-    }
+    // (into a remote bucket: the source's own too, under new names)
+    auto through = co_await PrepareDestination(ctx, args.dst, *props, args.dry_run);
+    if (!through.ok()) co_return through.status();
+    args.through = std::move(*through);
     JobOptions opts = Opts(args.dst, ctlmsg + " => " + Cname(args.dst));
     opts.idles_after = true;  // AIS x-tco: a demand job, listed as idle until its idle timeout
     std::string id = ctx.jobs.Start(

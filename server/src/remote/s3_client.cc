@@ -20,7 +20,6 @@ constexpr long kConnectTimeoutMs = 10'000;
 constexpr long kLowSpeedSecs = 30;                // a transfer slower than 1 B/s this long is cut
 constexpr size_t kMaxErrorBody = 64 << 10;        // error documents are small; keep no more
 constexpr size_t kMaxXmlBody = 32 << 20;          // a listing page of 1000 keys of 1 KiB is ~1.5 MB
-constexpr size_t kMaxIdleHandles = 64;
 constexpr long kReceiveBuffer = 512 << 10;        // bytes handed to a GET's sink per call (curl's default: 16 KiB)
 
 void GlobalInit() {
@@ -91,34 +90,6 @@ RemoteObjectAttrs AttrsFrom(const Headers& h) {
 bool Retryable(long status) { return status == 429 || status == 500 || status == 502 || status == 503 || status == 504; }
 
 }  // namespace
-
-struct S3Client::Handles {
-  std::mutex mu;
-  std::vector<CURL*> idle;  // guarded by mu
-  ~Handles() {
-    for (CURL* c : idle) curl_easy_cleanup(c);
-  }
-  CURL* Get() {
-    {
-      std::lock_guard lock(mu);
-      if (!idle.empty()) {
-        CURL* c = idle.back();
-        idle.pop_back();
-        curl_easy_reset(c);  // keeps the handle's connections alive
-        return c;
-      }
-    }
-    return curl_easy_init();
-  }
-  void Put(CURL* c) {
-    std::lock_guard lock(mu);
-    if (idle.size() < kMaxIdleHandles) {
-      idle.push_back(c);
-      return;
-    }
-    curl_easy_cleanup(c);
-  }
-};
 
 struct S3Client::Request {
   std::string method = "GET";
@@ -202,7 +173,7 @@ struct S3Client::Request {
   }
 };
 
-S3Client::S3Client(AwsSettings settings) : settings_(std::move(settings)), handles_(std::make_unique<Handles>()) {
+S3Client::S3Client(AwsSettings settings) : settings_(std::move(settings)), handles_(std::make_unique<CurlHandles>()) {
   GlobalInit();
 }
 

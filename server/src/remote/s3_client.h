@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "remote/aws_config.h"
+#include "util/curl_handles.h"
 #include "util/status.h"
 
 namespace ais {
@@ -111,12 +112,11 @@ class S3Client {
 
  private:
   struct Request;
-  struct Handles;
   Status Perform(Request& req);
   std::string Url(const std::string& bucket, const std::string& key, const std::string& query) const;
 
   const AwsSettings settings_;
-  std::unique_ptr<Handles> handles_;
+  std::unique_ptr<CurlHandles> handles_;
 };
 
 }  // namespace ais

@@ -90,23 +90,7 @@ bool SameSignature(std::string_view a, std::string_view b) {
 
 // AWS's URI encoding: every byte but A-Z a-z 0-9 - _ . ~ as %XX (upper-case hex); '/' kept in
 // paths.
-std::string AwsEncode(std::string_view s, bool keep_slash) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  out.reserve(s.size() * 3);
-  for (char ch : s) {
-    auto c = static_cast<unsigned char>(ch);
-    if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
-        c == '.' || c == '~' || (keep_slash && c == '/')) {
-      out.push_back(ch);
-    } else {
-      out.push_back('%');
-      out.push_back(kHex[c >> 4]);
-      out.push_back(kHex[c & 15]);
-    }
-  }
-  return out;
-}
+std::string AwsEncode(std::string_view s, bool keep_slash) { return PercentEncode(s, keep_slash ? "-_.~/" : "-_.~"); }
 
 struct QueryParam {
   std::string name;   // decoded

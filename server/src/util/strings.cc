@@ -87,6 +87,24 @@ std::string RandomId(size_t len) {
 
 namespace ais {
 
+std::string PercentEncode(std::string_view s, std::string_view keep) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(s.size() * 3);
+  for (char ch : s) {
+    auto c = static_cast<unsigned char>(ch);
+    if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+        keep.find(ch) != std::string_view::npos) {
+      out.push_back(ch);
+    } else {
+      out.push_back('%');
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 15]);
+    }
+  }
+  return out;
+}
+
 std::optional<std::string> PercentDecode(std::string_view s, bool plus_as_space) {
   auto hexval = [](char c) -> int {
     if (c >= '0' && c <= '9') return c - '0';

@@ -23,6 +23,8 @@ std::string RandomId(size_t len = 10);  // [a-zA-Z0-9], for job/upload/listing i
 namespace ais {
 // RFC 3986 percent-decoding; nullopt on a malformed escape. Query strings also map '+' to ' '.
 std::optional<std::string> PercentDecode(std::string_view s, bool plus_as_space);
+// Percent-encoding: every byte but A-Z a-z 0-9 and those in `keep` as %XX (upper-case hex).
+std::string PercentEncode(std::string_view s, std::string_view keep);
 // v in base 36, lower-case digits (the synthetic ETag's time part, as AIS writes it).
 std::string Base36(uint64_t v);
 
