@@ -19,8 +19,8 @@ on ``HTTPMultiThreadedServer``, and a no-op on ``FastAPIServer``. Measures, agai
   bucket, then ``client.job(job).wait()``), objects/s, beside a client loop of GET, transform,
   PUT from 1 and from 8 threads. MD5 and no-op. Goal: the job at least 5x the loop. The job is
   timed from its request to the end time the server reports for it: ``wait()`` polls with
-  back-off (50 ms, doubling), which adds a few tenths of a second to a job of a few seconds
-  (the median of that overhead is printed).
+  back-off (50 ms, doubling), which can return as late again as a job of a second or two took
+  (the median of that delay is printed).
 
 Every case of a row runs in ``--rounds`` rounds in which the cases take turns, and reports the
 median round, so a change in the machine's load hits all of them alike. The speedup column is
@@ -29,7 +29,8 @@ ETL's). Prints one table.
 
 Usage:
     python3 benchmarks/etl.py                   # objects up to 256 MiB, 10,000 objects (~1-2 min)
-    python3 benchmarks/etl.py --max-size 1GiB   # the full table (~3 GiB of RAM at the 1 GiB row)
+    python3 benchmarks/etl.py --max-size 1GiB   # the full table (~2 min; ~5 GiB of RAM at the
+                                                # 1 GiB row on /dev/shm, 3 GiB of it objects)
     python3 benchmarks/etl.py --max-size 1MiB --count 1000 --rounds 1   # a quick look
 """
 
@@ -407,7 +408,7 @@ def main() -> None:
         "--workers",
         type=int,
         default=0,
-        help="num_workers of the offline job (default 0: the server's, 4; -1: none)",
+        help="num_workers of the offline job (default 0: the server's, 4; -1: one)",
     )
     args = ap.parse_args()
     if args.count < 1 or args.rounds < 1:

@@ -32,4 +32,4 @@ def test_official_sdk_etl_calls(ais_server: LocalServer, official_python: Path) 
     assert not failed, "official SDK ETL checks failed:\n" + "\n".join(
         f"--- {name}\n{err}" for name, err in failed.items()
     )
-    assert len(checks) == 10
+    assert len(checks) == 11

@@ -583,3 +583,40 @@ def test_dataloader_epoch_through_an_etl(client: Client, src: Bucket) -> None:
         loader = torch_data.DataLoader(dataset, batch_size=8, num_workers=2, collate_fn=list)
         seen = {name: sample for batch in loader for name, sample in batch}
         assert seen == expected, type(dataset).__name__
+
+
+def test_websocket_etl(client: Client, srv: LocalServer, src: Bucket) -> None:
+    """comm type ws://: each object as a control message and its bytes over a kept WebSocket."""
+    etl = client.etl("md5-ws")
+    init(etl, _md5_class(FastAPIServer), "ws")
+    failing = client.etl("fails-ws")
+
+    class Fails(FastAPIServer):
+        def transform(self, data: bytes | str, path: str, etl_args: str) -> bytes:
+            raise ValueError(f"bad {path}")
+
+    init(failing, Fails, "ws")
+    try:
+        assert etl.view().init_msg.communication == "ws://"
+        data = {f"w/{i}": content_for(f"ws{i}", 5000 * i + 1) for i in range(20)}
+        for name, d in data.items():
+            src.object(name).get_writer().put_content(d)
+        for name, d in data.items():  # one connection, reused
+            got = src.object(name).get_reader(etl=ETLConfig("md5-ws", args="a")).read_all()
+            assert got == md5_of(d, "a")
+        dst = client.bucket(f"{src.name}-ws")
+        job = src.transform("md5-ws", to_bck=dst, prefix_filter="w/", num_workers=4)
+        assert wait_job(srv.endpoint, job, timeout=60)["err"] == ""
+        assert {
+            e.name: dst.object(e.name).get_reader().read_all() for e in dst.list_all_objects()
+        } == {n: md5_of(d) for n, d in data.items()}
+        url = f"{srv.endpoint}/v1/objects/{src.name}/w/1"
+        r = requests.get(url, params={"etl_name": "fails-ws"}, timeout=30)
+        assert r.status_code == 500 and "Transform error" in r.text and "bad w/1" in r.text
+        # The stream goes on after a failure.
+        assert src.object("w/2").get_reader(etl=ETLConfig("md5-ws")).read_all() == md5_of(
+            data["w/2"]
+        )
+    finally:
+        etl.delete()
+        failing.delete()

@@ -194,7 +194,7 @@ Result<std::string> EtlManager::Launch(const std::string& name) {
   if (!proc.ok()) {
     return fail(Status::InvalidArgument("ETL[" + name + "]: " + proc.status().message() + " (--etl-python)"), nullptr);
   }
-  auto running = std::make_shared<RunningEtl>(spec, "http://127.0.0.1:" + std::to_string(*port), secret);
+  auto running = std::make_shared<RunningEtl>(spec, *port, secret);
   const auto deadline = std::chrono::steady_clock::now() + spec.init_timeout;
   for (;;) {
     if ((*proc)->exited()) {

@@ -23,6 +23,7 @@
 #include "etl/etl_msg.h"
 #include "etl/process.h"
 #include "etl/transformer_client.h"
+#include "etl/ws_client.h"
 #include "util/status.h"
 
 namespace ais::etl {
@@ -51,9 +52,13 @@ struct ObjError {
 struct RunningEtl {
   EtlSpec spec;
   TransformerClient client;
+  std::unique_ptr<WsClient> ws;  // ws:// ETLs: their WebSocket connections
   std::string secret;  // authenticates the transformer's calls to /v1/etl/_object
-  explicit RunningEtl(EtlSpec s, std::string base_url, std::string sec)
-      : spec(std::move(s)), client(std::move(base_url)), secret(std::move(sec)) {}
+  RunningEtl(EtlSpec s, uint16_t port, std::string sec)
+      : spec(std::move(s)),
+        client("http://127.0.0.1:" + std::to_string(port)),
+        ws(spec.comm == CommType::kWs ? std::make_unique<WsClient>("127.0.0.1", port) : nullptr),
+        secret(std::move(sec)) {}
 };
 
 class EtlManager {

@@ -162,7 +162,6 @@ Result<EtlSpec> ParseEtlSpec(const nlohmann::json& body) {
     if (!s.support_direct_put) {
       return Status::InvalidArgument("ETL \"" + s.name + "\": WebSocket without direct put is not supported yet");
     }
-    return Status::NotSupported("ETL \"" + s.name + "\": communication ws:// is not supported by this server yet; use hpush:// or hpull://");
   }
   for (auto [text, out, def] : {std::tuple{&init_timeout, &s.init_timeout, std::chrono::milliseconds(45'000)},
                                 std::tuple{&obj_timeout, &s.obj_timeout, std::chrono::milliseconds(10'000)}}) {

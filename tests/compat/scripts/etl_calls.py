@@ -81,6 +81,24 @@ def inline_get() -> None:
 
 
 @check
+def websocket_comm() -> None:
+    ws_etl = client.etl(f"ws-{TAG}")
+
+    @ws_etl.init_class(comm_type="ws")
+    class Md5Ws(FastAPIServer):
+        def transform(self, data, path, etl_args):
+            return md5(data)
+
+    try:
+        assert ws_etl.view().init_msg.communication == "ws://"
+        for name in ("d/1.bin", "d/2.bin"):
+            got = src.object(name).get_reader(etl=ETLConfig(ws_etl.name)).read_all()
+            assert got == md5(DATA[name]), got
+    finally:
+        ws_etl.delete()
+
+
+@check
 def view_and_logs() -> None:
     details = fastapi_etl.view()
     assert details.init_msg.name == fastapi_etl.name

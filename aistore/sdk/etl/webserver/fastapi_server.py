@@ -24,7 +24,7 @@ from aistore.sdk.const import HEADER_AUTHORIZATION as HEADER_AUTHORIZATION
 from aistore.sdk.const import HEADER_CONTENT_LENGTH as HEADER_CONTENT_LENGTH
 from aistore.sdk.const import HEADER_DIRECT_PUT_LENGTH as HEADER_DIRECT_PUT_LENGTH
 from aistore.sdk.const import HEADER_ETL_RETRY_REASON as HEADER_ETL_RETRY_REASON
-from aistore.sdk.const import HEADER_NODE_URL
+from aistore.sdk.const import HEADER_NODE_URL, STATUS_NO_CONTENT
 from aistore.sdk.const import MIB as MIB
 from aistore.sdk.const import QPARAM_ETL_ARGS as QPARAM_ETL_ARGS
 from aistore.sdk.const import QPARAM_ETL_FQN as QPARAM_ETL_FQN
@@ -49,6 +49,8 @@ from aistore.sdk.etl.webserver.utils import parse_etl_pipeline as parse_etl_pipe
 from aistore.sdk.session_manager import resolve_ssl_config as resolve_ssl_config
 
 __all__ = ["HTTP_LIMITS", "FastAPIServer"]
+
+_WS_PATH = "/ws"  # the WebSocket endpoint (`ws://` ETLs)
 
 # Connection limits of the server's outgoing client, as keyword arguments of `httpx.Limits`
 # (set through the container's environment).
@@ -84,8 +86,41 @@ class FastAPIServer(_AppServer):
         # injection goes by annotations, and this module cannot name fastapi's types in them
         # (fastapi is imported only here). Through injection, `request` was a query parameter.
         app.add_route(_HEALTH_PATH, lambda _: fastapi.Response(_HEALTH_REPLY), methods=["GET"])
+        app.router.add_websocket_route(_WS_PATH, self._handle_ws)
         app.add_route("/{path:path}", self._handle, methods=["GET", "PUT"])
         return app
+
+    async def _handle_ws(self, websocket: Any) -> None:
+        """`ws://`: per object, a JSON control message (`path`, `etl_args`, `fqn`, `pipeline`),
+        then the object's bytes unless `fqn` names its file; one reply each, in order: the
+        transformed bytes (binary), or, when the result went to the pipeline's next stage, its
+        length (text). A failure is the text `Transform error: <why>`."""
+        import json
+
+        from starlette.concurrency import run_in_threadpool
+        from starlette.websockets import WebSocketDisconnect
+
+        await websocket.accept()
+        try:
+            while True:
+                control = json.loads(await websocket.receive_bytes())
+                fqn = control.get(ETL_WS_FQN, "")
+                body = None if fqn else await websocket.receive_bytes()
+                status, out, headers = await run_in_threadpool(
+                    self._answer,
+                    control.get(ETL_WS_PATH, ""),
+                    body,
+                    {QPARAM_ETL_ARGS: control.get(QPARAM_ETL_ARGS, ""), QPARAM_ETL_FQN: fqn},
+                    control.get(ETL_WS_PIPELINE, ""),
+                )
+                if status == STATUS_OK:
+                    await websocket.send_bytes(out)
+                elif status == STATUS_NO_CONTENT:
+                    await websocket.send_text(headers.get(HEADER_DIRECT_PUT_LENGTH, "0"))
+                else:
+                    await websocket.send_text(f"Transform error: {out.decode(errors='replace')}")
+        except WebSocketDisconnect:
+            return
 
     async def _handle(self, request: Any) -> Any:
         import fastapi
