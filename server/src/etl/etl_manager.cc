@@ -153,7 +153,6 @@ Result<std::string> EtlManager::Start(const std::string& name) {
 Result<std::string> EtlManager::Launch(const std::string& name) {
   EtlSpec spec;
   uint64_t gen = ++generation_;
-  std::string secret = RandomId(10);
   std::unique_ptr<Process> old;
   {
     std::lock_guard lock(mu_);
@@ -170,18 +169,25 @@ Result<std::string> EtlManager::Launch(const std::string& name) {
   old.reset();  // an exited process's watcher is joined outside the lock
   // Fails the init: the entry stays, Aborted, with the reason (AIS keeps a failed init's entry).
   auto fail = [&](Status st, std::unique_ptr<Process> proc) -> Status {
-    if (proc) proc->Stop();
+    std::string output;
+    if (proc) {
+      proc->Stop();
+      output = proc->Output();
+      proc.reset();  // (joins its watcher, which may wait for mu_: never under it)
+    }
     std::lock_guard lock(mu_);
     auto it = entries_.find(name);
     if (it != entries_.end() && it->second->generation == gen) {
       it->second->stage = kAborted;
       it->second->abort_reason = st.message();
-      if (proc) it->second->last_output = proc->Output();
+      if (!output.empty()) it->second->last_output = std::move(output);
       PersistLocked();
     }
     LogWarning("ETL[" + name + "]: " + st.message());
     return st;
   };
+  auto secret = RandomSecret(10);
+  if (!secret.ok()) return fail(secret.status(), nullptr);
   auto port = FreeLoopbackPort();
   if (!port.ok()) return fail(port.status(), nullptr);
   std::error_code ec;
@@ -189,12 +195,12 @@ Result<std::string> EtlManager::Launch(const std::string& name) {
   std::filesystem::create_directories(work, ec);
   if (ec) return fail(Status::IOError("ETL work dir " + work + ": " + ec.message()), nullptr);
   std::filesystem::create_directories(opts_.dir + "/envs", ec);
-  auto proc = Process::Spawn({opts_.python, "-m", "aistore.etl_runtime"}, EnvFor(spec, *port, secret), work,
+  auto proc = Process::Spawn({opts_.python, "-m", "aistore.etl_runtime"}, EnvFor(spec, *port, *secret), work,
                              [this, name, gen](const std::string& how) { OnExit(name, gen, how); });
   if (!proc.ok()) {
     return fail(Status::InvalidArgument("ETL[" + name + "]: " + proc.status().message() + " (--etl-python)"), nullptr);
   }
-  auto running = std::make_shared<RunningEtl>(spec, *port, secret);
+  auto running = std::make_shared<RunningEtl>(spec, *port, *secret);
   const auto deadline = std::chrono::steady_clock::now() + spec.init_timeout;
   for (;;) {
     if ((*proc)->exited()) {

@@ -1,5 +1,7 @@
 #include "util/strings.h"
 
+#include <openssl/rand.h>
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -72,6 +74,20 @@ bool IEquals(std::string_view a, std::string_view b) {
     }
   }
   return true;
+}
+
+Result<std::string> RandomSecret(size_t len) {
+  static constexpr char kAlphabet[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+  std::string out;
+  out.reserve(len);
+  unsigned char buf[64];
+  while (out.size() < len) {
+    if (RAND_bytes(buf, sizeof(buf)) != 1) return Status::IOError("no random bytes for a secret (RAND_bytes)");
+    for (unsigned char b : buf) {
+      if (b < 248 && out.size() < len) out.push_back(kAlphabet[b % 62]);  // 248 = 4 * 62: no bias
+    }
+  }
+  return out;
 }
 
 std::string RandomId(size_t len) {

@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "util/status.h"
+
 namespace ais {
 
 // "64MiB", "1GiB", "1KB" (AIS treats KB as KiB), "12345" -> bytes; nullopt if malformed.
@@ -17,6 +19,10 @@ std::optional<uint64_t> ParseUint(std::string_view s);
 std::vector<std::string_view> Split(std::string_view s, char sep);
 bool IEquals(std::string_view a, std::string_view b);
 std::string RandomId(size_t len = 10);  // [a-zA-Z0-9], for job/upload/listing ids
+// [a-zA-Z0-9] from the OS's cryptographic generator (OpenSSL RAND_bytes): for secrets, which
+// RandomId's fast generator must not make (its state shows through the ids it hands out).
+// kIOError when the generator has no entropy to give.
+Result<std::string> RandomSecret(size_t len);
 
 }  // namespace ais
 

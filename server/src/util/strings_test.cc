@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
+#include <set>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -138,6 +140,17 @@ TEST(IEquals, IgnoresAsciiCase) {
   EXPECT_TRUE(IEquals("", ""));
   EXPECT_FALSE(IEquals("abc", "abd"));
   EXPECT_FALSE(IEquals("abc", "abcd"));
+}
+
+TEST(RandomSecret, AlphanumericOfTheLengthAskedAndNeverTheSame) {
+  auto a = RandomSecret(10), b = RandomSecret(10), long_one = RandomSecret(4000);
+  ASSERT_TRUE(a.ok() && b.ok() && long_one.ok());
+  EXPECT_EQ(a->size(), 10u);
+  EXPECT_EQ(long_one->size(), 4000u);
+  EXPECT_NE(*a, *b);
+  for (char c : *long_one) EXPECT_TRUE(std::isalnum(static_cast<unsigned char>(c))) << c;
+  // Every symbol turns up in 4000 draws of 62 (a bias or a short alphabet would show).
+  EXPECT_EQ(std::set<char>(long_one->begin(), long_one->end()).size(), 62u);
 }
 
 }  // namespace
