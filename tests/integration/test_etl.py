@@ -564,6 +564,13 @@ def test_etls_come_back_after_a_restart(tmp_path: Path) -> None:
         client.etl("stays-stopped").start()
         assert obj.get_reader(etl=ETLConfig("stays-stopped")).read_all() == md5_of(b"kept")
         assert oct((tmp_path / "mp" / ".ais.etl").stat().st_mode & 0o777) == "0o700"
+    # What refuses an init keeps them from starting again.
+    with LocalServer(mountpaths=mountpaths, args=["--etl", "off"]) as srv:
+        client = srv.client()
+        assert stages_of(client) == {"keeps-running": "Aborted", "stays-stopped": "Aborted"}
+        with pytest.raises(ErrETLNotFound) as err:
+            client.bucket("kept").object("o").get_reader(etl=ETLConfig("keeps-running")).read_all()
+        assert "--etl off" in err.value.message
 
 
 def test_dataloader_epoch_through_an_etl(client: Client, src: Bucket) -> None:

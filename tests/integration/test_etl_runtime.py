@@ -310,8 +310,14 @@ def test_dies_with_its_parent(kind: str, victim: str, target: _Target, tmp_path:
     base, workers, _, _ = _KINDS[kind]
     env = _kind_env(kind, serialize_class(_upper(base)), target.url, tmp_path)
     log = tmp_path / "runtime.log"
+    # (cwd: not the checkout, whose aistore/ would shadow the installed package in the runtime
+    # and in gunicorn's workers, which put the working directory first on sys.path)
     server = subprocess.Popen(
-        [sys.executable, "-c", _SERVER, str(log)], env=env, stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", _SERVER, str(log)],
+        env=env,
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
     )
     assert server.stdout is not None
     pid = int(server.stdout.readline())
@@ -353,8 +359,14 @@ class _Orphan:
         return None if _alive(self.pid) else -1
 
 
-class _NotAnEtlServer:
-    pass
+def _not_an_etl_server() -> type:
+    """A class that is no ETLServer (local: pickled by value, as a user's class is; a
+    module-level one is pickled by reference to a module the runtime cannot import)."""
+
+    class NotAnEtlServer:
+        pass
+
+    return NotAnEtlServer
 
 
 def _payload_of(obj: object) -> str:
@@ -400,7 +412,7 @@ _OURS = f"{sys.version_info.major}.{sys.version_info.minor}"
             id="not-a-pickle",
         ),
         pytest.param(
-            _payload_of(_NotAnEtlServer),
+            _payload_of(_not_an_etl_server()),
             {},
             ["ERROR: Failed to decode ETL class payload: ", "is not a subclass of ETLServer"],
             id="not-an-etl-server",

@@ -8,11 +8,9 @@ import asyncio
 import concurrent.futures
 import json
 import os
-import subprocess
 import sys
 import threading
 from collections.abc import Awaitable, Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -152,26 +150,27 @@ def test_job_tools(agent: StdioMcp, client: Client) -> None:
     assert "jobs" in agent.tool("ais_running_jobs")
 
 
-def test_etl_tools_report_the_refusal(agent: StdioMcp) -> None:
-    # no ETL here: the tools fail with the server's error, as on a cluster without ETL
-    assert "404" in agent.tool_error("ais_list_etls")
+def test_etl_tools(agent: StdioMcp, client: Client) -> None:
+    """The ETL tools over a running ETL (a transformer as a local process of the server), and
+    the server's 404 for one that does not exist."""
+    from aistore.sdk.etl.webserver.http_multi_threaded_server import HTTPMultiThreadedServer
+
+    etl = client.etl("mcp-upper")
+
+    @etl.init_class()
+    class Upper(HTTPMultiThreadedServer):
+        def transform(self, data: bytes | str, path: str, etl_args: str) -> bytes:
+            assert isinstance(data, bytes)
+            return data.upper()
+
+    try:
+        listed = agent.tool("ais_list_etls")
+        assert "mcp-upper" in [e["id"] for e in listed["etls"]]
+        details = agent.tool("ais_etl_details", etl_name="mcp-upper")
+        assert details["init_msg"]["name"] == "mcp-upper"
+        logs = agent.tool("ais_etl_logs", etl_name="mcp-upper")
+        assert "aistore.etl_runtime" in logs["logs"][0]["logs"]
+    finally:
+        etl.delete()
     assert "404" in agent.tool_error("ais_etl_details", etl_name="md5-etl")
     assert "404" in agent.tool_error("ais_etl_logs", etl_name="md5-etl")
-
-
-def test_without_the_mcp_package_main_says_what_to_install(tmp_path: Path) -> None:
-    hidden = (
-        "import sys\n"
-        "sys.modules['mcp'] = None  # as if not installed: importing it fails\n"
-        "from aistore.mcp import server\n"
-        "assert server.mcp is None\n"
-        "server.main()\n"
-    )
-    res = subprocess.run(
-        [sys.executable, "-I", "-c", hidden],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=tmp_path,
-    )
-    assert res.returncode == 1 and "pip install mcp" in res.stderr, res.stderr[-2000:]

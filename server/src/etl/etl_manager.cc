@@ -395,6 +395,8 @@ Status EtlManager::Restore() {
   // The init messages hold the users' code: the directory is the server user's alone.
   std::filesystem::permissions(opts_.dir, std::filesystem::perms::owner_all, ec);
   const std::string path = opts_.dir + "/" + kMetaFile;
+  // What refuses an init (--etl off; an open server) keeps the last run's ETLs from starting too.
+  const Status may_start = CheckInitAllowed();
   std::vector<std::string> to_start;
   {
     std::lock_guard lock(mu_);
@@ -417,9 +419,11 @@ Status EtlManager::Restore() {
       }
       auto e = std::make_unique<Entry>();
       e->spec = *spec;
-      const bool running = item.value("running", false);
+      const bool was_running = item.value("running", false);
+      const bool running = was_running && may_start.ok();
       e->stage = running ? kInitializing : kAborted;
-      if (!running) e->abort_reason = "stopped before the server restarted";
+      if (!was_running) e->abort_reason = "stopped before the server restarted";
+      else if (!running) e->abort_reason = "not restarted: " + may_start.message();
       if (running) to_start.push_back(spec->name);
       entries_[spec->name] = std::move(e);
     }

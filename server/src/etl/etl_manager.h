@@ -104,8 +104,9 @@ class EtlManager {
   void CountInline(const std::string& name, uint64_t bytes, bool direct_put);
 
   // Brings back the ETLs of the last run (their init messages are kept in `dir`/etl.json): the
-  // ones that were running start again in the background, the others come back Aborted. A file
-  // that cannot be read is reported and left as it is (the ETLs are not lost by a rewrite).
+  // ones that were running start again in the background (unless CheckInitAllowed refuses), the
+  // others come back Aborted. A file that cannot be read is reported and left as it is (the ETLs
+  // are not lost by a rewrite). REQUIRES: Configure() first.
   Status Restore();
   // Stops every transformer (server shutdown).
   void Shutdown();
