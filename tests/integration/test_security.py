@@ -51,9 +51,11 @@ def server(promote_root: Path) -> Iterator[LocalServer]:
 
 
 def sign(claims: dict[str, Any]) -> str:
+    # Valid for a day: ADMIN is signed when the module is collected, and a slow run (the
+    # sanitizer pass) reaches these tests many minutes later.
     now = int(time.time())
     return jwt.encode(
-        {"sub": "mallory", "iat": now, "exp": now + 600, **claims}, SECRET, algorithm="HS256"
+        {"sub": "mallory", "iat": now, "exp": now + 86400, **claims}, SECRET, algorithm="HS256"
     )
 
 

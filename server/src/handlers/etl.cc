@@ -36,7 +36,8 @@ Result<Chain> ChainOf(ServerContext& ctx, const Exchange& ex, const std::string&
   auto first = ctx.etl->Find(etl_name);
   if (!first.ok()) return first.status();
   c.first = std::move(*first);
-  for (std::string_view n : Split(ex.query("etl_pipeline").value_or(""), ',')) {
+  const std::string names = ex.query("etl_pipeline").value_or("");  // (Split's views point into it)
+  for (std::string_view n : Split(names, ',')) {
     if (n.empty()) continue;
     auto next = ctx.etl->Find(std::string(n));
     if (!next.ok()) return next.status();

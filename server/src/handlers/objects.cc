@@ -387,7 +387,8 @@ Task<Handled> CopyObject(ServerContext& ctx, Exchange& ex, const std::string& bu
   }
   if (std::string etl_name = ex.query("etl_name").value_or(""); !etl_name.empty()) {
     std::vector<std::string> pipeline;
-    for (std::string_view n : Split(ex.query("etl_pipeline").value_or(""), ',')) {
+    const std::string names = ex.query("etl_pipeline").value_or("");  // (Split's views point into it)
+    for (std::string_view n : Split(names, ',')) {
       if (!n.empty()) pipeline.emplace_back(n);
     }
     auto chain = etl::ResolveChain(*ctx.etl, etl_name, pipeline);
