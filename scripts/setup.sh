@@ -32,6 +32,10 @@ if ((${#missing[@]})); then
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+# pip's output without its blank lines and the root warning; pip's exit status stays the
+# pipeline's (pipefail), so a failed install stops this script.
+quiet_pip() { grep -v -E "^\s*$|WARNING: Running pip as" || true; }
+
 extras=${1:-}
 spec="."
 [ -n "$extras" ] && spec=".[${extras}]"
@@ -40,14 +44,20 @@ spec="."
 if ! "$PYTHON" -c 'import sys, pip; sys.exit(int(pip.__version__.split(".")[0]) < 24)' 2>/dev/null; then
   echo "==> pip: upgrading pip (its resolver)"
   "$PYTHON" -m pip install --disable-pip-version-check -q --root-user-action=ignore --upgrade "pip>=24" 2>&1 \
-    | grep -v -E "^\s*$|WARNING: Running pip as" || true
+    | quiet_pip
+fi
+# The distribution named "aistore" (the official SDK, or this package before it was renamed)
+# installs the same import package: installed side by side, each overwrites the other's files.
+if "$PYTHON" -m pip show -q aistore >/dev/null 2>&1; then
+  echo "==> pip: uninstalling the distribution 'aistore' (the official SDK, or an old build of this one): it installs the same import package"
+  "$PYTHON" -m pip uninstall --disable-pip-version-check -q -y --root-user-action=ignore aistore 2>&1 | quiet_pip
 fi
 # AIS_WERROR=1 (test.sh): compiler warnings fail this optimized build, as in development.
 build_args=()
 [ "${AIS_WERROR:-0}" = 1 ] && build_args=(-C cmake.define.AIS_WERROR=ON)
-echo "==> pip: building and installing aistore${extras:+[$extras]} (server + extension)"
+echo "==> pip: building and installing aistore-embedded${extras:+[$extras]} (server + extension)"
 "$PYTHON" -m pip install --disable-pip-version-check -q --root-user-action=ignore "${build_args[@]}" "$spec" 2>&1 \
-  | grep -v -E "^\s*$|WARNING: Running pip as" || true
+  | quiet_pip
 # From / so the source tree's aistore/ (no binary, no extension) cannot shadow the installed one.
 (cd / && "$PYTHON" -c "import aistore, aistore._native; from aistore.server import find_server_binary; find_server_binary()") \
   || { echo "setup: the aistore package did not install correctly" >&2; exit 1; }
