@@ -1,24 +1,38 @@
 #!/usr/bin/env bash
-# Installs what building and testing need, skipping what is already there, then builds and
-# installs the package (server binary + extension) into the current python3.
-#   scripts/setup.sh [EXTRAS]     e.g. scripts/setup.sh dev
+# Installs what building (and, with --test, testing) needs, skipping what is already there, then
+# builds and installs the package (server binary + extension) into the current python3.
+#   scripts/setup.sh [--test] [EXTRAS]     e.g. scripts/setup.sh torch; scripts/setup.sh --test dev
 # Used by quickstart.sh and test.sh; safe to run again (the C++ build is incremental).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PYTHON=${PYTHON:-python3}
+with_test_tools=0
+if [ "${1:-}" = --test ]; then
+  with_test_tools=1
+  shift
+fi
+# What building the package needs: the compiler and build tools, Python's headers, and the C++
+# libraries the server and the extension link.
 APT_PACKAGES=(
-  build-essential cmake ninja-build pkg-config git curl ca-certificates wrk
+  build-essential cmake ninja-build pkg-config git ca-certificates
   python3-dev python3-pip python3-venv
   libboost-dev libssl-dev libxxhash-dev nlohmann-json3-dev libmsgpack-cxx-dev
-  libarchive-dev liblz4-dev libzstd-dev libgtest-dev
+  libarchive-dev liblz4-dev libzstd-dev
   libcurl4-openssl-dev libpugixml-dev  # remote S3 buckets: SigV4-signed HTTP, XML replies
   zlib1g-dev libisal-dev  # the S3 front end: CRC32 and CRC32C body checksums
   prometheus-cpp-dev  # GET /metrics: Prometheus's data model and text format
   libjwt-dev  # access control: verifying the signatures of JWT bearer tokens
-  lz4 zstd  # command-line tools: tests check our frames against them
+)
+# What the test suite needs besides: the C++ unit tests' framework, command-line tools the tests
+# drive or check against, and libFuzzer.
+APT_TEST_PACKAGES=(
+  libgtest-dev
+  curl wrk  # TLS checks with another client; the benchmarks' smoke test
+  lz4 zstd  # tests check our frames against them
   clang libclang-rt-14-dev  # libFuzzer and its sanitizer runtimes (scripts/fuzz.sh)
 )
+((with_test_tools)) && APT_PACKAGES+=("${APT_TEST_PACKAGES[@]}")
 
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do

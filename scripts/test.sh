@@ -10,7 +10,7 @@ export PYTHONSAFEPATH=1
 phase() { echo "==> $1   [${SECONDS}s]"; }
 # The package's optimized build (server + extension) with warnings as errors: the flow-based
 # warnings only an optimizing build reports are checked here.
-AIS_WERROR=1 scripts/setup.sh dev,torch
+AIS_WERROR=1 scripts/setup.sh --test dev,torch
 jobs=$(nproc)
 
 # The C++ unit tests run once, under the sanitizers (a plain build of them would only repeat
