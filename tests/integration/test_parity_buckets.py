@@ -103,10 +103,14 @@ def test_backend_bck_is_refused_not_dropped(bucket: Bucket, ais_server: LocalSer
 
 @pytest.mark.parametrize("provider", ["ht", "http", "hf", "x"])
 def test_not_a_provider_is_a_bad_request(provider: str, ais_server: LocalServer) -> None:
-    r = requests.get(f"{ais_server.endpoint}/v1/objects/b/o", params={"provider": provider}, timeout=10)
+    r = requests.get(
+        f"{ais_server.endpoint}/v1/objects/b/o", params={"provider": provider}, timeout=10
+    )
     assert r.status_code == 400, r.text
     msg = r.json()["message"]
-    assert msg.startswith(f'invalid backend provider "{provider}": must be one of [ais, aws (s3://)')
+    assert msg.startswith(
+        f'invalid backend provider "{provider}": must be one of [ais, aws (s3://)'
+    )
 
 
 def test_summary_counts_and_sizes(filled: Bucket) -> None:
