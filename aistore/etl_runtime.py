@@ -40,11 +40,9 @@ import os
 import pickle
 import shutil
 import signal
-import site
 import socket
 import subprocess
 import sys
-import sysconfig
 import time
 import traceback
 from collections.abc import Mapping, Sequence
@@ -52,6 +50,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any, NoReturn
 
+from aistore._internal.venvs import link_site_packages
 from aistore.sdk.etl.webserver.base_etl_server import ETLServer
 from aistore.sdk.etl.webserver.fastapi_server import FastAPIServer
 from aistore.sdk.etl.webserver.flask_server import FlaskServer
@@ -289,10 +288,7 @@ def _build_env(path: Path, packages: list[str]) -> None:
     # Without pip of its own: the system site-packages' pip installs into it.
     venv = [sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(path)]
     _run_or_fail(venv, f"could not create a virtual environment at {path}")
-    if sys.prefix != sys.base_prefix:  # a virtual environment: its packages are not the system's
-        purelib = sysconfig.get_path("purelib", vars={"base": str(path), "platbase": str(path)})
-        lines = [f"import site; site.addsitedir({d!r})\n" for d in site.getsitepackages()]
-        Path(purelib, "_aistore_etl_parent_env.pth").write_text("".join(lines))
+    link_site_packages(path)
     python = str(path / "bin" / "python")
     pip = [python, "-m", "pip", "install", "--disable-pip-version-check", "--no-input",
            "--progress-bar", "off", *packages]  # fmt: skip

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Installs what building (and, with --test, testing) needs, skipping what is already there, then
-# builds and installs the package (server binary + extension) into the current python3.
+# builds and installs the package (server binary + extension) into the project's virtual
+# environment .venv, made here on first use (or into $PYTHON: scripts/python-env.sh).
 #   scripts/setup.sh [--test] [EXTRAS]     e.g. scripts/setup.sh torch; scripts/setup.sh --test dev
 # Used by quickstart.sh and test.sh; safe to run again (the C++ build is incremental).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-
-PYTHON=${PYTHON:-python3}
+source scripts/python-env.sh
 with_test_tools=0
 if [ "${1:-}" = --test ]; then
   with_test_tools=1
@@ -44,6 +44,11 @@ if ((${#missing[@]})); then
   if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if [ -n "${AISTORE_VENV:-}" ] && ! "$PYTHON" -c "" 2>/dev/null; then
+  echo "==> venv: creating $AISTORE_VENV (the project's Python environment)"
+  python3 -m venv --clear "$AISTORE_VENV"
 fi
 
 # pip's output without its blank lines and the root warning; pip's exit status stays the

@@ -3,7 +3,7 @@
 # Python unit, integration and compatibility tests against the real server.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PYTHON=${PYTHON:-python3}
+source scripts/python-env.sh  # PYTHON: the project's .venv, which setup.sh makes
 # Import the installed package (with its server binary and extension), never ./aistore from the tree.
 export PYTHONSAFEPATH=1
 # Each phase's start, with the seconds since this script started (where the time goes).

@@ -27,6 +27,7 @@ import cloudpickle
 import pytest
 import requests
 
+from aistore._internal.venvs import link_site_packages
 from aistore.sdk.etl.webserver.base_etl_server import ETLServer
 from aistore.sdk.etl.webserver.fastapi_server import FastAPIServer
 from aistore.sdk.etl.webserver.flask_server import FlaskServer
@@ -573,6 +574,7 @@ def test_packages_from_a_virtual_environment_stay_importable(
         [sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(outer)],
         check=True,
     )
+    link_site_packages(outer)  # this interpreter's packages (aistore, pip), if a venv's
     python = str(outer / "bin" / "python")
     own = _wheel(tmp_path, "etlouter", "PREFIX = b'outer:'\n")
     subprocess.run(
