@@ -7,6 +7,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/python-env.sh
+# Each step with the seconds since this script started (where the time goes).
+step() { echo "==> $1   [${SECONDS}s]"; }
 with_test_tools=0
 if [ "${1:-}" = --test ]; then
   with_test_tools=1
@@ -39,7 +41,7 @@ for pkg in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
 done
 if ((${#missing[@]})); then
-  echo "==> apt: installing ${missing[*]}"
+  step "apt: installing ${missing[*]}"
   SUDO=""
   if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq
@@ -47,7 +49,7 @@ if ((${#missing[@]})); then
 fi
 
 if [ -n "${AISTORE_VENV:-}" ] && ! "$PYTHON" -c "" 2>/dev/null; then
-  echo "==> venv: creating $AISTORE_VENV (the project's Python environment)"
+  step "venv: creating $AISTORE_VENV (the project's Python environment)"
   python3 -m venv --clear "$AISTORE_VENV"
 fi
 
@@ -61,22 +63,23 @@ spec="."
 # Debian 12's pip (23.0) resolves the dev extra's dependency set by backtracking for an hour or
 # more; a current pip resolves it in under a minute.
 if ! "$PYTHON" -c 'import sys, pip; sys.exit(int(pip.__version__.split(".")[0]) < 24)' 2>/dev/null; then
-  echo "==> pip: upgrading pip (its resolver)"
+  step "pip: upgrading pip (its resolver)"
   "$PYTHON" -m pip install --disable-pip-version-check -q --root-user-action=ignore --upgrade "pip>=24" 2>&1 \
     | quiet_pip
 fi
 # The distribution named "aistore" (the official SDK, or this package before it was renamed)
 # installs the same import package: installed side by side, each overwrites the other's files.
 if "$PYTHON" -m pip show -q aistore >/dev/null 2>&1; then
-  echo "==> pip: uninstalling the distribution 'aistore' (the official SDK, or an old build of this one): it installs the same import package"
+  step "pip: uninstalling the distribution 'aistore' (the official SDK, or an old build of this one): it installs the same import package"
   "$PYTHON" -m pip uninstall --disable-pip-version-check -q -y --root-user-action=ignore aistore 2>&1 | quiet_pip
 fi
 # AIS_WERROR=1 (test.sh): compiler warnings fail this optimized build, as in development.
 build_args=()
 [ "${AIS_WERROR:-0}" = 1 ] && build_args=(-C cmake.define.AIS_WERROR=ON)
-echo "==> pip: building and installing aistore-embedded${extras:+[$extras]} (server + extension)"
+step "pip: building and installing aistore-embedded${extras:+[$extras]} (server + extension)"
 "$PYTHON" -m pip install --disable-pip-version-check -q --root-user-action=ignore "${build_args[@]}" "$spec" 2>&1 \
   | quiet_pip
 # From / so the source tree's aistore/ (no binary, no extension) cannot shadow the installed one.
 (cd / && "$PYTHON" -c "import aistore, aistore._native; from aistore.server import find_server_binary; find_server_binary()") \
   || { echo "setup: the aistore package did not install correctly" >&2; exit 1; }
+step "setup done"
