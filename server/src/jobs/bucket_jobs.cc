@@ -93,6 +93,10 @@ std::string CopyNaming::Apply(const std::string& name) const {
 Status RunCopyBucket(Store& store, JobControl& jc, const CopyBucketArgs& args) {
   AIS_RETURN_IF_ERROR(store.GetBucket(args.src).status());
   ObjectWalk walk{.prefix = args.prefix, .after = {}, .headers = true, .stop = Stopper(jc)};
+  walk.damaged = [&jc, &args](const std::string& name, const Status& why) {  // not copied: the job says so
+    jc.AddError(ObjectCname(args.src, name) + ": " + why.message());
+    return Status::OK();
+  };
   return store.ForEachObject(args.src, walk, [&](const WalkedObject& obj) -> Status {
     if (!args.dry_run) {
       const std::string to = args.naming.Apply(obj.name());

@@ -276,11 +276,15 @@ Status Committer::Remove(const std::string& bucket, const std::string& name) {
     mp = *at;
     path = mps_.ObjectPath(mp, bucket, name);
     auto cur = ReadMetaAt(path);
-    if (!cur.ok()) {
-      if (::access(path.c_str(), F_OK) != 0) return Status::NotFound(ObjNotFoundMessage(bucket, name));
+    if (cur.ok()) {
+      meta = std::move(*cur);
+    } else if (::access(path.c_str(), F_OK) != 0) {
+      return Status::NotFound(ObjNotFoundMessage(bucket, name));
+    } else if (cur.status().code() != Status::Code::kCorruption) {
       return cur.status();
     }
-    meta = std::move(*cur);
+    // A damaged header still goes: the object file is removed (its chunks, if it had any, are
+    // named by the upload id the header held; they are left to the space cleanup).
     if (meta.chunked()) AIS_RETURN_IF_ERROR(WriteChunkMarker(mp, bucket, name, meta.upload_id));
     if (::unlink(path.c_str()) != 0) return Status::FromErrno(errno, "unlink " + path);
     Headers().ForgetPath(path);

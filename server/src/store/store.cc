@@ -250,12 +250,30 @@ Status Store::ForEachObject(const std::string& bucket, const ObjectWalk& walk, c
     auto meta = walk.headers ? w.Meta() : Result<const ObjectMeta*>(&no_header);
     if (meta.ok()) {
       AIS_RETURN_IF_ERROR(visit(WalkedObject(w, **meta, walker_mp[at])));
+    } else if (meta.status().code() == Status::Code::kCorruption) {  // one bad header: not the whole walk
+      if (walk.damaged) {
+        AIS_RETURN_IF_ERROR(walk.damaged(w.name(), meta.status()));
+      } else {
+        NoteDamaged(bucket, w.name(), w.path(), meta.status());
+      }
     } else if (!meta.status().IsNotFound()) {  // missing: deleted while walking
       return meta.status();
     }
     AIS_RETURN_IF_ERROR(advance(at));
   }
   return Status::OK();
+}
+
+void Store::NoteDamaged(const std::string& bucket, const std::string& name, const std::string& path,
+                        const Status& why) {
+  constexpr size_t kMaxLogged = 4096;  // then every skip is counted, none logged
+  damaged_skipped_.fetch_add(1, std::memory_order_relaxed);
+  {
+    std::lock_guard lock(damaged_mu_);
+    if (damaged_logged_.size() >= kMaxLogged || !damaged_logged_.insert(path).second) return;
+  }
+  LogError(ObjectCname(bucket, name) + " (" + path + ") skipped: " + why.message() +
+           " (a scrub job quarantines it; DELETE removes it)");
 }
 
 const std::string& WalkedObject::name() const { return walker_.name(); }

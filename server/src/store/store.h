@@ -12,12 +12,15 @@
 // Startup (Store::Open) runs Volume::Open, loads the BMD, runs recovery, and only then serves.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <future>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <thread>
@@ -75,6 +78,10 @@ struct ObjectWalk {
   std::string after;
   bool headers = true;          // false: every object is visited with an empty header, none is read
   std::function<bool()> stop;   // if set, asked before each object: true ends the walk (OK)
+  // An object whose header cannot be decoded (kCorruption) is not visited: the walk goes on. If
+  // set, this is told of it (its error ends the walk); else the store counts and logs it
+  // (Store::damaged_skipped). Either way the scrub is what quarantines it.
+  std::function<Status(const std::string& name, const Status& why)> damaged = nullptr;
 };
 
 // One object file a walk found; valid during the visit only.
@@ -163,6 +170,8 @@ class Store {
   // kBucketNotFound for a bucket that is not (or no longer) there.
   using ObjectVisitor = std::function<Status(const WalkedObject& obj)>;
   Status ForEachObject(const std::string& bucket, const ObjectWalk& walk, const ObjectVisitor& visit);
+  // Objects walks skipped for a damaged header since the start (ObjectWalk::damaged unset).
+  uint64_t damaged_skipped() const { return damaged_skipped_.load(std::memory_order_relaxed); }
 
   // Multipart upload (MultipartUploads).
   Result<std::string> MpuCreate(const std::string& bucket, const std::string& name,
@@ -245,6 +254,8 @@ class Store {
   explicit Store(StoreOptions opts);
   // Reads each mountpath's header snapshot into Headers() (run on header_loader_).
   void LoadHeaderSnapshots();
+  // A walk skipped the object file `path` of bucket/name: counted, and logged once per file.
+  void NoteDamaged(const std::string& bucket, const std::string& name, const std::string& path, const Status& why);
   // Moves a damaged object out of the namespace into <mp>/.ais.work/quarantine/<id>/ (its
   // chunk directories into the same <id> on their mountpaths), if the object file at `path`
   // still is file (dev, ino); kConflict if it was replaced meanwhile. Nothing is deleted.
@@ -263,6 +274,9 @@ class Store {
   Rewriter rewriter_;
   std::thread header_loader_;  // LoadHeaderSnapshots, from Open until it is done
   std::shared_future<void> headers_loaded_;  // ready once header_loader_ is done
+  std::atomic<uint64_t> damaged_skipped_{0};
+  std::mutex damaged_mu_;
+  std::set<std::string> damaged_logged_;  // object files NoteDamaged logged (bounded); guarded by damaged_mu_
 };
 
 }  // namespace ais

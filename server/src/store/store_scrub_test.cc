@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "store/header_cache.h"
 #include "store/store.h"
 #include "util/file.h"
 #include "util/test_util.h"
@@ -208,6 +209,46 @@ TEST_F(StoreScrubTest, DamagedHeaderIsAnError) {
   bad.upload_id = "../../../../etc";
   rewrite("path", bad);
   ExpectCorruption("c", "path", "upload id with slashes");
+}
+
+TEST_F(StoreScrubTest, UnreadableHeaderIsSkippedByWalksAndCanBeDeleted) {
+  for (const char* name : {"a", "b", "c"}) Put("b", name, Bytes(100, 7));
+  const std::string path = ObjPath("b", "b");
+  {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.write("\xff\xff\xff\xff\xff\xff\xff\xff", 8);  // the magic: no header at all
+  }
+  // As after a crash: no header snapshot, and nothing the process kept of the header (the cache
+  // by file and inode; the directory's entries, kept until the directory changes).
+  Reopen();
+  for (const auto& mp : paths_) fs::remove(mp + "/.ais.headers");
+  Reopen();
+  Headers().ForgetPath(path);
+  const fs::path dir = fs::path(path).parent_path();
+  fs::last_write_time(dir, fs::last_write_time(dir) + std::chrono::seconds(1));
+  ListQuery q;
+  q.limit = 100;
+  auto listed = store_->List("b", q);
+  ASSERT_TRUE(listed.ok()) << listed.status().message();
+  std::vector<std::string> names;
+  for (const auto& m : *listed) names.push_back(m.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"a", "c"}));
+  EXPECT_EQ(store_->damaged_skipped(), 1u);
+  // A walk that asks is told instead (a job records it), and nothing is counted.
+  std::vector<std::string> told;
+  ObjectWalk walk{.prefix = {}, .after = {}, .headers = true, .stop = {}, .damaged = [&](const std::string& n, const Status& why) {
+    EXPECT_EQ(why.code(), Status::Code::kCorruption);
+    told.push_back(n);
+    return Status::OK();
+  }};
+  ASSERT_TRUE(store_->ForEachObject("b", walk, [](const WalkedObject&) { return Status::OK(); }).ok());
+  EXPECT_EQ(told, std::vector<std::string>{"b"});
+  EXPECT_EQ(store_->damaged_skipped(), 1u);
+  // DELETE removes it; the scrub (headers unread) then finds nothing damaged.
+  ASSERT_TRUE(store_->Delete("b", "b").ok());
+  EXPECT_FALSE(fs::exists(path));
+  EXPECT_EQ(store_->Delete("b", "b").code(), Status::Code::kNotFound);
+  EXPECT_TRUE(Scrub().empty());
 }
 
 TEST_F(StoreScrubTest, CopyAndRechunkRefuseDamagedSources) {
