@@ -43,7 +43,7 @@ const Param kS3Token{"X-Amz-Security-Token", "string",
 
 // Action-message bodies of the cluster and node: PUT /v1/cluster, PUT /v1/daemon.
 std::vector<Action> ClusterActions() {
-  return {{"set-config", kAdmin, "set the cluster config's run-time keys: features, auth.client_auth_required, log.level",
+  return {{"set-config", kAdmin, "set the cluster config's run-time keys: features, auth.client_auth_required, log.level, space, lru",
            LocalOnly(SetConfig)},
           {"start", kAdmin, "start a job by kind (value: xact.ArgsMsg {Kind, Bck, ...}); replies the job ID",
            LocalOnly(StartJobByKind)},
@@ -191,7 +191,14 @@ std::vector<RouteSpec> Build() {
                .query = {{"features", "string", "cluster feature flags: names (comma-separated) or a number"},
                          {"auth.client_auth_required", "boolean", "require tokens (turning it on takes an admin token)"},
                          {"auth.enabled", "boolean", "the pre-5.0 name of auth.client_auth_required"},
-                         {"log.level", "string", "the server log's level: info, warning or error (or AIS 0-5)"}},
+                         {"log.level", "string", "the server log's level: info, warning or error (or AIS 0-5)"},
+                         {"space.cleanupwm", "integer", "used capacity (%) above which writes run the space cleanup"},
+                         {"space.lowwm", "integer", "eviction frees space down to this used capacity (%)"},
+                         {"space.highwm", "integer", "used capacity (%) on a mountpath above which the lru job evicts"},
+                         {"space.out_of_space", "integer", "used capacity (%) above which writes are refused (507)"},
+                         {"lru.enabled", "boolean", "whether new remote buckets are evicted from (lru.enabled)"},
+                         {"lru.dont_evict_time", "string", "objects accessed this recently are never evicted (Go duration)"},
+                         {"lru.capacity_upd_time", "string", "the longest period between capacity checks (Go duration)"}},
                .headers = {kAisToken}});
   // ---- buckets -------------------------------------------------------------------------------
   t.push_back({.method = M::kGet, .path = "/v1/buckets", .area = "buckets", .summary = "list buckets (or summarize all)",

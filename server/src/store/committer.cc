@@ -265,7 +265,8 @@ Status Committer::CommitChunked(const std::string& bucket, size_t mp, ObjectMeta
   return st;
 }
 
-Status Committer::Remove(const std::string& bucket, const std::string& name) {
+Status Committer::Remove(const std::string& bucket, const std::string& name,
+                         const std::function<bool(const ObjectMeta&)>& keep, uint64_t* removed_bytes) {
   ObjectMeta meta;
   size_t mp = 0;
   std::string path;
@@ -281,11 +282,13 @@ Status Committer::Remove(const std::string& bucket, const std::string& name) {
       return cur.status();
     }
     meta = std::move(*cur);
+    if (keep && keep(meta)) return Status::Conflict(ObjectCname(bucket, name) + " changed or was read meanwhile");
     if (meta.chunked()) AIS_RETURN_IF_ERROR(WriteChunkMarker(mp, bucket, name, meta.upload_id));
     if (::unlink(path.c_str()) != 0) return Status::FromErrno(errno, "unlink " + path);
     Headers().ForgetPath(path);
   }
   if (meta.chunked()) DropChunks(mp, bucket, meta.upload_id);
+  if (removed_bytes) *removed_bytes = meta.size;
   // Best effort: prune now-empty parent directories (rmdir fails harmlessly on non-empty ones).
   std::string root = mps_.ObjectsDir(mp, bucket);
   for (std::string dir = DirName(path); dir.size() > root.size(); dir = DirName(dir)) {

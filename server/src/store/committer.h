@@ -66,7 +66,11 @@ class Committer {
   // Commits a chunked object whose chunks are all in place (writer and multipart complete).
   Status CommitChunked(const std::string& bucket, size_t mp, ObjectMeta* meta, const std::optional<ObjectMeta>& expect);
   // Unlinks bucket/name's object file, then drops its chunks and prunes its empty parent dirs.
-  Status Remove(const std::string& bucket, const std::string& name);
+  // With `keep`: asked under the stripe lock with the object's current header; true leaves the
+  // object as it is and returns kConflict (eviction: the object changed or was read meanwhile).
+  // *removed_bytes (if set): the object's size.
+  Status Remove(const std::string& bucket, const std::string& name,
+                const std::function<bool(const ObjectMeta&)>& keep = {}, uint64_t* removed_bytes = nullptr);
 
   // Drops the copies on other enabled mountpaths that an object file on `mp` duplicates (the
   // copy with the higher version, then the later atime, wins): run before `mp` is enabled.
