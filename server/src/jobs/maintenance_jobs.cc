@@ -12,6 +12,8 @@ namespace ais {
 namespace {
 
 constexpr auto kStaleTemp = std::chrono::hours(24);
+// What deleted buckets left is removed once this old (AIS space.dont_cleanup_time's default).
+constexpr auto kDontCleanupTime = std::chrono::minutes(30);
 // Objects one lru walk keeps as candidates (AIS GCBatchSizeDflt); more: another walk.
 constexpr size_t kLruBatch = 32 * 1024;
 
@@ -116,8 +118,10 @@ Status RunLru(Store& store, JobControl& jc, const std::vector<std::string>& buck
 }
 
 Status RunCleanup(Store& store, JobControl& jc) {
-  return store.RemoveStaleTemps(kStaleTemp, [&jc] { return jc.aborted(); },
-                                [&jc](uint64_t bytes) { jc.Add(1, static_cast<int64_t>(bytes)); });
+  auto stop = [&jc] { return jc.aborted(); };
+  auto removed = [&jc](uint64_t bytes) { jc.Add(1, static_cast<int64_t>(bytes)); };
+  AIS_RETURN_IF_ERROR(store.RemoveStaleTemps(kStaleTemp, stop, removed));
+  return store.RemoveLeftovers(kDontCleanupTime, stop, removed);
 }
 
 Status RunWarmup(Store& store, JobControl& jc, const std::vector<std::string>& buckets) {

@@ -84,6 +84,13 @@ class Committer {
   Status RemoveStaleTemps(std::chrono::seconds age, const std::function<bool()>& stop,
                           const std::function<void(uint64_t bytes)>& removed);
 
+  // Removes what deleted buckets left behind, each older than `age` (AIS space cleanup): trash
+  // of destroyed buckets in the work dirs (its removal was cut short), chunk markers of buckets
+  // no longer in the BMD, and bucket directories the BMD does not have (a mountpath that was
+  // disabled while its bucket was destroyed). removed(bytes) for each; `stop` as above.
+  Status RemoveLeftovers(std::chrono::seconds age, const std::function<bool()>& stop,
+                         const std::function<void(uint64_t bytes)>& removed);
+
   // The work dir entry that holds quarantined objects (<mp>/.ais.work/quarantine/<id>/): kept by
   // Recover.
   static constexpr const char* kQuarantineDir = "quarantine";

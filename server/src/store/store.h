@@ -255,6 +255,12 @@ class Store {
     return committer_.RemoveStaleTemps(age, stop, removed);
   }
 
+  // Removes deleted buckets' leftovers (Committer::RemoveLeftovers).
+  Status RemoveLeftovers(std::chrono::seconds age, const std::function<bool()>& stop,
+                         const std::function<void(uint64_t bytes)>& removed) {
+    return committer_.RemoveLeftovers(age, stop, removed);
+  }
+
   // The work dir entry that holds quarantined objects (<mp>/.ais.work/quarantine/<id>/).
   static constexpr const char* kQuarantineDir = Committer::kQuarantineDir;
 
