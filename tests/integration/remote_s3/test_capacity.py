@@ -103,9 +103,7 @@ def lru_jobs(endpoint: str) -> list[dict[str, Any]]:
 
 
 def wait_lru_idle(endpoint: str, timeout: float = 60) -> None:
-    wait_until(
-        lambda: all(j["is_idle"] for j in lru_jobs(endpoint)), timeout, "lru jobs to end"
-    )
+    wait_until(lambda: all(j["is_idle"] for j in lru_jobs(endpoint)), timeout, "lru jobs to end")
 
 
 @pytest.fixture(scope="module")
@@ -158,7 +156,9 @@ def test_lru_evicts_least_recently_used_down_to_lowwm(
     assert sum(int(j["stats"]["loc-objs"]) for j in jobs) == len(evicted), jobs
     assert sum(int(j["stats"]["loc-bytes"]) for j in jobs) == len(evicted) * MiB, jobs
     tracker = node_status(ep)["tracker"]
-    assert tracker["lru.evict.n"] >= len(evicted) and tracker["lru.evict.size"] >= len(evicted) * MiB
+    assert (
+        tracker["lru.evict.n"] >= len(evicted) and tracker["lru.evict.size"] >= len(evicted) * MiB
+    )
     assert_pinned_intact(client, pinned)
     # An evicted object is a cold GET again; a kept one is still warm.
     first, kept = evicted[0], names[0]
@@ -223,8 +223,12 @@ def test_out_of_space_refuses_writes_and_serves_reads(
     finally:
         watermarks(ep, cleanup=65, low=75, high=90, oos=95)
     assert not node_status(ep)["cluster"]["flags"] & (OOS_BIT | LOW_CAPACITY_BIT)
-    assert raw_request(ep, "PUT", "/v1/objects/pinned/new?provider=ais", body=b"y" * MiB).status == 200
-    assert client.bucket(bucket, provider="aws").object("cold").get_reader().read_all() == b"x" * MiB
+    assert (
+        raw_request(ep, "PUT", "/v1/objects/pinned/new?provider=ais", body=b"y" * MiB).status == 200
+    )
+    assert (
+        client.bucket(bucket, provider="aws").object("cold").get_reader().read_all() == b"x" * MiB
+    )
 
 
 def test_a_put_that_fills_the_disk_leaves_nothing(server: Any, pinned: dict[str, bytes]) -> None:
@@ -264,7 +268,10 @@ def test_space_config_is_validated_and_shown(server: Any, bucket: str) -> None:
     assert r.status == 400 and b"lru.dont_evict_time" in r.body, r.body
     r = set_config(ep, space__lowwm="lots")
     assert r.status == 400 and b"space.lowwm" in r.body, r.body
-    body = {"action": "set-config", "value": {"space": {"highwm": 85}, "lru": {"capacity_upd_time": "20s"}}}
+    body = {
+        "action": "set-config",
+        "value": {"space": {"highwm": 85}, "lru": {"capacity_upd_time": "20s"}},
+    }
     r = raw_request(ep, "PUT", "/v1/cluster", body=json.dumps(body).encode())
     assert r.status == 200, r.body
     cfg = json.loads(raw_request(ep, "GET", "/v1/cluster?what=cluster_config").body)
@@ -278,7 +285,9 @@ def test_space_config_is_validated_and_shown(server: Any, bucket: str) -> None:
     )
     assert props["lru"]["enabled"] is True
     patch = {"action": "set-bprops", "value": {"lru": {"enabled": False}}}
-    r = raw_request(ep, "PATCH", f"/v1/buckets/{bucket}?provider=aws", body=json.dumps(patch).encode())
+    r = raw_request(
+        ep, "PATCH", f"/v1/buckets/{bucket}?provider=aws", body=json.dumps(patch).encode()
+    )
     assert r.status == 200, r.body
     for value, field in (
         ({"lru": {"dont_evict_time": "5h"}}, b"lru.dont_evict_time"),
