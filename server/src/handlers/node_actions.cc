@@ -157,7 +157,7 @@ nlohmann::json Tcdf(Store& store, bool with_paths) {
     return {{"mountpaths", nullptr}, {"total_used", "0"}, {"total_avail", "0"}, {"pct_max", 0},
             {"pct_avg", 0},          {"pct_min", 0},        {"cs_err", ""}};
   }
-  const CapStatus cs = store.capacity().Get();
+  const CapStatus cs = store.capacity().Refresh();  // a query shows the disks as they are now
   nlohmann::json mps = nlohmann::json::object();
   for (const MountpathCapacity& c : cs.mountpaths) {
     const std::string& p = store.mountpaths().paths()[c.mp];

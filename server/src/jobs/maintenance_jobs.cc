@@ -78,7 +78,7 @@ Status RunLru(Store& store, JobControl& jc, const std::vector<std::string>& buck
   const SpaceConfig cfg = store.capacity().config();
   const std::vector<std::string> evictable = EvictableBuckets(store, buckets);
   for (int round = 0; !jc.aborted(); ++round) {
-    EvictionPlan plan(store.capacity().Refresh(), cfg, store.mountpaths().size(), NowNs(), kLruBatch);
+    EvictionPlan plan(store.capacity().Refresh(/*notify=*/false), cfg, store.mountpaths().size(), NowNs(), kLruBatch);
     if (!plan.Needed()) {
       if (round == 0) LogInfo("lru: used capacity below the high watermark, nothing to do");
       return Status::OK();

@@ -9,22 +9,22 @@
 namespace ais {
 
 SpaceMonitor::SpaceMonitor(Store& store, JobRegistry& jobs) : store_(store), jobs_(jobs) {
-  store_.capacity().SetOnHigh([this] {
-    std::lock_guard lock(mu_);
-    wake_ = true;
-    cv_.notify_one();
+  store_.capacity().SetOnHigh([signal = signal_] {
+    std::lock_guard lock(signal->mu);
+    signal->wake = true;
+    signal->cv.notify_one();
   });
   thread_ = std::thread([this] { Loop(); });
 }
 
 SpaceMonitor::~SpaceMonitor() {
+  store_.capacity().SetOnHigh(nullptr);
   {
-    std::lock_guard lock(mu_);
-    stop_ = true;
-    cv_.notify_one();
+    std::lock_guard lock(signal_->mu);
+    signal_->stop = true;
+    signal_->cv.notify_one();
   }
   thread_.join();
-  store_.capacity().SetOnHigh(nullptr);
 }
 
 std::chrono::milliseconds SpaceMonitor::NextCheckIn(int32_t pct_max, const SpaceConfig& cfg) {
@@ -40,21 +40,19 @@ std::chrono::milliseconds SpaceMonitor::NextCheckIn(int32_t pct_max, const Space
 }
 
 void SpaceMonitor::Loop() {
-  std::unique_lock lock(mu_);
-  while (!stop_) {
-    lock.unlock();
-    const CapStatus cs = store_.capacity().Refresh();  // may call the hook: wake_ is set then
-    const auto next = NextCheckIn(cs.pct_max, store_.capacity().config());
+  for (;;) {
+    const CapStatus cs = store_.capacity().Refresh(/*notify=*/false);
     if (cs.OverHigh()) MaybeStartLru();
-    lock.lock();
-    wake_ = false;
-    cv_.wait_for(lock, next, [this] { return stop_ || wake_; });
+    const auto next = NextCheckIn(cs.pct_max, store_.capacity().config());
+    std::unique_lock lock(signal_->mu);
+    signal_->cv.wait_for(lock, next, [this] { return signal_->stop || signal_->wake; });
+    if (signal_->stop) return;
+    signal_->wake = false;
   }
 }
 
 void SpaceMonitor::MaybeStartLru() {
   if (!jobs_.Query("", "lru", "", true).empty()) return;  // one runs (ours or a client's)
-  std::lock_guard lock(mu_);
   if (!last_lru_.empty()) {
     auto last = jobs_.Get(last_lru_);
     const int64_t gap_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(kMinLruGap).count();

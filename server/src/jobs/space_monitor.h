@@ -14,6 +14,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -43,14 +44,20 @@ class SpaceMonitor {
   // Starts the lru job unless one runs or the last one ended less than kMinLruGap ago.
   void MaybeStartLru();
 
+  // What wakes the thread. Shared with the capacity hook, which may still be running on another
+  // thread (a write, a job) while this monitor goes: it then wakes nothing, harmlessly.
+  struct Signal {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool stop = false;  // guarded by mu
+    bool wake = false;  // guarded by mu
+  };
+
   Store& store_;
   JobRegistry& jobs_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;                  // guarded by mu_
-  bool wake_ = false;                  // guarded by mu_
-  std::string last_lru_;               // the job it started last; guarded by mu_
-  std::thread thread_;                 // last: starts once the rest is built
+  const std::shared_ptr<Signal> signal_ = std::make_shared<Signal>();
+  std::string last_lru_;  // the job it started last; the thread's own
+  std::thread thread_;    // last: starts once the rest is built
 };
 
 }  // namespace ais

@@ -49,7 +49,12 @@ Status Capacity::SetConfig(const SpaceConfig& c) {
   return Status::OK();
 }
 
-CapStatus Capacity::Refresh() {
+void Capacity::SetOnHigh(std::function<void()> hook) {
+  std::lock_guard lock(mu_);
+  on_high_ = std::move(hook);
+}
+
+CapStatus Capacity::Refresh(bool notify) {
   const SpaceConfig cfg = config();
   CapStatus cs;
   cs.high_wm = cfg.high_wm;
@@ -84,12 +89,14 @@ CapStatus Capacity::Refresh() {
     cs.mountpaths.push_back(c);
   }
   cs.pct_avg = counted ? static_cast<int32_t>(pct_sum / counted) : 0;
+  std::function<void()> hook;
   {
     std::lock_guard lock(mu_);
     last_ = cs;
     last_at_ = std::chrono::steady_clock::now();
+    if (notify && cs.OverHigh()) hook = on_high_;
   }
-  if (cs.OverHigh() && on_high_) on_high_();
+  if (hook) hook();
   return cs;
 }
 

@@ -68,15 +68,16 @@ class Capacity {
   Status SetConfig(const SpaceConfig& c);
   std::chrono::milliseconds min_dont_evict() const { return min_dont_evict_; }
 
-  // statvfs of every enabled mountpath now.
-  CapStatus Refresh();
+  // statvfs of every enabled mountpath now; above highwm, calls the on-high hook if `notify`.
+  CapStatus Refresh(bool notify = true);
   // The last status, refreshed when older than kFreshFor.
   CapStatus Get();
   // kNoSpace with AIS's text while a mountpath is above out_of_space (see the invariants).
   Status CheckWrite();
 
-  // `hook` is called after a refresh found a mountpath above highwm. Set once, before serving.
-  void SetOnHigh(std::function<void()> hook) { on_high_ = std::move(hook); }
+  // `hook` is called after a refresh found a mountpath above highwm (outside the lock; a call
+  // may still run after the hook is replaced: it must stay safe to call).
+  void SetOnHigh(std::function<void()> hook);
 
   // What the lru job evicted since the start (AIS tracker lru.evict.n, lru.evict.size).
   void AddEvicted(uint64_t objects, uint64_t bytes);
@@ -86,8 +87,8 @@ class Capacity {
  private:
   const Mountpaths& mps_;
   const std::chrono::milliseconds min_dont_evict_;
-  std::function<void()> on_high_;
   mutable std::mutex mu_;
+  std::function<void()> on_high_;                    // guarded by mu_
   SpaceConfig config_;                              // guarded by mu_
   CapStatus last_;                                  // guarded by mu_
   std::chrono::steady_clock::time_point last_at_{};  // guarded by mu_
