@@ -199,7 +199,7 @@ def test_object_being_read_keeps_its_bytes_when_evicted(
 
 
 def test_out_of_space_refuses_writes_and_serves_reads(
-    client: Client, s3: Any, bucket: str, server: Any, pinned: dict[str, bytes]
+    client: Client, s3: Any, proxy: FaultProxy, bucket: str, server: Any, pinned: dict[str, bytes]
 ) -> None:
     ep = server.endpoint
     mountpaths = server.mountpaths
@@ -217,6 +217,7 @@ def test_out_of_space_refuses_writes_and_serves_reads(
         r = raw_request(ep, "GET", f"/v1/objects/{bucket}/cold?provider=aws")
         assert r.status == 507, r.body
         assert not cached(ep, bucket, "cold")
+        assert proxy.count("GET", f"/{bucket}/cold") == 0, "refused before asking S3"
         assert_pinned_intact(client, pinned)  # reads go on
         assert raw_request(ep, "HEAD", "/v1/objects/pinned/new?provider=ais").status == 404
         assert not [f for f in work_files(mountpaths) if f.endswith(".tmp")]
