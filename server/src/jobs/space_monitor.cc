@@ -56,7 +56,8 @@ void SpaceMonitor::MaybeStartLru() {
   if (!last_lru_.empty()) {
     auto last = jobs_.Get(last_lru_);
     const int64_t gap_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(kMinLruGap).count();
-    if (last && (last->running() || NowNs() - last->end_ns < gap_ns)) return;
+    // One that freed nothing (nothing left that may go) is not followed at once by another.
+    if (last && (last->running() || (last->objs == 0 && NowNs() - last->end_ns < gap_ns))) return;
   }
   Store& store = store_;
   JobOptions opts;

@@ -7,9 +7,9 @@
 // - The period runs from lru.capacity_upd_time (at or below min(lowwm - 5, cleanupwm)) down to
 //   kStatsTime (from min(out_of_space - 5, highwm) - 1 up), linearly between, as AIS's.
 // - A write that finds used capacity above highwm (Capacity's on-high hook) wakes it at once.
-// - At most one lru job runs at a time, and one the monitor started is followed by another no
-//   sooner than kMinLruGap after it ended: a cache with nothing left to evict is not walked over
-//   and over.
+// - At most one lru job runs at a time, and one the monitor started that evicted nothing is
+//   followed by another no sooner than kMinLruGap after it ended: a cache with nothing left to
+//   evict is not walked over and over.
 #pragma once
 
 #include <chrono>
