@@ -42,10 +42,6 @@ Status VisitObjects(Store& store, JobControl& jc, const std::vector<std::string>
   return Status::OK();
 }
 
-}  // namespace
-
-namespace {
-
 // The bytes `meta` holds on each mountpath: its object file where the walk found it (the
 // header, and the data of a monolithic object), its chunks where placement puts them.
 std::vector<std::pair<size_t, uint64_t>> BytesOn(const Mountpaths& mps, size_t mp, const ObjectMeta& meta) {
@@ -64,8 +60,9 @@ std::vector<std::pair<size_t, uint64_t>> BytesOn(const Mountpaths& mps, size_t m
 // The buckets whose cached objects may be evicted: remote ones with lru.enabled, of `named`
 // (all when empty).
 std::vector<std::string> EvictableBuckets(Store& store, const std::vector<std::string>& named) {
+  const std::vector<std::string> all = named.empty() ? store.buckets().Names() : named;
   std::vector<std::string> out;
-  for (const auto& b : named.empty() ? store.buckets().Names() : named) {
+  for (const auto& b : all) {
     auto props = store.buckets().Get(b);
     if (props && props->lru_enabled_for(IsRemoteKey(b))) out.push_back(b);
   }
@@ -106,8 +103,8 @@ Status RunLru(Store& store, JobControl& jc, const std::vector<std::string>& buck
         jc.Add(1, static_cast<int64_t>(bytes));
         store.capacity().AddEvicted(1, bytes);
         ++evicted;
-      } else if (st.code() != Status::Code::kConflict && !st.IsNotFound()) {
-        jc.AddError(ObjectCname(c.bucket, c.name) + ": " + st.message());  // read or changed meanwhile: kept
+      } else if (st.code() != Status::Code::kConflict && !st.IsNotFound()) {  // conflict: read or changed meanwhile
+        jc.AddError(ObjectCname(c.bucket, c.name) + ": " + st.message());
       }
       if (!plan.Needed()) break;
     }
