@@ -118,6 +118,7 @@ Status RunCleanup(Store& store, JobControl& jc) {
   auto stop = [&jc] { return jc.aborted(); };
   auto removed = [&jc](uint64_t bytes) { jc.Add(1, static_cast<int64_t>(bytes)); };
   AIS_RETURN_IF_ERROR(store.RemoveStaleTemps(kStaleTemp, stop, removed));
+  AIS_RETURN_IF_ERROR(store.RemoveOrphanedChunks(kDontCleanupTime, stop, removed));
   return store.RemoveLeftovers(kDontCleanupTime, stop, removed);
 }
 

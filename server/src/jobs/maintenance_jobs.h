@@ -20,7 +20,8 @@ namespace ais {
 // object read or rewritten meanwhile is kept (Store::Evict).
 Status RunLru(Store& store, JobControl& jc, const std::vector<std::string>& buckets);
 // Removes temp files older than a day from every mountpath's work dir (a PUT that old is dead:
-// its connection timed out long ago), and what deleted buckets left behind once 30 minutes old
+// its connection timed out long ago), and, once 30 minutes old, chunks no object references
+// and nothing writes (Store::RemoveOrphanedChunks) and what deleted buckets left behind
 // (Store::RemoveLeftovers); counts them and their bytes.
 Status RunCleanup(Store& store, JobControl& jc);
 // Reads the metadata of every object of the buckets (all when empty); counts them.

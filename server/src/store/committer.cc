@@ -218,6 +218,43 @@ Status Committer::RemoveLeftovers(std::chrono::seconds age, const std::function<
   return Status::OK();
 }
 
+std::set<std::string> Committer::ChunkMarkers() const {
+  namespace fs = std::filesystem;
+  std::set<std::string> out;
+  for (size_t mp = 0; mp < mps_.size(); ++mp) {
+    if (!mps_.enabled(mp)) continue;
+    std::error_code ec;
+    for (fs::directory_iterator it(mps_.WorkDir(mp), ec), end; !ec && it != end; it.increment(ec)) {
+      const std::string n = it->path().filename().string();
+      if (n.starts_with(kChunkMarkerPrefix)) out.insert(n.substr(std::strlen(kChunkMarkerPrefix)));
+    }
+  }
+  return out;
+}
+
+Status Committer::RemoveUnreferencedChunks(const std::string& bucket, const std::set<std::string>& keep,
+                                           std::chrono::seconds age, const std::function<bool()>& stop,
+                                           const std::function<void(uint64_t bytes)>& removed) {
+  namespace fs = std::filesystem;
+  const auto cutoff = fs::file_time_type::clock::now() - age;
+  for (size_t mp = 0; mp < mps_.size(); ++mp) {
+    if (!mps_.enabled(mp)) continue;
+    const std::string parent = mps_.BucketDir(mp, bucket) + "/%ch";
+    std::error_code ec;
+    for (fs::directory_iterator it(parent, ec), end; !ec && it != end; it.increment(ec)) {
+      if (stop()) return Status::OK();
+      const std::string id = it->path().filename().string();
+      std::error_code tec;
+      const auto t = it->last_write_time(tec);
+      if (keep.contains(id) || tec || t > cutoff) continue;
+      const std::string dir = mps_.ChunkDir(mp, bucket, id);
+      const uint64_t bytes = TreeBytes(dir);
+      if (RemoveTree(dir).ok()) removed(bytes);
+    }
+  }
+  return Status::OK();
+}
+
 std::mutex& Committer::StripeFor(const std::string& bucket, const std::string& name) {
   uint64_t h = XXH64(name.data(), name.size(), XXH64(bucket.data(), bucket.size(), 0));
   return stripes_[h % stripes_.size()];

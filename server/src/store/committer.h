@@ -21,6 +21,7 @@
 #include <functional>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -90,6 +91,15 @@ class Committer {
   // disabled while its bucket was destroyed). removed(bytes) for each; `stop` as above.
   Status RemoveLeftovers(std::chrono::seconds age, const std::function<bool()>& stop,
                          const std::function<void(uint64_t bytes)>& removed);
+
+  // The upload ids whose chunks a marker guards now (writes, multipart uploads, drops in flight).
+  std::set<std::string> ChunkMarkers() const;
+  // Removes bucket's chunk directories older than `age` whose upload id is not in `keep` (the
+  // markers taken before the caller's walk of the bucket's objects, and the upload ids of the
+  // objects it found): chunks no object references and nothing is writing. removed(bytes) each.
+  Status RemoveUnreferencedChunks(const std::string& bucket, const std::set<std::string>& keep,
+                                  std::chrono::seconds age, const std::function<bool()>& stop,
+                                  const std::function<void(uint64_t bytes)>& removed);
 
   // The work dir entry that holds quarantined objects (<mp>/.ais.work/quarantine/<id>/): kept by
   // Recover.

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <set>
 
 #include "store/header_cache.h"
 #include "store/names.h"
@@ -257,6 +258,26 @@ Status Store::Evict(const std::string& bucket, const std::string& name, uint64_t
   };
   AIS_RETURN_IF_ERROR(committer_.Remove(bucket, name, changed, bytes));
   atimes_.Forget(bucket, name);
+  return Status::OK();
+}
+
+Status Store::RemoveOrphanedChunks(std::chrono::seconds age, const std::function<bool()>& stop,
+                                   const std::function<void(uint64_t bytes)>& removed) {
+  // The markers first, then the walk: an upload that commits in between is either still marked
+  // or already in the header the walk reads.
+  const std::set<std::string> marked = committer_.ChunkMarkers();
+  for (const auto& bucket : buckets_.Names()) {
+    std::set<std::string> keep = marked;
+    ObjectWalk walk{.prefix = {}, .after = {}, .headers = true, .stop = stop};
+    Status st = ForEachObject(bucket, walk, [&](const WalkedObject& obj) {
+      if (obj.meta().chunked()) keep.insert(obj.meta().upload_id);
+      return Status::OK();
+    });
+    if (st.code() == Status::Code::kBucketNotFound) continue;
+    AIS_RETURN_IF_ERROR(st);
+    if (stop()) return Status::OK();
+    AIS_RETURN_IF_ERROR(committer_.RemoveUnreferencedChunks(bucket, keep, age, stop, removed));
+  }
   return Status::OK();
 }
 

@@ -255,6 +255,10 @@ class Store {
     return committer_.RemoveStaleTemps(age, stop, removed);
   }
 
+  // Removes chunk directories older than `age` that no object references and no marker
+  // guards (a write or multipart upload that died without its cleanup), in every bucket.
+  Status RemoveOrphanedChunks(std::chrono::seconds age, const std::function<bool()>& stop,
+                              const std::function<void(uint64_t bytes)>& removed);
   // Removes deleted buckets' leftovers (Committer::RemoveLeftovers).
   Status RemoveLeftovers(std::chrono::seconds age, const std::function<bool()>& stop,
                          const std::function<void(uint64_t bytes)>& removed) {

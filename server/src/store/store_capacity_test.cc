@@ -77,5 +77,37 @@ TEST_F(StoreTest, SpaceCleanupRemovesDeletedBucketsLeftovers) {
   ExpectObject("plain", "kept", "x");
 }
 
+TEST_F(StoreTest, SpaceCleanupRemovesOnlyUnreferencedUnguardedChunks) {
+  const std::string data = Bytes(9000, 9);  // chunked in "chunky"
+  ASSERT_TRUE(Put("chunky", "kept", data).ok());
+  PutOptions opts;
+  opts.size = 9000;
+  auto inflight = store_->BeginPut("chunky", "inflight", opts);  // marked: being written
+  ASSERT_TRUE(inflight.ok());
+  ASSERT_TRUE((*inflight)->Write(data.data(), 3000).ok());
+  const std::string orphan = store_->mountpaths().ChunkDir(0, "chunky", "orphanupload");
+  fs::create_directories(orphan);
+  std::ofstream(orphan + "/0001") << "orphaned chunk";
+  // Everything is made old: only the age guard's absence is tested here, not its presence.
+  struct utimbuf old{};
+  old.actime = old.modtime = ::time(nullptr) - 3600;
+  for (size_t mp = 0; mp < store_->mountpaths().size(); ++mp) {
+    const std::string ch = store_->mountpaths().BucketDir(mp, "chunky") + "/%ch";
+    if (!fs::exists(ch)) continue;
+    for (const auto& e : fs::directory_iterator(ch)) ASSERT_EQ(::utime(e.path().c_str(), &old), 0);
+  }
+  size_t n = 0;
+  ASSERT_TRUE(store_->RemoveOrphanedChunks(std::chrono::minutes(30), [] { return false; }, [&](uint64_t) {
+    ++n;
+  }).ok());
+  EXPECT_EQ(n, 1u);
+  EXPECT_FALSE(fs::exists(orphan));
+  ExpectObject("chunky", "kept", data);
+  ASSERT_TRUE((*inflight)->Write(data.data() + 3000, 6000).ok());
+  ObjectMeta m;
+  ASSERT_TRUE((*inflight)->Commit(&m).ok()) << "an upload in flight lost its chunks";
+  ExpectObject("chunky", "inflight", data);
+}
+
 }  // namespace
 }  // namespace ais::store_test
