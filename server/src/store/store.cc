@@ -117,10 +117,14 @@ Status CheckLruProps(const std::string& bucket, const nlohmann::json& props, con
 Status Store::CreateBucket(const std::string& bucket, const nlohmann::json& props) {
   const SpaceConfig cluster = capacity_.config();
   AIS_RETURN_IF_ERROR(CheckLruProps(bucket, props, cluster));
+  // AIS DefaultProps: a new bucket takes the cluster's lru.enabled, never an ais:// one. Props
+  // that are not an object (nor null: none) go to Create as they are, to be refused there.
+  if (!props.is_object() && !props.is_null()) return buckets_.Create(bucket, props);
   nlohmann::json with_lru = props.is_object() ? props : nlohmann::json::object();
-  if (!with_lru.contains("lru") || !with_lru["lru"].is_object()) with_lru["lru"] = nlohmann::json::object();
-  // AIS DefaultProps: a new bucket takes the cluster's lru.enabled, never an ais:// one.
-  if (!with_lru["lru"].contains("enabled")) with_lru["lru"]["enabled"] = IsRemoteKey(bucket) && cluster.lru_enabled;
+  if (!with_lru.contains("lru") || with_lru["lru"].is_null()) with_lru["lru"] = nlohmann::json::object();
+  if (with_lru["lru"].is_object() && !with_lru["lru"].contains("enabled")) {
+    with_lru["lru"]["enabled"] = IsRemoteKey(bucket) && cluster.lru_enabled;
+  }
   return buckets_.Create(bucket, with_lru);
 }
 
