@@ -14,7 +14,7 @@ by cold GETs (high watermark at 99: nothing evicted), then:
 One table; the ratio column is GET/s against the idle row.
 
 Usage:
-    sudo python3 benchmarks/eviction.py            # 2000 x 64 KiB on a 256 MiB tmpfs
+    sudo python3 benchmarks/eviction.py            # 10000 x 16 KiB on a 256 MiB tmpfs
     sudo python3 benchmarks/eviction.py --quick    # tiny sizes
 """
 
@@ -52,8 +52,8 @@ def parse_args() -> argparse.Namespace:
     p = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    p.add_argument("--count", type=int, default=2000)
-    p.add_argument("--kib", type=int, default=64)
+    p.add_argument("--count", type=int, default=10000)
+    p.add_argument("--kib", type=int, default=16)
     p.add_argument("--hot", type=int, default=64, help="objects the GET threads read")
     p.add_argument("--seconds", type=float, default=3.0, help="the idle GET case")
     p.add_argument("--tmpfs-mib", type=int, default=256)
