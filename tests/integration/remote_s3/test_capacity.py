@@ -302,3 +302,21 @@ def test_space_config_is_validated_and_shown(server: Any, bucket: str) -> None:
     body = json.dumps({"action": "set-bprops", "value": {"lru": {"enabled": True}}}).encode()
     r = raw_request(ep, "PATCH", "/v1/buckets/pinned?provider=ais", body=body)
     assert r.status == 501 and b"lru.enabled" in r.body, r.body
+
+
+def test_capacity_is_reported_as_ais_computes_it(server: Any, tmpfs_mountpath: Path) -> None:
+    ep = server.endpoint
+    watermarks(ep, cleanup=65, low=75, high=90, oos=95)
+    cap = node_status(ep)["capacity"]
+    v = os.statvfs(tmpfs_mountpath)
+    used_blocks = v.f_blocks - v.f_bavail
+    mp = cap["mountpaths"][str(tmpfs_mountpath)]
+    assert int(mp["used"]) == used_blocks * v.f_frsize  # AIS fs getCapacity: blocks - bavail
+    assert int(mp["avail"]) == v.f_bavail * v.f_frsize
+    assert mp["pct_used"] == used_blocks * 100 // v.f_blocks  # floor below highwm - 1
+    assert mp["fs"]["FsType"] == "tmpfs"
+    assert (cap["total_used"], cap["total_avail"]) == (mp["used"], mp["avail"])
+    assert cap["pct_max"] == cap["pct_min"] == cap["pct_avg"] == mp["pct_used"]
+    assert cap["cs_err"] == ""
+    r = raw_request(ep, "GET", "/v1/daemon?what=mountpaths")
+    assert json.loads(r.body)["available"] == [str(tmpfs_mountpath)]
