@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import nox
 
-nox.options.default_venv_backend = "none"  # build once into the current interpreter (torch is big)
+nox.options.default_venv_backend = "none"  # the scripts keep their own environment (.venv)
 nox.options.sessions = ["lint", "tests"]
 
 
@@ -38,9 +38,11 @@ def docs(session: nox.Session) -> None:
 
 @nox.session
 def bench(session: nox.Session) -> None:
-    session.run("python3", "benchmarks/core.py", *session.posargs, external=True)
+    session.run(".venv/bin/python", "benchmarks/core.py", *session.posargs, external=True)
 
 
 @nox.session
 def bench_parallel(session: nox.Session) -> None:
-    session.run("python3", "benchmarks/parallel_download.py", *session.posargs, external=True)
+    session.run(
+        ".venv/bin/python", "benchmarks/parallel_download.py", *session.posargs, external=True
+    )

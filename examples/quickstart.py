@@ -52,7 +52,7 @@ def dataloader_epoch(client: Client, bucket: Bucket, small_size: int) -> str:
 
         from aistore.pytorch.batch_iter_dataset import AISBatchIterDataset
     except ImportError as e:
-        return f"skipped: {e} (install the torch extra: pip install 'aistore[torch]')"
+        return f"skipped: {e} (install the torch extra: pip install 'aistore-embedded[torch]')"
     dataset = AISBatchIterDataset(bucket, client, prefix_map={bucket: "train/"}, max_batch_size=64)
     loader = DataLoader(dataset, batch_size=32, num_workers=2, collate_fn=list)
     start = time.perf_counter()

@@ -4,7 +4,7 @@
 #   scripts/docs.sh [OUTPUT_DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PYTHON=${PYTHON:-python3}
+source scripts/python-env.sh  # PYTHON: the project's .venv, which setup.sh makes
 # Document the installed package (the one users get), never ./aistore from the tree.
 export PYTHONSAFEPATH=1
 scripts/setup.sh docs,torch

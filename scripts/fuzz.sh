@@ -19,7 +19,7 @@ if ((${#targets[@]} == 0)); then
            object_meta header_snapshot inventory_index inventory_chunk tar_scanner shard aws_chunked s3_xml)
 fi
 
-command -v clang++ >/dev/null || { echo "fuzz: clang++ not found (scripts/setup.sh installs it)" >&2; exit 1; }
+command -v clang++ >/dev/null || { echo "fuzz: clang++ not found (scripts/setup.sh --test installs it)" >&2; exit 1; }
 cmake -S . -B build/fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DAIS_FUZZ=ON -DAIS_WERROR=ON -DAIS_BUILD_TESTS=OFF \
   -DCMAKE_BUILD_TYPE= >/dev/null
 cmake --build build/fuzz --target "${targets[@]/#/fuzz_}" -j "$(nproc)" -- --quiet

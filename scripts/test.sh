@@ -3,14 +3,14 @@
 # Python unit, integration and compatibility tests against the real server.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PYTHON=${PYTHON:-python3}
+source scripts/python-env.sh  # PYTHON: the project's .venv, which setup.sh makes
 # Import the installed package (with its server binary and extension), never ./aistore from the tree.
 export PYTHONSAFEPATH=1
 # Each phase's start, with the seconds since this script started (where the time goes).
 phase() { echo "==> $1   [${SECONDS}s]"; }
 # The package's optimized build (server + extension) with warnings as errors: the flow-based
 # warnings only an optimizing build reports are checked here.
-AIS_WERROR=1 scripts/setup.sh dev,torch
+AIS_WERROR=1 scripts/setup.sh --test dev,torch
 jobs=$(nproc)
 
 # The C++ unit tests run once, under the sanitizers (a plain build of them would only repeat

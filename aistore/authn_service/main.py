@@ -30,14 +30,18 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from aistore.authn_service.clusters import ClusterClient
-from aistore.authn_service.keys import HMACSigner, KeyFileError, RSAKeyring, Signer
-from aistore.authn_service.listener import READ_TIMEOUT_S, AuthNServer
-from aistore.authn_service.service import AuthNService, ServiceError, ServiceSettings
-from aistore.authn_service.store import Store
-from aistore.authn_service.throttle import LOGIN_LOCKOUT_S
-from aistore.authn_service.wire import format_duration, parse_duration
-from aistore.version import __version__
+from aistore._internal.extras import require_extra
+
+require_extra("authn", "cheroot", "cryptography", "jwt", what="aistore-authn")
+
+from aistore.authn_service.clusters import ClusterClient  # noqa: E402
+from aistore.authn_service.keys import HMACSigner, KeyFileError, RSAKeyring, Signer  # noqa: E402
+from aistore.authn_service.listener import READ_TIMEOUT_S, AuthNServer  # noqa: E402
+from aistore.authn_service.service import AuthNService, ServiceError, ServiceSettings  # noqa: E402
+from aistore.authn_service.store import Store  # noqa: E402
+from aistore.authn_service.throttle import LOGIN_LOCKOUT_S  # noqa: E402
+from aistore.authn_service.wire import format_duration, parse_duration  # noqa: E402
+from aistore.version import __version__  # noqa: E402
 
 __all__ = ["main"]
 

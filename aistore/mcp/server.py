@@ -1,4 +1,4 @@
-"""The AIStore MCP server: `python -m aistore.mcp.server` (needs `pip install mcp`).
+"""The AIStore MCP server: `python -m aistore.mcp.server` (or `aistore-mcp`; needs the `mcp` extra).
 
 `AIS_ENDPOINT` names the cluster (default http://localhost:8080). All tools are read-only.
 Works with the MCP SDK 1.x (`FastMCP`) and 2.x (`MCPServer`).
@@ -75,7 +75,9 @@ def main() -> None:
         SystemExit: the `mcp` package is not installed.
     """
     if mcp is None:
-        raise SystemExit("the AIStore MCP server needs the MCP SDK: pip install mcp")
+        raise SystemExit(
+            'the AIStore MCP server needs the MCP SDK: pip install "aistore-embedded[mcp]"'
+        )
     mcp.run()
 
 

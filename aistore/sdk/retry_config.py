@@ -43,13 +43,17 @@ NETWORK_RETRY_EXCEPTIONS: tuple[type[BaseException], ...] = (
 )
 
 
+# The package's logger, never the root one: an application decides where retries are logged.
+logger = logging.getLogger(__name__)
+
+
 def _log_and_raise_on_exhaust(retry_state: RetryCallState) -> NoReturn:
     """Once retries run out, log the last error with its traceback and re-raise it as is."""
     outcome = retry_state.outcome
     err = outcome.exception() if outcome is not None else None
     if err is None:
         raise RuntimeError("retries exhausted without an exception")
-    logging.getLogger().error("All retries exhausted; request failed", exc_info=err)
+    logger.error("All retries exhausted; request failed", exc_info=err)
     raise err
 
 
@@ -108,7 +112,7 @@ class RetryConfig:
                 wait=wait_random_exponential(multiplier=1, min=1, max=30),
                 stop=stop_after_attempt(7),
                 retry=retry_if_exception_type(NETWORK_RETRY_EXCEPTIONS),
-                before_sleep=before_sleep_log(logging.getLogger(), logging.WARNING),
+                before_sleep=before_sleep_log(logger, logging.WARNING),
                 retry_error_callback=_log_and_raise_on_exhaust,
             ),
         )

@@ -190,7 +190,7 @@ std::vector<Flag> MakeFlags() {
        Value("auto, on or off", EtlModeOf, [](auto& o) -> auto& { return o.etl.mode; })},
       {"etl-python", "PATH", S::kGeneral, "python3",
        "the Python that runs ETL transformers (python -m aistore.etl_runtime): it needs this package with its "
-       "etl extra (pip install aistore[etl]) and the Python version the ETL classes were pickled with",
+       "etl extra (pip install aistore-embedded[etl]) and the Python version the ETL classes were pickled with",
        Value("a program name or path", NonEmpty, [](auto& o) -> auto& { return o.etl.python; })},
       {"allow-s3-endpoint", "URL", S::kGeneral, nullptr,
        "an S3 endpoint a bucket's extra.aws.endpoint may name (repeatable); a bucket may name no other (the "

@@ -90,11 +90,11 @@ def hs256_by_hand(claims: dict[str, Any], kid: str, key: bytes) -> str:
 def _installed_script(name: str) -> Path:
     """The console script the installed package put in place (its RECORD says where: next to
     the interpreter in a venv, /usr/local/bin for a system Python's root install)."""
-    dist = importlib.metadata.distribution("aistore")
+    dist = importlib.metadata.distribution("aistore-embedded")
     for file in dist.files or ():
         if file.name == name:
             return Path(str(dist.locate_file(file))).resolve()
-    raise AssertionError(f"{name} is not among the installed files of aistore")
+    raise AssertionError(f"{name} is not among the installed files of aistore-embedded")
 
 
 def test_help_lists_every_flag_and_variable() -> None:

@@ -6,8 +6,9 @@ Both packages import as ``aistore``, so the official one never shares an interpr
 official release installed, and ``run_script()`` runs a Python script in it against an endpoint.
 
 ``with_torch=True`` selects a second venv, ``<version>-torch``, for the official
-``aistore.pytorch``: it is created with ``--system-site-packages`` so that it uses the torch of
-the interpreter running this module (no second multi-GiB download), and gets the official
+``aistore.pytorch``: it is created with ``--system-site-packages`` (and, when the interpreter
+running this module is a venv's, a link to its site-packages) so that it uses that
+interpreter's torch (no second multi-GiB download), and gets the official
 package plus ``alive-progress`` (imported by the official iterable datasets) of its own. Its own
 ``aistore`` comes first on ``sys.path`` and shadows any ``aistore`` installed system-wide (ours);
 that is checked (``aistore.__file__`` inside the venv, the right ``__version__``) the first time
@@ -40,6 +41,8 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+from aistore._internal.venvs import link_site_packages
 
 __all__ = [
     "OFFICIAL_SDK_VERSION",
@@ -168,6 +171,8 @@ def _create_venv(venv: Path, root: Path, system_site_packages: bool = False) -> 
     site = ["--system-site-packages"] if system_site_packages else []
     res = _run([sys.executable, "-m", "venv", *site, str(venv)], 300)
     if res.returncode == 0 and _venv_python(venv).exists():
+        if system_site_packages:
+            link_site_packages(venv)  # this interpreter's packages, when it is a venv's
         return
     shutil.rmtree(venv, ignore_errors=True)
     tools = root / "_virtualenv"
@@ -182,6 +187,8 @@ def _create_venv(venv: Path, root: Path, system_site_packages: bool = False) -> 
             f"cannot create a virtualenv at {venv}:\nvenv: {res.stderr.strip()}\n"
             f"virtualenv: {res2.stderr.strip()}"
         )
+    if system_site_packages:
+        link_site_packages(venv)
 
 
 def _raise_pip_failure(

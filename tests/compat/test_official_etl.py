@@ -15,7 +15,7 @@ from aistore.server import LocalServer
 SCRIPT = Path(__file__).parent / "scripts" / "etl_calls.py"
 
 pytest.importorskip(
-    "fastapi", reason="the ETL webservers need the etl extra: pip install aistore[etl]"
+    "fastapi", reason="the ETL webservers need the etl extra: pip install aistore-embedded[etl]"
 )
 
 

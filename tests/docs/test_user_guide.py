@@ -81,3 +81,16 @@ def test_relative_links_resolve(page: str) -> None:
     assert relative
     missing = [t for t in relative if not (path.parent / t).exists()]
     assert not missing
+
+
+def _anchor(heading: str) -> str:
+    """GitHub's anchor of a heading: lower case, punctuation dropped, spaces to dashes."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_contents_line_lists_every_section() -> None:
+    text = GUIDE.read_text()
+    sections = [_anchor(h) for h in re.findall(r"^## (.+)$", text, re.M)]
+    contents = text[text.index("Contents: ") : text.index("\n\n", text.index("Contents: "))]
+    listed = re.findall(r"\]\(#([^)]+)\)", contents)
+    assert listed == sections

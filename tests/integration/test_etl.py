@@ -32,7 +32,7 @@ from aistore.sdk.etl.webserver.http_multi_threaded_server import HTTPMultiThread
 from aistore.server import LocalServer
 
 pytest.importorskip(
-    "fastapi", reason="the ETL webservers need the etl extra: pip install aistore[etl]"
+    "fastapi", reason="the ETL webservers need the etl extra: pip install aistore-embedded[etl]"
 )
 
 # name -> (webserver class, comm type): each kind the official runtime runs.

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import requests
 from _parity import act, err, put_many
 
 from aistore.sdk.bucket import Bucket
@@ -81,6 +82,35 @@ def test_props_bad_input(bucket: Bucket, ais_server: LocalServer) -> None:
     assert 'invalid action "set-props"' in msg
     msg = err(act(ep, "PATCH", "buckets/no-such-bucket-x", "reset-bprops"), 404)
     assert 'bucket "ais://no-such-bucket-x" does not exist' in msg
+
+
+def test_backend_bck_is_refused_not_dropped(bucket: Bucket, ais_server: LocalServer) -> None:
+    ep = ais_server.endpoint
+    before = props_of(bucket)
+    # As AIS's full props carry it, empty: accepted (nothing to honour).
+    empty = {"backend_bck": {"name": "", "provider": ""}, "checksum": {"type": "md5"}}
+    r = act(ep, "PATCH", f"buckets/{bucket.name}", "set-bprops", empty)
+    assert r.status_code == 200, r.text
+    # Naming a bucket: refused, and nothing of the request applied.
+    value = {"backend_bck": {"name": "origin", "provider": "aws"}, "checksum": {"type": "sha256"}}
+    msg = err(act(ep, "PATCH", f"buckets/{bucket.name}", "set-bprops", value), 400)
+    assert '"value.backend_bck.name"' in msg and "backend_bck" in msg and "not supported" in msg
+    props = props_of(bucket)
+    assert props["checksum"]["type"] == "md5"  # type: ignore[index]
+    assert props.get("backend_bck", {}).get("name", "") == ""  # type: ignore[union-attr]
+    act(ep, "PATCH", f"buckets/{bucket.name}", "set-bprops", {"checksum": before["checksum"]})
+
+
+@pytest.mark.parametrize("provider", ["ht", "http", "hf", "x"])
+def test_not_a_provider_is_a_bad_request(provider: str, ais_server: LocalServer) -> None:
+    r = requests.get(
+        f"{ais_server.endpoint}/v1/objects/b/o", params={"provider": provider}, timeout=10
+    )
+    assert r.status_code == 400, r.text
+    msg = r.json()["message"]
+    assert msg.startswith(
+        f'invalid backend provider "{provider}": must be one of [ais, aws (s3://)'
+    )
 
 
 def test_summary_counts_and_sizes(filled: Bucket) -> None:

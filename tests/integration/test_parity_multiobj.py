@@ -156,7 +156,7 @@ def test_archive_bad_input(objs: Bucket, ais_server: LocalServer) -> None:
     # Not a provider at all: a bad request (AIS: 400), not an unserved one (501).
     value["tobck"] = {"name": "dst", "provider": "x"}
     msg = err(act(ep, "PUT", f"buckets/{objs.name}", "archive", value), 400)
-    assert 'invalid bucket provider "x"' in msg
+    assert 'invalid backend provider "x": must be one of [ais, aws (s3://), gcp (gs://)' in msg
 
 
 def test_bad_selections(objs: Bucket, ais_server: LocalServer) -> None:

@@ -167,4 +167,4 @@ def test_import_without_torch_names_the_extra() -> None:
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     )
-    assert "aistore[torch]" in out.stdout
+    assert "aistore-embedded[torch]" in out.stdout

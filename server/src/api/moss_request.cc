@@ -42,14 +42,16 @@ Status ValidateArchpath(std::string_view p) {
 }  // namespace
 
 Result<std::string> NormalizeProvider(std::string_view provider) {
-  static constexpr std::array<std::pair<std::string_view, std::string_view>, 12> kProviders = {{
-      {"", "ais"},      {"ais", "ais"},  {"aws", "aws"}, {"s3", "aws"},   {"gcp", "gcp"}, {"gs", "gcp"},
-      {"azure", "azure"}, {"az", "azure"}, {"oci", "oci"}, {"oc", "oci"}, {"ht", "ht"},   {"http", "ht"},
+  // AIS's providers and their aliases ("ht" is none: the downloader's, not a bucket's).
+  static constexpr std::array<std::pair<std::string_view, std::string_view>, 10> kProviders = {{
+      {"", "ais"}, {"ais", "ais"}, {"aws", "aws"},     {"s3", "aws"},  {"gcp", "gcp"},
+      {"gs", "gcp"}, {"azure", "azure"}, {"az", "azure"}, {"oci", "oci"}, {"oc", "oci"},
   }};
   for (auto& [alias, canon] : kProviders) {
     if (provider == alias) return std::string(canon);
   }
-  return Status::InvalidArgument("invalid bucket provider \"" + std::string(provider) + "\"");
+  return Status::InvalidArgument("invalid backend provider \"" + std::string(provider.substr(0, 64)) +
+                                 "\": must be one of [ais, aws (s3://), gcp (gs://), azure (az://), oci (oc://)]");
 }
 
 // SAX handler: fills a MossRequest without building a JSON document. Keys match

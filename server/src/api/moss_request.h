@@ -16,7 +16,7 @@
 namespace ais {
 
 struct MossBucket {
-  std::string provider;  // normalized: "ais", "aws", "gcp", "azure", "oci", "ht"
+  std::string provider;  // normalized: "ais", "aws", "gcp", "azure", "oci"
   std::string name;
   bool operator==(const MossBucket&) const = default;
   // "ais://name" (the bucket's cname in messages).

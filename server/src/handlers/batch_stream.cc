@@ -2,6 +2,7 @@
 
 #include "metrics/metrics.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -235,6 +236,20 @@ std::vector<BodyPiece> MultipartPieces(const FileSpool& spool, const std::string
   return pieces;
 }
 
+bool AllInMemory(const std::vector<PieceQueue::Piece>& pieces) {
+  return std::none_of(pieces.begin(), pieces.end(), [](const PieceQueue::Piece& p) { return p.is_file(); });
+}
+
+// REQUIRES: AllInMemory(pieces).
+std::string Concat(const std::vector<PieceQueue::Piece>& pieces) {
+  size_t total = 0;
+  for (const auto& p : pieces) total += p.size();
+  std::string out;
+  out.reserve(total);
+  for (const auto& p : pieces) out.append(p.data(), p.size());
+  return out;
+}
+
 // Waits until the job has pieces worth sending, or has ended, and takes them.
 Task<PieceQueue::Taken> TakeNext(Job& job, asio::steady_timer& timer) {
   bool take_any = false;  // the flush interval passed: send even a small chunk
@@ -305,6 +320,12 @@ Task<Handled> ReplyProduced(BatchService& batch, Exchange& ex, Producer producer
   // The producer set these before its first byte; taking the pieces under the queue's lock
   // orders that write before this read.
   if (job->producer.describe) job->producer.describe(&headers, &content_length);
+  if (content_length && first.closed && AllInMemory(first.pieces)) {
+    // The whole body is here (a small one, as an inline transform's usually is): one write
+    // instead of a header, the body and an end, which a client would wake up for in turn.
+    // (A reply of unknown length stays chunked, as AIS sends a GetBatch stream.)
+    co_return co_await ex.Reply(http::status::ok, headers, Concat(first.pieces), content_type);
+  }
   StreamReply out = co_await ex.BeginStream(http::status::ok, headers, content_type, content_length);
   co_return co_await StreamOut(std::move(out), *job, *timer, std::move(first), ex.raw_path());
 }

@@ -74,8 +74,10 @@ struct Producer {
 };
 
 // Streams what `producer` writes as a 200 reply of `content_type` (HTTP chunked unless
-// `content_length` is known, or the producer's `describe` says), committed with the first bytes. An error before anything was sent
-// is a normal error reply; after that the body just ends early (as AIS does for GetBatch).
+// `content_length` is known, or the producer's `describe` says), committed with the first bytes.
+// A body of known length the producer finished (in memory) before the first bytes were due goes
+// out whole, in one write. An error before anything was sent is a normal error reply; after
+// that the body just ends early (as AIS does for GetBatch).
 Task<Handled> ReplyProduced(BatchService& batch, Exchange& ex, Producer producer, std::string content_type,
                             std::optional<uint64_t> content_length);
 

@@ -55,7 +55,7 @@ nlohmann::json BucketProps::ToAisJson(const std::string& key, const SpaceConfig&
 Status BucketProps::Apply(const nlohmann::json& patch) {
   BucketProps next = *this;
   // AIS BpropsToSet: the sections and keys this server keeps are typed; of the sections it has
-  // no use for (backend_bck is the cache tier's, write_policy, rate_limit) the types are checked.
+  // no use for (write_policy, rate_limit) the types are checked.
   JsonFields f(patch, "value");
   bool mirror_enabled = false, ec_enabled = false;
   int64_t mirror_copies = 1;
@@ -124,7 +124,16 @@ Status BucketProps::Apply(const nlohmann::json& patch) {
     next.checkpoint_every = static_cast<uint32_t>(every);
   });
   f.Unused(JsonFields::Kind::kString, {"provider", "renamed"});
-  f.Unused(JsonFields::Kind::kObject, {"backend_bck", "write_policy", "rate_limit"});
+  // backend_bck: AIS's props carry it empty ({"name":"","provider":""}); a bucket named in it (an
+  // ais:// bucket in front of a remote one) is not built here, and is refused, never dropped.
+  f.Object("backend_bck", [](JsonFields& b) {
+    std::string name, provider;
+    b.Str("name", &name).Str("provider", &provider).Unused(JsonFields::Kind::kObject, {"namespace"});
+    if (!name.empty() || !provider.empty()) {
+      b.Fail("name", "an ais:// bucket backed by a remote bucket (backend_bck) is not supported by this server");
+    }
+  });
+  f.Unused(JsonFields::Kind::kObject, {"write_policy", "rate_limit"});
   // Go ",string" numbers: AIS sends strings, a client may send numbers.
   f.Unused(JsonFields::Kind::kAny, {"bid", "created"});
   AIS_RETURN_IF_ERROR(f.Finish());

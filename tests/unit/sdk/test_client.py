@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
 import pickle
@@ -38,8 +39,17 @@ def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))  # no CLI token file
 
 
-def test_version() -> None:
-    assert __version__ == "0.1.0"
+def test_version_is_the_distributions() -> None:
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    pyproject = Path(__file__).resolve().parents[3] / "pyproject.toml"
+    project = tomllib.loads(pyproject.read_text())["project"]
+    assert __version__ == project["version"]
+    # The installed distribution (the test command installs it) carries the same version.
+    try:
+        installed = importlib.metadata.version(project["name"])
+    except importlib.metadata.PackageNotFoundError:
+        pytest.skip(f"{project['name']} is not installed (tests run from the source tree)")
+    assert installed == __version__
 
 
 def test_endpoint_from_argument_or_env(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import logging
 from collections.abc import Iterator
 
 import pytest
@@ -147,11 +148,17 @@ def test_network_retry_after_dropped_connection(server: FakeServer, client: Clie
     assert attempts[1].body == PAYLOAD[10:]
 
 
-def test_network_retry_gives_up(server: FakeServer, client: Client) -> None:
+def test_network_retry_gives_up(
+    server: FakeServer, client: Client, caplog: pytest.LogCaptureFixture
+) -> None:
     server.route = lambda req: Reply(drop=True)
-    with pytest.raises(requests.ConnectionError):
+    with caplog.at_level(logging.WARNING), pytest.raises(requests.ConnectionError):
         client.bucket("b").head()
     assert len(server.requests) == 3
+    # Two retries and the final error, on the package's logger (never the root logger).
+    retry_logs = [r for r in caplog.records if "etr" in r.getMessage() or r.exc_info]
+    assert len(retry_logs) == 3
+    assert {r.name for r in retry_logs} == {"aistore.sdk.retry_config"}
 
 
 def test_generator_body_cannot_be_replayed(server: FakeServer, client: Client) -> None:
