@@ -55,8 +55,9 @@ def remote(tmpfs_mountpath: Path) -> Iterator[RemoteS3]:
 
 
 def set_config(endpoint: str, **keys: Any) -> http.client.HTTPResponse | Any:
+    """AIS 5.0's set-config by query (what `ais config cluster k=v` sends)."""
     query = urllib.parse.urlencode({k.replace("__", "."): str(v) for k, v in keys.items()})
-    return raw_request(endpoint, "PUT", f"/v1/cluster/setconfig?{query}")
+    return raw_request(endpoint, "PUT", f"/v1/cluster/set-config?{query}")
 
 
 def watermarks(endpoint: str, cleanup: int, low: int, high: int, oos: int) -> None:
