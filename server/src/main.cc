@@ -19,6 +19,7 @@
 #include "http/tls.h"
 #include "inventory/inventory_catalog.h"
 #include "jobs/job_registry.h"
+#include "jobs/space_monitor.h"
 #include "metrics/access_log.h"
 #include "metrics/metrics.h"
 #include "remote/cache_tier.h"
@@ -133,6 +134,7 @@ int Serve(ais::ServerOptions& opts) {
   ais::InventoryCatalog inventory(**store, jobs);
   ais::BatchService batch(opts.batch, jobs);
   ais::CacheTier remote(**store, opts.remote);
+  ais::SpaceMonitor space_monitor(**store, jobs);  // the lru job when a filesystem fills up
   opts.etl.dir = opts.store.mountpaths.front() + "/.ais.etl";
   ais::etl::EtlManager etl(opts.etl);
   const std::string& id = (*store)->daemon_id();

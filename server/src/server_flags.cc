@@ -265,6 +265,10 @@ std::vector<Flag> MakeFlags() {
       {"list-max-page-size", "N", S::kLimits, "10000",
        "entries in one list-objects page, as AIS; larger asks are clamped",
        Count(1, 1 << 24, [](auto& o) -> auto& { return o.max_page_size; })},
+      {"lru-min-dont-evict", "MS", S::kLimits, "3600000",
+       "the smallest lru.dont_evict_time set-config accepts (AIS: 1h). An object read or written more "
+       "recently is never evicted; lower it only to test eviction",
+       Count(1000, 86400000, [](auto& o) -> auto& { return o.store.lru_min_dont_evict; })},
       {"job-idle-timeout", "MS", S::kLimits, "60000",
        "how long a job that idles (get-batch, copy-objects) stays listed as running and idle after its last "
        "work before it ends, as AIS xact.IdleDefault",

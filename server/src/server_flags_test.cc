@@ -63,6 +63,7 @@ const std::map<std::string, Sample> kSamples = {
     {"getbatch-max-items", {"4294967296", "4294967297"}},
     {"list-max-page-size", {"1", "1e3"}},
     {"job-idle-timeout", {"86400000", "0"}},
+    {"lru-min-dont-evict", {"1000", "999"}},
     {"access-log", {"-", ""}},
     {"log-level", {"warning", "verbose"}},
     {"no-metrics", {"", "x"}},

@@ -175,3 +175,10 @@ def test_server_builds_benchmark() -> None:
         assert match, f"no row {case!r} in:\n{out}"
         a, b = (float(match.group(i).replace(",", "")) for i in (1, 2))
         assert a > 0 and b > 0, out
+
+
+def test_eviction_benchmark() -> None:
+    out = run_benchmark("eviction.py", "--quick")
+    if "eviction benchmark not run: cannot mount a tmpfs" in out:
+        pytest.skip("no tmpfs can be mounted here (needs root)")
+    assert re.search(r"^lru evicting 64 KiB objects\s+\d+\s", out, re.MULTILINE), out

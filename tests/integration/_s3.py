@@ -18,6 +18,7 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from aistore.server import LocalServer, _die_with_parent
@@ -232,13 +233,16 @@ class RemoteS3:
 
 
 @contextlib.contextmanager
-def remote_s3(num_mountpaths: int = 2) -> Iterator[RemoteS3]:
-    """moto, the proxy in front of it and an aistore-server using it as S3; all stopped after."""
+def remote_s3(
+    num_mountpaths: int = 2, mountpaths: list[Path] | None = None, args: tuple[str, ...] = ()
+) -> Iterator[RemoteS3]:
+    """moto, the proxy in front of it and an aistore-server using it as S3 (on `mountpaths` if
+    given, with the extra server flags `args`); all stopped after."""
     moto = MotoServer().start()
     proxy = FaultProxy(moto.port)
     try:
         env = {"S3_ENDPOINT": proxy.endpoint, **SERVER_ENV}
-        with LocalServer(num_mountpaths=num_mountpaths, env=env) as srv:
+        with LocalServer(mountpaths, num_mountpaths=num_mountpaths, env=env, args=args) as srv:
             yield RemoteS3(moto, proxy, srv, boto3_s3(moto.endpoint))
     finally:
         proxy.close()

@@ -224,6 +224,11 @@ ENDPOINTS: list[Endpoint] = [
     ),
     ("set-config", A.ADMIN, lambda s, n: ("PUT", "/v1/cluster/setconfig", None, {"features": "0"})),
     (
+        "set-config (5.0 path)",
+        A.ADMIN,
+        lambda s, n: ("PUT", "/v1/cluster/set-config", None, {"features": "0"}),
+    ),
+    (
         "start a job",
         A.ADMIN,
         lambda s, n: ("PUT", "/v1/cluster", {"action": "stop", "value": {"kind": "nope"}}, None),

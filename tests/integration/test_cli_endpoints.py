@@ -276,6 +276,17 @@ def test_bucket_props_show_set_and_bmd(ep: str, srv: LocalServer) -> None:
               "action": "set-bprops", "name": ""},
         timeout=30,
     )  # fmt: skip
+    # Mirroring is not built: refused, saying so, and nothing of the request changes.
+    assert r.status_code == 501 and "mirror.enabled" in r.text, r.text
+    r = requests.head(url, params={"provider": "ais"}, timeout=30)
+    assert json.loads(r.headers["Ais-Bucket-Props"])["versioning"]["enabled"] is True
+    r = requests.patch(
+        url,
+        params={"provider": "ais"},
+        json={"value": {"versioning": {"enabled": False}, "mirror": {"enabled": False}},
+              "action": "set-bprops", "name": ""},
+        timeout=30,
+    )  # fmt: skip
     assert r.status_code == 200, r.text
     r = requests.head(url, params={"provider": "ais"}, timeout=30)
     assert json.loads(r.headers["Ais-Bucket-Props"])["versioning"]["enabled"] is False

@@ -1,5 +1,5 @@
 // The ETL wire types (spec etl.md §2.1, §11): the init message (AIS ETLSpecMsg) as this server
-// takes it, ETL names, and Go duration strings. No I/O.
+// takes it, and ETL names. No I/O.
 #pragma once
 
 #include <chrono>
@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "util/go_duration.h"
 #include "util/status.h"
 
 namespace ais::etl {
@@ -45,10 +46,5 @@ Status CheckEtlName(std::string_view name);
 // runtime (it runs as a local process here; no container engine), runtime.command, resources,
 // the deprecated pod spec, unknown keys, a bad name, comm type or duration, ws:// without direct put.
 Result<EtlSpec> ParseEtlSpec(const nlohmann::json& body);
-
-// A Go duration ("45s", "5m", "1h30m", "1.5s", "300ms", "0s"); kInvalidArgument otherwise.
-Result<std::chrono::milliseconds> ParseGoDuration(std::string_view s);
-// As Go's Duration.String, with a trailing "m0s" shortened to "m" as AIS shows them ("5m", "45s", "1m30s").
-std::string FormatGoDuration(std::chrono::milliseconds d);
 
 }  // namespace ais::etl

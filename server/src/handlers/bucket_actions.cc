@@ -98,7 +98,7 @@ Task<Result<ThroughFor>> PrepareDestination(ServerContext& ctx, const std::strin
   if (dry_run) co_return ThroughFor();
   if (IsRemoteKey(dst)) co_return co_await RemoteDestination(ctx, dst);
   if (!ctx.store.GetBucket(dst).ok()) {
-    Status st = ctx.store.CreateBucket(dst, src_props.ToAisJson(dst));
+    Status st = ctx.store.CreateBucket(dst, src_props.ToAisJson(dst, ctx.store.capacity().config()));
     if (!st.ok() && st.code() != Status::Code::kAlreadyExists) co_return st;
   }
   co_return ThroughFor();
@@ -222,7 +222,7 @@ Task<Handled> StartCopyRemoteBucket(ServerContext& ctx, Exchange& ex, const std:
     args.all = *v < 2 || *v > 4;  // not one of the "present" filters
   }
   if (!args.dry_run && !IsRemoteKey(dst) && !ctx.store.GetBucket(dst).ok()) {
-    Status st = ctx.store.CreateBucket(dst, props.ToAisJson(dst));
+    Status st = ctx.store.CreateBucket(dst, props.ToAisJson(dst, ctx.store.capacity().config()));
     if (!st.ok() && st.code() != Status::Code::kAlreadyExists) co_return st;
   }
   if (!args.dry_run && dst != bucket) {  // (onto itself: a refresh of the cache, nothing to write through)
@@ -276,7 +276,7 @@ Task<Handled> StartCopyOrMoveBucket(ServerContext& ctx, Exchange& ex, const ApiC
     if (ctx.store.GetBucket(dst).ok()) {
       co_return Status::InvalidArgument("bucket \"" + Cname(dst) + "\" already exists");
     }
-    Status st = ctx.store.CreateBucket(dst, props->ToAisJson(dst));
+    Status st = ctx.store.CreateBucket(dst, props->ToAisJson(dst, ctx.store.capacity().config()));
     if (!st.ok()) co_return st;
     std::string id = ctx.jobs.Start(
         "move-bck", bucket, [&store, bucket, dst](JobControl& jc) { return RunMoveBucket(store, jc, bucket, dst); },
@@ -560,7 +560,7 @@ Task<Handled> HeadBucket(ServerContext& ctx, Exchange& ex, const ApiCall& call) 
   if (Status st = ValidatePrefix(prefix); !st.ok()) co_return st;
   auto props = ctx.store.GetBucket(bucket);
   if (!props.ok()) co_return props.status();
-  HeaderList headers = {{hdr::kBucketProps, JsonText(props->ToAisJson(bucket))}};
+  HeaderList headers = {{hdr::kBucketProps, JsonText(props->ToAisJson(bucket, ctx.store.capacity().config()))}};
   if (!binfo) co_return co_await ex.ReplyHeaders(http::status::ok, headers, std::nullopt);
   std::string uuid = ex.query("uuid").value_or("");
   if (uuid.empty()) {

@@ -316,7 +316,7 @@ Task<Handled> EvictRemoteBucket(ServerContext& ctx, Exchange& ex, const ApiCall&
   const bool keep_md = IEquals(ex.query("keep_bck_md").value_or(""), "true");
   Status st = ctx.inventory.Destroy(key, "");
   if (st.ok()) st = ctx.store.DestroyBucket(key);
-  if (st.ok() && keep_md) st = ctx.store.CreateBucket(key, props->ToAisJson(key));
+  if (st.ok() && keep_md) st = ctx.store.CreateBucket(key, props->ToAisJson(key, ctx.store.capacity().config()));
   if (!st.ok()) co_return st;
   LogInfo("evicted remote bucket " + BucketCname(key) + (keep_md ? " (props kept)" : ""));
   co_return co_await ex.Reply(http::status::ok);

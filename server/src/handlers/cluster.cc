@@ -279,11 +279,14 @@ Result<bool> ParseBoolText(const std::string& key, const std::string& text) {
 
 // set-config (`PUT /v1/cluster/setconfig?features=...&auth.client_auth_required=...`, or action
 // "set-config" with value {"features": "...", "auth": {"client_auth_required": true}}): of the
-// cluster config, the feature flags and whether tokens are required change at run time here.
+// cluster config, the feature flags, whether tokens are required, the log level and the space
+// and lru sections (store/space_config.h) change at run time here; not kept across a restart.
 Task<Handled> ApplyConfig(ServerContext& ctx, Exchange& ex, const nlohmann::json* value) {
   std::optional<std::string> features;
   std::optional<bool> auth_required;
   std::optional<std::string> log_level;
+  SpaceConfig space = ctx.store.capacity().config();
+  bool space_given = false;
   if (value) {
     JsonFields f(*value, "value");
     const nlohmann::json* feat = nullptr;
@@ -292,6 +295,9 @@ Task<Handled> ApplyConfig(ServerContext& ctx, Exchange& ex, const nlohmann::json
     f.Raw("features", &feat).Object("auth", [&](JsonFields& a) {
       a.OptBool("client_auth_required", &auth_required).OptBool("enabled", &enabled);
     }).Object("log", [&](JsonFields& l) { l.Raw("level", &level); });
+    space_given = value->is_object() && (value->contains("space") || value->contains("lru"));
+    f.Object("space", [&](JsonFields& sp) { space.ReadSpace(sp); });
+    f.Object("lru", [&](JsonFields& l) { space.ReadLru(l); });
     if (!auth_required) auth_required = enabled;
     if (Status st = f.Finish(); !st.ok()) co_return st;
     if (feat && feat->is_string()) features = feat->get<std::string>();
@@ -310,11 +316,24 @@ Task<Handled> ApplyConfig(ServerContext& ctx, Exchange& ex, const nlohmann::json
         auth_required = *on;
       }
     }
+    for (const char* key : {"space.cleanupwm", "space.lowwm", "space.highwm", "space.out_of_space", "lru.enabled",
+                            "lru.dont_evict_time", "lru.capacity_upd_time"}) {
+      auto q = ex.query(key);
+      if (!q) continue;
+      bool known = false;
+      if (Status st = space.SetKey(key, *q, &known); !st.ok()) co_return Status::InvalidArgument("set-config: " + st.message());
+      space_given = true;
+    }
   }
-  if (!features && !auth_required && !log_level) {
+  if (!features && !auth_required && !log_level && !space_given) {
     co_return Status::InvalidArgument(
-        "set-config: nothing to set (only \"features\", \"auth.client_auth_required\" and \"log.level\" can be "
-        "set here)");
+        "set-config: nothing to set (only \"features\", \"auth.client_auth_required\", \"log.level\", "
+        "\"space.*\" and \"lru.*\" can be set here)");
+  }
+  if (space_given) {
+    if (Status st = space.Validate(ctx.store.capacity().min_dont_evict()); !st.ok()) {
+      co_return Status::InvalidArgument("set-config: " + st.message());
+    }
   }
   // Everything is checked before anything changes: a request with one bad key changes nothing.
   LogSeverity level = LogSeverity::kInfo;
@@ -338,6 +357,11 @@ Task<Handled> ApplyConfig(ServerContext& ctx, Exchange& ex, const nlohmann::json
   if (log_level) {
     LogWarning("set-config: log.level=" + std::string(LogLevelName(level)));  // a warning: kept at any level
     ServerLog().set_level(level);
+  }
+  if (space_given) {
+    if (Status st = ctx.store.capacity().SetConfig(space); !st.ok()) co_return st;
+    LogInfo("set-config: space " + space.SpaceJson().dump() + ", lru " + space.LruJson().dump());
+    (void)ctx.store.capacity().Refresh();  // new watermarks act now (above highwm: the lru job)
   }
   co_return co_await ex.Reply(http::status::ok);
 }

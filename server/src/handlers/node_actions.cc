@@ -149,49 +149,47 @@ FsInfo FsOf(const std::string& path) {
   return best;
 }
 
-// AIS fs.Tcdf: per mountpath capacity, disks and filesystem, and the totals. `with_paths`
+// AIS fs.Tcdf: per mountpath capacity (Capacity: AIS's figures), disks and filesystem, and the
+// totals; cs_err says when a mountpath is above the high watermark or out of space. `with_paths`
 // false: a proxy's (no mountpaths, zeros).
-nlohmann::json Tcdf(const Store& store, bool with_paths) {
-  nlohmann::json mps = with_paths ? nlohmann::json::object() : nlohmann::json(nullptr);
-  uint64_t total_used = 0, total_avail = 0;
-  int64_t pct_max = 0, pct_min = 0, pct_sum = 0, n = 0;
-  if (with_paths) {
-    for (const auto& p : store.mountpaths().paths()) {
-      struct statvfs v{};
-      if (::statvfs(p.c_str(), &v) != 0) continue;
-      uint64_t total = static_cast<uint64_t>(v.f_blocks) * v.f_frsize;
-      uint64_t avail = static_cast<uint64_t>(v.f_bavail) * v.f_frsize;
-      uint64_t used = total - static_cast<uint64_t>(v.f_bfree) * v.f_frsize;
-      int64_t pct = total ? static_cast<int64_t>((used * 100 + total / 2) / total) : 0;
-      std::string disk = DiskOf(p);
-      FsInfo fs = FsOf(p);
-      uint64_t fsid = v.f_fsid;
-      mps[p] = {{"used", std::to_string(used)},
-                {"avail", std::to_string(avail)},
-                {"pct_used", pct},
-                {"disks", disk.empty() ? nlohmann::json::array() : nlohmann::json::array({disk})},
-                {"mountpath_label", ""},
-                {"fs",
-                 {{"Fs", fs.fs},
-                  {"FsType", fs.type},
-                  // cos.FsID ([2]int32) marshals as the string "lo,hi" (the CLI decodes no array)
-                  {"FsID", std::to_string(static_cast<int32_t>(fsid & 0xffffffffu)) + "," +
-                               std::to_string(static_cast<int32_t>(fsid >> 32))}}}};
-      total_used += used;
-      total_avail += avail;
-      pct_max = n == 0 ? pct : std::max(pct_max, pct);
-      pct_min = n == 0 ? pct : std::min(pct_min, pct);
-      pct_sum += pct;
-      ++n;
-    }
+nlohmann::json Tcdf(Store& store, bool with_paths) {
+  if (!with_paths) {
+    return {{"mountpaths", nullptr}, {"total_used", "0"}, {"total_avail", "0"}, {"pct_max", 0},
+            {"pct_avg", 0},          {"pct_min", 0},        {"cs_err", ""}};
+  }
+  const CapStatus cs = store.capacity().Refresh();  // a query shows the disks as they are now
+  nlohmann::json mps = nlohmann::json::object();
+  for (const MountpathCapacity& c : cs.mountpaths) {
+    const std::string& p = store.mountpaths().paths()[c.mp];
+    std::string disk = DiskOf(p);
+    FsInfo fs = FsOf(p);
+    mps[p] = {{"used", std::to_string(c.used)},
+              {"avail", std::to_string(c.avail)},
+              {"pct_used", c.pct_used},
+              {"disks", disk.empty() ? nlohmann::json::array() : nlohmann::json::array({disk})},
+              {"mountpath_label", ""},
+              {"fs",
+               {{"Fs", fs.fs},
+                {"FsType", fs.type},
+                // cos.FsID ([2]int32) marshals as the string "lo,hi" (the CLI decodes no array)
+                {"FsID", std::to_string(static_cast<int32_t>(c.fsid & 0xffffffffu)) + "," +
+                             std::to_string(static_cast<int32_t>(c.fsid >> 32))}}}};
   }
   return {{"mountpaths", mps},
-          {"total_used", std::to_string(total_used)},
-          {"total_avail", std::to_string(total_avail)},
-          {"pct_max", pct_max},
-          {"pct_avg", n ? pct_sum / n : 0},
-          {"pct_min", pct_min},
-          {"cs_err", ""}};
+          {"total_used", std::to_string(cs.total_used)},
+          {"total_avail", std::to_string(cs.total_avail)},
+          {"pct_max", cs.pct_max},
+          {"pct_avg", cs.pct_avg},
+          {"pct_min", cs.pct_min},
+          {"cs_err", cs.ErrText()}};
+}
+
+// AIS cos.NodeStateFlags: healthy, and OOS (256) above out_of_space or LowCapacity (2048) above
+// the high watermark.
+int64_t NodeStateFlags(Store& store) {
+  constexpr int64_t kOos = 256, kLowCapacity = 2048;
+  const CapStatus cs = store.capacity().Get();
+  return kNodeStateHealthy | (cs.IsOOS() ? kOos : cs.OverHigh() ? kLowCapacity : 0);
 }
 
 // Counters of one disk (/sys/block/<d>/stat) and the rates since the previous query of it:
@@ -231,7 +229,7 @@ nlohmann::json DiskRates(const std::string& disk) {
 }
 
 // AIS TcdfExt (what=disk): the Tcdf keys and "AllDiskStats" by disk.
-nlohmann::json DiskStatsJson(const Store& store) {
+nlohmann::json DiskStatsJson(Store& store) {
   nlohmann::json out = Tcdf(store, true);
   nlohmann::json all = nlohmann::json::object();
   for (const auto& [mp, cdf] : out["mountpaths"].items()) {
@@ -255,7 +253,7 @@ std::map<std::string, uint64_t> ReadMeminfo() {
 }
 
 // AIS apc.MemCPUInfo of this process; a target's adds its mountpaths' capacity.
-nlohmann::json MemCpuInfo(const Store& store, NodeRole role) {
+nlohmann::json MemCpuInfo(Store& store, NodeRole role) {
   auto m = ReadMeminfo();
   uint64_t total = m["MemTotal"], free = m["MemFree"], buff = m["Buffers"] + m["Cached"];
   uint64_t actual_free = m.count("MemAvailable") ? m["MemAvailable"] : free + buff;
@@ -338,8 +336,12 @@ nlohmann::json Tracker(const ServerContext& ctx, NodeRole role) {
       }
     }
   }
+  if (role == NodeRole::kTarget) {
+    put("lru.evict.n", ctx.store.capacity().evicted_objects());
+    put("lru.evict.size", ctx.store.capacity().evicted_bytes());
+  }
   t["up.ns.time"] = NowNs() - ctx.start_ns;
-  t["state.flags"] = kNodeStateHealthy;
+  t["state.flags"] = NodeStateFlags(ctx.store);
   return t;
 }
 
@@ -353,6 +355,8 @@ nlohmann::json MetricNames(const Store& store, NodeRole role) {
     m[std::string(name) + ".ns.total"] = "total";
     if (op == Op::kGet || op == Op::kPut || op == Op::kAppend) m[std::string(name) + ".size"] = "size";
   }
+  m["lru.evict.n"] = "counter";
+  m["lru.evict.size"] = "size";
   std::set<std::string> disks;
   for (const auto& p : store.mountpaths().paths()) {
     if (std::string d = DiskOf(p); !d.empty()) disks.insert(d);
@@ -378,7 +382,7 @@ nlohmann::json ClusterState(const ServerContext& ctx, const Exchange& ex) {
           {"rmd", {{"version", "0"}}},
           {"config", {{"version", "1"}}},
           {"etlmd", {{"version", "0"}}},
-          {"flags", kNodeStateHealthy}};
+          {"flags", NodeStateFlags(ctx.store)}};
 }
 
 // AIS stats.NodeStatus.
@@ -444,7 +448,8 @@ nlohmann::json SmapJson(const ServerContext& ctx, const Exchange& ex) {
 
 nlohmann::json ClusterConfigJson(const ServerContext& ctx, const Exchange& ex) {
   // The bucket sections are the defaults every new bucket gets.
-  nlohmann::json bprops = BucketProps{}.ToAisJson("");
+  const SpaceConfig space = ctx.store.capacity().config();
+  nlohmann::json bprops = BucketProps{}.ToAisJson("", space);
   NodeAddr a = AddrOf(ctx, ex);
   auto section = [] { return nlohmann::json::object(); };
   return {
@@ -461,7 +466,7 @@ nlohmann::json ClusterConfigJson(const ServerContext& ctx, const Exchange& ex) {
       {"log", {{"level", ServerLog().level() == LogSeverity::kInfo ? "3" : std::string(LogLevelName(ServerLog().level()))}}},
       {"ec", bprops["ec"]},
       {"get_batch", section()},
-      {"space", {{"cleanupwm", 65}, {"lowwm", 75}, {"highwm", 90}, {"out_of_space", 95}}},
+      {"space", space.SpaceJson()},
       {"transport", section()},
       {"disk",
        {{"disk_util_low_wm", 20},
@@ -471,7 +476,7 @@ nlohmann::json ClusterConfigJson(const ServerContext& ctx, const Exchange& ex) {
         {"iostat_time_short", "100ms"}}},
       {"fshc", {{"enabled", true}}},
       {"chunks", bprops["chunks"]},
-      {"lru", bprops["lru"]},
+      {"lru", space.LruJson()},
       {"mirror", bprops["mirror"]},
       {"periodic", {{"stats_time", "10s"}, {"notif_time", "30s"}, {"retry_sync_time", "2s"}}},
       {"client", {{"client_timeout", "10s"}, {"client_long_timeout", "30m"}, {"list_timeout", "10m"}}},
@@ -528,7 +533,7 @@ nlohmann::json BmdJson(ServerContext& ctx) {
   nlohmann::json providers = {{std::string(kProviderAis), {{"@#", nlohmann::json::object()}}}};
   for (const auto& key : ctx.store.buckets().Names()) {
     if (auto props = ctx.store.GetBucket(key); props.ok()) {
-      providers[std::string(KeyProvider(key))]["@#"][std::string(KeyName(key))] = props->ToAisJson(key);
+      providers[std::string(KeyProvider(key))]["@#"][std::string(KeyName(key))] = props->ToAisJson(key, ctx.store.capacity().config());
     }
   }
   return {{"providers", std::move(providers)}, {"uuid", ctx.cluster_uuid}, {"version", "1"}};

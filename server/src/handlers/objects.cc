@@ -678,6 +678,10 @@ Task<Handled> GetRemoteObject(ServerContext& ctx, Exchange& ex, const ApiCall& c
   const Result<ObjectMeta> local = ctx.store.Head(bucket, name);
   if (local.status().IsNotFound() && StreamsCold(ex)) co_return co_await StreamColdGet(ctx, ex, bucket, name);
   if (Status st = co_await EnsureCached(ctx, ex, bucket, name, &local); !st.ok()) co_return st;
+  Handled read = co_await ReadObject(ctx, ex, bucket, name);
+  if (read.replied() || !read.status().IsNotFound()) co_return read;
+  // Evicted between the check and the open (the lru job): a cold GET again, once.
+  if (Status st = co_await EnsureCached(ctx, ex, bucket, name); !st.ok()) co_return st;
   co_return co_await ReadObject(ctx, ex, bucket, name);
 }
 

@@ -142,6 +142,7 @@ Result<ObjectMeta> CacheTier::Fetch(const std::string& key, const std::string& n
   if (props->features & BucketProps::kFeatDisableColdGet) {
     return Status::NotFound(ObjectCname(key, name) + " does not exist (cold GET disabled)");
   }
+  AIS_RETURN_IF_ERROR(store_.capacity().CheckWrite());  // out of space: 507 before asking S3, as AIS
   auto client = ClientFor(*props);
   if (!client.ok()) return client.status();
   std::unique_ptr<ObjectWriter> w;
@@ -191,6 +192,7 @@ Result<ObjectMeta> CacheTier::Fetch(const std::string& key, const std::string& n
 Result<ObjectMeta> CacheTier::FetchBlob(const std::string& key, const std::string& name, const BlobOptions& blob) {
   auto props = store_.GetBucket(key);
   if (!props.ok()) return props.status();
+  AIS_RETURN_IF_ERROR(store_.capacity().CheckWrite());
   auto client = ClientFor(*props);
   if (!client.ok()) return client.status();
   const std::string bucket(KeyName(key));

@@ -43,7 +43,7 @@ const Param kS3Token{"X-Amz-Security-Token", "string",
 
 // Action-message bodies of the cluster and node: PUT /v1/cluster, PUT /v1/daemon.
 std::vector<Action> ClusterActions() {
-  return {{"set-config", kAdmin, "set the cluster config's run-time keys: features, auth.client_auth_required, log.level",
+  return {{"set-config", kAdmin, "set the cluster config's run-time keys: features, auth.client_auth_required, log.level, space, lru",
            LocalOnly(SetConfig)},
           {"start", kAdmin, "start a job by kind (value: xact.ArgsMsg {Kind, Bck, ...}); replies the job ID",
            LocalOnly(StartJobByKind)},
@@ -55,6 +55,21 @@ std::vector<Action> MountpathActions() {
           {"disable-mp", kAdmin, "disable a mountpath", LocalOnly(DisableMountpath)},
           {"attach-mp", kAdmin, "not supported (501)", LocalOnly(AttachDetachMountpath)},
           {"detach-mp", kAdmin, "not supported (501)", LocalOnly(AttachDetachMountpath)}};
+}
+
+// The keys set-config takes from the query.
+std::vector<Param> SetConfigQuery() {
+  return {{"features", "string", "cluster feature flags: names (comma-separated) or a number"},
+          {"auth.client_auth_required", "boolean", "require tokens (turning it on takes an admin token)"},
+          {"auth.enabled", "boolean", "the pre-5.0 name of auth.client_auth_required"},
+          {"log.level", "string", "the server log's level: info, warning or error (or AIS 0-5)"},
+          {"space.cleanupwm", "integer", "used capacity (%) above which writes run the space cleanup"},
+          {"space.lowwm", "integer", "eviction frees space down to this used capacity (%)"},
+          {"space.highwm", "integer", "used capacity (%) on a mountpath above which the lru job evicts"},
+          {"space.out_of_space", "integer", "used capacity (%) above which writes are refused (507)"},
+          {"lru.enabled", "boolean", "whether new remote buckets are evicted from (lru.enabled)"},
+          {"lru.dont_evict_time", "string", "objects accessed this recently are never evicted (Go duration)"},
+          {"lru.capacity_upd_time", "string", "the longest period between capacity checks (Go duration)"}};
 }
 
 // The job queries of GET /v1/cluster and /v1/daemon (body: xact.QueryMsg).
@@ -186,13 +201,12 @@ std::vector<RouteSpec> Build() {
   t.push_back({.method = M::kPut, .path = "/v1/cluster", .area = "cluster", .summary = "cluster action",
                .bits = kAdmin, .actions = ClusterActions(), .headers = {kAisToken},
                .request_type = "application/json", .request_schema = "ActionMsg", .response_type = "text/plain"});
-  t.push_back({.method = M::kPut, .path = "/v1/cluster/setconfig", .area = "cluster",
-               .summary = "set run-time config keys from the query", .serve = LocalOnly(SetConfigByQuery), .bits = kAdmin,
-               .query = {{"features", "string", "cluster feature flags: names (comma-separated) or a number"},
-                         {"auth.client_auth_required", "boolean", "require tokens (turning it on takes an admin token)"},
-                         {"auth.enabled", "boolean", "the pre-5.0 name of auth.client_auth_required"},
-                         {"log.level", "string", "the server log's level: info, warning or error (or AIS 0-5)"}},
-               .headers = {kAisToken}});
+  // AIS 5.0's path is set-config (apc.URLPathCluSetConf, what the CLI's `ais config cluster`
+  // sends); setconfig is the older one, still served.
+  for (const char* path : {"/v1/cluster/set-config", "/v1/cluster/setconfig"}) {
+    t.push_back({.method = M::kPut, .path = path, .area = "cluster", .summary = "set run-time config keys from the query",
+                 .serve = LocalOnly(SetConfigByQuery), .bits = kAdmin, .query = SetConfigQuery(), .headers = {kAisToken}});
+  }
   // ---- buckets -------------------------------------------------------------------------------
   t.push_back({.method = M::kGet, .path = "/v1/buckets", .area = "buckets", .summary = "list buckets (or summarize all)",
                .by_action = true,

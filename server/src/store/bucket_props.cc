@@ -11,7 +11,7 @@ bool BucketProps::ShouldChunk(uint64_t size) const {
   return objsize_limit > 0 && size >= objsize_limit;
 }
 
-nlohmann::json BucketProps::ToAisJson(const std::string& key) const {
+nlohmann::json BucketProps::ToAisJson(const std::string& key, const SpaceConfig& cluster) const {
   const bool remote = IsRemoteKey(key);
   nlohmann::json j = {
       {"provider", std::string(KeyProvider(key))},
@@ -31,7 +31,9 @@ nlohmann::json BucketProps::ToAisJson(const std::string& key) const {
         {"flags", 0}}},
       {"mirror", {{"copies", 1}, {"burst_buffer", 128}, {"enabled", false}}},
       {"ec", {{"enabled", false}, {"data_slices", 1}, {"parity_slices", 1}, {"objsize_limit", 262144}}},
-      {"lru", {{"dont_evict_time", "2h"}, {"capacity_upd_time", "10m"}, {"enabled", false}}},
+      {"lru", {{"dont_evict_time", cluster.LruJson()["dont_evict_time"]},
+               {"capacity_upd_time", cluster.LruJson()["capacity_upd_time"]},
+               {"enabled", lru_enabled_for(remote)}}},
       {"write_policy", {{"data", ""}, {"md", ""}}},
       {"access", std::to_string(access)},
       {"features", std::to_string(features)},
@@ -52,9 +54,25 @@ nlohmann::json BucketProps::ToAisJson(const std::string& key) const {
 
 Status BucketProps::Apply(const nlohmann::json& patch) {
   BucketProps next = *this;
-  // AIS BpropsToSet: the sections and keys this server keeps are typed; the rest of AIS's
-  // sections (no mirroring, EC, LRU, ... on one node) are accepted and ignored.
+  // AIS BpropsToSet: the sections and keys this server keeps are typed; of the sections it has
+  // no use for (write_policy, rate_limit) the types are checked.
   JsonFields f(patch, "value");
+  bool mirror_enabled = false, ec_enabled = false;
+  int64_t mirror_copies = 1;
+  f.Object("mirror", [&](JsonFields& m) {
+    m.Bool("enabled", &mirror_enabled).Int("copies", &mirror_copies, 0, 32);
+    m.Unused(JsonFields::Kind::kInt, {"burst_buffer"});
+  });
+  f.Object("ec", [&](JsonFields& e) {
+    e.Bool("enabled", &ec_enabled).Unused(JsonFields::Kind::kInt, {"data_slices", "parity_slices", "batch_size"});
+    e.Unused(JsonFields::Kind::kAny, {"objsize_limit", "compression", "bundle_multiplier", "disk_only"});
+  });
+  f.Object("lru", [&](JsonFields& l) {
+    std::optional<bool> enabled;
+    l.OptBool("enabled", &enabled).Unused(JsonFields::Kind::kString, {"dont_evict_time", "capacity_upd_time"});
+    l.Unused(JsonFields::Kind::kInt, {"batch_size"});
+    if (enabled) next.lru_enabled = *enabled;
+  });
   f.Object("checksum", [&](JsonFields& c) {
     c.Str("type", &next.checksum_type).Bool("validate_warm_get", &next.validate_warm_get);
     c.Bool("enable_read_range", &next.enable_read_range).Bool("validate_cold_get", &next.validate_cold_get);
@@ -115,10 +133,15 @@ Status BucketProps::Apply(const nlohmann::json& patch) {
       b.Fail("name", "an ais:// bucket backed by a remote bucket (backend_bck) is not supported by this server");
     }
   });
-  f.Unused(JsonFields::Kind::kObject, {"mirror", "ec", "lru", "write_policy", "rate_limit"});
+  f.Unused(JsonFields::Kind::kObject, {"write_policy", "rate_limit"});
   // Go ",string" numbers: AIS sends strings, a client may send numbers.
   f.Unused(JsonFields::Kind::kAny, {"bid", "created"});
   AIS_RETURN_IF_ERROR(f.Finish());
+  if (mirror_enabled || mirror_copies > 1) {
+    return Status::NotSupported(std::string("invalid \"value.mirror.") + (mirror_enabled ? "enabled" : "copies") +
+                                "\": n-way mirroring is not supported yet (one copy per object)");
+  }
+  if (ec_enabled) return Status::NotSupported("invalid \"value.ec.enabled\": erasure coding is not supported yet");
   if (!Checksummer::IsSupportedType(next.checksum_type)) {
     return Status::InvalidArgument("invalid \"value.checksum.type\": unsupported checksum type \"" +
                                    next.checksum_type.substr(0, 64) + "\"");
@@ -138,7 +161,7 @@ Status BucketProps::Apply(const nlohmann::json& patch) {
 }
 
 nlohmann::json BucketProps::ToStored() const {
-  return {{"checksum_type", checksum_type},       {"validate_warm_get", validate_warm_get},
+  nlohmann::json j = {{"checksum_type", checksum_type},       {"validate_warm_get", validate_warm_get},
           {"enable_read_range", enable_read_range}, {"versioning", versioning},
           {"objsize_limit", objsize_limit},        {"max_monolithic_size", max_monolithic_size},
           {"chunk_size", chunk_size},              {"checkpoint_every", checkpoint_every},
@@ -149,6 +172,8 @@ nlohmann::json BucketProps::ToStored() const {
           {"remote_validate_warm_get", remote_validate_warm_get},
           {"remote_sync", remote_sync},            {"features", features},
           {"access", access}};
+  if (lru_enabled) j["lru_enabled"] = *lru_enabled;
+  return j;
 }
 
 Result<BucketProps> BucketProps::FromStored(const nlohmann::json& j) {
@@ -159,7 +184,8 @@ Result<BucketProps> BucketProps::FromStored(const nlohmann::json& j) {
     bool ok = true;
     if (key == "checksum_type" || key == "aws_profile" || key == "aws_endpoint" || key == "aws_region") ok = v.is_string();
     else if (key == "validate_warm_get" || key == "enable_read_range" || key == "versioning" ||
-             key == "validate_cold_get" || key == "remote_validate_warm_get" || key == "remote_sync") ok = v.is_boolean();
+             key == "validate_cold_get" || key == "remote_validate_warm_get" || key == "remote_sync" ||
+             key == "lru_enabled") ok = v.is_boolean();
     else if (key == "created_ns" || key == "aws_multipart_size") ok = v.is_number_integer();
     else if (key == "objsize_limit" || key == "max_monolithic_size" || key == "chunk_size" ||
              key == "checkpoint_every" || key == "bid" || key == "features" || key == "access") {
@@ -187,6 +213,7 @@ Result<BucketProps> BucketProps::FromStored(const nlohmann::json& j) {
   p.remote_sync = j.value("remote_sync", false);
   p.features = j.value("features", uint64_t{0});
   p.access = j.value("access", ~uint64_t{0});
+  if (j.contains("lru_enabled")) p.lru_enabled = j["lru_enabled"].get<bool>();
   return p;
 }
 

@@ -3,8 +3,10 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
+#include "store/space_config.h"
 #include "util/status.h"
 
 namespace ais {
@@ -38,6 +40,10 @@ struct BucketProps {
   bool remote_validate_warm_get = false;  // versioning.validate_warm_get: HEAD the remote on warm GETs
   bool remote_sync = false;           // versioning.synchronize: also drop what the remote deleted
   uint64_t features = 0;              // AIS feature bits of this bucket (cmn/feat)
+  // AIS `lru.enabled`: whether the lru job may evict this bucket's objects (only a remote
+  // bucket's cached objects are ever evicted). Unset (a bucket from before it was kept): on for
+  // a remote bucket. A new bucket takes the cluster's lru.enabled (Store::CreateBucket).
+  std::optional<bool> lru_enabled;
   // AIS `access`: the permission bits (auth/access.h) any request on this bucket must also have,
   // tokens or not. All bits by default.
   uint64_t access = ~0ULL;
@@ -46,6 +52,7 @@ struct BucketProps {
   uint64_t effective_max_monolithic() const {
     return max_monolithic_size ? max_monolithic_size : kDefaultMaxMonolithic;
   }
+  bool lru_enabled_for(bool remote) const { return remote && lru_enabled.value_or(true); }
   // Whether a PUT of `size` bytes is stored chunked, and with which chunk size.
   bool ShouldChunk(uint64_t size) const;
 
@@ -54,9 +61,12 @@ struct BucketProps {
   static constexpr uint64_t kFeatS3PathStyle = 1ULL << 14;
 
   // The full AIS Bprops document (what HEAD bucket returns in Ais-Bucket-Props) of the bucket
-  // with this store key (bck.h).
-  nlohmann::json ToAisJson(const std::string& key) const;
-  // Applies a (partial) BpropsToSet document; validates every value it touches.
+  // with this store key (bck.h); its lru durations are the cluster's (`cluster`).
+  nlohmann::json ToAisJson(const std::string& key, const SpaceConfig& cluster) const;
+  // Applies a (partial) BpropsToSet document; validates every value it touches. What this
+  // server does not do is refused, never accepted and ignored: mirror.enabled / mirror.copies > 1
+  // and ec.enabled are kNotSupported (501). lru.dont_evict_time and lru.capacity_upd_time are
+  // the cluster's here (Store::CreateBucket/UpdateBucket check them against it).
   Status Apply(const nlohmann::json& patch);
   // Own persistence (a superset of what Apply accepts). A damaged document is kCorruption.
   nlohmann::json ToStored() const;

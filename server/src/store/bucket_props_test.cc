@@ -41,14 +41,14 @@ TEST(BucketPropsTest, RemotePropsApplyRoundTripAndShow) {
   ASSERT_TRUE(back.ok()) << back.status().message();
   EXPECT_EQ(back->ToStored(), p.ToStored());
   // As AIS shows it: the provider from the key, extra.aws only for a remote bucket.
-  nlohmann::json shown = p.ToAisJson("aws/b");
+  nlohmann::json shown = p.ToAisJson("aws/b", SpaceConfig{});
   EXPECT_EQ(shown["provider"], "aws");
   EXPECT_EQ(shown["extra"]["aws"]["cloud_region"], "eu-west-1");
   EXPECT_EQ(shown["features"], "16384");
   EXPECT_EQ(shown["extra"]["aws"]["multipart_size"], "8MiB");
   EXPECT_EQ(shown["versioning"]["synchronize"], true);
-  EXPECT_EQ(p.ToAisJson("b")["provider"], "ais");
-  EXPECT_FALSE(p.ToAisJson("b").contains("extra"));
+  EXPECT_EQ(p.ToAisJson("b", SpaceConfig{})["provider"], "ais");
+  EXPECT_FALSE(p.ToAisJson("b", SpaceConfig{}).contains("extra"));
 }
 
 TEST(BucketPropsTest, BadRemotePropsAreRefusedNamingTheField) {
@@ -66,10 +66,10 @@ TEST(BucketPropsTest, MultipartSizeNeverAndDefault) {
   BucketProps p;
   ASSERT_TRUE(p.Apply(nlohmann::json::parse(R"({"extra":{"aws":{"multipart_size":"-1"}}})")).ok());
   EXPECT_EQ(p.aws_multipart_size, -1);
-  EXPECT_EQ(p.ToAisJson("aws/b")["extra"]["aws"]["multipart_size"], "-1");
+  EXPECT_EQ(p.ToAisJson("aws/b", SpaceConfig{})["extra"]["aws"]["multipart_size"], "-1");
   ASSERT_TRUE(p.Apply(nlohmann::json::parse(R"({"extra":{"aws":{"multipart_size":0}}})")).ok());
   EXPECT_EQ(p.aws_multipart_size, 0);
-  EXPECT_FALSE(p.ToAisJson("aws/b")["extra"]["aws"].contains("multipart_size"));
+  EXPECT_FALSE(p.ToAisJson("aws/b", SpaceConfig{})["extra"]["aws"].contains("multipart_size"));
 }
 
 TEST(BucketPropsTest, DamagedStoredFormIsCorruption) {
@@ -93,6 +93,34 @@ TEST(BucketPropsTest, DamagedBmdFailsStoreOpen) {
     ASSERT_FALSE(s.ok()) << bmd;
     EXPECT_EQ(s.status().code(), Status::Code::kCorruption) << bmd << ": " << s.status().message();
   }
+}
+
+// What is not built is refused, saying so (501), never accepted and ignored; what it shows
+// (mirror off, one copy; ec off) is accepted, so a document read back can be sent again.
+TEST(BucketPropsTest, MirrorAndEcAreRefusedUntilBuilt) {
+  BucketProps p;
+  for (const char* patch : {R"({"mirror":{"enabled":true}})", R"({"mirror":{"copies":2}})", R"({"ec":{"enabled":true}})"}) {
+    Status st = p.Apply(nlohmann::json::parse(patch));
+    EXPECT_EQ(st.code(), Status::Code::kNotSupported) << patch << ": " << st.message();
+    EXPECT_NE(st.message().find("not supported yet"), std::string::npos) << st.message();
+  }
+  const nlohmann::json shown = p.ToAisJson("aws/b", SpaceConfig{});
+  nlohmann::json again = {{"mirror", shown["mirror"]}, {"ec", shown["ec"]}, {"lru", shown["lru"]}};
+  EXPECT_TRUE(p.Apply(again).ok());
+}
+
+TEST(BucketPropsTest, LruEnabledIsKeptAndShown) {
+  BucketProps p;
+  EXPECT_TRUE(p.ToAisJson("aws/b", SpaceConfig{})["lru"]["enabled"]);   // a bucket from before: on
+  EXPECT_FALSE(p.ToAisJson("b", SpaceConfig{})["lru"]["enabled"]);      // ais:// never
+  ASSERT_TRUE(p.Apply(nlohmann::json::parse(R"({"lru":{"enabled":false}})")).ok());
+  EXPECT_FALSE(p.ToAisJson("aws/b", SpaceConfig{})["lru"]["enabled"]);
+  auto back = BucketProps::FromStored(nlohmann::json::parse(p.ToStored().dump()));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->lru_enabled, std::optional<bool>(false));
+  SpaceConfig c;
+  c.dont_evict_time = std::chrono::hours(3);
+  EXPECT_EQ(p.ToAisJson("aws/b", c)["lru"]["dont_evict_time"], "3h0m");
 }
 
 }  // namespace

@@ -152,6 +152,109 @@ Status Committer::RemoveStaleTemps(std::chrono::seconds age, const std::function
   return Status::OK();
 }
 
+namespace {
+
+// The bytes of the regular files under `path` (what removing it frees, near enough).
+uint64_t TreeBytes(const std::string& path) {
+  namespace fs = std::filesystem;
+  uint64_t n = 0;
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code fec;
+    if (it->is_regular_file(fec)) n += it->file_size(fec);
+  }
+  return n;
+}
+
+}  // namespace
+
+Status Committer::RemoveLeftovers(std::chrono::seconds age, const std::function<bool()>& stop,
+                                  const std::function<void(uint64_t bytes)>& removed) {
+  namespace fs = std::filesystem;
+  const auto cutoff = fs::file_time_type::clock::now() - age;
+  auto old_enough = [&](const fs::directory_entry& e) {
+    std::error_code ec;
+    auto t = e.last_write_time(ec);
+    return !ec && t <= cutoff;
+  };
+  auto remove = [&](const std::string& path) {
+    uint64_t bytes = TreeBytes(path);
+    if (RemoveTree(path).ok()) removed(bytes);
+  };
+  for (size_t mp = 0; mp < mps_.size(); ++mp) {
+    if (!mps_.enabled(mp)) continue;
+    std::error_code ec;
+    for (fs::directory_iterator it(mps_.WorkDir(mp), ec), end; !ec && it != end; it.increment(ec)) {
+      if (stop()) return Status::OK();
+      const std::string n = it->path().filename().string();
+      if (!old_enough(*it)) continue;
+      if (n.starts_with("trash-")) {
+        remove(it->path().string());
+      } else if (n.starts_with(kChunkMarkerPrefix)) {
+        auto content = ReadFile(it->path().string());
+        auto j = content.ok() ? nlohmann::json::parse(*content, nullptr, false) : nlohmann::json();
+        if (j.is_object() && j.contains("bucket") && j["bucket"].is_string() &&
+            !buckets_.Get(j["bucket"].get<std::string>())) {
+          ::unlink(it->path().c_str());
+          removed(0);
+        }
+      }
+    }
+    // Bucket directories: <mp>/ais/<name> and <mp>/<provider>/<name> (bck.h keys).
+    const std::string providers[] = {"ais", std::string(kProviderAws)};
+    for (const std::string& provider : providers) {
+      const std::string parent = mps_.paths()[mp] + "/" + provider;
+      for (fs::directory_iterator it(parent, ec), end; !ec && it != end; it.increment(ec)) {
+        if (stop()) return Status::OK();
+        const std::string name = it->path().filename().string();
+        const std::string key = provider == "ais" ? name : provider + "/" + name;
+        if (buckets_.Get(key) || !old_enough(*it)) continue;
+        // Out of the namespace at once (a rename), then deleted.
+        const std::string trash = mps_.WorkDir(mp) + "/trash-" + RandomId(12);
+        if (::rename(it->path().c_str(), trash.c_str()) == 0) remove(trash);
+      }
+    }
+  }
+  return Status::OK();
+}
+
+std::set<std::string> Committer::ChunkMarkers() const {
+  namespace fs = std::filesystem;
+  std::set<std::string> out;
+  for (size_t mp = 0; mp < mps_.size(); ++mp) {
+    if (!mps_.enabled(mp)) continue;
+    std::error_code ec;
+    for (fs::directory_iterator it(mps_.WorkDir(mp), ec), end; !ec && it != end; it.increment(ec)) {
+      const std::string n = it->path().filename().string();
+      if (n.starts_with(kChunkMarkerPrefix)) out.insert(n.substr(std::strlen(kChunkMarkerPrefix)));
+    }
+  }
+  return out;
+}
+
+Status Committer::RemoveUnreferencedChunks(const std::string& bucket, const std::set<std::string>& keep,
+                                           std::chrono::seconds age, const std::function<bool()>& stop,
+                                           const std::function<void(uint64_t bytes)>& removed) {
+  namespace fs = std::filesystem;
+  const auto cutoff = fs::file_time_type::clock::now() - age;
+  for (size_t mp = 0; mp < mps_.size(); ++mp) {
+    if (!mps_.enabled(mp)) continue;
+    const std::string parent = mps_.BucketDir(mp, bucket) + "/%ch";
+    std::error_code ec;
+    for (fs::directory_iterator it(parent, ec), end; !ec && it != end; it.increment(ec)) {
+      if (stop()) return Status::OK();
+      const std::string id = it->path().filename().string();
+      std::error_code tec;
+      const auto t = it->last_write_time(tec);
+      if (keep.contains(id) || tec || t > cutoff) continue;
+      const std::string dir = mps_.ChunkDir(mp, bucket, id);
+      const uint64_t bytes = TreeBytes(dir);
+      if (RemoveTree(dir).ok()) removed(bytes);
+    }
+  }
+  return Status::OK();
+}
+
 std::mutex& Committer::StripeFor(const std::string& bucket, const std::string& name) {
   uint64_t h = XXH64(name.data(), name.size(), XXH64(bucket.data(), bucket.size(), 0));
   return stripes_[h % stripes_.size()];
@@ -265,7 +368,8 @@ Status Committer::CommitChunked(const std::string& bucket, size_t mp, ObjectMeta
   return st;
 }
 
-Status Committer::Remove(const std::string& bucket, const std::string& name) {
+Status Committer::Remove(const std::string& bucket, const std::string& name,
+                         const std::function<bool(const ObjectMeta&)>& keep, uint64_t* removed_bytes) {
   ObjectMeta meta;
   size_t mp = 0;
   std::string path;
@@ -278,6 +382,7 @@ Status Committer::Remove(const std::string& bucket, const std::string& name) {
     auto cur = ReadMetaAt(path);
     if (cur.ok()) {
       meta = std::move(*cur);
+      if (keep && keep(meta)) return Status::Conflict(ObjectCname(bucket, name) + " changed or was read meanwhile");
     } else if (::access(path.c_str(), F_OK) != 0) {
       return Status::NotFound(ObjNotFoundMessage(bucket, name));
     } else if (cur.status().code() != Status::Code::kCorruption) {
@@ -290,6 +395,7 @@ Status Committer::Remove(const std::string& bucket, const std::string& name) {
     Headers().ForgetPath(path);
   }
   if (meta.chunked()) DropChunks(mp, bucket, meta.upload_id);
+  if (removed_bytes) *removed_bytes = meta.size;
   // Best effort: prune now-empty parent directories (rmdir fails harmlessly on non-empty ones).
   std::string root = mps_.ObjectsDir(mp, bucket);
   for (std::string dir = DirName(path); dir.size() > root.size(); dir = DirName(dir)) {

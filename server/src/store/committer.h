@@ -21,6 +21,7 @@
 #include <functional>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -66,7 +67,11 @@ class Committer {
   // Commits a chunked object whose chunks are all in place (writer and multipart complete).
   Status CommitChunked(const std::string& bucket, size_t mp, ObjectMeta* meta, const std::optional<ObjectMeta>& expect);
   // Unlinks bucket/name's object file, then drops its chunks and prunes its empty parent dirs.
-  Status Remove(const std::string& bucket, const std::string& name);
+  // With `keep`: asked under the stripe lock with the object's current header; true leaves the
+  // object as it is and returns kConflict (eviction: the object changed or was read meanwhile).
+  // *removed_bytes (if set): the object's size.
+  Status Remove(const std::string& bucket, const std::string& name,
+                const std::function<bool(const ObjectMeta&)>& keep = {}, uint64_t* removed_bytes = nullptr);
 
   // Drops the copies on other enabled mountpaths that an object file on `mp` duplicates (the
   // copy with the higher version, then the later atime, wins): run before `mp` is enabled.
@@ -79,6 +84,22 @@ class Committer {
   // is asked before each entry (true: stop, OK).
   Status RemoveStaleTemps(std::chrono::seconds age, const std::function<bool()>& stop,
                           const std::function<void(uint64_t bytes)>& removed);
+
+  // Removes what deleted buckets left behind, each older than `age` (AIS space cleanup): trash
+  // of destroyed buckets in the work dirs (its removal was cut short), chunk markers of buckets
+  // no longer in the BMD, and bucket directories the BMD does not have (a mountpath that was
+  // disabled while its bucket was destroyed). removed(bytes) for each; `stop` as above.
+  Status RemoveLeftovers(std::chrono::seconds age, const std::function<bool()>& stop,
+                         const std::function<void(uint64_t bytes)>& removed);
+
+  // The upload ids whose chunks a marker guards now (writes, multipart uploads, drops in flight).
+  std::set<std::string> ChunkMarkers() const;
+  // Removes bucket's chunk directories older than `age` whose upload id is not in `keep` (the
+  // markers taken before the caller's walk of the bucket's objects, and the upload ids of the
+  // objects it found): chunks no object references and nothing is writing. removed(bytes) each.
+  Status RemoveUnreferencedChunks(const std::string& bucket, const std::set<std::string>& keep,
+                                  std::chrono::seconds age, const std::function<bool()>& stop,
+                                  const std::function<void(uint64_t bytes)>& removed);
 
   // The work dir entry that holds quarantined objects (<mp>/.ais.work/quarantine/<id>/): kept by
   // Recover.

@@ -7,10 +7,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <set>
 
 #include "store/header_cache.h"
 #include "store/names.h"
 #include "store/sorted_walker.h"
+#include "util/clock.h"
+#include "util/go_duration.h"
 #include "util/log_ring.h"
 #include "util/strings.h"
 
@@ -19,6 +22,7 @@ namespace ais {
 Store::Store(StoreOptions opts)
     : volume_(std::move(opts.mountpaths), opts.fsync, opts.fshc_interval_ms),
       mps_(volume_.mountpaths()),
+      capacity_(mps_, opts.lru_min_dont_evict),
       buckets_(mps_, opts.fsync),
       committer_(volume_, buckets_),
       uploads_(committer_, buckets_, mps_),
@@ -85,11 +89,47 @@ Status Store::EnableMountpath(const std::string& path) {
   return enabled ? buckets_.Persist() : Status::OK();  // the BMD copy on it may be stale
 }
 
+namespace {
+
+// The `lru` keys of a props document that BucketProps cannot judge alone: only a remote
+// bucket's objects are ever evicted, and the two durations are the cluster's (SpaceConfig).
+Status CheckLruProps(const std::string& bucket, const nlohmann::json& props, const SpaceConfig& cluster) {
+  if (!props.is_object() || !props.contains("lru") || !props["lru"].is_object()) return Status::OK();
+  const nlohmann::json& lru = props["lru"];
+  if (lru.contains("enabled") && lru["enabled"] == true && !IsRemoteKey(bucket)) {
+    return Status::NotSupported("invalid \"value.lru.enabled\": " + BucketCname(bucket) +
+                                " is not a remote bucket: only cached remote objects are ever evicted");
+  }
+  for (auto [key, value] : {std::pair{"dont_evict_time", cluster.dont_evict_time},
+                            std::pair{"capacity_upd_time", cluster.capacity_upd_time}}) {
+    if (!lru.contains(key) || !lru[key].is_string()) continue;
+    auto given = ParseGoDuration(lru[key].get<std::string>());
+    if (given.ok() && (*given == value || given->count() == 0)) continue;
+    return Status::NotSupported(std::string("invalid \"value.lru.") + key + "\": lru." + key +
+                                " is set for the whole cluster here (set-config), not per bucket; it is " +
+                                FormatGoDuration(value));
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
 Status Store::CreateBucket(const std::string& bucket, const nlohmann::json& props) {
-  return buckets_.Create(bucket, props);
+  const SpaceConfig cluster = capacity_.config();
+  AIS_RETURN_IF_ERROR(CheckLruProps(bucket, props, cluster));
+  // AIS DefaultProps: a new bucket takes the cluster's lru.enabled, never an ais:// one. Props
+  // that are not an object (nor null: none) go to Create as they are, to be refused there.
+  if (!props.is_object() && !props.is_null()) return buckets_.Create(bucket, props);
+  nlohmann::json with_lru = props.is_object() ? props : nlohmann::json::object();
+  if (!with_lru.contains("lru") || with_lru["lru"].is_null()) with_lru["lru"] = nlohmann::json::object();
+  if (with_lru["lru"].is_object() && !with_lru["lru"].contains("enabled")) {
+    with_lru["lru"]["enabled"] = IsRemoteKey(bucket) && cluster.lru_enabled;
+  }
+  return buckets_.Create(bucket, with_lru);
 }
 
 Status Store::UpdateBucket(const std::string& bucket, const nlohmann::json& patch) {
+  AIS_RETURN_IF_ERROR(CheckLruProps(bucket, patch, capacity_.config()));
   return buckets_.Update(bucket, patch);
 }
 
@@ -119,6 +159,7 @@ Result<std::unique_ptr<ObjectWriter>> Store::BeginPut(const std::string& bucket,
                                                       PutOptions opts) {
   auto props = GetBucket(bucket);
   if (!props.ok()) return props.status();
+  AIS_RETURN_IF_ERROR(capacity_.CheckWrite());
   std::unique_ptr<ObjectWriter> w(
       new ObjectWriter(&committer_, &volume_, &buckets_, bucket, name, *props, std::move(opts)));
   AIS_RETURN_IF_ERROR(w->Init());
@@ -126,6 +167,12 @@ Result<std::unique_ptr<ObjectWriter>> Store::BeginPut(const std::string& bucket,
 }
 
 Result<ObjectHandle> Store::Open(const std::string& bucket, const std::string& name) {
+  // Recorded before the file is opened: an eviction that checks after this leaves the object.
+  atimes_.Touch(bucket, name, NowNs());
+  return OpenQuiet(bucket, name);
+}
+
+Result<ObjectHandle> Store::OpenQuiet(const std::string& bucket, const std::string& name) {
   if (!buckets_.Get(bucket)) return BucketRegistry::NotFound(bucket);
   size_t mp = 0;
   return OpenWith(bucket, name, volume_.OpenObjectFile(bucket, name, &mp));
@@ -141,6 +188,7 @@ Result<ObjectHandle> Store::Open(const BucketDirs& dirs, const std::string& name
   if (props->bid != dirs.bid_ || props->created_ns != dirs.created_ns_ || !dirs.dirs_[mp].valid()) {
     return OpenWith(bucket, name, OpenFile(mps_.ObjectPath(mp, bucket, name), O_RDONLY), ahead, got);
   }
+  atimes_.Touch(bucket, name, NowNs());  // before the open, as Open(bucket, name)
   int fd = ::openat(dirs.dirs_[mp].get(), ObjectRelPath(name).c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     int err = errno;
@@ -191,14 +239,50 @@ Result<BucketDirs> Store::OpenBucketDirs(const std::string& bucket) {
 }
 
 Result<ObjectMeta> Store::Head(const std::string& bucket, const std::string& name) {
-  auto h = Open(bucket, name);
+  auto h = OpenQuiet(bucket, name);
   if (!h.ok()) return h.status();
   return h->meta();
 }
 
 Status Store::Delete(const std::string& bucket, const std::string& name) {
   if (!buckets_.Get(bucket)) return BucketRegistry::NotFound(bucket);
-  return committer_.Remove(bucket, name);
+  AIS_RETURN_IF_ERROR(committer_.Remove(bucket, name));
+  atimes_.Forget(bucket, name);
+  return Status::OK();
+}
+
+Status Store::Evict(const std::string& bucket, const std::string& name, uint64_t version, int64_t seen_atime_ns,
+                    uint64_t* bytes) {
+  if (!buckets_.Get(bucket)) return BucketRegistry::NotFound(bucket);
+  // Checked under the object's stripe lock: no commit slips between the check and the unlink,
+  // and a read records its access before it opens the file, so a read that opened it before
+  // the check is seen; one that starts after the unlink finds the object gone (a cold GET).
+  auto changed = [&](const ObjectMeta& cur) {
+    return cur.version != version || std::max(cur.atime_ns, atimes_.Get(bucket, name)) > seen_atime_ns;
+  };
+  AIS_RETURN_IF_ERROR(committer_.Remove(bucket, name, changed, bytes));
+  atimes_.Forget(bucket, name);
+  return Status::OK();
+}
+
+Status Store::RemoveOrphanedChunks(std::chrono::seconds age, const std::function<bool()>& stop,
+                                   const std::function<void(uint64_t bytes)>& removed) {
+  // The markers first, then the walk: an upload that commits in between is either still marked
+  // or already in the header the walk reads.
+  const std::set<std::string> marked = committer_.ChunkMarkers();
+  for (const auto& bucket : buckets_.Names()) {
+    std::set<std::string> keep = marked;
+    ObjectWalk walk{.prefix = {}, .after = {}, .headers = true, .stop = stop};
+    Status st = ForEachObject(bucket, walk, [&](const WalkedObject& obj) {
+      if (obj.meta().chunked()) keep.insert(obj.meta().upload_id);
+      return Status::OK();
+    });
+    if (st.code() == Status::Code::kBucketNotFound) continue;
+    AIS_RETURN_IF_ERROR(st);
+    if (stop()) return Status::OK();
+    AIS_RETURN_IF_ERROR(committer_.RemoveUnreferencedChunks(bucket, keep, age, stop, removed));
+  }
+  return Status::OK();
 }
 
 Status Store::ListEach(const std::string& bucket, const ListQuery& q, const ListVisitor& visit) {

@@ -9,9 +9,12 @@
 //   multipart.h       MultipartUploads: parts written as chunks, completed by one commit
 //   rewriter.h        Rewriter: copy, rechunk, custom metadata, append
 //   store_scrub.cc    the scrub's check of one object, and quarantine
+//   capacity.h        Capacity: filesystem usage, the space config, writes refused when full
+//   access_times.h    AccessTimes: when objects were last read (eviction's order), in memory
 // Startup (Store::Open) runs Volume::Open, loads the BMD, runs recovery, and only then serves.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -27,8 +30,10 @@
 #include <utility>
 #include <vector>
 
+#include "store/access_times.h"
 #include "store/bck.h"
 #include "store/bucket_registry.h"
+#include "store/capacity.h"
 #include "store/committer.h"
 #include "util/file_segment.h"
 #include "store/mountpaths.h"
@@ -50,6 +55,8 @@ struct StoreOptions {
   bool fsync = false;  // durability: fdatasync data and directories before each commit
   // Filesystem health checker period (0: check only after I/O errors).
   int fshc_interval_ms = 1000;
+  // The smallest lru.dont_evict_time the space config takes (AIS: 1h; lower only for tests).
+  std::chrono::milliseconds lru_min_dont_evict = SpaceConfig::kAisMinDontEvictTime;
 };
 
 // The objects directories of one bucket, held open for many Opens (GetBatch): an object is then
@@ -157,6 +164,19 @@ class Store {
   static Result<std::shared_ptr<const ObjectHandle>> OpenShared(Result<ObjectHandle> first,
                                                                 const std::function<Result<ObjectHandle>()>& reopen);
   Status Delete(const std::string& bucket, const std::string& name);
+  // Eviction of a cached object (the lru job): removes bucket/name only if it still is
+  // `version` and was not read after `seen_atime_ns` (AccessTime); else kConflict and nothing
+  // changes. A reader holding an ObjectHandle keeps its bytes (its files stay open).
+  // *bytes: the object's size.
+  Status Evict(const std::string& bucket, const std::string& name, uint64_t version, int64_t seen_atime_ns,
+               uint64_t* bytes);
+  // When the object was last read or written: the later of its header's atime and AccessTimes.
+  int64_t AccessTime(const std::string& bucket, const ObjectMeta& meta) const {
+    return std::max(meta.atime_ns, atimes_.Get(bucket, meta.name));
+  }
+  // Filesystem usage, the space config, and the check every write passes (Capacity).
+  Capacity& capacity() { return capacity_; }
+  const Capacity& capacity() const { return capacity_; }
   // Up to q.limit objects in name order: visit(name, header) with the header's name empty, both
   // valid during the call only. Headers are read once and kept with their directory's sorted
   // entries (SortedDirCache), so a listing of unchanged directories opens no object file; with
@@ -180,6 +200,7 @@ class Store {
   }
   Result<std::unique_ptr<PartWriter>> MpuPart(const std::string& bucket, const std::string& name,
                                               const std::string& upload_id, uint32_t num, uint64_t size) {
+    AIS_RETURN_IF_ERROR(capacity_.CheckWrite());
     return uploads_.Part(bucket, name, upload_id, num, size);
   }
   Status MpuComplete(const std::string& bucket, const std::string& name, const std::string& upload_id,
@@ -243,6 +264,16 @@ class Store {
     return committer_.RemoveStaleTemps(age, stop, removed);
   }
 
+  // Removes chunk directories older than `age` that no object references and no marker
+  // guards (a write or multipart upload that died without its cleanup), in every bucket.
+  Status RemoveOrphanedChunks(std::chrono::seconds age, const std::function<bool()>& stop,
+                              const std::function<void(uint64_t bytes)>& removed);
+  // Removes deleted buckets' leftovers (Committer::RemoveLeftovers).
+  Status RemoveLeftovers(std::chrono::seconds age, const std::function<bool()>& stop,
+                         const std::function<void(uint64_t bytes)>& removed) {
+    return committer_.RemoveLeftovers(age, stop, removed);
+  }
+
   // The work dir entry that holds quarantined objects (<mp>/.ais.work/quarantine/<id>/).
   static constexpr const char* kQuarantineDir = Committer::kQuarantineDir;
 
@@ -261,6 +292,8 @@ class Store {
   // still is file (dev, ino); kConflict if it was replaced meanwhile. Nothing is deleted.
   Status Quarantine(const std::string& bucket, size_t mp, const std::string& name, const std::string& path,
                     uint64_t dev, uint64_t ino, const std::string& upload_id, const std::string& reason);
+  // Open without recording a read (Head).
+  Result<ObjectHandle> OpenQuiet(const std::string& bucket, const std::string& name);
   // The rest of Open once `fd` (the object file, if it opened) is known.
   Result<ObjectHandle> OpenWith(const std::string& bucket, const std::string& name, Result<UniqueFd> fd,
                                 std::span<char> ahead = {}, size_t* got = nullptr);
@@ -268,6 +301,8 @@ class Store {
   // The rooms, in the order they are built (each uses those before it); constant after Open.
   Volume volume_;
   const Mountpaths& mps_;  // volume_'s
+  Capacity capacity_;
+  AccessTimes atimes_;
   BucketRegistry buckets_;
   Committer committer_;
   MultipartUploads uploads_;
