@@ -1,0 +1,100 @@
+// /v1/download: download jobs (download/downloader.h). The bucket a job writes into is named in
+// its body, not the path, so access is checked here, on that bucket (AIS: read-write, and
+// CREATE-BUCKET where the job would create an ais:// bucket); abort and remove check the job's
+// bucket the same way.
+#include "download/downloader.h"
+#include "handlers/handlers.h"
+#include "service/access.h"
+#include "service/context.h"
+#include "service/remote.h"
+#include "store/bck.h"
+#include "util/json_text.h"
+#include "util/log_ring.h"
+
+namespace ais {
+namespace {
+
+Result<Downloader*> DownloaderOf(ServerContext& ctx) {
+  if (ctx.download == nullptr) return Status::Unavailable("download jobs are not available on this server");
+  return ctx.download;
+}
+
+// The job an abort or remove names, after the check of the caller's rights on its bucket.
+Task<Result<std::string>> AdminTarget(ServerContext& ctx, Exchange& ex) {
+  auto dl = DownloaderOf(ctx);
+  if (!dl.ok()) co_return dl.status();
+  auto body = co_await ReadJsonBody(ex);
+  if (!body.ok()) co_return body.status();
+  auto req = ParseAdminRequest(*body, true);
+  if (!req.ok()) co_return req.status();
+  auto bucket = (*dl)->BucketOf(req->id);
+  if (!bucket.ok()) co_return bucket.status();
+  if (Status st = AuthorizeBucket(ctx, ex, *bucket, auth::kAccessRW); !st.ok()) co_return st;
+  co_return req->id;
+}
+
+}  // namespace
+
+Task<Handled> StartDownload(ServerContext& ctx, Exchange& ex, const ApiCall&) {
+  auto dl = DownloaderOf(ctx);
+  if (!dl.ok()) co_return dl.status();
+  auto body = co_await ReadJsonBody(ex);
+  if (!body.ok()) co_return body.status();
+  auto req = ParseDownloadRequest(*body);
+  if (!req.ok()) co_return req.status();
+  auto key = co_await ResolveBucketOf(ctx, req->provider, req->bucket);
+  if (!key.ok()) co_return key.status();
+  const bool remote = IsRemoteKey(*key);
+  if (req->type == DownloadType::kBackend && !remote) {
+    co_return Status::InvalidArgument("bucket download requires a remote bucket (" + BucketCname(*key) + " is not)");
+  }
+  if (req->from_remote && !remote) {
+    co_return Status::InvalidArgument("'from_remote' requires a remote bucket (" + BucketCname(*key) + " is not)");
+  }
+  const bool exists = ctx.store.GetBucket(*key).ok();
+  Status allowed = exists ? AuthorizeBucket(ctx, ex, *key, auth::kAccessRW) : AuthorizeDestination(ctx, ex, *key);
+  if (!allowed.ok()) co_return allowed;
+  if (!exists) {  // AIS creates a missing ais:// bucket with the defaults (a remote one ResolveBucketOf added)
+    Status st = ctx.store.CreateBucket(*key, nlohmann::json::object());
+    if (!st.ok() && st.code() != Status::Code::kAlreadyExists) co_return st;
+    if (st.ok()) LogInfo("download: created bucket " + BucketCname(*key));
+  }
+  auto id = (*dl)->Start(std::move(*req), *key);
+  if (!id.ok()) co_return id.status();
+  nlohmann::json reply = {{"id", *id}};
+  co_return co_await ex.Reply(http::status::ok, {}, JsonText(reply), "application/json");
+}
+
+Task<Handled> GetDownloads(ServerContext& ctx, Exchange& ex, const ApiCall&) {
+  auto dl = DownloaderOf(ctx);
+  if (!dl.ok()) co_return dl.status();
+  auto body = co_await ReadJsonBody(ex);
+  if (!body.ok()) co_return body.status();
+  auto req = ParseAdminRequest(*body, false);
+  if (!req.ok()) co_return req.status();
+  std::string text;
+  if (!req->id.empty()) {
+    auto status = (*dl)->Status(req->id, req->only_active);
+    if (!status.ok()) co_return status.status();
+    text = JsonText(*status);
+  } else {
+    text = JsonText((*dl)->List(req->regex, req->only_active));
+  }
+  co_return co_await ex.Reply(http::status::ok, {}, std::move(text), "application/json");
+}
+
+Task<Handled> AbortDownload(ServerContext& ctx, Exchange& ex, const ApiCall&) {
+  auto id = co_await AdminTarget(ctx, ex);
+  if (!id.ok()) co_return id.status();
+  if (Status st = ctx.download->Abort(*id); !st.ok()) co_return st;
+  co_return co_await ex.Reply(http::status::ok);
+}
+
+Task<Handled> RemoveDownload(ServerContext& ctx, Exchange& ex, const ApiCall&) {
+  auto id = co_await AdminTarget(ctx, ex);
+  if (!id.ok()) co_return id.status();
+  if (Status st = ctx.download->Remove(*id); !st.ok()) co_return st;
+  co_return co_await ex.Reply(http::status::ok);
+}
+
+}  // namespace ais

@@ -1,0 +1,175 @@
+"""A local HTTP server that download jobs fetch from: deterministic file bodies and the faults a
+downloader meets (tests/integration/test_download.py, benchmarks/download.py).
+
+Paths (SIZE in bytes; NAME any file name, which seeds the content):
+  /files/SIZE/NAME    the file (HEAD, Range: bytes=a-b)
+  /slow/SIZE/NAME     the file in 16 KiB pieces, 50 ms apart
+  /cut/SIZE/NAME      Content-Length SIZE, then half of it, then the connection closes
+  /stall/SIZE/NAME    the header and 1 KiB, then nothing until the server stops
+  /missing/NAME       404
+  /flaky/SIZE/NAME    503 to the first GET of NAME, the file after
+  /headers/NAME       the request's Authorization and X-Test headers as the body
+  /redirect?to=URL    302 to URL
+Every request is counted per path (`hits`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections import Counter
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
+
+
+def file_bytes(name: str, size: int) -> bytes:
+    """The bytes /files/SIZE/NAME serves: a SHA-256 chain seeded by the name."""
+    out = bytearray()
+    block = hashlib.sha256(name.encode()).digest()
+    while len(out) < size:
+        out += block * 32  # 1 KiB per hash: cheap enough for hundreds of MiB
+        block = hashlib.sha256(block).digest()
+    return bytes(out[:size])
+
+
+class FileServer:
+    """The server on 127.0.0.1 and an ephemeral port, on its own threads; `stop()` ends it."""
+
+    def __init__(self) -> None:
+        self.hits: Counter[str] = Counter()
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._cache: dict[tuple[str, int], bytes] = {}
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:  # quiet
+                pass
+
+            def do_HEAD(self) -> None:
+                owner._serve(self, head=True)
+
+            def do_GET(self) -> None:
+                owner._serve(self, head=False)
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd.daemon_threads = True
+        self.port = self._httpd.server_address[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def body(self, name: str, size: int) -> bytes:
+        with self._lock:
+            data = self._cache.get((name, size))
+            if data is None:
+                data = file_bytes(name, size)
+                if size <= 64 << 20:
+                    self._cache[(name, size)] = data
+            return data
+
+    def _serve(self, h: BaseHTTPRequestHandler, *, head: bool) -> None:
+        u = urlsplit(h.path)
+        parts = u.path.strip("/").split("/")
+        kind = parts[0]
+        with self._lock:
+            self.hits[u.path] += 1
+            count = self.hits[u.path]
+        try:
+            if kind == "missing":
+                return self._reply(h, 404, b"not found\n", head=head)
+            if kind == "headers":
+                text = (
+                    f"{h.headers.get('Authorization', '')}|{h.headers.get('X-Test', '')}".encode()
+                )
+                return self._reply(h, 200, text, head=head)
+            if kind == "redirect":
+                to = parse_qs(u.query)["to"][0]
+                h.send_response(302)
+                h.send_header("Location", to)
+                h.send_header("Content-Length", "0")
+                h.end_headers()
+                return None
+            size, name = int(parts[1]), "/".join(parts[2:])
+            data = self.body(name, size)
+            if kind == "files":
+                return self._reply_file(h, data, head=head)
+            if kind == "flaky":
+                if count == 1 and not head:
+                    return self._reply(h, 503, b"try again\n", head=head)
+                return self._reply(h, 200, data, head=head)
+            if kind == "slow":
+                h.send_response(200)
+                h.send_header("Content-Length", str(len(data)))
+                h.end_headers()
+                if head:
+                    return None
+                for i in range(0, len(data), 16 << 10):
+                    if self._stopping.is_set():
+                        return None
+                    h.wfile.write(data[i : i + (16 << 10)])
+                    h.wfile.flush()
+                    self._stopping.wait(0.05)
+                return None
+            if kind == "cut":
+                h.send_response(200)
+                h.send_header("Content-Length", str(len(data)))
+                h.send_header("Connection", "close")
+                h.end_headers()
+                if not head:
+                    h.wfile.write(data[: len(data) // 2])
+                    h.wfile.flush()
+                h.close_connection = True
+                return None
+            if kind == "stall":
+                h.send_response(200)
+                h.send_header("Content-Length", str(len(data)))
+                h.end_headers()
+                if not head:
+                    h.wfile.write(data[:1024])
+                    h.wfile.flush()
+                    self._stopping.wait(600)
+                h.close_connection = True
+                return None
+            return self._reply(h, 400, b"unknown path\n", head=head)
+        except (BrokenPipeError, ConnectionResetError):
+            return None
+
+    @staticmethod
+    def _reply(h: BaseHTTPRequestHandler, status: int, body: bytes, *, head: bool) -> None:
+        h.send_response(status)
+        h.send_header("Content-Length", str(len(body)))
+        h.end_headers()
+        if not head:
+            h.wfile.write(body)
+
+    @staticmethod
+    def _reply_file(h: BaseHTTPRequestHandler, data: bytes, *, head: bool) -> None:
+        rng = h.headers.get("Range", "")
+        if rng.startswith("bytes="):
+            first, _, last = rng[6:].partition("-")
+            a = int(first)
+            b = min(int(last), len(data) - 1) if last else len(data) - 1
+            h.send_response(206)
+            h.send_header("Content-Range", f"bytes {a}-{b}/{len(data)}")
+            h.send_header("Content-Length", str(b - a + 1))
+            h.send_header("Accept-Ranges", "bytes")
+            h.end_headers()
+            if not head:
+                h.wfile.write(data[a : b + 1])
+            return
+        h.send_response(200)
+        h.send_header("Content-Length", str(len(data)))
+        h.send_header("Accept-Ranges", "bytes")
+        h.end_headers()
+        if not head:
+            view = memoryview(data)
+            for i in range(0, len(data), 1 << 20):
+                h.wfile.write(view[i : i + (1 << 20)])
