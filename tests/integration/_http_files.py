@@ -21,15 +21,23 @@ from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
+_BLOCK = 1 << 20
+
+
+def _block(name: str, size: int) -> bytes:
+    """The first min(size, 1 MiB) bytes of NAME: a SHA-256 chain seeded by the name."""
+    out = bytearray()
+    h = hashlib.sha256(name.encode()).digest()
+    while len(out) < min(size, _BLOCK):
+        out += h * 32  # 1 KiB per hash
+        h = hashlib.sha256(h).digest()
+    return bytes(out[: min(size, _BLOCK)])
+
 
 def file_bytes(name: str, size: int) -> bytes:
-    """The bytes /files/SIZE/NAME serves: a SHA-256 chain seeded by the name."""
-    out = bytearray()
-    block = hashlib.sha256(name.encode()).digest()
-    while len(out) < size:
-        out += block * 32  # 1 KiB per hash: cheap enough for hundreds of MiB
-        block = hashlib.sha256(block).digest()
-    return bytes(out[:size])
+    """The bytes /files/SIZE/NAME serves: its first MiB repeated (cheap at hundreds of MiB)."""
+    block = _block(name, size)
+    return (block * (size // _BLOCK + 1))[:size] if size > _BLOCK else block
 
 
 class FileServer:
@@ -39,7 +47,6 @@ class FileServer:
         self.hits: Counter[str] = Counter()
         self._lock = threading.Lock()
         self._stopping = threading.Event()
-        self._cache: dict[tuple[str, int], bytes] = {}
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -66,15 +73,6 @@ class FileServer:
         self._httpd.shutdown()
         self._httpd.server_close()
 
-    def body(self, name: str, size: int) -> bytes:
-        with self._lock:
-            data = self._cache.get((name, size))
-            if data is None:
-                data = file_bytes(name, size)
-                if size <= 64 << 20:
-                    self._cache[(name, size)] = data
-            return data
-
     def _serve(self, h: BaseHTTPRequestHandler, *, head: bool) -> None:
         u = urlsplit(h.path)
         parts = u.path.strip("/").split("/")
@@ -98,9 +96,9 @@ class FileServer:
                 h.end_headers()
                 return None
             size, name = int(parts[1]), "/".join(parts[2:])
-            data = self.body(name, size)
             if kind == "files":
-                return self._reply_file(h, data, head=head)
+                return self._reply_file(h, name, size, head=head)
+            data = file_bytes(name, size)
             if kind == "flaky":
                 if count == 1 and not head:
                     return self._reply(h, 503, b"try again\n", head=head)
@@ -151,25 +149,28 @@ class FileServer:
             h.wfile.write(body)
 
     @staticmethod
-    def _reply_file(h: BaseHTTPRequestHandler, data: bytes, *, head: bool) -> None:
+    def _reply_file(h: BaseHTTPRequestHandler, name: str, size: int, *, head: bool) -> None:
+        """The file, or the byte range asked for, written a block at a time."""
+        block = _block(name, size)
+        a, b, status = 0, size - 1, 200
         rng = h.headers.get("Range", "")
         if rng.startswith("bytes="):
             first, _, last = rng[6:].partition("-")
             a = int(first)
-            b = min(int(last), len(data) - 1) if last else len(data) - 1
-            h.send_response(206)
-            h.send_header("Content-Range", f"bytes {a}-{b}/{len(data)}")
-            h.send_header("Content-Length", str(b - a + 1))
-            h.send_header("Accept-Ranges", "bytes")
-            h.end_headers()
-            if not head:
-                h.wfile.write(data[a : b + 1])
-            return
-        h.send_response(200)
-        h.send_header("Content-Length", str(len(data)))
+            b = min(int(last), size - 1) if last else size - 1
+            status = 206
+        h.send_response(status)
+        if status == 206:
+            h.send_header("Content-Range", f"bytes {a}-{b}/{size}")
+        h.send_header("Content-Length", str(b - a + 1))
         h.send_header("Accept-Ranges", "bytes")
         h.end_headers()
-        if not head:
-            view = memoryview(data)
-            for i in range(0, len(data), 1 << 20):
-                h.wfile.write(view[i : i + (1 << 20)])
+        if head or size == 0:
+            return
+        view = memoryview(block)
+        pos = a
+        while pos <= b:
+            off = pos % _BLOCK
+            n = min(_BLOCK - off, b + 1 - pos)
+            h.wfile.write(view[off : off + n])
+            pos += n

@@ -52,7 +52,7 @@ Task<Handled> StartDownload(ServerContext& ctx, Exchange& ex, const ApiCall&) {
     co_return Status::InvalidArgument("'from_remote' requires a remote bucket (" + BucketCname(*key) + " is not)");
   }
   const bool exists = ctx.store.GetBucket(*key).ok();
-  Status allowed = exists ? AuthorizeBucket(ctx, ex, *key, auth::kAccessRW) : AuthorizeDestination(ctx, ex, *key);
+  Status allowed = AuthorizeBucket(ctx, ex, *key, exists ? auth::kAccessRW : auth::kAccessRW | auth::kCreateBucket);
   if (!allowed.ok()) co_return allowed;
   if (!exists) {  // AIS creates a missing ais:// bucket with the defaults (a remote one ResolveBucketOf added)
     Status st = ctx.store.CreateBucket(*key, nlohmann::json::object());
