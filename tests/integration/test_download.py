@@ -493,10 +493,10 @@ def test_cli_download_single_and_show(cli: Cli, ep: str, files: FileServer) -> N
     job_id = cli_job_id(out)
     wait(ep, job_id)
     assert get(ep, bck, "cli.bin").content == file_bytes("cli.bin", 3000)
-    listing = cli.ok("show", "job", "download")
+    listing = cli.ok("show", "job", "download", "--all")
     assert job_id in listing
     one = cli.ok("show", "job", "download", job_id, "--verbose")
-    assert job_id in one
+    assert "1 file downloaded" in one, one
 
 
 @needs_cli
@@ -515,9 +515,10 @@ def test_cli_download_range_wait_and_errors(cli: Cli, ep: str, files: FileServer
     st = wait(ep, job_id)
     assert st["finished_cnt"] == 4 and st["description"] == "cli range", st
     assert names(ep, bck) == {f"dir/r-{i}.bin" for i in range(1, 5)}
-    # A job with a failed file: the CLI shows its errors.
-    out = cli.ok("download", f"{files.url}/missing/gone.bin", f"ais://{bck}/")
-    failed = cli_job_id(out)
+    # A job with a failed file: the CLI says so, and shows its errors.
+    r = cli.run("download", f"{files.url}/missing/gone.bin", f"ais://{bck}/")
+    assert r.returncode == 0, r.stdout + r.stderr
+    failed = cli_job_id(r.stdout)
     wait(ep, failed)
     shown = cli.run("show", "job", "download", failed, "--verbose")
     assert shown.returncode == 0, shown.stderr

@@ -34,14 +34,26 @@ Status DecodeHeaders(const nlohmann::json& v, std::vector<std::pair<std::string,
   return Status::OK();
 }
 
+// A JSON value's type as Go's %T prints what encoding/json decoded it into (AIS's words).
+std::string GoTypeName(const nlohmann::json& v) {
+  if (v.is_number()) return "float64";
+  if (v.is_boolean()) return "bool";
+  if (v.is_string()) return "string";
+  if (v.is_null()) return "<nil>";
+  if (v.is_array()) return "[]interface {}";
+  return "map[string]interface {}";
+}
+
+constexpr std::string_view kBadObjects = "JSON body should be map (string -> string) or array of strings, found: ";
+
 // multi's `objects`: {"name": "link", ...} or ["link", ...].
 Status DecodeObjects(const nlohmann::json* v, std::vector<DownloadItem>* out) {
   if (v == nullptr) return Status::InvalidArgument("body should not be empty");
   if (v->is_object()) {
     for (const auto& [name, link] : v->items()) {
       if (!link.is_string()) {
-        return Status::InvalidArgument("JSON body should be map (string -> string) or array of strings, found: map[string]" +
-                                       std::string(JsonTypeName(link)));
+        return Status::InvalidArgument(std::string(kBadObjects) + "map[string]interface {} (" + GoTypeName(link) +
+                                       " at \"" + name.substr(0, 64) + "\")");
       }
       auto norm = NormalizeObjectName(name);
       if (!norm.ok()) return norm.status();
@@ -50,8 +62,7 @@ Status DecodeObjects(const nlohmann::json* v, std::vector<DownloadItem>* out) {
   } else if (v->is_array()) {
     for (const auto& link : *v) {
       if (!link.is_string()) {
-        return Status::InvalidArgument("JSON body should be map (string -> string) or array of strings, found: []" +
-                                       std::string(JsonTypeName(link)));
+        return Status::InvalidArgument(std::string(kBadObjects) + "[]interface {} (" + GoTypeName(link) + " in it)");
       }
       const auto& s = link.get_ref<const std::string&>();
       auto name = ObjectNameOfLink(s);
@@ -59,8 +70,7 @@ Status DecodeObjects(const nlohmann::json* v, std::vector<DownloadItem>* out) {
       out->push_back({*name, NormalizeLink(s)});
     }
   } else {
-    return Status::InvalidArgument("JSON body should be map (string -> string) or array of strings, found: " +
-                                   std::string(JsonTypeName(*v)));
+    return Status::InvalidArgument(std::string(kBadObjects) + GoTypeName(*v));
   }
   if (out->empty()) return Status::InvalidArgument("body should not be empty");
   return Status::OK();

@@ -43,7 +43,7 @@ TEST(DownloadRequestTest, MultiAsMapOrList) {
   EXPECT_EQ(l->items[0].name, "1.bin");
   EXPECT_EQ(l->items[1].name, "2.bin");
   EXPECT_EQ(Error(R"({"type":"multi","bucket":{"name":"b"},"objects":7})"),
-            "JSON body should be map (string -> string) or array of strings, found: number");
+            "JSON body should be map (string -> string) or array of strings, found: float64");
   EXPECT_EQ(Error(R"({"type":"multi","bucket":{"name":"b"}})"), "body should not be empty");
   EXPECT_EQ(Error(R"({"type":"multi","bucket":{"name":"b"},"objects":[]})"), "body should not be empty");
 }
