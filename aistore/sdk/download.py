@@ -212,7 +212,7 @@ class Download:
         )
         return DownloadStatus.from_json(resp.json())
 
-    def list(self, regex: str = "", only_active: bool = False) -> list[DownloadStatus]:
+    def list_jobs(self, regex: str = "", only_active: bool = False) -> list[DownloadStatus]:
         """Every job whose description matches `regex` (POSIX), running ones first."""
         resp = self._client.request(
             "get", _PATH, json={"regex": regex, "only_active_tasks": only_active}

@@ -9,6 +9,7 @@ private and link-local addresses. The official `ais` CLI runs the URL job types 
 
 from __future__ import annotations
 
+import pickle
 import time
 import uuid
 from collections.abc import Iterator
@@ -20,6 +21,8 @@ from _ais_cli import AIS, Cli
 from _http_files import FileServer, file_bytes
 from _util import work_files
 
+from aistore.sdk.download import DownloadStatus
+from aistore.sdk.errors import AISError, DownloadError
 from aistore.server import LocalServer
 
 ZERO_TIME = "0001-01-01T00:00:00Z"
@@ -535,3 +538,59 @@ def test_cli_stop_and_remove(cli: Cli, ep: str, files: FileServer) -> None:
     r = cli.run("job", "rm", "download", job_id)
     assert r.returncode == 0, r.stdout + r.stderr
     assert requests.get(f"{ep}/v1/download", json={"id": job_id}, timeout=30).status_code == 404
+
+
+# --- our SDK (the official one has no download API) ---------------------------------------------
+
+
+def test_sdk_download(
+    srv: LocalServer, files: FileServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    client = srv.client()
+    bucket = client.bucket(bucket_name())
+    dl = client.download()
+    job_id = dl.start_range(
+        bucket,
+        f"{files.url}/files/10000/sdk-{{1..5}}.bin",
+        subdir="s",
+        connections=2,
+        timeout=30,
+        description="sdk range",
+    )
+    assert dl.job_id == job_id
+    st = dl.wait(timeout=60, progress=True)  # tqdm bars of files and bytes, on stderr
+    assert isinstance(st, DownloadStatus) and st.finished and st.finished_cnt == 5
+    assert {t.name for t in st.finished_tasks} == {f"s/sdk-{i}.bin" for i in range(1, 6)}
+    assert all(t.downloaded == t.total == 10000 for t in st.finished_tasks)
+    err = capsys.readouterr().err
+    assert f"download[{job_id}]" in err and "5/5" in err
+    assert bucket.object("s/sdk-3.bin").get_reader().read_all() == file_bytes("sdk-3.bin", 10000)
+    assert job_id in {j.id for j in dl.list_jobs(regex="^sdk range$")}
+
+    # A failed file: wait raises DownloadError naming it (or returns, if asked not to).
+    links = {"ok": f"{files.url}/files/10/ok", "bad": f"{files.url}/missing/bad"}
+    failing = client.download()
+    failing.start_multi(bucket, links, headers={"X-Test": "1"})
+    with pytest.raises(DownloadError) as info:
+        failing.wait(timeout=60, progress=False)
+    assert info.value.errors[0][0] == "bad" and "status 404" in info.value.errors[0][1]
+    assert pickle.loads(pickle.dumps(info.value)).errors == info.value.errors
+    st = client.download(failing.job_id).wait(timeout=60, raise_on_error=False)
+    assert st.error_cnt == 1 and st.finished_cnt == 1
+
+    # Abort, then remove; errors of the server come back typed.
+    slow = client.download()
+    slow.start_single(bucket, f"{files.url}/slow/{4 << 20}/sdk-slow", object_name="slow")
+    with pytest.raises(AISError) as refused:
+        slow.remove()
+    assert refused.value.status_code == 400 and "still running" in str(refused.value)
+    slow.abort()
+    with pytest.raises(DownloadError) as aborted:
+        slow.wait(timeout=30)
+    assert aborted.value.aborted
+    slow.remove()
+    with pytest.raises(AISError) as gone:
+        slow.status()
+    assert gone.value.status_code == 404
+    with pytest.raises(TypeError):
+        client.download().start_single(bucket, "http://h/x", sync=True)
