@@ -1,17 +1,20 @@
 #!/usr/bin/env python3
 """Download benchmark: our server's download job beside a Python thread pool of `requests`.
 
-A local HTTP server (tests/integration/_http_files.FileServer, threads of the stdlib server)
-serves the files; our server (``LocalServer``, 4 mountpaths under ``$TMPDIR``, started with
-``--download-allow-loopback``) fetches them as one ``multi`` job, timed from its request to the
-end time it reports. The peer is what a user would otherwise write: ``--workers`` threads, each
-a ``requests`` session, GET each file and PUT it into a bucket of the same server (our client's
-``put_content``), so both sides end with the same objects. The wire column is the same files
-fetched by the same threads and dropped: the floor either side stands on.
+The files are served over HTTP by a second server on this machine (another ``LocalServer``,
+one mountpath, its objects read with ``GET /v1/objects/...``: plain HTTP/1.1, sendfile), so
+the source is not what limits either side. The server under test (``LocalServer``, 4
+mountpaths under ``$TMPDIR``, ``--download-allow-loopback``) fetches them as one ``multi``
+job with ``limits.connections`` = ``--workers``, timed from its request to the end its status
+reports (polled every 10 ms). The peer is what a user would otherwise write: ``--workers``
+threads, each a ``requests`` session, GET each file and PUT it into a bucket of the same
+server, so both sides end with the same objects. The wire column is the loopback ceiling: the
+same number of bytes pumped through one TCP connection (benchmarks/_loopback.py).
 
-Cases: ``--small`` files of 1 MiB and ``--large`` files of 256 MiB (defaults 1,000 and 20). The
-cases take turns in ``--rounds`` rounds; the median round is reported. Prints one table: MB/s
-per side, the job's speed over the pool's, and the job's fraction of the wire.
+Cases: ``--small`` files of ``--small-size`` and ``--large`` files of ``--large-size``
+(defaults 1,000 x 1 MiB and 20 x 256 MiB). The cases take turns in ``--rounds`` rounds; the
+median round is reported. Prints one table: MB/s per side, the job's speed over the pool's,
+and the job's fraction of the wire.
 
 Usage:
     python3 benchmarks/download.py                        # 1,000 x 1 MiB and 20 x 256 MiB
@@ -21,21 +24,20 @@ Usage:
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import requests
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "integration"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _http_files import FileServer  # noqa: E402
+from _loopback import loopback_seconds  # noqa: E402
 from _table import render_table  # noqa: E402
 
 from aistore.server import LocalServer  # noqa: E402
@@ -63,9 +65,8 @@ def job_seconds(ep: str, bucket: str, links: dict[str, str], workers: int) -> fl
     r.raise_for_status()
     job_id = r.json()["id"]
     while True:
-        st = requests.get(
-            f"{ep}/v1/download", json={"id": job_id, "only_active_tasks": True}
-        ).json()
+        q = {"id": job_id, "only_active_tasks": True}
+        st = requests.get(f"{ep}/v1/download", json=q, timeout=60).json()
         if st["finished_time"] != ZERO_TIME:
             break
         time.sleep(0.01)
@@ -74,9 +75,7 @@ def job_seconds(ep: str, bucket: str, links: dict[str, str], workers: int) -> fl
     return took
 
 
-def pool_seconds(
-    links: dict[str, str], workers: int, sink: Callable[[requests.Session, str, bytes], None]
-) -> float:
+def pool_seconds(ep: str, bucket: str, links: dict[str, str], workers: int) -> float:
     local = threading.local()
 
     def one(item: tuple[str, str]) -> None:
@@ -85,7 +84,7 @@ def pool_seconds(
             s = local.s = requests.Session()
         r = s.get(item[1], timeout=600)
         r.raise_for_status()
-        sink(s, item[0], r.content)
+        s.put(f"{ep}/v1/objects/{bucket}/{item[0]}", data=r.content, timeout=600).raise_for_status()
 
     t0 = time.monotonic()
     with ThreadPoolExecutor(workers) as pool:
@@ -107,52 +106,54 @@ def main() -> None:
         (f"{args.large:,} x {args.large_size}", args.large, parse_size(args.large_size)),
     ]
     cases = [c for c in cases if c[1] > 0]
-    files = FileServer()
-    try:
-        with LocalServer(num_mountpaths=4, download_allow_loopback=True) as srv:
-            ep = srv.endpoint
-            results: dict[str, dict[str, list[float]]] = {c[0]: {} for c in cases}
-            for _ in range(args.rounds):
-                for label, count, size in cases:
-                    tag = uuid.uuid4().hex[:6]
-                    links = {f"f{i}": f"{files.url}/files/{size}/{label}-{i}" for i in range(count)}
-                    bucket = f"bench-{tag}"
-                    srv.client().bucket(bucket).create()
-                    timings = results[label]
-
-                    def put(s: requests.Session, name: str, data: bytes, b: str = bucket) -> None:
-                        s.put(
-                            f"{ep}/v1/objects/{b}/p-{name}", data=data, timeout=600
-                        ).raise_for_status()
-
-                    timings.setdefault("wire", []).append(
-                        pool_seconds(links, args.workers, lambda s, n, d: None)
-                    )
-                    timings.setdefault("pool", []).append(pool_seconds(links, args.workers, put))
-                    timings.setdefault("job", []).append(
-                        job_seconds(ep, bucket, links, args.workers)
-                    )
-                    srv.client().bucket(bucket).delete()
-            rows = [
-                ["case", "", "job MB/s", "requests pool MB/s", "wire MB/s", "job/pool", "job/wire"]
-            ]
+    with (
+        LocalServer(num_mountpaths=1) as source,
+        LocalServer(num_mountpaths=4, download_allow_loopback=True) as srv,
+    ):
+        src = source.client().bucket("files").create()
+        links_of: dict[str, dict[str, str]] = {}
+        for n, (label, count, size) in enumerate(cases):
+            block = os.urandom(min(size, 1 << 20))
+            data = (block * (size // len(block) + 1))[:size]
+            links_of[label] = {}
+            for i in range(count):
+                name = f"c{n}/{i}"
+                src.object(name).get_writer().put_content(data)
+                links_of[label][f"f{i}"] = f"{source.endpoint}/v1/objects/files/{name}"
+        ep = srv.endpoint
+        results: dict[str, dict[str, list[float]]] = {c[0]: {} for c in cases}
+        for _ in range(args.rounds):
             for label, count, size in cases:
-                mb = count * size / 1e6
-                med = {k: statistics.median(v) for k, v in results[label].items()}
-                rows.append(
-                    [
-                        label,
-                        f"{args.workers} conns",
-                        f"{mb / med['job']:.0f}",
-                        f"{mb / med['pool']:.0f}",
-                        f"{mb / med['wire']:.0f}",
-                        f"{med['pool'] / med['job']:.2f}x",
-                        f"{med['wire'] / med['job']:.2f}",
-                    ]
-                )
-            print(render_table(rows))
-    finally:
-        files.stop()
+                links = links_of[label]
+                timings = results[label]
+                for side in ("pool", "job"):
+                    bucket = srv.client().bucket(f"bench-{uuid.uuid4().hex[:6]}").create()
+                    if side == "pool":
+                        took = pool_seconds(ep, bucket.name, links, args.workers)
+                    else:
+                        took = job_seconds(ep, bucket.name, links, args.workers)
+                    timings.setdefault(side, []).append(took)
+                    bucket.delete()
+                timings.setdefault("wire", []).append(loopback_seconds(min(count * size, 4 << 30)))
+                if count * size > 4 << 30:  # the pump measured 4 GiB: scale to the case's bytes
+                    timings["wire"][-1] *= count * size / (4 << 30)
+        header = ["case", "", "job MB/s", "requests pool MB/s", "wire MB/s", "job/pool", "job/wire"]
+        rows = [header]
+        for label, count, size in cases:
+            mb = count * size / 1e6
+            med = {k: statistics.median(v) for k, v in results[label].items()}
+            rows.append(
+                [
+                    label,
+                    f"{args.workers} conns",
+                    f"{mb / med['job']:.0f}",
+                    f"{mb / med['pool']:.0f}",
+                    f"{mb / med['wire']:.0f}",
+                    f"{med['pool'] / med['job']:.2f}x",
+                    f"{med['wire'] / med['job']:.2f}",
+                ]
+            )
+        print(render_table(rows))
 
 
 if __name__ == "__main__":
