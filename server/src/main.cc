@@ -191,6 +191,7 @@ int Serve(ais::ServerOptions& opts) {
   // ends before `server` (and the contexts) go. A key fetch in flight is cut short first.
   (*authorizer)->Shutdown();
   etl.Shutdown();  // no transformer outlives the server
+  downloads.Shutdown();  // before the cache tier's pool and the header snapshots: jobs write objects
   remote.pool().Shutdown();
   batch.Shutdown();  // batch threads use the store: stop them before it goes
   if (ais::Status st = (*store)->SaveHeaderSnapshots(); !st.ok()) {

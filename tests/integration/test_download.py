@@ -10,6 +10,7 @@ private and link-local addresses. The official `ais` CLI runs the URL job types 
 from __future__ import annotations
 
 import pickle
+import subprocess
 import time
 import uuid
 from collections.abc import Iterator
@@ -291,6 +292,47 @@ def test_faults_fail_their_file_and_the_rest_goes_on(
     assert names(ep, bck) == {"ok1.bin", "ok2.bin", "flaky.bin"}  # nothing partial
     assert get(ep, bck, "ok2.bin").content == file_bytes("ok2", 8192)
     assert not work_files(srv.mountpaths)
+
+
+@pytest.fixture(scope="module")
+def small_disk_srv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalServer]:
+    """A server on one 8 MiB tmpfs mountpath (skipped where mount is refused: not root)."""
+    mp = tmp_path_factory.mktemp("dl-tmpfs")
+    r = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(mp)], capture_output=True, text=True
+    )
+    if r.returncode != 0:
+        pytest.skip(f"cannot mount tmpfs here (needs root or CAP_SYS_ADMIN): {r.stderr.strip()}")
+    try:
+        with LocalServer([mp], download_allow_loopback=True) as s:
+            yield s
+    finally:
+        subprocess.run(["umount", "-l", str(mp)], capture_output=True)
+
+
+def test_full_disk_fails_its_file_and_the_rest_goes_on(
+    small_disk_srv: LocalServer, files: FileServer
+) -> None:
+    ep = small_disk_srv.endpoint
+    bck = bucket_name()
+    objects = {
+        "small1.bin": f"{files.url}/files/100000/small1",
+        "huge.bin": f"{files.url}/files/{12 << 20}/huge",
+        "small2.bin": f"{files.url}/files/100000/small2",
+    }
+    body = {
+        "type": "multi",
+        "bucket": {"name": bck},
+        "objects": objects,
+        "limits": {"connections": 1},
+    }
+    st = wait(ep, start(ep, body))
+    assert st["finished_cnt"] == 2 and st["error_cnt"] == 1, st
+    (err,) = st["download_errors"]
+    assert err["name"] == "huge.bin" and "no space left" in err["error"].lower(), err
+    assert names(ep, bck) == {"small1.bin", "small2.bin"}
+    assert get(ep, bck, "small2.bin").content == file_bytes("small2", 100000)
+    assert not work_files(small_disk_srv.mountpaths)
 
 
 def test_limits_connections(ep: str, files: FileServer) -> None:

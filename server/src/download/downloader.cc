@@ -134,14 +134,14 @@ struct Downloader::Job {
     nlohmann::json line = TaskJson(*t, NowNs());
     std::lock_guard lock(mu);
     current.erase(t.get());
-    finished.push_back(std::move(line));
+    if (finished.size() < kMaxStatusLines) finished.push_back(std::move(line));
     if (skipped) skipped_cnt.fetch_add(1);
     finished_cnt.fetch_add(1);  // after the line, so that a status that counts it shows it
   }
   void Failed(const std::shared_ptr<Task>& t, const std::string& err) {
     std::lock_guard lock(mu);
     current.erase(t.get());
-    errors.push_back({{"name", t->item.name}, {"error", err}});
+    if (errors.size() < kMaxStatusLines) errors.push_back({{"name", t->item.name}, {"error", err}});
     error_cnt.fetch_add(1);
   }
   void Dropped(const std::shared_ptr<Task>& t) {  // aborted: neither finished nor failed
@@ -153,8 +153,11 @@ struct Downloader::Job {
 Downloader::Downloader(Store& store, JobRegistry& jobs, CacheTier& remote, DownloaderOptions opts)
     : store_(store), jobs_(jobs), remote_(remote), opts_(std::move(opts)) {}
 
-Downloader::~Downloader() {
+Downloader::~Downloader() { Shutdown(); }
+
+void Downloader::Shutdown() {
   std::unique_lock lock(mu_);
+  shut_down_ = true;
   for (auto& [id, job] : byid_) {
     if (job->running()) jobs_.Abort(job->xid);
   }
@@ -173,6 +176,7 @@ Result<std::string> Downloader::Start(DownloadRequest req, const std::string& bu
   job->req = std::move(req);
   {
     std::lock_guard lock(mu_);
+    if (shut_down_) return ais::Status::Unavailable("the server is stopping: no new download jobs");
     byid_[job->id] = job;
     ++running_;
   }

@@ -45,9 +45,15 @@ class Downloader {
   static constexpr int64_t kMaxConnections = 256;  // limits.connections above this are clamped
   static constexpr int kAttempts = 10;             // AIS retryCnt: attempts per file
 
+  // Status lines kept per job for finished files and for failed ones, each: a file past them is
+  // counted, not listed (AIS keeps every line in its database; a range may name 1,000,000 files).
+  static constexpr size_t kMaxStatusLines = 100'000;
+
   Downloader(Store& store, JobRegistry& jobs, CacheTier& remote, DownloaderOptions opts);
-  // Aborts the running jobs and waits for them.
-  ~Downloader();
+  ~Downloader();  // Shutdown()
+  // Aborts the running jobs and waits for them to end: no job writes to the store, or calls the
+  // cache tier, once it returns. Start refuses new jobs from then on.
+  void Shutdown();
   Downloader(const Downloader&) = delete;
   Downloader& operator=(const Downloader&) = delete;
 
@@ -85,6 +91,7 @@ class Downloader {
   std::condition_variable done_cv_;                   // with mu_: a job's run ended
   std::map<std::string, std::shared_ptr<Job>> byid_;  // guarded by mu_
   int running_ = 0;                                   // guarded by mu_
+  bool shut_down_ = false;                            // guarded by mu_
 };
 
 }  // namespace ais
