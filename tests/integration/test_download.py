@@ -636,3 +636,24 @@ def test_sdk_download(
     assert gone.value.status_code == 404
     with pytest.raises(TypeError):
         client.download().start_single(bucket, "http://h/x", sync=True)
+
+
+def test_server_stops_promptly_with_jobs_running(files: FileServer) -> None:
+    """A stop aborts the running jobs (a stalled link, a slow one) and leaves nothing partial."""
+    with LocalServer(num_mountpaths=1, download_allow_loopback=True) as s:
+        bck = bucket_name()
+        objects = {
+            "stall.bin": f"{files.url}/stall/100000/stop-stall",
+            "slow.bin": f"{files.url}/slow/{4 << 20}/stop-slow",
+        }
+        job_id = start(s.endpoint, {"type": "multi", "bucket": {"name": bck}, "objects": objects})
+        deadline = time.monotonic() + 20
+        while len(status(s.endpoint, job_id).get("current_tasks", [])) < 2:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        t0 = time.monotonic()
+        s.stop(keep_data=True)
+        assert time.monotonic() - t0 < 5
+        assert not work_files(s.mountpaths)
+        s.start()
+        assert names(s.endpoint, bck) == set()
