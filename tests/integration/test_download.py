@@ -571,6 +571,19 @@ def test_cli_download_range_wait_and_errors(cli: Cli, ep: str, files: FileServer
 
 
 @needs_cli
+def test_cli_download_wait_and_progress(cli: Cli, ep: str, files: FileServer) -> None:
+    bck = bucket_name()
+    out = cli.ok("download", f"{files.url}/files/1000/w-{{1..3}}.bin", f"ais://{bck}/w", "--wait")
+    assert "All 3 files successfully downloaded" in out, out
+    out = cli.ok("download", f"{files.url}/slow/{1 << 20}/p.bin", f"ais://{bck}/", "--progress")
+    assert "p.bin" in out and "successfully downloaded" in out, out
+    assert names(ep, bck) == {"w/w-1.bin", "w/w-2.bin", "w/w-3.bin", "p.bin"}
+    # (other tests' jobs in the list failed on purpose: run, not ok)
+    verbose = cli.run("show", "job", "download", "--all", "--verbose")
+    assert verbose.returncode == 0 and f"ais://{bck}" in verbose.stdout, verbose.stderr
+
+
+@needs_cli
 def test_cli_stop_and_remove(cli: Cli, ep: str, files: FileServer) -> None:
     bck = bucket_name()
     out = cli.ok("download", f"{files.url}/slow/{4 << 20}/long.bin", f"ais://{bck}/")
