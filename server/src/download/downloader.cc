@@ -188,6 +188,10 @@ Result<std::string> Downloader::Start(DownloadRequest req, const std::string& bu
       job->aborted.store(true);
       if (job->throttle) job->throttle->Wake();
     });
+    {
+      std::lock_guard lock(mu_);  // a Shutdown between Start's count and the registry's start
+      if (shut_down_) jc.Abort();  // found no job to abort
+    }
     ais::Status st = Run(jc, job);
     job->finish_ns.store(NowNs());
     std::lock_guard lock(mu_);
