@@ -9,7 +9,8 @@ Paths (SIZE in bytes; NAME any file name, which seeds the content):
   /missing/NAME       404
   /flaky/SIZE/NAME    503 to the first GET of NAME, the file after
   /headers/NAME       the request's Authorization and X-Test headers as the body
-  /redirect?to=URL    302 to URL
+  /redirect?to=URL    302 to URL (with a body that is not the file's)
+  /loop/NAME          302 to itself, forever
 Every request is counted per path (`hits`).
 """
 
@@ -88,12 +89,15 @@ class FileServer:
                     f"{h.headers.get('Authorization', '')}|{h.headers.get('X-Test', '')}".encode()
                 )
                 return self._reply(h, 200, text, head=head)
-            if kind == "redirect":
-                to = parse_qs(u.query)["to"][0]
+            if kind in ("redirect", "loop"):
+                to = parse_qs(u.query)["to"][0] if kind == "redirect" else u.path
+                body = b"moved: this is not the file\n"
                 h.send_response(302)
                 h.send_header("Location", to)
-                h.send_header("Content-Length", "0")
+                h.send_header("Content-Length", str(len(body)))
                 h.end_headers()
+                if not head:
+                    h.wfile.write(body)
                 return None
             size, name = int(parts[1]), "/".join(parts[2:])
             if kind == "files":

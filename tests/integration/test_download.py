@@ -509,7 +509,13 @@ def test_guard_checks_every_redirect(ep: str, files: FileServer) -> None:
         ep, start(ep, {"type": "single", "bucket": {"name": bck}, "link": link, "object_name": "t"})
     )
     assert st["finished_cnt"] == 1, st
-    assert get(ep, bck, "t").content == file_bytes("target", 64)
+    assert get(ep, bck, "t").content == file_bytes("target", 64)  # not the 302's body
+    # A redirect loop ends at curl's limit, once (not retried).
+    link = f"{files.url}/loop/forever"
+    st = wait(ep, start(ep, {"type": "single", "bucket": {"name": bck}, "link": link}))
+    (err,) = st["download_errors"]
+    assert "redirect" in err["error"].lower(), err
+    assert files.hits["/loop/forever"] == 11  # the first GET and 10 redirects
 
 
 # --- the official CLI -----------------------------------------------------------------------

@@ -99,7 +99,8 @@ size_t OnHeader(char* data, size_t size, size_t n, void* userp) {
 size_t OnBody(char* data, size_t size, size_t n, void* userp) {
   auto* t = static_cast<Transfer*>(userp);
   const size_t len = size * n;
-  if (t->ResponseCode() >= 400) return len;  // an error reply's body: read and dropped
+  const long code = t->ResponseCode();
+  if (code < 200 || code >= 300) return len;  // not the file (an error, a redirect not followed): dropped
   if (!t->writer) {
     if (Status st = t->OpenWriter(); !st.ok()) {
       t->write_error = st;
@@ -216,9 +217,10 @@ Result<ObjectMeta> FetchLink(CURL* curl, Store& store, const std::string& bucket
     return t.write_error;  // the store refused (full disk: kInsufficientStorage) - not retried
   }
   const long code = t.ResponseCode();
-  if (rc == CURLE_OK && code >= 400) {
+  if (rc == CURLE_OK && (code < 200 || code >= 300)) {
     static constexpr long kTerminal[] = {401, 402, 403, 404, 405, 406, 407, 410};
-    failure->retry = std::find(std::begin(kTerminal), std::end(kTerminal), code) == std::end(kTerminal);
+    // As AIS: another attempt after any error status but these (a 3xx not followed: none).
+    failure->retry = code >= 400 && std::find(std::begin(kTerminal), std::end(kTerminal), code) == std::end(kTerminal);
     std::string msg = "failed to download " + quoted + ": status " + std::to_string(code);
     return code == 404 ? Status::NotFound(msg) : Status::InvalidArgument(msg);
   }
