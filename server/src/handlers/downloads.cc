@@ -2,12 +2,14 @@
 // its body, not the path, so access is checked here, on that bucket (AIS: read-write, and
 // CREATE-BUCKET where the job would create an ais:// bucket); abort and remove check the job's
 // bucket the same way.
+#include "api/moss_request.h"  // NormalizeProvider
 #include "download/downloader.h"
 #include "handlers/handlers.h"
 #include "service/access.h"
 #include "service/context.h"
 #include "service/remote.h"
 #include "store/bck.h"
+#include "store/names.h"
 #include "util/json_text.h"
 #include "util/log_ring.h"
 
@@ -42,19 +44,24 @@ Task<Handled> StartDownload(ServerContext& ctx, Exchange& ex, const ApiCall&) {
   if (!body.ok()) co_return body.status();
   auto req = ParseDownloadRequest(*body);
   if (!req.ok()) co_return req.status();
-  auto key = co_await ResolveBucketOf(ctx, req->provider, req->bucket);
+  // Access first, on the key the body names (a remote bucket is added to the BMD only after).
+  auto provider = NormalizeProvider(req->provider);
+  if (!provider.ok()) co_return provider.status();
+  if (Status st = ValidateBucketName(req->bucket); !st.ok()) co_return st;
+  const bool remote = *provider != kProviderAis;
+  const std::string named = BucketKey(*provider, req->bucket);
+  const bool exists = ctx.store.GetBucket(named).ok();
+  const auth::AccessAttrs bits = exists || remote ? auth::kAccessRW : auth::kAccessRW | auth::kCreateBucket;
+  if (Status st = AuthorizeBucket(ctx, ex, named, bits); !st.ok()) co_return st;
+  auto key = co_await ResolveBucketOf(ctx, *provider, req->bucket);
   if (!key.ok()) co_return key.status();
-  const bool remote = IsRemoteKey(*key);
   if (req->type == DownloadType::kBackend && !remote) {
     co_return Status::InvalidArgument("bucket download requires a remote bucket (" + BucketCname(*key) + " is not)");
   }
   if (req->from_remote && !remote) {
     co_return Status::InvalidArgument("'from_remote' requires a remote bucket (" + BucketCname(*key) + " is not)");
   }
-  const bool exists = ctx.store.GetBucket(*key).ok();
-  Status allowed = AuthorizeBucket(ctx, ex, *key, exists ? auth::kAccessRW : auth::kAccessRW | auth::kCreateBucket);
-  if (!allowed.ok()) co_return allowed;
-  if (!exists) {  // AIS creates a missing ais:// bucket with the defaults (a remote one ResolveBucketOf added)
+  if (!exists && !remote) {  // AIS creates a missing ais:// bucket with the defaults (ResolveBucketOf added a remote one)
     Status st = ctx.store.CreateBucket(*key, nlohmann::json::object());
     if (!st.ok() && st.code() != Status::Code::kAlreadyExists) co_return st;
     if (st.ok()) LogInfo("download: created bucket " + BucketCname(*key));
