@@ -9,6 +9,7 @@ private and link-local addresses. The official `ais` CLI runs the URL job types 
 
 from __future__ import annotations
 
+import json
 import pickle
 import subprocess
 import time
@@ -587,6 +588,20 @@ def test_cli_download_wait_and_progress(cli: Cli, ep: str, files: FileServer) ->
     # (other tests' jobs in the list failed on purpose: run, not ok)
     verbose = cli.run("show", "job", "download", "--all", "--verbose")
     assert verbose.returncode == 0 and f"ais://{bck}" in verbose.stdout, verbose.stderr
+
+
+@needs_cli
+def test_cli_download_object_list(cli: Cli, ep: str, files: FileServer) -> None:
+    """--object-list: a JSON array of names under SRC, sent as a `multi` job."""
+    bck = bucket_name()
+    listing = cli.home / "names.json"
+    listing.write_text(json.dumps(["ol-1.bin", "ol-2.bin", "ol-3.bin"]))
+    out = cli.ok(
+        "download", f"{files.url}/files/700", f"ais://{bck}/", "--object-list", str(listing)
+    )
+    st = wait(ep, cli_job_id(out))
+    assert st["finished_cnt"] == 3 and st["description"] == f"multi-download -> ais://{bck}", st
+    assert get(ep, bck, "ol-2.bin").content == file_bytes("ol-2.bin", 700)
 
 
 @needs_cli
