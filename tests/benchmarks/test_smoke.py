@@ -175,3 +175,14 @@ def test_server_builds_benchmark() -> None:
         assert match, f"no row {case!r} in:\n{out}"
         a, b = (float(match.group(i).replace(",", "")) for i in (1, 2))
         assert a > 0 and b > 0, out
+
+
+def test_download_benchmark() -> None:
+    """benchmarks/download.py at tiny sizes: both cases have a row with every figure."""
+    out = run_benchmark(
+        "download.py", "--small", "8", "--small-size", "64KiB", "--large", "2", "--large-size",
+        "4MiB", "--workers", "2", "--rounds", "1",
+    )  # fmt: skip
+    for case in ("8 x 64KiB", "2 x 4MiB"):
+        line = next(ln for ln in out.splitlines() if ln.startswith(case))
+        assert re.search(r"\d+\s+\d+\s+\d+\s+[\d.]+x\s+[\d.]+$", line), out
