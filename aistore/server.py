@@ -103,6 +103,9 @@ class LocalServer:
         ca_cert: the CA bundle ``client()`` verifies the server with (given files only).
         etl_python: the Python that runs ETL transformers (``--etl-python``); by default this
             interpreter, so ETL classes unpickle with the packages and version they were made with.
+        download_allow_loopback: download jobs may fetch from loopback addresses
+            (``--download-allow-loopback``; off by default, as the server's egress guard refuses
+            them): for tests and single-user laptops only (docs/downloads.md).
 
     Example:
         >>> with LocalServer(num_mountpaths=4) as srv:
@@ -131,6 +134,7 @@ class LocalServer:
         tls_client_ca: str | os.PathLike[str] | None = None,
         ca_cert: str | os.PathLike[str] | None = None,
         etl_python: str | os.PathLike[str] | None = None,
+        download_allow_loopback: bool = False,
     ) -> None:
         if mountpaths is None and num_mountpaths < 1:
             raise ValueError("num_mountpaths must be at least 1")
@@ -145,6 +149,7 @@ class LocalServer:
         self._binary = Path(binary) if binary else None
         self._args = [str(a) for a in args]
         self._etl_python = str(etl_python) if etl_python is not None else sys.executable
+        self._download_allow_loopback = download_allow_loopback
         self._env = dict(env) if env else None
         self._authn = authn
         if (tls_cert is None) != (tls_key is None):
@@ -201,6 +206,8 @@ class LocalServer:
             cmd += ["--promote-root", str(self._promote_root)]
         if self._etl_python and "--etl-python" not in self._args:
             cmd += ["--etl-python", self._etl_python]
+        if self._download_allow_loopback and "--download-allow-loopback" not in self._args:
+            cmd.append("--download-allow-loopback")
         cmd += self._args
         env = dict(self._env) if self._env else {}
         if self._authn is not None:  # tokens required, verified with the service's key

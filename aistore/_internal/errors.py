@@ -41,6 +41,7 @@ __all__ = [
     "AISError",
     "AISRetryableError",
     "APIRequestError",
+    "DownloadError",
     "ErrBckAlreadyExists",
     "ErrBckNotFound",
     "ErrETLAlreadyExists",
@@ -263,6 +264,32 @@ class InsufficientSharedMemoryError(MemoryError):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.requested, self.available, self.action))
+
+
+class DownloadError(Exception):
+    """A download job ended with files that failed (each `(name, error)`), or was aborted.
+    Not part of the official SDK.
+
+    Example:
+        >>> str(DownloadError("dnl-1", [("a.bin", "status 404")], False))
+        'download job dnl-1: 1 file failed: a.bin: status 404'
+    """
+
+    def __init__(self, job_id: str, errors: list[tuple[str, str]], aborted: bool) -> None:
+        self.job_id = job_id
+        self.errors = list(errors)
+        self.aborted = aborted
+        what = "aborted" if aborted else ""
+        if errors:
+            n = len(errors)
+            first = f"{errors[0][0]}: {errors[0][1]}"
+            more = f" (and {n - 1} more)" if n > 1 else ""
+            failed = f"{n} file{'s' if n > 1 else ''} failed: {first}{more}"
+            what = f"{what}, {failed}" if what else failed
+        super().__init__(f"download job {job_id}: {what}")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.job_id, self.errors, self.aborted))
 
 
 class ETLDirectPutTransientError(Exception):

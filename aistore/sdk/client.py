@@ -17,6 +17,7 @@ from aistore.sdk.const import AIS_CONNECT_TIMEOUT as AIS_CONNECT_TIMEOUT
 from aistore.sdk.const import AIS_MAX_CONN_POOL as AIS_MAX_CONN_POOL
 from aistore.sdk.const import AIS_READ_TIMEOUT as AIS_READ_TIMEOUT
 from aistore.sdk.const import EXT_TAR
+from aistore.sdk.download import Download
 from aistore.sdk.dsort.core import Dsort
 from aistore.sdk.enums import Colocation
 from aistore.sdk.errors import InvalidURLException
@@ -107,6 +108,12 @@ class Client:
         """An ETL by name; no request is sent. One node runs no ETL containers: its calls fail
         as on a cluster without ETL (see `aistore.sdk.etl`)."""
         return Etl(client=self._request_client, name=etl_name)
+
+    def download(self, job_id: str = "") -> Download:
+        """Download jobs: start one (`Download.start_single`, `start_range`, `start_multi`,
+        `start_backend`), or watch the job `job_id`. Ours: the official SDK has no download
+        API (see `aistore.sdk.download`)."""
+        return Download(client=self._request_client, job_id=job_id)
 
     def dsort(self, dsort_id: str = "") -> Dsort:
         """A dSort job by id; no request is sent. One node runs no dSort: its calls fail as on

@@ -15,6 +15,7 @@
     ├── InvalidBckProvider, Timeout, JobInfoNotFound, UnexpectedHTTPStatusCode,
     │   InvalidURLException, NoTargetError, InvalidObjectRangeIndex
     ├── ObjectChangedError         (ours) the object changed during a parallel download
+    ├── DownloadError              (ours) a download job ended with failed files, or aborted
     ├── ValueError
     │   └── InvalidPipelineError
     └── MemoryError
@@ -39,6 +40,7 @@ from aistore._internal.errors import (
     AISError,
     AISRetryableError,
     APIRequestError,
+    DownloadError,
     ErrBckAlreadyExists,
     ErrBckNotFound,
     ErrETLAlreadyExists,
@@ -62,6 +64,7 @@ from aistore._internal.errors import (
 __all__ = [
     "AISError",
     "AISRetryableError",
+    "DownloadError",
     "APIRequestError",
     "ErrBckAlreadyExists",
     "ErrBckNotFound",

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "api/features.h"
+#include "download/downloader.h"
 #include "auth/authorizer.h"
 #include "auth/oidc.h"
 #include "etl/etl_manager.h"
@@ -153,6 +154,13 @@ int Serve(ais::ServerOptions& opts) {
   ctx.auth = authorizer->get();
   ctx.etl = &etl;
   ctx.max_page_size = opts.max_page_size;
+  // Declared after ctx (its feature bits) and before the server: destroyed, its jobs aborted and
+  // joined, once no request can reach it.
+  ais::Downloader downloads(**store, jobs, remote,
+                            {.allow_loopback = opts.download_allow_loopback, .allow_private = [&ctx] {
+                               return (ctx.features.load() & ais::kFeatDloadAllowPrivateEgress) != 0;
+                             }});
+  ctx.download = &downloads;
   if (opts.s3_via_root) ctx.features.store(ais::kFeatS3ApiViaRoot);
   if (!opts.s3_credentials.empty()) {
     auto keys = ais::s3::LoadAccessKeys(opts.s3_credentials);
@@ -185,6 +193,7 @@ int Serve(ais::ServerOptions& opts) {
   // ends before `server` (and the contexts) go. A key fetch in flight is cut short first.
   (*authorizer)->Shutdown();
   etl.Shutdown();  // no transformer outlives the server
+  downloads.Shutdown();  // before the cache tier's pool and the header snapshots: jobs write objects
   remote.pool().Shutdown();
   batch.Shutdown();  // batch threads use the store: stop them before it goes
   if (ais::Status st = (*store)->SaveHeaderSnapshots(); !st.ok()) {

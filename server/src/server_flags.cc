@@ -197,6 +197,12 @@ std::vector<Flag> MakeFlags() {
        "server's own, S3_ENDPOINT or a profile's endpoint_url, needs no listing). Setting extra.aws.endpoint "
        "or extra.aws.profile takes an ADMIN token",
        Value("http(s)://host[:port]", S3Endpoint, [](auto& o) -> auto& { return o.remote.allowed_endpoints; })},
+      {"download-allow-loopback", nullptr, S::kGeneral, nullptr,
+       "download jobs may fetch links on loopback addresses (127.0.0.0/8, ::1), which the egress guard refuses "
+       "otherwise: for tests and single-user laptops only, since anyone who may start a download could then "
+       "make this server read its own host's local services. Private ranges need cluster feature "
+       "Dload-Allow-Private-Egress instead; link-local, multicast and CGNAT stay refused",
+       Switch([](auto& o) -> auto& { return o.download_allow_loopback; }, true)},
       {"no-aws-backend", nullptr, S::kGeneral, nullptr,
        "serve no s3:// buckets (AIS cluster config without backend.aws): requests naming one get 404 at once "
        "instead of reaching out to S3",

@@ -38,6 +38,7 @@ struct ServerOptions {
   uint64_t max_page_size = 10000;     // entries in one list-objects page
   std::chrono::milliseconds job_idle = JobRegistry::kDefaultIdleTimeout;
   bool s3_via_root = false;           // cluster feature S3-API-via-Root
+  bool download_allow_loopback = false;  // download jobs may fetch from loopback addresses
   std::string s3_credentials;         // "": S3 signatures unchecked
   bool metrics_on = true;
   std::string access_log;             // "": off; "-": stderr

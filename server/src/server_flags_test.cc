@@ -42,6 +42,7 @@ const std::map<std::string, Sample> kSamples = {
     {"etl", {"off", "yes"}},
     {"etl-python", {"/usr/bin/python3.11", ""}},
     {"allow-s3-endpoint", {"http://127.0.0.1:9000", "ftp://127.0.0.1"}},
+    {"download-allow-loopback", {"", "yes"}},
     {"no-aws-backend", {"", "yes"}},
     {"fsync", {"", "1"}},
     {"s3-api-via-root", {"", "on"}},

@@ -182,3 +182,14 @@ def test_eviction_benchmark() -> None:
     if "eviction benchmark not run: cannot mount a tmpfs" in out:
         pytest.skip("no tmpfs can be mounted here (needs root)")
     assert re.search(r"^lru evicting 64 KiB objects\s+\d+\s", out, re.MULTILINE), out
+
+
+def test_download_benchmark() -> None:
+    """benchmarks/download.py at tiny sizes: both cases have a row with every figure."""
+    out = run_benchmark(
+        "download.py", "--small", "8", "--small-size", "64KiB", "--large", "2", "--large-size",
+        "4MiB", "--workers", "2", "--rounds", "1",
+    )  # fmt: skip
+    for case in ("8 x 64KiB", "2 x 4MiB"):
+        line = next(ln for ln in out.splitlines() if ln.startswith(case))
+        assert re.search(r"\d+\s+\d+\s+\d+\s+[\d.]+x\s+[\d.]+$", line), out

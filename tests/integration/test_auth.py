@@ -112,6 +112,13 @@ def _fresh_bucket(server: LocalServer, n: int) -> str:
     return name
 
 
+def _fresh_download(server: LocalServer, n: int) -> str:
+    """A download job into authb (its link is refused by the egress guard: it ends at once)."""
+    body = {"type": "single", "bucket": {"name": "authb"}, "link": "http://127.0.0.1:9/x"}
+    body["object_name"] = f"dl-{n}"
+    return str(admin_call(server, "POST", "/v1/download", body).json()["id"])
+
+
 A = AccessAttr
 ENDPOINTS: list[Endpoint] = [
     ("GET object", A.GET, lambda s, n: ("GET", "/v1/objects/authb/o", None, None)),
@@ -245,6 +252,43 @@ ENDPOINTS: list[Endpoint] = [
             {"action": "etl-bck", "value": {"id": "no-such-etl"}},
             {"bck_to": f"ais/@#/etl{n}-{time.monotonic_ns() % 10**9}/"},
         ),
+    ),
+    (
+        # (the body names the bucket: read-write on it)
+        "start a download",
+        A.ACCESS_RW,
+        lambda s, n: (
+            "POST",
+            "/v1/download",
+            {"type": "single", "bucket": {"name": "authb"}, "link": "http://127.0.0.1:9/x"},
+            None,
+        ),
+    ),
+    (
+        # (and CREATE-BUCKET for a bucket it creates)
+        "start a download into a new bucket",
+        A.ACCESS_RW | A.CREATE_BUCKET,
+        lambda s, n: (
+            "POST",
+            "/v1/download",
+            {
+                "type": "single",
+                "bucket": {"name": f"dl{n}-{time.monotonic_ns() % 10**9}"},
+                "link": "http://127.0.0.1:9/x",
+            },
+            None,
+        ),
+    ),
+    ("download jobs", A.SHOW_CLUSTER, lambda s, n: ("GET", "/v1/download", {}, None)),
+    (
+        "abort a download",
+        A.ACCESS_RW,
+        lambda s, n: ("DELETE", "/v1/download/abort", {"id": _fresh_download(s, n)}, None),
+    ),
+    (
+        "remove a download",
+        A.ACCESS_RW,
+        lambda s, n: ("DELETE", "/v1/download/remove", {"id": _fresh_download(s, n)}, None),
     ),
     (
         "create inventory",

@@ -395,22 +395,13 @@ Task<Handled> GetHealth(ServerContext& ctx, Exchange& ex, const ApiCall&) {
 
 namespace {
 
-// Downloads and dSort jobs: this server runs neither, so there are none to list; one asked for
-// by id is not found.
+// dSort jobs: this server runs none, so there are none to list; one asked for by id is not found.
 Task<Handled> EmptyJobList(Exchange& ex, std::string_view area, const std::string& id) {
   if (id.empty()) co_return co_await ex.Reply(http::status::ok, {}, "[]", "application/json");
   co_return Status::NotFound(std::string(area) + " job \"" + id.substr(0, 64) + "\" not found");
 }
 
 }  // namespace
-
-Task<Handled> ListDownloadJobs(ServerContext&, Exchange& ex, const ApiCall&) {
-  auto body = co_await ReadJsonBody(ex);
-  if (!body.ok()) co_return body.status();
-  std::string id;
-  if (body->is_object() && body->contains("id") && (*body)["id"].is_string()) id = (*body)["id"].get<std::string>();
-  co_return co_await EmptyJobList(ex, "download", id);
-}
 
 Task<Handled> ListSortJobs(ServerContext&, Exchange& ex, const ApiCall&) {
   co_return co_await EmptyJobList(ex, "sort", ex.query("uuid").value_or(ex.query("id").value_or("")));  // ?uuid=<job>

@@ -59,9 +59,16 @@ Task<Handled> QueryNodeMountpaths(ServerContext& ctx, Exchange& ex, const ApiCal
 Task<Handled> QueryDisks(ServerContext& ctx, Exchange& ex, const ApiCall& call);
 Task<Handled> QueryNodeRemote(ServerContext& ctx, Exchange& ex, const ApiCall& call);
 
-// /v1/download, /v1/sort: the (empty) job lists of features this server does not have.
-Task<Handled> ListDownloadJobs(ServerContext& ctx, Exchange& ex, const ApiCall& call);
+// /v1/sort: the (empty) job list of a feature this server does not have.
 Task<Handled> ListSortJobs(ServerContext& ctx, Exchange& ex, const ApiCall& call);
+
+// ---- download jobs (downloads.cc) --------------------------------------------------------------
+// POST /v1/download: start a job (body: dload.Body); GET: list or one job's status
+// (dload.AdminBody); DELETE /v1/download/abort, /v1/download/remove.
+Task<Handled> StartDownload(ServerContext& ctx, Exchange& ex, const ApiCall& call);
+Task<Handled> GetDownloads(ServerContext& ctx, Exchange& ex, const ApiCall& call);
+Task<Handled> AbortDownload(ServerContext& ctx, Exchange& ex, const ApiCall& call);
+Task<Handled> RemoveDownload(ServerContext& ctx, Exchange& ex, const ApiCall& call);
 
 // ---- buckets (buckets.cc, bucket_actions.cc) --------------------------------------------------
 Task<Handled> ListBuckets(ServerContext& ctx, Exchange& ex, const ApiCall& call);

@@ -391,11 +391,30 @@ std::vector<RouteSpec> Build() {
                  .request_type = "application/json", .request_schema = "MossReq",
                  .response_type = "application/octet-stream"});
   }
-  // ---- job lists this server has none of ----------------------------------------------------
-  t.push_back({.method = M::kGet, .path = "/v1/download", .area = "download",
-               .summary = "downloader jobs (none run here: [])", .serve = LocalOnly(ListDownloadJobs), .bits = kShowCluster,
+  // ---- download jobs (spec backends-and-downloads §7) -----------------------------------------
+  const char* dl_bucket_check = "The body names the bucket: read-write on it is checked in the handler (and "
+                                "CREATE-BUCKET where the job creates an ais:// bucket).";
+  t.push_back({.method = M::kPost, .path = "/v1/download", .area = "download",
+               .summary = "start a download job: single, range, multi or backend (body: dload.Body)",
+               .description = dl_bucket_check, .serve = LocalOnly(StartDownload), .by_action = true,
                .headers = {kAisToken}, .request_type = "application/json", .request_schema = "AnyJson",
                .response_type = "application/json", .response_schema = "AnyJson"});
+  t.push_back({.method = M::kGet, .path = "/v1/download", .area = "download",
+               .summary = "download jobs (body {} or {regex}), or one job's status with its files (body {id})",
+               .serve = LocalOnly(GetDownloads), .bits = kShowCluster, .headers = {kAisToken},
+               .request_type = "application/json", .request_schema = "AnyJson",
+               .response_type = "application/json", .response_schema = "AnyJson"});
+  t.push_back({.method = M::kDelete, .path = "/v1/download/abort", .area = "download",
+               .summary = "abort a download job (body {id})",
+               .description = "Read-write on the job's bucket is checked in the handler.",
+               .serve = LocalOnly(AbortDownload), .by_action = true, .headers = {kAisToken},
+               .request_type = "application/json", .request_schema = "AnyJson"});
+  t.push_back({.method = M::kDelete, .path = "/v1/download/remove", .area = "download",
+               .summary = "remove a finished download job (body {id})",
+               .description = "Read-write on the job's bucket is checked in the handler.",
+               .serve = LocalOnly(RemoveDownload), .by_action = true, .headers = {kAisToken},
+               .request_type = "application/json", .request_schema = "AnyJson"});
+  // ---- job lists this server has none of ----------------------------------------------------
   t.push_back({.method = M::kGet, .path = "/v1/sort", .area = "sort", .summary = "dSort jobs (none run here: [])",
                .serve = LocalOnly(ListSortJobs), .bits = kShowCluster,
                .query = {kJobUuid, {"id", "string", "job ID"}, {"only_active", "boolean", "running only"},

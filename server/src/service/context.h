@@ -21,6 +21,7 @@ namespace ais {
 
 class BatchService;  // handlers/batch_stream.h
 class CacheTier;     // remote/cache_tier.h
+class Downloader;    // download/downloader.h
 class AccessLog;     // metrics/access_log.h
 namespace auth {
 class Authorizer;  // auth/authorizer.h
@@ -46,6 +47,7 @@ struct ServerContext {
   auth::Authorizer* auth = nullptr;  // access control (service/access.h); null: none (tests)
   AccessLog* access_log = nullptr;   // --access-log (metrics/access_log.h); null: off
   etl::EtlManager* etl = nullptr;    // the ETLs (transformers as local processes); set by main
+  Downloader* download = nullptr;    // download jobs (/v1/download); set by main
   TlsOptions tls;  // HTTPS: the files, shown in the cluster config's net.http
   // S3 access key id -> secret (--s3-credentials): set, S3 requests need a valid SigV4
   // signature by one of them (s3/sigv4.h) or, with tokens required, a token.

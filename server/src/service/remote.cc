@@ -57,6 +57,23 @@ Task<Result<std::string>> ResolveBucket(ServerContext& ctx, Exchange& ex, const 
   co_return key;
 }
 
+Task<Result<std::string>> ResolveBucketOf(ServerContext& ctx, std::string_view provider_name, const std::string& name) {
+  auto provider = NormalizeProvider(provider_name);
+  if (!provider.ok()) co_return provider.status();
+  if (Status st = ValidateBucketName(name); !st.ok()) co_return st;
+  if (*provider == kProviderAis) co_return name;
+  if (*provider != kProviderAws) {
+    co_return Status::NotSupported("provider \"" + *provider + "\" is not served by this server (only ais and aws)");
+  }
+  std::string key = BucketKey(*provider, name);
+  if (ctx.store.buckets().Get(key)) co_return key;
+  if (!ctx.remote.aws_enabled()) co_return Status::NotFound("AWS backend is missing in the cluster configuration");
+  std::function<Status()> add = [&tier = ctx.remote, key] { return tier.AddBucket(key); };
+  Status st = co_await OffloadStatus(ctx.remote.pool(), std::move(add));
+  if (!st.ok()) co_return st;
+  co_return key;
+}
+
 Result<BlobRequest> ParseBlobRequest(const Exchange& ex) {
   BlobRequest req;
   if (auto t = ex.header("Ais-Blob-Threshold"); !t.empty()) {
