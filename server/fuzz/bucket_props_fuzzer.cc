@@ -46,7 +46,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     auto stored = ais::BucketProps::FromStored(nlohmann::json::parse(p.ToStored().dump()));
     FUZZ_CHECK(stored.ok() && SameStored(*stored, p));
     ais::BucketProps q;
-    FUZZ_CHECK(q.Apply(p.ToAisJson("b")).ok());
+    FUZZ_CHECK(q.Apply(p.ToAisJson("b", ais::SpaceConfig{})).ok());
     FUZZ_CHECK(SameEffective(q, p));
   }
 

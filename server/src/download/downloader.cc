@@ -1,8 +1,6 @@
 #include "download/downloader.h"
 
 #include <algorithm>
-#include <ctime>
-#include <deque>
 #include <optional>
 #include <regex>
 #include <set>
@@ -12,8 +10,10 @@
 #include "download/byte_throttle.h"
 #include "download/link_fetch.h"
 #include "store/bck.h"
+#include "util/bounded_queue.h"
 #include "util/clock.h"
 #include "util/log_ring.h"
+#include "util/go_time.h"
 #include "util/strings.h"
 
 namespace ais {
@@ -21,63 +21,6 @@ namespace {
 
 constexpr size_t kQueueMax = 1024;  // files listed ahead of the workers
 constexpr double kTimeoutFactor = 1.2;  // AIS reqTimeoutFactor: a timed-out attempt's successor waits longer
-
-// RFC 3339 with nanoseconds as Go's time.Time marshals; the zero time for 0.
-std::string GoTime(int64_t ns) {
-  if (ns == 0) return "0001-01-01T00:00:00Z";
-  std::time_t secs = static_cast<std::time_t>(ns / 1'000'000'000);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[64];
-  size_t n = std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
-  std::string out(buf, n);
-  char frac[16];
-  std::snprintf(frac, sizeof(frac), ".%09lld", static_cast<long long>(ns % 1'000'000'000));
-  std::string f = frac;
-  while (f.back() == '0') f.pop_back();
-  if (f != ".") out += f;
-  return out + "Z";
-}
-
-// Files from the job's lister to its workers; bounded. Close() ends it once drained; Stop() at once.
-class ItemQueue {
- public:
-  bool Push(DownloadItem item, uint64_t size) {
-    std::unique_lock lock(mu_);
-    room_.wait(lock, [&] { return q_.size() < kQueueMax || stopped_; });
-    if (stopped_) return false;
-    q_.emplace_back(std::move(item), size);
-    ready_.notify_one();
-    return true;
-  }
-  bool Pop(std::pair<DownloadItem, uint64_t>* out) {
-    std::unique_lock lock(mu_);
-    ready_.wait(lock, [&] { return !q_.empty() || closed_ || stopped_; });
-    if (stopped_ || q_.empty()) return false;
-    *out = std::move(q_.front());
-    q_.pop_front();
-    room_.notify_one();
-    return true;
-  }
-  void Close() {
-    std::lock_guard lock(mu_);
-    closed_ = true;
-    ready_.notify_all();
-  }
-  void Stop() {
-    std::lock_guard lock(mu_);
-    stopped_ = true;
-    ready_.notify_all();
-    room_.notify_all();
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable ready_, room_;
-  std::deque<std::pair<DownloadItem, uint64_t>> q_;  // guarded by mu_
-  bool closed_ = false;   // guarded by mu_
-  bool stopped_ = false;  // guarded by mu_
-};
 
 }  // namespace
 
@@ -113,8 +56,8 @@ struct Downloader::Job {
     return {{"id", id},
             {"xaction_id", xid},
             {"description", description},
-            {"started_time", GoTime(start_ns)},
-            {"finished_time", GoTime(finish_ns.load())},
+            {"started_time", GoTimeText(start_ns)},
+            {"finished_time", GoTimeText(finish_ns.load())},
             {"finished_cnt", finished_cnt.load()},
             {"scheduled_cnt", scheduled_cnt.load()},
             {"skipped_cnt", skipped_cnt.load()},
@@ -126,8 +69,8 @@ struct Downloader::Job {
   static nlohmann::json TaskJson(const Task& t, int64_t end_ns) {
     nlohmann::json j = {{"name", t.item.name}, {"downloaded", std::to_string(t.downloaded.load())}};
     if (int64_t total = t.total.load(); total != 0) j["total"] = std::to_string(total);
-    j["start_time"] = GoTime(t.start_ns);
-    j["end_time"] = GoTime(end_ns);
+    j["start_time"] = GoTimeText(t.start_ns);
+    j["end_time"] = GoTimeText(end_ns);
     return j;
   }
   void Finished(const std::shared_ptr<Task>& t, bool skipped) {
@@ -209,21 +152,20 @@ ais::Status Downloader::Run(JobControl& jc, const std::shared_ptr<Job>& job) {
                                                                   static_cast<int64_t>(store_.mountpaths().size()),
                                                               1, 64);
   if (req.type == DownloadType::kSingle) workers = 1;
-  ItemQueue queue;
+  BoundedQueue<std::pair<DownloadItem, uint64_t>> queue(kQueueMax);  // files from the lister to the workers
   std::vector<std::thread> threads;
   for (int64_t i = 0; i < workers; ++i) {
     threads.emplace_back([&] {
-      std::pair<DownloadItem, uint64_t> next;
-      while (queue.Pop(&next)) {
+      while (auto next = queue.Pop()) {
         if (jc.aborted()) break;
-        RunTask(jc, *job, next.first, next.second);
+        RunTask(jc, *job, next->first, next->second);
       }
     });
   }
   auto push = [&](DownloadItem item, uint64_t size) {
     if (jc.aborted()) return false;
     job->scheduled_cnt.fetch_add(1);
-    return queue.Push(std::move(item), size);
+    return queue.Push({std::move(item), size});
   };
   ais::Status listed;
   switch (req.type) {

@@ -1,13 +1,12 @@
 #include "etl/offline.h"
 
 #include <algorithm>
-#include <condition_variable>
-#include <deque>
 #include <mutex>
 #include <thread>
 
 #include "etl/transform.h"
 #include "store/bck.h"
+#include "util/bounded_queue.h"
 #include "util/file_segment.h"
 
 namespace ais::etl {
@@ -55,48 +54,6 @@ int HttpCodeOf(const Status& st) {
   }
 }
 
-// Names handed from the walk to the workers, at most `cap` waiting.
-class NameQueue {
- public:
-  explicit NameQueue(size_t cap) : cap_(cap) {}
-  // False once closed (a worker gave up the job).
-  bool Push(std::string name) {
-    std::unique_lock lock(mu_);
-    not_full_.wait(lock, [&] { return q_.size() < cap_ || closed_; });
-    if (closed_) return false;
-    q_.push_back(std::move(name));
-    not_empty_.notify_one();
-    return true;
-  }
-  std::optional<std::string> Pop() {
-    std::unique_lock lock(mu_);
-    not_empty_.wait(lock, [&] { return !q_.empty() || closed_ || done_; });
-    if (q_.empty() || closed_) return std::nullopt;
-    std::string n = std::move(q_.front());
-    q_.pop_front();
-    not_full_.notify_one();
-    return n;
-  }
-  void Finish() {  // no more names: workers drain what is queued
-    std::lock_guard lock(mu_);
-    done_ = true;
-    not_empty_.notify_all();
-  }
-  void Close() {  // stop now
-    std::lock_guard lock(mu_);
-    closed_ = true;
-    not_empty_.notify_all();
-    not_full_.notify_all();
-  }
-
- private:
-  const size_t cap_;
-  std::mutex mu_;
-  std::condition_variable not_full_, not_empty_;
-  std::deque<std::string> q_;  // guarded by mu_
-  bool done_ = false, closed_ = false;  // guarded by mu_
-};
-
 }  // namespace
 
 Result<EtlChain> ResolveChain(const EtlManager& m, const std::string& name, const std::vector<std::string>& pipeline) {
@@ -135,7 +92,7 @@ Status RunOfflineTransform(Store& store, JobControl& jc, EtlManager& m, const Of
   const size_t workers = args.num_workers < 0    ? 1
                          : args.num_workers == 0 ? kAutoWorkers
                                                  : std::min<size_t>(static_cast<size_t>(args.num_workers), kMaxWorkers);
-  NameQueue queue(workers * kQueuePerWorker);
+  BoundedQueue<std::string> queue(workers * kQueuePerWorker);  // names from the walk to the workers
   std::mutex mu;
   Status failure;  // the first error that ends the job (guarded by mu)
   auto one = [&](const std::string& name) {
@@ -160,7 +117,7 @@ Status RunOfflineTransform(Store& store, JobControl& jc, EtlManager& m, const Of
     if (missing || args.continue_on_err) return;
     std::lock_guard lock(mu);
     if (failure.ok()) failure = st;
-    queue.Close();
+    queue.Stop();
   };
   std::vector<std::thread> pool;
   for (size_t i = 0; i < workers; ++i) {
@@ -177,7 +134,7 @@ Status RunOfflineTransform(Store& store, JobControl& jc, EtlManager& m, const Of
     return !failure.ok();
   };
   auto push = [&](const std::string& name) {
-    (void)queue.Push(name);  // refused once closed: `stop` then ends the walk
+    (void)queue.Push(name);  // refused once stopped: `stop` then ends the walk
     return Status::OK();
   };
   Status walked;
@@ -187,8 +144,8 @@ Status RunOfflineTransform(Store& store, JobControl& jc, EtlManager& m, const Of
     ObjectWalk walk{.prefix = args.prefix, .after = {}, .headers = false, .stop = stop};
     walked = store.ForEachObject(args.src, walk, [&](const WalkedObject& obj) { return push(obj.name()); });
   }
-  queue.Finish();
-  if (jc.aborted()) queue.Close();
+  queue.Close();
+  if (jc.aborted()) queue.Stop();
   for (auto& t : pool) t.join();
   std::lock_guard lock(mu);
   if (!failure.ok()) return failure;

@@ -17,28 +17,12 @@
 #include "util/clock.h"
 #include "util/json_fields.h"
 #include "util/json_text.h"
+#include "util/go_time.h"
 #include "util/log_ring.h"
 #include "util/strings.h"
 
 namespace ais {
 namespace {
-
-// RFC3339Nano as Go prints it; zero time is "0001-01-01T00:00:00Z".
-std::string Rfc3339(int64_t ns) {
-  if (ns == 0) return "0001-01-01T00:00:00Z";
-  std::time_t secs = static_cast<std::time_t>(ns / 1000000000);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[64];
-  size_t n = std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
-  std::string out(buf, n);
-  char frac[16];
-  std::snprintf(frac, sizeof(frac), ".%09lld", static_cast<long long>(ns % 1000000000));
-  std::string f = frac;
-  while (f.back() == '0') f.pop_back();
-  if (f != ".") out += f;
-  return out + "Z";
-}
 
 // A job's bucket (a store key: "b", or "aws/b" for s3://b) as cmn.Bck; "" (none) is the empty
 // cmn.Bck, provider "" too, which the CLI shows as "-" (any other is a bucket to it).
@@ -64,8 +48,8 @@ nlohmann::json SnapJson(const JobSnapshot& j) {
   bool idle = !j.running() || (j.idle && jk != nullptr && jk->idles);
   const bool from_to = !j.dst_bucket.empty();
   nlohmann::json snap = {{"ext", nullptr},
-                         {"start-time", Rfc3339(j.start_ns)},
-                         {"end-time", Rfc3339(j.end_ns)},
+                         {"start-time", GoTimeText(j.start_ns)},
+                         {"end-time", GoTimeText(j.end_ns)},
                          {"bck", BucketJson(j.bucket)},
                          // Only a job from one bucket to another has these (xact.Snap), and
                          // the CLI shows its SRC/DST columns by them.

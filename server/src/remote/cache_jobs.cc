@@ -1,7 +1,5 @@
 #include "remote/cache_jobs.h"
 
-#include <condition_variable>
-#include <deque>
 #include <functional>
 #include <mutex>
 #include <set>
@@ -9,6 +7,7 @@
 #include <vector>
 
 #include "store/bck.h"
+#include "util/bounded_queue.h"
 
 namespace ais {
 namespace {
@@ -16,53 +15,6 @@ namespace {
 constexpr size_t kQueueMax = 1024;
 constexpr int64_t kAutoWorkers = 4;
 constexpr int64_t kMaxWorkers = 32;
-
-// Names (with their listed sizes) from the enumerating thread to the fetching ones; Close() ends
-// it, Fail() stops it.
-class NameQueue {
- public:
-  bool Push(std::string name, uint64_t size) {
-    std::unique_lock lock(mu_);
-    room_.wait(lock, [&] { return q_.size() < kQueueMax || stopped_; });
-    if (stopped_) return false;
-    q_.emplace_back(std::move(name), size);
-    ready_.notify_one();
-    return true;
-  }
-  bool Pop(std::pair<std::string, uint64_t>* out) {
-    std::unique_lock lock(mu_);
-    ready_.wait(lock, [&] { return !q_.empty() || closed_ || stopped_; });
-    if (stopped_ || q_.empty()) return false;
-    *out = std::move(q_.front());
-    q_.pop_front();
-    room_.notify_one();
-    return true;
-  }
-  void Close() {
-    std::lock_guard lock(mu_);
-    closed_ = true;
-    ready_.notify_all();
-  }
-  // The first failure stops everyone (an OK status: stop without an error, an abort).
-  void Fail(Status st) {
-    std::lock_guard lock(mu_);
-    if (first_error_.ok()) first_error_ = std::move(st);
-    stopped_ = true;
-    ready_.notify_all();
-    room_.notify_all();
-  }
-  Status first_error() {
-    std::lock_guard lock(mu_);
-    return first_error_;
-  }
- private:
-  std::mutex mu_;
-  std::condition_variable ready_, room_;
-  std::deque<std::pair<std::string, uint64_t>> q_;  // names and listed sizes (0: unknown); guarded by mu_
-  bool closed_ = false;        // guarded by mu_
-  bool stopped_ = false;       // guarded by mu_
-  Status first_error_;         // guarded by mu_
-};
 
 using Push = std::function<bool(const std::string& name, uint64_t size)>;
 
@@ -72,32 +24,42 @@ using Push = std::function<bool(const std::string& name, uint64_t size)>;
 Status RunConcurrently(JobControl& jc, int64_t num_workers, bool continue_on_err,
                        const std::function<Status(const std::string&, uint64_t)>& fn,
                        const std::function<Status(const Push&)>& enumerate) {
-  NameQueue queue;
+  BoundedQueue<std::pair<std::string, uint64_t>> queue(kQueueMax);  // names, listed sizes (0: unknown)
+  std::mutex mu;
+  Status first_error;  // guarded by mu
+  // The first failure stops everyone (an OK status: stop without an error, an abort).
+  auto fail = [&](Status st) {
+    {
+      std::lock_guard lock(mu);
+      if (first_error.ok()) first_error = std::move(st);
+    }
+    queue.Stop();
+  };
   int64_t n = num_workers < 0 ? 1 : num_workers == 0 ? kAutoWorkers : std::min(num_workers, kMaxWorkers);
   std::vector<std::thread> workers;
   for (int64_t i = 0; i < n; ++i) {
     workers.emplace_back([&] {
-      std::pair<std::string, uint64_t> item;
-      while (queue.Pop(&item)) {
+      while (auto item = queue.Pop()) {
         if (jc.aborted()) {
-          queue.Fail(Status::OK());  // wakes an enumerator waiting for room
+          fail(Status::OK());  // wakes an enumerator waiting for room
           break;
         }
-        Status st = fn(item.first, item.second);
+        Status st = fn(item->first, item->second);
         if (st.ok()) continue;
         if (continue_on_err) {
           jc.AddError(st.message());
           continue;
         }
-        queue.Fail(st);
+        fail(st);
       }
     });
   }
-  Push push = [&](const std::string& name, uint64_t size) { return !jc.aborted() && queue.Push(name, size); };
-  if (Status enumerated = enumerate(push); !enumerated.ok()) queue.Fail(enumerated);
+  Push push = [&](const std::string& name, uint64_t size) { return !jc.aborted() && queue.Push({name, size}); };
+  if (Status enumerated = enumerate(push); !enumerated.ok()) fail(enumerated);
   queue.Close();
   for (auto& w : workers) w.join();
-  return queue.first_error();
+  std::lock_guard lock(mu);
+  return first_error;
 }
 
 // Pushes every object of the remote bucket under `prefix`, page by page, with its size.
