@@ -3,16 +3,15 @@ does in a pod, for a server that starts each transformer as `python -m aistore.e
 
 It decodes the `ETLServer` subclass the SDK sent (`Etl.init_class`), installs its pip
 dependencies into a cached virtual environment, and serves it on the address the server gave,
-with the server kind's own web stack, in `NUM_WORKERS` processes: `HTTPMultiThreadedServer` in
-this process and copies of it, `FastAPIServer` under uvicorn (gunicorn) and `FlaskServer` under
-gunicorn.
+with the server kind's own web stack: `HTTPMultiThreadedServer` in this process, `FastAPIServer`
+under uvicorn and `FlaskServer` under gunicorn with `NUM_WORKERS` worker processes each.
 
 Environment (the interface with the server that starts it; cwd is a per-ETL work directory):
     ETL_CLASS_PAYLOAD   base64 of `cloudpickle.dumps(cls)` (required)
     PACKAGES            comma-separated pip requirements, installed into a virtual environment
                         under AIS_ETL_ENVS_DIR (one per distinct list, built once, reused)
     OS_PACKAGES         comma-separated Debian packages, checked, never installed
-    NUM_WORKERS         processes serving the class (default min(4, CPUs))
+    NUM_WORKERS         worker processes of uvicorn and gunicorn (default min(4, CPUs))
     AIS_ETL_HOST        address to listen on (default 127.0.0.1)
     AIS_ETL_PORT        port to listen on (default 8000)
     AIS_ETL_RUNTIME     the Python `major.minor` the class was serialized with (may be empty)
@@ -411,11 +410,7 @@ def _serve(server: ETLServer, host: str, port: int, workers: int) -> int:
             server.bind()
         except OSError as err:
             raise _Failure(f"cannot listen on {host}:{port}: {err}") from err
-        how = "a thread per connection"
-        if workers > 1:
-            how = f"{workers} processes with a thread per connection each"
-        _announce(name, f"HTTPMultiThreadedServer, {how}", host, port)
-        _fork_serving_processes(workers - 1)
+        _announce(name, "HTTPMultiThreadedServer, a thread per connection", host, port)
         server.start()
         return 0
     _check_listen(host, port)
@@ -456,23 +451,6 @@ def _serve(server: ETLServer, host: str, port: int, workers: int) -> int:
     _announce(name, "its own start()", host, port)
     server.start()
     return 0
-
-
-def _fork_serving_processes(count: int) -> None:
-    """Fork `count` copies of this process, each to serve on the listening socket it inherits
-    (the kernel hands each connection to one of them), as uvicorn's and gunicorn's workers serve
-    the other kinds: one Python process takes one core. Returns in the parent and in each copy.
-    A copy dies with the parent (SIGTERM), and exits at once if the parent is already gone."""
-    parent = os.getpid()
-    for _ in range(count):
-        sys.stdout.flush()
-        sys.stderr.flush()
-        if os.fork() == 0:
-            if sys.platform.startswith("linux"):
-                ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
-            if os.getppid() != parent:
-                os._exit(1)
-            return
 
 
 def _exec_gunicorn(

@@ -235,8 +235,7 @@ def _listening_addresses(port: int) -> set[str]:
 
 # How each kind of server is run: (base class, NUM_WORKERS, hide gunicorn, startup line part).
 _KINDS = {
-    "http-1": (HTTPMultiThreadedServer, "1", False, "HTTPMultiThreadedServer, a thread per"),
-    "http": (HTTPMultiThreadedServer, "2", False, "HTTPMultiThreadedServer, 2 processes with"),
+    "http": (HTTPMultiThreadedServer, "2", False, "HTTPMultiThreadedServer, a thread per"),
     "fastapi-1": (FastAPIServer, "1", False, "uvicorn in this process"),
     "fastapi-2": (FastAPIServer, "2", False, "gunicorn with 2 uvicorn workers"),
     "flask-gunicorn": (FlaskServer, "2", False, "gunicorn with 2 worker processes"),
@@ -300,7 +299,6 @@ def test_serves_each_kind(
     ("kind", "victim"),
     [
         ("http", "server"),
-        ("http", "runtime"),  # the process the others were forked from
         ("fastapi-2", "server"),
         ("flask-gunicorn", "server"),
         ("fastapi-2", "runtime"),  # the workers' own parent, gunicorn's master
@@ -329,7 +327,7 @@ def test_dies_with_its_parent(kind: str, victim: str, target: _Target, tmp_path:
         rt = _Runtime(_Orphan(pid), int(env["AIS_ETL_PORT"]), log)  # type: ignore[arg-type]
         rt.wait_ready()
         deadline = time.monotonic() + _START_TIMEOUT_S
-        expected = int(workers) - 1 if kind == "http" else int(workers)  # http: forked copies
+        expected = 0 if kind == "http" else int(workers)
         while len(tree := _descendants(pid)) < expected:
             assert time.monotonic() < deadline, rt.output()
             time.sleep(0.05)
@@ -339,32 +337,6 @@ def test_dies_with_its_parent(kind: str, victim: str, target: _Target, tmp_path:
         for p in [server.pid, pid, *tree]:
             _kill(p)
         server.wait()
-
-
-def _pid_server() -> type[ETLServer]:
-    class PidOf(HTTPMultiThreadedServer):
-        def transform(self, data: bytes, path: str, etl_args: str) -> bytes:
-            return str(os.getpid()).encode()
-
-    return PidOf
-
-
-def test_threaded_server_serves_from_every_process(
-    tmp_path: Path, runtimes: list[_Runtime]
-) -> None:
-    env = _env(serialize_class(_pid_server()), NUM_WORKERS="3")
-    rt = _start(env, tmp_path)
-    runtimes.append(rt)
-    rt.wait_ready()
-    pids: set[int] = set()
-    deadline = time.monotonic() + 30
-    while len(pids) < 3:  # each request on a new connection, which one process accepts
-        assert time.monotonic() < deadline, (pids, rt.output())
-        r = requests.put(f"{rt.url}/b/o", data=b"x", timeout=5, headers={"Connection": "close"})
-        assert r.status_code == 200, r.text
-        pids.add(int(r.content))
-    assert pids == {rt.proc.pid, *_descendants(rt.proc.pid)}
-    assert rt.stop() == 0, rt.output()  # (and the copies are gone)
 
 
 # The server stand-in: starts the runtime, prints its pid, waits (to be SIGKILLed).
