@@ -39,25 +39,13 @@ Task<Result<std::string>> ResolveBucket(ServerContext& ctx, Exchange& ex, const 
   auto provider = NormalizeProvider(ex.query("provider").value_or(""));
   if (!provider.ok()) co_return provider.status();
   if (Status st = CheckNamespace(ex); !st.ok()) co_return st;
-  if (Status st = ValidateBucketName(name); !st.ok()) co_return st;
-  if (*provider == kProviderAis) co_return name;
-  if (*provider != kProviderAws) {
-    co_return Status::NotSupported("provider \"" + *provider + "\" is not served by this server (only ais and aws)");
-  }
-  std::string key = BucketKey(*provider, name);
-  if (ctx.store.buckets().Get(key)) co_return key;
-  if (!ctx.remote.aws_enabled()) co_return Status::NotFound("AWS backend is missing in the cluster configuration");
   auto presence = ParseUint(ex.query("presence").value_or(""));
-  if (presence && *presence >= 2 && *presence <= 4) {
-    co_return BucketRegistry::NotFound(key);  // "present" asks about the BMD only
-  }
-  std::function<Status()> add = [&tier = ctx.remote, key] { return tier.AddBucket(key); };
-  Status st = co_await OffloadStatus(ctx.remote.pool(), std::move(add));
-  if (!st.ok()) co_return st;
-  co_return key;
+  const bool bmd_only = presence && *presence >= 2 && *presence <= 4;  // "present" asks about the BMD only
+  co_return co_await ResolveBucketOf(ctx, *provider, name, !bmd_only);
 }
 
-Task<Result<std::string>> ResolveBucketOf(ServerContext& ctx, std::string_view provider_name, const std::string& name) {
+Task<Result<std::string>> ResolveBucketOf(ServerContext& ctx, std::string_view provider_name, const std::string& name,
+                                          bool add_remote) {
   auto provider = NormalizeProvider(provider_name);
   if (!provider.ok()) co_return provider.status();
   if (Status st = ValidateBucketName(name); !st.ok()) co_return st;
@@ -68,6 +56,7 @@ Task<Result<std::string>> ResolveBucketOf(ServerContext& ctx, std::string_view p
   std::string key = BucketKey(*provider, name);
   if (ctx.store.buckets().Get(key)) co_return key;
   if (!ctx.remote.aws_enabled()) co_return Status::NotFound("AWS backend is missing in the cluster configuration");
+  if (!add_remote) co_return BucketRegistry::NotFound(key);
   std::function<Status()> add = [&tier = ctx.remote, key] { return tier.AddBucket(key); };
   Status st = co_await OffloadStatus(ctx.remote.pool(), std::move(add));
   if (!st.ok()) co_return st;

@@ -18,8 +18,9 @@ namespace ais {
 // only) answers 404 for a remote bucket not yet added, without asking the backend.
 Task<Result<std::string>> ResolveBucket(ServerContext& ctx, Exchange& ex, const std::string& name);
 // The same for a bucket a request body names by provider ("" = ais) and name, in the global
-// namespace (a download's `bucket`).
-Task<Result<std::string>> ResolveBucketOf(ServerContext& ctx, std::string_view provider, const std::string& name);
+// namespace (a download's `bucket`); !add_remote: a remote bucket not yet added is a 404.
+Task<Result<std::string>> ResolveBucketOf(ServerContext& ctx, std::string_view provider, const std::string& name,
+                                          bool add_remote = true);
 
 // Before a GET (or a copy) of a remote bucket's object: fetches it unless cached; with
 // `latest-ver=true` or the bucket's versioning.validate_warm_get/synchronize, checks a cached
