@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from aistore._internal.extras import require_extra
 from aistore._internal.progress import ProgressBar
 from aistore.sdk.bucket import Bucket
 from aistore.sdk.errors import DownloadError, Timeout
@@ -169,6 +170,77 @@ class Download:
         longer has. Objects already cached and unchanged are skipped."""
         fields = {"prefix": prefix, "suffix": suffix, "synchronize": sync}
         return self._start(bucket, "backend", fields, options)
+
+    def start_hf(
+        self,
+        bucket: Bucket,
+        repo_id: str,
+        *,
+        repo_type: str = "model",
+        filename: str | None = None,
+        revision: str = "main",
+        prefix: str = "",
+        parquet: bool = True,
+        token: str | bool | None = None,
+        endpoint: str | None = None,
+        **options: Any,
+    ) -> str:
+        """Download a HuggingFace repository, or one file of it, into `bucket`: one job, whose
+        files the cluster fetches (the Hub's listing is read here, with ``huggingface_hub``).
+
+        Beyond the official SDK, which has no download API; the CLI's
+        ``ais download --hf-model/--hf-dataset`` sends the same jobs, but only ever to
+        ``https://huggingface.co``. This call honours ``HF_ENDPOINT`` and ``HF_TOKEN`` (and a
+        token saved by ``hf auth login``) as ``huggingface_hub`` does, so it works against any
+        Hub-compatible endpoint.
+
+        Args:
+            bucket: where the files land (created by the job if missing).
+            repo_id: the repository, e.g. ``"org/name"``.
+            repo_type: ``"model"`` or ``"dataset"``.
+            filename: one file of the repository (a ``single`` job), else every file.
+            revision: a branch, tag or commit. A whole repository is fetched at the commit the
+                revision points to when the listing is read, so the files are one snapshot.
+            prefix: put before every object name (e.g. ``"squad/"``).
+            parquet: for a whole dataset: its Parquet conversion (``<split>/<i>.parquet`` or
+                ``<config>/<split>/<i>.parquet``, as the CLI names them), or with False its
+                repository's own files.
+            token: a token for gated or private repositories; None: ``huggingface_hub``'s
+                (``HF_TOKEN``, else a saved login); False: none. Sent to the cluster as the
+                job's ``Authorization`` header, kept in memory with the job.
+            endpoint: the Hub; None: ``HF_ENDPOINT``, else ``https://huggingface.co``.
+            options: as for the other `start_*` calls (``description``, ``timeout``,
+                ``connections``, ``bytes_per_hour``; ``headers`` are added to the token's).
+
+        Returns:
+            The job's id (also in `job_id`).
+
+        Raises:
+            ImportError: ``huggingface_hub`` is not installed (the ``hf`` extra).
+            huggingface_hub.errors.HfHubHTTPError: the Hub refused the listing (e.g.
+                ``GatedRepoError`` without a token, ``RepositoryNotFoundError``).
+            ValueError: a bad `repo_type`, or a dataset with no Parquet conversion.
+        """
+        require_extra("hf", "huggingface_hub", what="Download.start_hf")
+        from aistore.sdk.hf_listing import hf_job  # noqa: PLC0415 (the extra's import, on use)
+
+        kind, fields, headers = hf_job(
+            repo_id,
+            repo_type=repo_type,
+            filename=filename,
+            revision=revision,
+            prefix=prefix,
+            parquet=parquet,
+            token=token,
+            endpoint=endpoint,
+        )
+        if options.get("headers"):
+            headers = {**headers, **options["headers"]}
+        if headers:
+            options = {**options, "headers": headers}
+        if "description" not in options:
+            options = {**options, "description": f"huggingface {repo_type} {repo_id}"}
+        return self._start(bucket, kind, fields, options)
 
     def _start(
         self, bucket: Bucket, kind: str, fields: Mapping[str, Any], options: Mapping[str, Any]

@@ -101,7 +101,7 @@ class FileServer:
                 return None
             size, name = int(parts[1]), "/".join(parts[2:])
             if kind == "files":
-                return self._reply_file(h, name, size, head=head)
+                return reply_file(h, name, size, head=head)
             data = file_bytes(name, size)
             if kind == "flaky":
                 if count == 1 and not head:
@@ -152,29 +152,39 @@ class FileServer:
         if not head:
             h.wfile.write(body)
 
-    @staticmethod
-    def _reply_file(h: BaseHTTPRequestHandler, name: str, size: int, *, head: bool) -> None:
-        """The file, or the byte range asked for, written a block at a time."""
-        block = _block(name, size)
-        a, b, status = 0, size - 1, 200
-        rng = h.headers.get("Range", "")
-        if rng.startswith("bytes="):
-            first, _, last = rng[6:].partition("-")
-            a = int(first)
-            b = min(int(last), size - 1) if last else size - 1
-            status = 206
-        h.send_response(status)
-        if status == 206:
-            h.send_header("Content-Range", f"bytes {a}-{b}/{size}")
-        h.send_header("Content-Length", str(b - a + 1))
-        h.send_header("Accept-Ranges", "bytes")
-        h.end_headers()
-        if head or size == 0:
-            return
-        view = memoryview(block)
-        pos = a
-        while pos <= b:
-            off = pos % _BLOCK
-            n = min(_BLOCK - off, b + 1 - pos)
-            h.wfile.write(view[off : off + n])
-            pos += n
+
+def reply_file(
+    h: BaseHTTPRequestHandler,
+    name: str,
+    size: int,
+    *,
+    head: bool,
+    headers: dict[str, str] | None = None,
+) -> None:
+    """Replies with file_bytes(name, size), or the byte range asked for (206), a block at a time
+    (never the whole file in memory), with `headers` added."""
+    block = _block(name, size)
+    a, b, status = 0, size - 1, 200
+    rng = h.headers.get("Range", "")
+    if rng.startswith("bytes="):
+        first, _, last = rng[6:].partition("-")
+        a = int(first)
+        b = min(int(last), size - 1) if last else size - 1
+        status = 206
+    h.send_response(status)
+    if status == 206:
+        h.send_header("Content-Range", f"bytes {a}-{b}/{size}")
+    h.send_header("Content-Length", str(b - a + 1))
+    h.send_header("Accept-Ranges", "bytes")
+    for k, v in (headers or {}).items():
+        h.send_header(k, v)
+    h.end_headers()
+    if head or size == 0:
+        return
+    view = memoryview(block)
+    pos = a
+    while pos <= b:
+        off = pos % _BLOCK
+        n = min(_BLOCK - off, b + 1 - pos)
+        h.wfile.write(view[off : off + n])
+        pos += n
