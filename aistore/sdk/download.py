@@ -128,7 +128,9 @@ class Download:
     Every `start_*` takes the options AIS's downloader has: `description`; `timeout` per file
     (seconds, or a Go duration such as "5m"; the cluster's default is an hour); `connections`,
     files fetched at once (0: the cluster's default); `bytes_per_hour` (0: no limit); and
-    `headers` sent with every GET (e.g. ``{"Authorization": "Bearer ..."}``).
+    `headers` sent with every GET (e.g. ``{"Authorization": "Bearer ..."}``); `etl_name` (and
+    `etl_args`): each file goes through that running ETL (hpush or ws) and the object is its
+    output.
 
     Example:
         >>> dl = client.download()  # doctest: +SKIP
@@ -251,6 +253,8 @@ class Download:
             "connections",
             "bytes_per_hour",
             "headers",
+            "etl_name",
+            "etl_args",
         }
         if unknown:
             raise TypeError(f"unknown download option(s): {', '.join(sorted(unknown))}")
@@ -265,6 +269,9 @@ class Download:
             },
             **fields,
         }
+        for key in ("etl_name", "etl_args"):
+            if options.get(key):
+                body[key] = str(options[key])
         headers = options.get("headers")
         if headers:
             body["headers"] = {

@@ -157,9 +157,10 @@ int Serve(ais::ServerOptions& opts) {
   // Declared after ctx (its feature bits) and before the server: destroyed, its jobs aborted and
   // joined, once no request can reach it.
   ais::Downloader downloads(**store, jobs, remote,
-                            {.allow_loopback = opts.download_allow_loopback, .allow_private = [&ctx] {
-                               return (ctx.features.load() & ais::kFeatDloadAllowPrivateEgress) != 0;
-                             }});
+                            {.allow_loopback = opts.download_allow_loopback,
+                             .allow_private =
+                                 [&ctx] { return (ctx.features.load() & ais::kFeatDloadAllowPrivateEgress) != 0; },
+                             .etl = &etl});
   ctx.download = &downloads;
   if (opts.s3_via_root) ctx.features.store(ais::kFeatS3ApiViaRoot);
   if (!opts.s3_credentials.empty()) {
@@ -192,8 +193,8 @@ int Serve(ais::ServerOptions& opts) {
   // Work offloaded to worker threads posts its result back to the server's I/O contexts: it
   // ends before `server` (and the contexts) go. A key fetch in flight is cut short first.
   (*authorizer)->Shutdown();
+  downloads.Shutdown();  // before the ETLs, the cache tier's pool and the header snapshots: jobs use them
   etl.Shutdown();  // no transformer outlives the server
-  downloads.Shutdown();  // before the cache tier's pool and the header snapshots: jobs write objects
   remote.pool().Shutdown();
   batch.Shutdown();  // batch threads use the store: stop them before it goes
   if (ais::Status st = (*store)->SaveHeaderSnapshots(); !st.ok()) {

@@ -409,9 +409,24 @@ def test_limits_bytes_per_hour(ep: str, files: FileServer) -> None:
             "sync",
         ),
         (
-            {"type": "single", "bucket": {"name": "b"}, "link": "http://h/x", "etl_name": "e"},
+            {
+                "type": "single",
+                "bucket": {"name": "b"},
+                "link": "http://h/x",
+                "etl_name": "nope-etl",
+            },
+            404,
+            "nope-etl",
+        ),
+        (
+            {
+                "type": "single",
+                "bucket": {"name": "b"},
+                "from_remote": True,
+                "etl_name": "nope-etl",
+            },
             501,
-            "ETL",
+            "through an ETL",
         ),
         ({"type": "backend", "bucket": {"name": "b"}}, 400, "requires a remote bucket"),
         (

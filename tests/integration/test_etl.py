@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 import requests
+from _http_files import FileServer, file_bytes
 from _util import content_for, wait_job
 
 from aistore.sdk.bucket import Bucket
@@ -71,7 +72,7 @@ def init(etl: Etl, cls: type[ETLServer], comm: str = "hpush", **kw: str) -> type
 
 @pytest.fixture(scope="module")
 def srv() -> Iterator[LocalServer]:
-    with LocalServer(num_mountpaths=2) as s:
+    with LocalServer(num_mountpaths=2, download_allow_loopback=True) as s:
         client = s.client()
         for name, (base, comm) in KINDS.items():
             init(client.etl(name), _md5_class(base), comm)
@@ -115,6 +116,13 @@ def _alive(pid: int) -> bool:
         return False
     stat = Path(f"/proc/{pid}/stat")
     return stat.exists() and stat.read_text().rsplit(")", 1)[1].split()[0] != "Z"
+
+
+@pytest.fixture(scope="module")
+def files() -> Iterator[FileServer]:
+    fs = FileServer()
+    yield fs
+    fs.stop()
 
 
 # ---- init, list, view -------------------------------------------------------------------------
@@ -592,7 +600,7 @@ def test_dataloader_epoch_through_an_etl(client: Client, src: Bucket) -> None:
         assert seen == expected, type(dataset).__name__
 
 
-def test_websocket_etl(client: Client, srv: LocalServer, src: Bucket) -> None:
+def test_websocket_etl(client: Client, srv: LocalServer, src: Bucket, files: FileServer) -> None:
     """comm type ws://: each object as a control message and its bytes over a kept WebSocket."""
     etl = client.etl("md5-ws")
     init(etl, _md5_class(FastAPIServer), "ws")
@@ -624,6 +632,54 @@ def test_websocket_etl(client: Client, srv: LocalServer, src: Bucket) -> None:
         assert src.object("w/2").get_reader(etl=ETLConfig("md5-ws")).read_all() == md5_of(
             data["w/2"]
         )
+        # A download through it.
+        dl = client.download()
+        dl.start_single(
+            src, f"{files.url}/files/70000/ws-dl", object_name="ws-dl", etl_name="md5-ws"
+        )
+        dl.wait(timeout=60, progress=False)
+        assert src.object("ws-dl").get_reader().read_all() == md5_of(file_bytes("ws-dl", 70000))
     finally:
         etl.delete()
         failing.delete()
+
+
+def test_download_through_an_etl(
+    client: Client, srv: LocalServer, src: Bucket, files: FileServer
+) -> None:
+    """Download and transform in one job: each file's bytes go to the transformer (hpush), the
+    object is its output; the object's metadata still says where the file came from."""
+    sizes = {"d/a.bin": 1, "d/b.bin": 300_000, "d/c.bin": 3 << 20}
+    links = {name: f"{files.url}/files/{size}/{name}" for name, size in sizes.items()}
+    dl = client.download()
+    dl.start_multi(src, links, etl_name="md5-fastapi", etl_args="dl")
+    st = dl.wait(timeout=120, progress=False)
+    assert st.finished_cnt == 3 and st.error_cnt == 0
+    for name, size in sizes.items():
+        assert src.object(name).get_reader().read_all() == md5_of(file_bytes(name, size), "dl")
+    head = requests.head(f"{srv.endpoint}/v1/objects/{src.name}/d/b.bin", timeout=30)
+    assert "source=web" in head.headers.get("Ais-Custom-Md", "")
+
+    # Started again: nothing is skipped (the objects are outputs, not the files).
+    again = client.download()
+    again.start_multi(src, links, etl_name="md5-fastapi")
+    assert again.wait(timeout=120, progress=False).skipped_cnt == 0
+    assert src.object("d/a.bin").get_reader().read_all() == md5_of(file_bytes("d/a.bin", 1))
+
+    # A file that fails (404) fails alone and leaves nothing.
+    bad = client.download()
+    bad.start_multi(
+        src, {"d/x": f"{files.url}/missing/x", "d/y": links["d/a.bin"]}, etl_name="md5-stdlib"
+    )
+    st = bad.wait(timeout=60, progress=False, raise_on_error=False)
+    assert st.error_cnt == 1 and st.finished_cnt == 1
+    assert "d/x" not in {e.name for e in src.list_all_objects(prefix="d/")}
+
+    body = {"type": "single", "bucket": {"name": src.name}, "link": links["d/a.bin"]}
+    ep = srv.endpoint
+    r = requests.post(f"{ep}/v1/download", json={**body, "etl_name": "md5-flask"}, timeout=30)
+    assert r.status_code == 501 and "hpull" in r.text
+    r = requests.post(f"{ep}/v1/download", json={**body, "etl_name": "no-such-etl"}, timeout=30)
+    assert r.status_code == 404 and "no-such-etl" in r.text
+    r = requests.post(f"{ep}/v1/download", json={**body, "etl_args": "x"}, timeout=30)
+    assert r.status_code == 400 and "etl_args" in r.text

@@ -143,14 +143,14 @@ Result<std::string> ObjectNameOfLink(std::string_view link) {
 Result<DownloadRequest> ParseDownloadRequest(const nlohmann::json& body) {
   if (!body.is_object()) return Status::InvalidArgument("download request: expecting a JSON object");
   DownloadRequest req;
-  std::string type, timeout, progress, etl_name, etl_args, link, object_name, tmpl;
+  std::string type, timeout, progress, link, object_name, tmpl;
   std::string ns_uuid, ns_name;
   const nlohmann::json* headers = nullptr;
   const nlohmann::json* objects = nullptr;
   JsonFields f(body, "");
   f.Str("type", &type).Str("description", &req.description).Str("timeout", &timeout)
       .Str("progress_interval", &progress).Raw("headers", &headers)
-      .Str("etl_name", &etl_name).Str("etl_args", &etl_args)
+      .Str("etl_name", &req.etl_name).Str("etl_args", &req.etl_args)
       .Object("bucket", [&](JsonFields& b) {
         b.Str("name", &req.bucket).Str("provider", &req.provider).Object("namespace", [&](JsonFields& n) {
           n.Str("uuid", &ns_uuid).Str("name", &ns_name);
@@ -185,8 +185,12 @@ Result<DownloadRequest> ParseDownloadRequest(const nlohmann::json& body) {
   if (!ns_uuid.empty() || !ns_name.empty()) {
     return Status::NotSupported("bucket.namespace: only the global namespace is served here");
   }
-  if (!etl_name.empty() || !etl_args.empty()) {
-    return Status::NotSupported("download through an ETL (etl_name, etl_args) is not supported by this server");
+  if (req.etl_name.empty() && !req.etl_args.empty()) {
+    return Status::InvalidArgument("'etl_args' without 'etl_name'");
+  }
+  if (!req.etl_name.empty() && (req.type == DownloadType::kBackend || req.from_remote)) {
+    return Status::NotSupported("a download from a remote bucket through an ETL (etl_name) is not supported: "
+                                "transform the bucket (etl-bck) instead");
   }
   if (!timeout.empty()) {
     auto d = ParseGoDuration(timeout);

@@ -1,8 +1,9 @@
 // DownloadRequest: the body of POST /v1/download (AIS dload.Body: a `type` and the dload.Base
 // fields, then the type's own), decoded and checked; AdminRequest: the body of GET and DELETE
 // /v1/download (dload.AdminBody). Field names, defaults and error texts as AIS ext/dload/api.go
-// (spec backends-and-downloads §7). Every field AIS defines is either served or refused: an ETL
-// (`etl_name`) is kNotSupported, never ignored; a key AIS does not define is kInvalidArgument.
+// (spec backends-and-downloads §7). Every field AIS defines is either served or refused, never
+// ignored (a `backend` job through an ETL is kNotSupported); a key AIS does not define is
+// kInvalidArgument.
 #pragma once
 
 #include <chrono>
@@ -46,6 +47,8 @@ struct DownloadRequest {
   std::string prefix, suffix;  // backend: which remote objects
   bool sync = false;           // backend `synchronize`: also drop local objects the remote lacks
   bool from_remote = false;    // single: `from_remote`
+  std::string etl_name;  // "": none; else each file goes through this ETL (etl_args its argument)
+  std::string etl_args;
 
   // The number of files, or -1 when unknown before listing (backend).
   int64_t Total() const;
@@ -54,7 +57,7 @@ struct DownloadRequest {
 };
 
 // Decodes a POST /v1/download body. kInvalidArgument naming the field or the rule (AIS's words),
-// kNotSupported for download through an ETL.
+// kNotSupported for what is not served (a backend job through an ETL).
 Result<DownloadRequest> ParseDownloadRequest(const nlohmann::json& body);
 
 struct AdminRequest {

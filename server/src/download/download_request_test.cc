@@ -93,9 +93,18 @@ TEST(DownloadRequestTest, RefusedAsAisWordsThem) {
             std::string::npos);
   EXPECT_NE(Error(R"({"type":"single","bucket":{"name":"b"},"link":"http://h/x","headers":{"A":"v"}})").find("headers"),
             std::string::npos);
-  auto etl = Parse(R"({"type":"single","bucket":{"name":"b"},"link":"http://h/x","etl_name":"md5"})");
-  ASSERT_FALSE(etl.ok());
-  EXPECT_EQ(etl.status().code(), Status::Code::kNotSupported);
+  auto backend_etl = Parse(R"({"type":"backend","bucket":{"name":"b","provider":"aws"},"etl_name":"md5"})");
+  ASSERT_FALSE(backend_etl.ok());
+  EXPECT_EQ(backend_etl.status().code(), Status::Code::kNotSupported);
+  EXPECT_NE(Error(R"({"type":"single","bucket":{"name":"b"},"link":"http://h/x","etl_args":"a"})").find("etl_args"),
+            std::string::npos);
+}
+
+TEST(DownloadRequestTest, ThroughAnEtl) {
+  auto r = Parse(R"({"type":"multi","bucket":{"name":"b"},"objects":["http://h/x"],"etl_name":"md5","etl_args":"k=v"})");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->etl_name, "md5");
+  EXPECT_EQ(r->etl_args, "k=v");
 }
 
 TEST(DownloadRequestTest, Headers) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "download/byte_throttle.h"
+#include "download/etl_sink.h"
 #include "download/link_fetch.h"
 #include "store/bck.h"
 #include "util/bounded_queue.h"
@@ -108,6 +109,9 @@ void Downloader::Shutdown() {
 }
 
 Result<std::string> Downloader::Start(DownloadRequest req, const std::string& bucket) {
+  if (!req.etl_name.empty()) {
+    if (auto etl = FindEtl(req.etl_name); !etl.ok()) return etl.status();
+  }
   auto job = std::make_shared<Job>();
   job->id = "dnl-" + RandomId(12);
   job->xid = RandomId(10);
@@ -263,8 +267,10 @@ ais::Status Downloader::FetchHttp(JobControl& jc, Job& job, Task& task, bool* sk
   const std::vector<std::pair<std::string, std::string>>* headers = req.headers.empty() ? nullptr : &req.headers;
 
   // An object already here is skipped when the link still has the same size (and, where the
-  // source says, version and ETag): AIS's CompareObjects.
-  if (auto local = store_.Head(job.bucket, task.item.name); local.ok()) {
+  // source says, version and ETag): AIS's CompareObjects. Not through an ETL: the object is
+  // the transformer's output, whose size says nothing of the link's.
+  auto local = req.etl_name.empty() ? store_.Head(job.bucket, task.item.name) : Result<ObjectMeta>(Status::NotFound(""));
+  if (local.ok()) {
     auto head = HeadLink(curl, task.item.link, egress, headers);
     curl_easy_reset(curl);
     if (head.ok() && head->size == static_cast<int64_t>(local->size)) {
@@ -294,7 +300,9 @@ ais::Status Downloader::FetchHttp(JobControl& jc, Job& job, Task& task, bool* sk
   for (int attempt = 0; attempt < kAttempts && !jc.aborted(); ++attempt) {
     if (attempt > 0) curl_easy_reset(curl);
     FetchFailure failure;
-    auto got = FetchLink(curl, store_, job.bucket, task.item.name, task.item.link, fo, &failure);
+    auto sink = SinkFor(job, task.item.name);
+    if (!sink.ok()) return sink.status();
+    auto got = FetchLink(curl, task.item.link, fo, **sink, &failure);
     if (got.ok()) {
       task.total.store(static_cast<int64_t>(got->size));
       task.downloaded.store(static_cast<int64_t>(got->size));
@@ -307,6 +315,27 @@ ais::Status Downloader::FetchHttp(JobControl& jc, Job& job, Task& task, bool* sk
     }
   }
   return last;
+}
+
+Result<std::unique_ptr<FetchSink>> Downloader::SinkFor(const Job& job, const std::string& name) const {
+  if (job.req.etl_name.empty()) return ObjectSink(store_, job.bucket, name);
+  auto etl = FindEtl(job.req.etl_name);
+  if (!etl.ok()) return etl.status();
+  const Mountpaths& mps = store_.mountpaths();
+  size_t mp = 0;
+  while (mp + 1 < mps.size() && !mps.enabled(mp)) ++mp;
+  return EtlSink(store_, job.bucket, name, mps.WorkDir(mp), std::move(*etl), job.req.etl_args);
+}
+
+Result<std::shared_ptr<etl::RunningEtl>> Downloader::FindEtl(const std::string& name) const {
+  if (opts_.etl == nullptr) return ais::Status::NotSupported("download through an ETL: no ETLs on this server");
+  auto etl = opts_.etl->Find(name);
+  if (!etl.ok()) return etl.status();
+  if ((*etl)->spec.comm == etl::CommType::kHpull) {
+    return ais::Status::NotSupported("download through ETL " + name +
+                                     ": hpull:// is not supported (as in AIS), only hpush:// and ws://");
+  }
+  return etl;
 }
 
 ais::Status Downloader::FetchRemote(Job& job, Task& task, bool* skipped) {

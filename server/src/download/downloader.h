@@ -21,6 +21,8 @@
 
 #include "download/download_request.h"
 #include "download/egress_guard.h"
+#include "download/link_fetch.h"
+#include "etl/etl_manager.h"
 #include "jobs/job_registry.h"
 #include "remote/cache_tier.h"
 #include "store/store.h"
@@ -38,6 +40,8 @@ struct DownloaderOptions {
   std::chrono::milliseconds default_timeout{3'600'000};
   // Files fetched at once when the job sets no `limits.connections`: this many per mountpath.
   int64_t workers_per_mountpath = 8;
+  // The ETLs a job's `etl_name` may name (null: none may be named).
+  etl::EtlManager* etl = nullptr;
 };
 
 class Downloader {
@@ -58,7 +62,9 @@ class Downloader {
   Downloader& operator=(const Downloader&) = delete;
 
   // Starts a job into `bucket` (a store key the caller resolved, created and authorized; a
-  // backend job's bucket is remote). Returns its id.
+  // backend job's bucket is remote). Returns its id. A job through an ETL needs it running, and
+  // not hpull:// (kNotSupported, as AIS: the transformer would read back an object that does not
+  // exist); each file then finds it again, so a restarted ETL serves the rest of the job.
   Result<std::string> Start(DownloadRequest req, const std::string& bucket);
   // One job's status (dload.StatusResp); kNotFound for an unknown id.
   Result<nlohmann::json> Status(const std::string& id, bool only_active) const;
@@ -79,6 +85,9 @@ class Downloader {
   void RunTask(JobControl& jc, Job& job, const DownloadItem& item, uint64_t listed_size);
   ais::Status FetchHttp(JobControl& jc, Job& job, Task& task, bool* skipped);
   ais::Status FetchRemote(Job& job, Task& task, bool* skipped);
+  // Where one attempt at a file of `job` goes: the object, or the job's ETL.
+  Result<std::unique_ptr<FetchSink>> SinkFor(const Job& job, const std::string& name) const;
+  Result<std::shared_ptr<etl::RunningEtl>> FindEtl(const std::string& name) const;
   void SyncDeleted(JobControl& jc, Job& job, const std::function<bool(const std::string&)>& listed);
   std::shared_ptr<Job> Find(const std::string& id) const;
 

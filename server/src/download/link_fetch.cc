@@ -35,12 +35,10 @@ struct Transfer {
   CURL* curl = nullptr;
   std::string refused;  // set by the egress guard: "<ip> (<reason>)"
   std::vector<std::pair<std::string, std::string>> reply_headers;  // of the last response
-  // Body sink (GET only): the writer opens at the first byte of a successful reply.
-  Store* store = nullptr;
-  const std::string* bucket = nullptr;
-  const std::string* name = nullptr;
+  // Body (GET only): the sink opens at the first byte of a successful reply.
   const std::string* link = nullptr;
-  std::unique_ptr<ObjectWriter> writer;
+  FetchSink* sink = nullptr;
+  bool opened = false;
   Status write_error;
 
   std::string Header(std::string_view key) const {
@@ -54,20 +52,18 @@ struct Transfer {
     curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &code);
     return code;
   }
-  Status OpenWriter() {
-    PutOptions po;
+  Status OpenSink() {
+    std::optional<uint64_t> size;
     curl_off_t length = -1;
     curl_easy_getinfo(curl, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length);
     if (length >= 0) {
-      po.size = static_cast<uint64_t>(length);
+      size = static_cast<uint64_t>(length);
       if (opts->total) opts->total->store(length, std::memory_order_relaxed);
     }
-    po.custom = SourceMetadata(*link, [this](std::string_view k) { return Header(k); });
-    std::sort(po.custom.begin(), po.custom.end());
-    auto w = store->BeginPut(*bucket, *name, std::move(po));
-    if (!w.ok()) return w.status();
-    writer = std::move(*w);
-    return Status::OK();
+    auto custom = SourceMetadata(*link, [this](std::string_view k) { return Header(k); });
+    std::sort(custom.begin(), custom.end());
+    opened = true;
+    return sink->Open(size, std::move(custom));
   }
 };
 
@@ -101,8 +97,8 @@ size_t OnBody(char* data, size_t size, size_t n, void* userp) {
   const size_t len = size * n;
   const long code = t->ResponseCode();
   if (code < 200 || code >= 300) return len;  // not the file (an error, a redirect not followed): dropped
-  if (!t->writer) {
-    if (Status st = t->OpenWriter(); !st.ok()) {
+  if (!t->opened) {
+    if (Status st = t->OpenSink(); !st.ok()) {
       t->write_error = st;
       return 0;  // fails the transfer (CURLE_WRITE_ERROR)
     }
@@ -114,7 +110,7 @@ size_t OnBody(char* data, size_t size, size_t n, void* userp) {
       chunk = t->opts->throttle->Acquire(chunk, t->opts->aborted);
       if (chunk == 0) return 0;  // aborted while waiting for budget
     }
-    if (Status st = t->writer->Write(data + done, static_cast<size_t>(chunk)); !st.ok()) {
+    if (Status st = t->sink->Write(data + done, static_cast<size_t>(chunk)); !st.ok()) {
       t->write_error = st;
       return 0;
     }
@@ -182,16 +178,43 @@ std::vector<std::pair<std::string, std::string>> SourceMetadata(
   return md;
 }
 
-Result<ObjectMeta> FetchLink(CURL* curl, Store& store, const std::string& bucket, const std::string& name,
-                             const std::string& link, const LinkFetchOptions& opts, FetchFailure* failure) {
+std::unique_ptr<FetchSink> ObjectSink(Store& store, std::string bucket, std::string name) {
+  class Sink : public FetchSink {
+   public:
+    Sink(Store& store, std::string bucket, std::string name)
+        : store_(store), bucket_(std::move(bucket)), name_(std::move(name)) {}
+    Status Open(std::optional<uint64_t> size, std::vector<std::pair<std::string, std::string>> custom) override {
+      PutOptions po;
+      po.size = size;
+      po.custom = std::move(custom);
+      auto w = store_.BeginPut(bucket_, name_, std::move(po));
+      if (!w.ok()) return w.status();
+      writer_ = std::move(*w);
+      return Status::OK();
+    }
+    Status Write(const char* data, size_t len) override { return writer_->Write(data, len); }
+    Result<ObjectMeta> Commit() override {
+      ObjectMeta meta;
+      AIS_RETURN_IF_ERROR(writer_->Commit(&meta));
+      return meta;
+    }
+
+   private:
+    Store& store_;
+    const std::string bucket_, name_;
+    std::unique_ptr<ObjectWriter> writer_;
+  };
+  return std::make_unique<Sink>(store, std::move(bucket), std::move(name));
+}
+
+Result<ObjectMeta> FetchLink(CURL* curl, const std::string& link, const LinkFetchOptions& opts, FetchSink& sink,
+                             FetchFailure* failure) {
   *failure = {};
   Transfer t;
   t.opts = &opts;
   t.curl = curl;
-  t.store = &store;
-  t.bucket = &bucket;
-  t.name = &name;
   t.link = &link;
+  t.sink = &sink;
   std::unique_ptr<curl_slist, SlistFree> headers(SetCommon(curl, &t, link, opts.headers));
   curl_easy_setopt(curl, CURLOPT_HTTPGET, 1L);
   curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(std::max<int64_t>(1, opts.timeout.count())));
@@ -230,12 +253,10 @@ Result<ObjectMeta> FetchLink(CURL* curl, Store& store, const std::string& bucket
                      rc != CURLE_COULDNT_RESOLVE_HOST;
     return Status::IOError("failed to download " + quoted + ": " + curl_easy_strerror(rc));
   }
-  if (!t.writer) {  // an empty body: no byte opened the writer
-    if (Status st = t.OpenWriter(); !st.ok()) return st;
+  if (!t.opened) {  // an empty body: no byte opened the sink
+    if (Status st = t.OpenSink(); !st.ok()) return st;
   }
-  ObjectMeta meta;
-  if (Status st = t.writer->Commit(&meta); !st.ok()) return st;
-  return meta;
+  return sink.Commit();
 }
 
 Result<LinkHead> HeadLink(CURL* curl, const std::string& link, const EgressPolicy& egress,

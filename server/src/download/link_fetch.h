@@ -1,8 +1,9 @@
-// LinkFetch: one file of a download job: an HTTP(S) GET of a link (libcurl) streamed into an
-// ObjectWriter and committed. The object appears complete or not at all: a body cut short, a
-// stall past the deadline, an error status, a full disk or an abort commit nothing (the writer's
-// invariant, store/object_writer.h). Every connection, redirects included, goes through the
-// egress guard on its resolved address. Blocking: runs on a download job's worker thread.
+// LinkFetch: one file of a download job: an HTTP(S) GET of a link (libcurl) streamed into a
+// sink (an ObjectWriter, or a spool an ETL reads) and committed. The object appears complete or
+// not at all: a body cut short, a stall past the deadline, an error status, a full disk or an
+// abort commit nothing (the writer's invariant, store/object_writer.h). Every connection,
+// redirects included, goes through the egress guard on its resolved address. Blocking: runs on a
+// download job's worker thread.
 #pragma once
 
 #include <curl/curl.h>
@@ -11,6 +12,8 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -39,11 +42,26 @@ struct FetchFailure {
   bool timed_out = false;
 };
 
-// GETs `link` into object `name` of `bucket` (a store key). On success the object's metadata;
-// its custom metadata says where it came from as AIS's downloader records it (SourceMetadata).
-// `curl`: a handle from CurlHandles, reset by the caller's pool.
-Result<ObjectMeta> FetchLink(CURL* curl, Store& store, const std::string& bucket, const std::string& name,
-                             const std::string& link, const LinkFetchOptions& opts, FetchFailure* failure);
+// Where the body of one attempt goes: opened at its first byte (or at the end of an empty body)
+// with what the reply says of the file, committed once the body is complete. A sink destroyed
+// uncommitted leaves nothing behind (a failed attempt's).
+class FetchSink {
+ public:
+  virtual ~FetchSink() = default;
+  // `size`: the Content-Length, when the reply gives one; `custom`: SourceMetadata, sorted.
+  virtual Status Open(std::optional<uint64_t> size, std::vector<std::pair<std::string, std::string>> custom) = 0;
+  virtual Status Write(const char* data, size_t len) = 0;
+  virtual Result<ObjectMeta> Commit() = 0;
+};
+
+// The sink of a plain download: object `name` of `bucket` (a store key), as fetched.
+std::unique_ptr<FetchSink> ObjectSink(Store& store, std::string bucket, std::string name);
+
+// GETs `link` into `sink` and commits it. On success the object's metadata; its custom metadata
+// says where it came from as AIS's downloader records it (SourceMetadata). `curl`: a handle
+// from CurlHandles, reset by the caller's pool.
+Result<ObjectMeta> FetchLink(CURL* curl, const std::string& link, const LinkFetchOptions& opts, FetchSink& sink,
+                             FetchFailure* failure);
 
 // HEAD of `link` (5 s, the egress guard on): its Content-Length and the metadata FetchLink would
 // record; kNotFound-like statuses as errors. For the skip check of an existing object.
