@@ -21,10 +21,10 @@ import json
 import threading
 from collections import Counter
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
-from _http_files import reply_file
+from _http_files import QuietHTTPServer, reply_file
 
 LFS_THRESHOLD = 1 << 20  # files this large are redirected to the CDN path
 
@@ -70,8 +70,7 @@ class HfHub:
             def do_GET(self) -> None:
                 owner._serve(self, head=False)
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
+        self._httpd = QuietHTTPServer(("127.0.0.1", 0), Handler)
         self.port = self._httpd.server_address[1]
         self.url = f"http://127.0.0.1:{self.port}"
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)

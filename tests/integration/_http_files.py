@@ -3,6 +3,9 @@ downloader meets (tests/integration/test_download.py, benchmarks/download.py).
 
 Paths (SIZE in bytes; NAME any file name, which seeds the content):
   /files/SIZE/NAME    the file (HEAD, Range: bytes=a-b)
+  /whole/SIZE/NAME    the file, always all of it (200: Range ignored)
+  /changing/SIZE/NAME the file, with an ETag that changes at every request (a file replaced
+                      between two range requests)
   /slow/SIZE/NAME     the file in 16 KiB pieces, 50 ms apart
   /cut/SIZE/NAME      Content-Length SIZE, then half of it, then the connection closes
   /stall/SIZE/NAME    the header and 1 KiB, then nothing until the server stops
@@ -17,6 +20,7 @@ Every request is counted per path (`hits`).
 from __future__ import annotations
 
 import hashlib
+import sys
 import threading
 from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -41,6 +45,18 @@ def file_bytes(name: str, size: int) -> bytes:
     return (block * (size // _BLOCK + 1))[:size] if size > _BLOCK else block
 
 
+class QuietHTTPServer(ThreadingHTTPServer):
+    """A threading HTTP server that does not print a traceback when a client closes its idle
+    keep-alive connection (every pooled client does); other handler errors still print."""
+
+    daemon_threads = True
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        if isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError)):
+            return
+        super().handle_error(request, client_address)  # type: ignore[arg-type]
+
+
 class FileServer:
     """The server on 127.0.0.1 and an ephemeral port, on its own threads; `stop()` ends it."""
 
@@ -62,8 +78,7 @@ class FileServer:
             def do_GET(self) -> None:
                 owner._serve(self, head=False)
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
+        self._httpd = QuietHTTPServer(("127.0.0.1", 0), Handler)
         self.port = self._httpd.server_address[1]
         self.url = f"http://127.0.0.1:{self.port}"
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
@@ -102,6 +117,10 @@ class FileServer:
             size, name = int(parts[1]), "/".join(parts[2:])
             if kind == "files":
                 return reply_file(h, name, size, head=head)
+            if kind == "whole":
+                return reply_file(h, name, size, head=head, ranges=False)
+            if kind == "changing":
+                return reply_file(h, name, size, head=head, headers={"ETag": f'"v{count}"'})
             data = file_bytes(name, size)
             if kind == "flaky":
                 if count == 1 and not head:
@@ -160,22 +179,30 @@ def reply_file(
     *,
     head: bool,
     headers: dict[str, str] | None = None,
+    ranges: bool = True,
 ) -> None:
-    """Replies with file_bytes(name, size), or the byte range asked for (206), a block at a time
-    (never the whole file in memory), with `headers` added."""
+    """Replies with file_bytes(name, size), or the byte range asked for (206) unless not
+    `ranges`, a block at a time (never the whole file in memory), with `headers` added."""
     block = _block(name, size)
     a, b, status = 0, size - 1, 200
-    rng = h.headers.get("Range", "")
+    rng = h.headers.get("Range", "") if ranges else ""
     if rng.startswith("bytes="):
         first, _, last = rng[6:].partition("-")
         a = int(first)
         b = min(int(last), size - 1) if last else size - 1
         status = 206
+        if a >= size:  # unsatisfiable, as for every range of an empty file (RFC 9110 §15.5.17)
+            h.send_response(416)
+            h.send_header("Content-Range", f"bytes */{size}")
+            h.send_header("Content-Length", "0")
+            h.end_headers()
+            return
     h.send_response(status)
     if status == 206:
         h.send_header("Content-Range", f"bytes {a}-{b}/{size}")
     h.send_header("Content-Length", str(b - a + 1))
-    h.send_header("Accept-Ranges", "bytes")
+    if ranges:
+        h.send_header("Accept-Ranges", "bytes")
     for k, v in (headers or {}).items():
         h.send_header(k, v)
     h.end_headers()

@@ -22,6 +22,10 @@ namespace {
 
 constexpr size_t kQueueMax = 1024;  // files listed ahead of the workers
 constexpr double kTimeoutFactor = 1.2;  // AIS reqTimeoutFactor: a timed-out attempt's successor waits longer
+// A file larger than one part comes as concurrent ranges of this size (when the job sets no
+// `limits.connections`: then it gets exactly the connections it asked for).
+constexpr uint64_t kRangePart = 32ULL << 20;
+constexpr int kRangeWorkers = 4;  // range GETs at once per file
 
 }  // namespace
 
@@ -296,11 +300,12 @@ ais::Status Downloader::FetchHttp(JobControl& jc, Job& job, Task& task, bool* sk
   fo.aborted = [&jc] { return jc.aborted(); };
   fo.downloaded = &task.downloaded;
   fo.total = &task.total;
+  if (req.connections == 0 && req.etl_name.empty()) fo.first_range = kRangePart;
   ais::Status last;
   for (int attempt = 0; attempt < kAttempts && !jc.aborted(); ++attempt) {
     if (attempt > 0) curl_easy_reset(curl);
     FetchFailure failure;
-    auto sink = SinkFor(job, task.item.name);
+    auto sink = SinkFor(job, task.item, fo);
     if (!sink.ok()) return sink.status();
     auto got = FetchLink(curl, task.item.link, fo, **sink, &failure);
     if (got.ok()) {
@@ -317,14 +322,21 @@ ais::Status Downloader::FetchHttp(JobControl& jc, Job& job, Task& task, bool* sk
   return last;
 }
 
-Result<std::unique_ptr<FetchSink>> Downloader::SinkFor(const Job& job, const std::string& name) const {
-  if (job.req.etl_name.empty()) return ObjectSink(store_, job.bucket, name);
+Result<std::unique_ptr<FetchSink>> Downloader::SinkFor(const Job& job, const DownloadItem& item,
+                                                      const LinkFetchOptions& fo) {
+  if (job.req.etl_name.empty()) {
+    std::optional<RangeFetch> ranges;
+    if (fo.first_range > 0) {
+      ranges = RangeFetch{.curls = &curls_, .link = item.link, .opts = &fo, .part_size = kRangePart, .workers = kRangeWorkers};
+    }
+    return ObjectSink(store_, job.bucket, item.name, std::move(ranges));
+  }
   auto etl = FindEtl(job.req.etl_name);
   if (!etl.ok()) return etl.status();
   const Mountpaths& mps = store_.mountpaths();
   size_t mp = 0;
   while (mp + 1 < mps.size() && !mps.enabled(mp)) ++mp;
-  return EtlSink(store_, job.bucket, name, mps.WorkDir(mp), std::move(*etl), job.req.etl_args);
+  return EtlSink(store_, job.bucket, item.name, mps.WorkDir(mp), std::move(*etl), job.req.etl_args);
 }
 
 Result<std::shared_ptr<etl::RunningEtl>> Downloader::FindEtl(const std::string& name) const {

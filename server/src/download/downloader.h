@@ -86,7 +86,7 @@ class Downloader {
   ais::Status FetchHttp(JobControl& jc, Job& job, Task& task, bool* skipped);
   ais::Status FetchRemote(Job& job, Task& task, bool* skipped);
   // Where one attempt at a file of `job` goes: the object, or the job's ETL.
-  Result<std::unique_ptr<FetchSink>> SinkFor(const Job& job, const std::string& name) const;
+  Result<std::unique_ptr<FetchSink>> SinkFor(const Job& job, const DownloadItem& item, const LinkFetchOptions& fo);
   Result<std::shared_ptr<etl::RunningEtl>> FindEtl(const std::string& name) const;
   void SyncDeleted(JobControl& jc, Job& job, const std::function<bool(const std::string&)>& listed);
   std::shared_ptr<Job> Find(const std::string& id) const;

@@ -23,11 +23,11 @@ class Sink : public FetchSink {
         etl_(std::move(etl)),
         etl_args_(std::move(etl_args)) {}
 
-  Status Open(std::optional<uint64_t>, std::vector<std::pair<std::string, std::string>> custom) override {
+  Status Open(FetchedReply reply) override {
     auto spool = FileSpool::Create(spool_dir_);
     if (!spool.ok()) return spool.status();
     spool_ = std::move(*spool);
-    custom_ = std::move(custom);
+    custom_ = std::move(reply.custom);
     return Status::OK();
   }
 

@@ -3,7 +3,10 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <atomic>
 #include <memory>
+#include <mutex>
+#include <thread>
 
 #include "util/strings.h"
 
@@ -27,6 +30,27 @@ std::string HostOf(const std::string& link) {
   if (size_t at = rest.rfind('@'); at != std::string_view::npos) rest.remove_prefix(at + 1);
   if (!rest.empty() && rest[0] == '[') return LowerAscii(rest.substr(1, rest.find(']') - 1));
   return LowerAscii(rest.substr(0, rest.find(':')));
+}
+
+// "bytes FIRST-LAST/TOTAL" (RFC 9110 §14.4; a known total only).
+bool ParseContentRange(std::string_view v, uint64_t* first, uint64_t* total) {
+  if (!v.starts_with("bytes ")) return false;
+  v.remove_prefix(6);
+  const size_t dash = v.find('-'), slash = v.find('/');
+  if (dash == std::string_view::npos || slash == std::string_view::npos || dash > slash) return false;
+  auto num = [](std::string_view t, uint64_t* out) {
+    if (t.empty() || t.size() > 19) return false;
+    uint64_t n = 0;
+    for (char c : t) {
+      if (c < '0' || c > '9') return false;
+      n = n * 10 + static_cast<uint64_t>(c - '0');
+    }
+    *out = n;
+    return true;
+  };
+  uint64_t last = 0;
+  return num(v.substr(0, dash), first) && num(v.substr(dash + 1, slash - dash - 1), &last) &&
+         num(v.substr(slash + 1), total) && *first <= last && last < *total;
 }
 
 // What one transfer's callbacks share. Lives on FetchLink's stack for the transfer.
@@ -53,17 +77,26 @@ struct Transfer {
     return code;
   }
   Status OpenSink() {
-    std::optional<uint64_t> size;
+    FetchedReply reply;
     curl_off_t length = -1;
     curl_easy_getinfo(curl, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length);
-    if (length >= 0) {
-      size = static_cast<uint64_t>(length);
-      if (opts->total) opts->total->store(length, std::memory_order_relaxed);
+    if (length >= 0) reply.length = static_cast<uint64_t>(length);
+    if (ResponseCode() == 206) {
+      reply.partial = true;
+      if (!ParseContentRange(Header("Content-Range"), &reply.first, &reply.total) || !reply.length) {
+        return Status::IOError("failed to download \"" + link->substr(0, 512) + "\": a 206 reply without a valid "
+                               "Content-Range and Content-Length");
+      }
     }
-    auto custom = SourceMetadata(*link, [this](std::string_view k) { return Header(k); });
-    std::sort(custom.begin(), custom.end());
+    if (opts->total) {
+      const uint64_t size = reply.partial ? reply.total : reply.length.value_or(0);
+      if (size > 0) opts->total->store(static_cast<int64_t>(size), std::memory_order_relaxed);
+    }
+    reply.etag = Header("ETag");
+    reply.custom = SourceMetadata(*link, [this](std::string_view k) { return Header(k); });
+    std::sort(reply.custom.begin(), reply.custom.end());
     opened = true;
-    return sink->Open(size, std::move(custom));
+    return sink->Open(std::move(reply));
   }
 };
 
@@ -178,37 +211,11 @@ std::vector<std::pair<std::string, std::string>> SourceMetadata(
   return md;
 }
 
-std::unique_ptr<FetchSink> ObjectSink(Store& store, std::string bucket, std::string name) {
-  class Sink : public FetchSink {
-   public:
-    Sink(Store& store, std::string bucket, std::string name)
-        : store_(store), bucket_(std::move(bucket)), name_(std::move(name)) {}
-    Status Open(std::optional<uint64_t> size, std::vector<std::pair<std::string, std::string>> custom) override {
-      PutOptions po;
-      po.size = size;
-      po.custom = std::move(custom);
-      auto w = store_.BeginPut(bucket_, name_, std::move(po));
-      if (!w.ok()) return w.status();
-      writer_ = std::move(*w);
-      return Status::OK();
-    }
-    Status Write(const char* data, size_t len) override { return writer_->Write(data, len); }
-    Result<ObjectMeta> Commit() override {
-      ObjectMeta meta;
-      AIS_RETURN_IF_ERROR(writer_->Commit(&meta));
-      return meta;
-    }
+namespace {
 
-   private:
-    Store& store_;
-    const std::string bucket_, name_;
-    std::unique_ptr<ObjectWriter> writer_;
-  };
-  return std::make_unique<Sink>(store, std::move(bucket), std::move(name));
-}
-
-Result<ObjectMeta> FetchLink(CURL* curl, const std::string& link, const LinkFetchOptions& opts, FetchSink& sink,
-                             FetchFailure* failure) {
+// One GET of `link` (of bytes `range`, "first-last", when not empty) into `sink`, committed.
+Result<ObjectMeta> Perform(CURL* curl, const std::string& link, const LinkFetchOptions& opts, const std::string& range,
+                           FetchSink& sink, FetchFailure* failure) {
   *failure = {};
   Transfer t;
   t.opts = &opts;
@@ -225,8 +232,7 @@ Result<ObjectMeta> FetchLink(CURL* curl, const std::string& link, const LinkFetc
   curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, &OnProgress);
   curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &t);
   curl_easy_setopt(curl, CURLOPT_BUFFERSIZE, 256L << 10);
-  if (opts.downloaded) opts.downloaded->store(0, std::memory_order_relaxed);
-  if (opts.total) opts.total->store(0, std::memory_order_relaxed);
+  curl_easy_setopt(curl, CURLOPT_RANGE, range.empty() ? nullptr : range.c_str());
 
   const CURLcode rc = curl_easy_perform(curl);
   const std::string quoted = "\"" + link.substr(0, 512) + "\"";
@@ -257,6 +263,171 @@ Result<ObjectMeta> FetchLink(CURL* curl, const std::string& link, const LinkFetc
     if (Status st = t.OpenSink(); !st.ok()) return st;
   }
   return sink.Commit();
+}
+
+std::string RangeText(uint64_t first, uint64_t len) { return std::to_string(first) + "-" + std::to_string(first + len - 1); }
+
+// A multipart upload's part: the 206 for exactly [first, first + len) of the file the first
+// reply described.
+class PartSink : public FetchSink {
+ public:
+  PartSink(Store& store, const std::string& bucket, const std::string& name, const std::string& upload, uint32_t num,
+           uint64_t first, uint64_t len, const FetchedReply& file)
+      : store_(store), bucket_(bucket), name_(name), upload_(upload), num_(num), first_(first), len_(len), file_(file) {}
+  Status Open(FetchedReply reply) override {
+    if (!reply.partial || reply.first != first_ || reply.length != len_ || reply.total != file_.total ||
+        reply.etag != file_.etag) {
+      return Status::Conflict("the file changed during its download (a range came back as another file's)");
+    }
+    auto w = store_.MpuPart(bucket_, name_, upload_, num_, len_);
+    if (!w.ok()) return w.status();
+    writer_ = std::move(*w);
+    return Status::OK();
+  }
+  Status Write(const char* data, size_t len) override { return writer_->Write(data, len); }
+  Result<ObjectMeta> Commit() override {
+    if (!writer_) return Status::IOError("range " + RangeText(first_, len_) + ": no body");
+    AIS_RETURN_IF_ERROR(writer_->Commit());
+    return ObjectMeta{};
+  }
+
+ private:
+  Store& store_;
+  const std::string &bucket_, &name_, &upload_;
+  const uint32_t num_;
+  const uint64_t first_, len_;
+  const FetchedReply& file_;
+  std::unique_ptr<PartWriter> writer_;
+};
+
+class StoreSink : public FetchSink {
+ public:
+  StoreSink(Store& store, std::string bucket, std::string name, std::optional<RangeFetch> ranges)
+      : store_(store), bucket_(std::move(bucket)), name_(std::move(name)), ranges_(std::move(ranges)) {}
+  ~StoreSink() override {
+    if (!upload_.empty()) (void)store_.MpuAbort(bucket_, name_, upload_);
+  }
+
+  Status Open(FetchedReply reply) override {
+    if (reply.partial && (reply.first != 0 || !ranges_)) {
+      return Status::IOError("a 206 reply for bytes " + std::to_string(reply.first) + ".. of a file not asked in ranges");
+    }
+    if (reply.partial && reply.total > *reply.length) {  // the first range of a longer file
+      file_ = std::move(reply);
+      auto upload = store_.MpuCreate(bucket_, name_, file_.custom);
+      if (!upload.ok()) return upload.status();
+      upload_ = std::move(*upload);
+      auto part = store_.MpuPart(bucket_, name_, upload_, 1, *file_.length);
+      if (!part.ok()) return part.status();
+      first_part_ = std::move(*part);
+      return Status::OK();
+    }
+    PutOptions po;
+    po.size = reply.length;
+    po.custom = std::move(reply.custom);
+    auto w = store_.BeginPut(bucket_, name_, std::move(po));
+    if (!w.ok()) return w.status();
+    writer_ = std::move(*w);
+    return Status::OK();
+  }
+
+  Status Write(const char* data, size_t len) override {
+    return first_part_ ? first_part_->Write(data, len) : writer_->Write(data, len);
+  }
+
+  Result<ObjectMeta> Commit() override {
+    ObjectMeta meta;
+    if (writer_) {
+      AIS_RETURN_IF_ERROR(writer_->Commit(&meta));
+      return meta;
+    }
+    AIS_RETURN_IF_ERROR(first_part_->Commit());
+    AIS_RETURN_IF_ERROR(FetchRest());
+    const uint64_t first_len = *file_.length, rest = file_.total - first_len;
+    const uint32_t nparts = 1 + static_cast<uint32_t>((rest + ranges_->part_size - 1) / ranges_->part_size);
+    std::vector<uint32_t> parts(nparts);
+    for (uint32_t k = 0; k < nparts; ++k) parts[k] = k + 1;
+    AIS_RETURN_IF_ERROR(store_.MpuComplete(bucket_, name_, upload_, std::move(parts), {}, &meta));
+    upload_.clear();  // completed: nothing to abort
+    return meta;
+  }
+
+ private:
+  static constexpr int kPartAttempts = 3;
+
+  // Parts 2.. by the range workers; the first error stops the others at their next part.
+  Status FetchRest() {
+    const RangeFetch& rf = *ranges_;
+    const uint64_t first_len = *file_.length, rest = file_.total - first_len;
+    const uint64_t nrest = (rest + rf.part_size - 1) / rf.part_size;
+    std::atomic<uint64_t> next{0};
+    std::mutex mu;
+    Status failure;
+    auto fail = [&](Status st) {
+      std::lock_guard lock(mu);
+      if (failure.ok()) failure = std::move(st);
+      next.store(nrest);
+    };
+    auto work = [&] {
+      CURL* curl = rf.curls->Get();
+      if (curl == nullptr) return fail(Status::IOError("libcurl: out of handles"));
+      for (uint64_t k = next++; k < nrest; k = next++) {
+        const uint64_t first = first_len + k * rf.part_size;
+        const uint64_t len = std::min(rf.part_size, file_.total - first);
+        Status st;
+        for (int attempt = 0; attempt < kPartAttempts; ++attempt) {
+          if (attempt > 0) curl_easy_reset(curl);
+          PartSink part(store_, bucket_, name_, upload_, static_cast<uint32_t>(k + 2), first, len, file_);
+          FetchFailure why;
+          auto got = Perform(curl, rf.link, *rf.opts, RangeText(first, len), part, &why);
+          st = got.status();
+          if (st.ok() || !why.retry) break;
+        }
+        if (!st.ok()) {
+          fail(std::move(st));
+          break;
+        }
+        curl_easy_reset(curl);
+      }
+      rf.curls->Put(curl);
+    };
+    const int threads = static_cast<int>(std::min<uint64_t>(static_cast<uint64_t>(std::max(1, rf.workers)), nrest));
+    std::vector<std::thread> pool;
+    for (int i = 1; i < threads; ++i) pool.emplace_back(work);
+    work();
+    for (auto& t : pool) t.join();
+    return failure;
+  }
+
+  Store& store_;
+  const std::string bucket_, name_;
+  const std::optional<RangeFetch> ranges_;
+  std::unique_ptr<ObjectWriter> writer_;  // the whole file in one reply
+  // Or a multipart upload: the first reply's range as part 1.
+  FetchedReply file_;
+  std::string upload_;
+  std::unique_ptr<PartWriter> first_part_;
+};
+
+}  // namespace
+
+std::unique_ptr<FetchSink> ObjectSink(Store& store, std::string bucket, std::string name,
+                                      std::optional<RangeFetch> ranges) {
+  return std::make_unique<StoreSink>(store, std::move(bucket), std::move(name), std::move(ranges));
+}
+
+Result<ObjectMeta> FetchLink(CURL* curl, const std::string& link, const LinkFetchOptions& opts, FetchSink& sink,
+                             FetchFailure* failure) {
+  if (opts.downloaded) opts.downloaded->store(0, std::memory_order_relaxed);
+  if (opts.total) opts.total->store(0, std::memory_order_relaxed);
+  const std::string range = opts.first_range > 0 ? RangeText(0, opts.first_range) : "";
+  auto got = Perform(curl, link, opts, range, sink, failure);
+  // 416: an empty file has no first range (RFC 9110 §14.1.2): ask for all of it.
+  if (!got.ok() && !range.empty() && got.status().message().ends_with(": status 416")) {
+    curl_easy_reset(curl);
+    got = Perform(curl, link, opts, "", sink, failure);
+  }
+  return got;
 }
 
 Result<LinkHead> HeadLink(CURL* curl, const std::string& link, const EgressPolicy& egress,

@@ -21,6 +21,7 @@
 #include "download/byte_throttle.h"
 #include "download/egress_guard.h"
 #include "store/store.h"
+#include "util/curl_handles.h"
 #include "util/status.h"
 
 namespace ais {
@@ -32,7 +33,11 @@ struct LinkFetchOptions {
   ByteThrottle* throttle = nullptr;    // null: no byte limit
   std::function<bool()> aborted;       // true: stop now (nothing committed)
   std::atomic<int64_t>* downloaded = nullptr;  // bytes received so far (progress; reset per attempt)
-  std::atomic<int64_t>* total = nullptr;       // Content-Length when known
+  std::atomic<int64_t>* total = nullptr;       // the file's size when known
+  // >0: ask for the file's first `first_range` bytes only (Range). A server that answers 206 for
+  // a longer file says so to the sink (FetchedReply::total), which fetches the rest as ranges;
+  // a smaller file comes whole either way, so asking costs nothing.
+  uint64_t first_range = 0;
 };
 
 // How an attempt failed: `retry` when another attempt may succeed (a connection error, a cut-off
@@ -45,17 +50,42 @@ struct FetchFailure {
 // Where the body of one attempt goes: opened at its first byte (or at the end of an empty body)
 // with what the reply says of the file, committed once the body is complete. A sink destroyed
 // uncommitted leaves nothing behind (a failed attempt's).
+// What a reply says of the file, for the sink.
+struct FetchedReply {
+  std::optional<uint64_t> length;  // this reply's Content-Length, when given
+  // A 206: its bytes are [first, first + length) of a file of `total` bytes.
+  bool partial = false;
+  uint64_t first = 0;
+  uint64_t total = 0;
+  std::string etag;  // the reply's ETag, as sent ("" when none)
+  std::vector<std::pair<std::string, std::string>> custom;  // SourceMetadata, sorted
+};
+
 class FetchSink {
  public:
   virtual ~FetchSink() = default;
-  // `size`: the Content-Length, when the reply gives one; `custom`: SourceMetadata, sorted.
-  virtual Status Open(std::optional<uint64_t> size, std::vector<std::pair<std::string, std::string>> custom) = 0;
+  virtual Status Open(FetchedReply reply) = 0;
   virtual Status Write(const char* data, size_t len) = 0;
   virtual Result<ObjectMeta> Commit() = 0;
 };
 
-// The sink of a plain download: object `name` of `bucket` (a store key), as fetched.
-std::unique_ptr<FetchSink> ObjectSink(Store& store, std::string bucket, std::string name);
+// How a file whose first reply was its first range (206) gets the rest: `workers` threads, each
+// GETting `part_size` ranges of `link` on a handle of `curls`, with `opts` (the guard, headers,
+// deadline, abort, byte limit, progress); every range must come from the same file (its total
+// and ETag), so a file that changes mid-way fails rather than mixes.
+struct RangeFetch {
+  CurlHandles* curls = nullptr;
+  std::string link;
+  const LinkFetchOptions* opts = nullptr;
+  uint64_t part_size = 0;
+  int workers = 1;
+};
+
+// The sink of a plain download: object `name` of `bucket` (a store key), as fetched. With
+// `ranges`, a file the first reply says is longer becomes a multipart upload: the first reply is
+// part 1, the rest are fetched per `ranges`, and the object appears when every part is there.
+std::unique_ptr<FetchSink> ObjectSink(Store& store, std::string bucket, std::string name,
+                                      std::optional<RangeFetch> ranges = std::nullopt);
 
 // GETs `link` into `sink` and commits it. On success the object's metadata; its custom metadata
 // says where it came from as AIS's downloader records it (SourceMetadata). `curl`: a handle
