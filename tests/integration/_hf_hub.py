@@ -9,7 +9,8 @@ a dataset's at `/datasets/REPO/...`):
   HEAD|GET [/datasets]/REPO/resolve/REV/PATH        the file; from 1 MiB a 302 to /cdn/... (as
                                                     the Hub sends LFS files to its CDN)
   HEAD|GET /cdn/TYPE/REPO/PATH                      the file (Range: bytes=a-b)
-A gated repo answers 401 to a request without `Authorization: Bearer <its token>`, as the Hub
+With `cdn` set, the redirect goes to the URL it gives for a file instead (e.g. another server
+holding the same bytes, as the Hub's CDN is not the Hub). A gated repo answers 401 to a request without `Authorization: Bearer <its token>`, as the Hub
 does. Every request is counted per path (`hits`), with the Authorization header it carried
 (`auth`).
 """
@@ -20,6 +21,7 @@ import hashlib
 import json
 import threading
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, quote, unquote, urlsplit
@@ -51,7 +53,8 @@ class HfRepo:
 class HfHub:
     """The Hub on 127.0.0.1 and an ephemeral port, on its own threads; `stop()` ends it."""
 
-    def __init__(self) -> None:
+    def __init__(self, cdn: Callable[[HfRepo, str], str] | None = None) -> None:
+        self.cdn = cdn
         self.repos: dict[tuple[str, str], HfRepo] = {}
         self.hits: Counter[str] = Counter()
         self.auth: dict[str, str] = {}  # path -> the Authorization header of its last request
@@ -176,7 +179,11 @@ class HfHub:
         etag = hashlib.sha256(repo.content_name(path).encode()).hexdigest()
         headers = {"X-Repo-Commit": repo.sha, "ETag": f'"{etag}"'}
         if redirect and size >= LFS_THRESHOLD:
-            cdn = f"/cdn/{repo.repo_type}s/{repo.repo_id}/{quote(path)}"
+            cdn = (
+                self.cdn(repo, path)
+                if self.cdn
+                else f"/cdn/{repo.repo_type}s/{repo.repo_id}/{quote(path)}"
+            )
             h.send_response(302)
             h.send_header("Location", cdn)
             h.send_header("X-Linked-Size", str(size))

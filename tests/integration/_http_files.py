@@ -50,6 +50,7 @@ class QuietHTTPServer(ThreadingHTTPServer):
     keep-alive connection (every pooled client does); other handler errors still print."""
 
     daemon_threads = True
+    request_queue_size = 128  # socketserver's 5 drops the SYNs of a burst of clients (1 s retries)
 
     def handle_error(self, request: object, client_address: object) -> None:
         if isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError)):
