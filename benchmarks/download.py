@@ -59,6 +59,13 @@ def parse_size(text: str) -> int:
     return int(text)
 
 
+def size_text(n: int) -> str:
+    for unit, mult in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= mult and n % mult == 0:
+            return f"{n // mult} {unit}"
+    return f"{n} B"
+
+
 def job_seconds(srv: LocalServer, hub: HfHub, repo: HfRepo) -> float:
     client = srv.client()
     bucket = client.bucket(f"bench-{uuid.uuid4().hex[:6]}")
@@ -160,7 +167,7 @@ def main() -> None:
                 data = file_bytes(repo.content_name(path), size)
                 cdn.object(f"{repo.repo_id}/{path}").get_writer().put_content(data)
                 del data
-            label = f"{count:,} x {size >> 20 if size >= 1 << 20 else size} {'MiB' if size >= 1 << 20 else 'B'}"
+            label = f"{count:,} x {size_text(size)}"
             repos.append((label, repo))
         results: dict[str, dict[str, list[float]]] = {label: {} for label, _ in repos}
         for _ in range(args.rounds):
