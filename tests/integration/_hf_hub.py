@@ -11,8 +11,8 @@ a dataset's at `/datasets/REPO/...`):
   HEAD|GET /cdn/TYPE/REPO/PATH                      the file (Range: bytes=a-b)
 With `cdn` set, the redirect goes to the URL it gives for a file instead (e.g. another server
 holding the same bytes, as the Hub's CDN is not the Hub). A gated repo answers 401 to a request
-without `Authorization: Bearer <its token>`, as the Hub does. Every request is counted per path (`hits`), with the Authorization header it carried
-(`auth`).
+without `Authorization: Bearer <its token>`, as the Hub does. Every request is counted per path
+(`hits`), with the Authorization header it carried (`auth`).
 """
 
 from __future__ import annotations
