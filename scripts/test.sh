@@ -13,6 +13,12 @@ phase() { echo "==> $1   [${SECONDS}s]"; }
 AIS_WERROR=1 scripts/setup.sh --test dev,torch
 jobs=$(nproc)
 
+# The wheel a machine without compilers installs: packed from the build setup.sh left, its
+# libraries vendored (auditwheel), then installed into a new venv and tried there.
+phase "binary wheel: build, repair, install into a new venv, smoke test"
+AIS_WERROR=1 scripts/build-wheel.sh
+scripts/wheel-smoke.sh
+
 # The C++ unit tests run once, under the sanitizers (a plain build of them would only repeat
 # what the sanitized run checks, at the cost of another full compile).
 phase "C++ unit tests under AddressSanitizer + UBSan"
