@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "util/base64.h"
+#include "util/ca_bundle.h"
 #include "util/clock.h"
 #include "util/log_ring.h"
 
@@ -66,7 +67,11 @@ Result<std::string> FetchHttps(const std::string& url, const std::string& ca_bun
   curl_easy_setopt(c.get(), CURLOPT_NOPROGRESS, 0L);
   curl_easy_setopt(c.get(), CURLOPT_XFERINFOFUNCTION, &AbortOnStop);
   curl_easy_setopt(c.get(), CURLOPT_XFERINFODATA, &stop);
-  if (!ca_bundle.empty()) curl_easy_setopt(c.get(), CURLOPT_CAINFO, ca_bundle.c_str());
+  if (!ca_bundle.empty()) {
+    curl_easy_setopt(c.get(), CURLOPT_CAINFO, ca_bundle.c_str());
+  } else {
+    UseCaBundle(c.get());
+  }
   curl_easy_setopt(c.get(), CURLOPT_WRITEFUNCTION, &OnData);
   curl_easy_setopt(c.get(), CURLOPT_WRITEDATA, &body);
   CURLcode rc = curl_easy_perform(c.get());

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <thread>
 
+#include "util/ca_bundle.h"
 #include "util/strings.h"
 
 namespace ais {
@@ -163,6 +164,7 @@ int OnProgress(void* userp, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
 curl_slist* SetCommon(CURL* c, Transfer* t, const std::string& link,
                       const std::vector<std::pair<std::string, std::string>>* headers) {
   curl_easy_setopt(c, CURLOPT_URL, link.c_str());
+  UseCaBundle(c);
   curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
   curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
   curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
