@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import pickle
+import shutil
 import subprocess
 import time
 import uuid
@@ -371,6 +372,14 @@ def test_full_disk_fails_its_file_and_the_rest_goes_on(
     assert names(ep, bck) == {"small1.bin", "small2.bin"}
     assert get(ep, bck, "small2.bin").content == file_bytes("small2", 100000)
     assert not work_files(small_disk_srv.mountpaths)
+    # A file over one part (concurrent ranges, the default limits): the same, no part left.
+    link = f"{files.url}/files/{40 << 20}/huge-ranged"
+    st = wait(ep, start(ep, {"type": "single", "bucket": {"name": bck}, "link": link}))
+    assert st["error_cnt"] == 1 and "no space left" in st["download_errors"][0]["error"].lower(), st
+    assert "huge-ranged" not in names(ep, bck)
+    assert not work_files(small_disk_srv.mountpaths)
+    # No part of it left anywhere (the chunks of an upload live outside the work directory).
+    assert shutil.disk_usage(small_disk_srv.mountpaths[0]).used < 2 << 20
 
 
 def test_limits_connections(ep: str, files: FileServer) -> None:
