@@ -22,7 +22,8 @@ scripts/wheel-smoke.sh
 # The C++ unit tests run once, under the sanitizers (a plain build of them would only repeat
 # what the sanitized run checks, at the cost of another full compile).
 phase "C++ unit tests under AddressSanitizer + UBSan"
-cmake -S . -B build/asan -G Ninja -DAIS_BUILD_TESTS=ON -DAIS_WERROR=ON -DAIS_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
+cmake -S . -B build/asan -G Ninja -DAIS_BUILD_TESTS=ON -DAIS_WERROR=ON -DAIS_SANITIZE=ON -DAIS_UNITY_BUILD=ON \
+  -DCMAKE_BUILD_TYPE=Debug >/dev/null
 cmake --build build/asan -j "$jobs" -- --quiet
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 build/asan/server/ais_server_tests --gtest_brief=1
 

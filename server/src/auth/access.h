@@ -9,6 +9,10 @@ namespace ais::auth {
 
 using AccessAttrs = uint64_t;
 
+// The bits alone, for a file to bring into scope (`using namespace auth::bits;`) without the rest
+// of auth (whose names, such as KeyProvider, would clash with the store's in a unity build).
+inline namespace bits {
+
 inline constexpr AccessAttrs kGet = 1ULL << 0;
 inline constexpr AccessAttrs kObjHead = 1ULL << 1;
 inline constexpr AccessAttrs kPut = 1ULL << 2;
@@ -39,6 +43,8 @@ inline constexpr AccessAttrs kAccessAll = ~0ULL;  // a bucket's default `access`
 // bucket grant (if the token has one for the bucket) decides instead of it.
 inline constexpr AccessAttrs kClusterBits = kClusterAccessRW | kAdmin;
 inline constexpr AccessAttrs kBucketBits = kAccessRW | kAccessBucketAdmin | kPromote;
+
+}  // namespace bits
 
 // "GET,PUT,..." in AIS's names ("su" for every bit, "none" for none), for messages.
 std::string AccessNames(AccessAttrs bits);

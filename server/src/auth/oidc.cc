@@ -24,7 +24,6 @@ namespace {
 constexpr size_t kMaxDocument = 1 << 20;
 constexpr size_t kMaxKid = 256;
 
-Status Invalid(const std::string& why) { return Status::Unauthorized("invalid token [err: " + why + "]"); }
 
 bool IsHttpsUrl(const std::string& url) {
   constexpr std::string_view kScheme = "https://";
@@ -226,13 +225,13 @@ void OidcKeyProvider::RefreshLoop() {
 }
 
 Result<OidcKeyProvider::Issuer*> OidcKeyProvider::IssuerOf(const TokenHeader& header, const Claims& claims) {
-  if (header.alg == "HS256") return Invalid("HS256 signing key is not configured");
-  if (claims.iss.empty()) return Invalid("missing 'iss' claim");
+  if (header.alg == "HS256") return InvalidToken("HS256 signing key is not configured");
+  if (claims.iss.empty()) return InvalidToken("missing 'iss' claim");
   const std::string iss = StripSlash(claims.iss);
   auto it = std::find_if(issuers_.begin(), issuers_.end(), [&](const auto& i) { return i->url == iss; });
-  if (it == issuers_.end()) return Invalid("issuer \"" + claims.iss.substr(0, 128) + "\" is not trusted");
-  if (header.kid.empty()) return Invalid("missing 'kid' in the token header");
-  if (!ValidKid(header.kid)) return Invalid("invalid 'kid'");
+  if (it == issuers_.end()) return InvalidToken("issuer \"" + claims.iss.substr(0, 128) + "\" is not trusted");
+  if (header.kid.empty()) return InvalidToken("missing 'kid' in the token header");
+  if (!ValidKid(header.kid)) return InvalidToken("invalid 'kid'");
   return it->get();
 }
 
@@ -241,8 +240,8 @@ Result<VerifyKey> OidcKeyProvider::Find(const TokenHeader& header, const Claims&
   if (!issuer.ok()) return issuer.status();
   std::lock_guard lock(mu_);
   if (auto k = (*issuer)->keys.find(header.kid); k != (*issuer)->keys.end()) return VerifyKey{.material = k->second};
-  if (!(*issuer)->fetched) return Invalid("cannot fetch the keys of issuer " + (*issuer)->url + " yet");
-  return Invalid("unknown 'kid' \"" + header.kid + "\" of issuer " + (*issuer)->url);
+  if (!(*issuer)->fetched) return InvalidToken("cannot fetch the keys of issuer " + (*issuer)->url + " yet");
+  return InvalidToken("unknown 'kid' \"" + header.kid + "\" of issuer " + (*issuer)->url);
 }
 
 bool OidcKeyProvider::MayFetch(const TokenHeader& header, const Claims& claims) {

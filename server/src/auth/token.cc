@@ -16,7 +16,6 @@ namespace ais::auth {
 
 namespace {
 
-Status Invalid(const std::string& why) { return Status::Unauthorized("invalid token [err: " + why + "]"); }
 
 // Strict base64url (RFC 7515): the URL-safe alphabet, no padding, no whitespace.
 bool IsBase64Url(std::string_view s) {
@@ -27,11 +26,11 @@ bool IsBase64Url(std::string_view s) {
 }
 
 Result<nlohmann::json> DecodeSegment(std::string_view seg, const char* what) {
-  if (!IsBase64Url(seg)) return Invalid(std::string("malformed ") + what + " (not base64url)");
+  if (!IsBase64Url(seg)) return InvalidToken(std::string("malformed ") + what + " (not base64url)");
   auto raw = DecodeBase64(seg);
-  if (!raw) return Invalid(std::string("malformed ") + what + " (not base64url)");
+  if (!raw) return InvalidToken(std::string("malformed ") + what + " (not base64url)");
   auto j = nlohmann::json::parse(*raw, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object()) return Invalid(std::string("malformed ") + what + " (not a JSON object)");
+  if (!j.is_object()) return InvalidToken(std::string("malformed ") + what + " (not a JSON object)");
   return j;
 }
 
@@ -92,32 +91,34 @@ Result<std::unique_ptr<StaticKeyProvider>> StaticKeyProvider::Make(std::string_v
 
 Result<VerifyKey> StaticKeyProvider::Find(const TokenHeader& header, const Claims&) {
   // A key serves only its own family: an RSA public key is never taken as an HMAC secret.
-  if (key_.hmac && header.alg != "HS256") return Invalid(header.alg + " signing key is not configured");
-  if (!key_.hmac && !IsRsa(header.alg)) return Invalid(header.alg + " signing key is not configured");
+  if (key_.hmac && header.alg != "HS256") return InvalidToken(header.alg + " signing key is not configured");
+  if (!key_.hmac && !IsRsa(header.alg)) return InvalidToken(header.alg + " signing key is not configured");
   return key_;
 }
+
+Status InvalidToken(const std::string& why) { return Status::Unauthorized("invalid token [err: " + why + "]"); }
 
 Result<UnverifiedToken> ParseToken(std::string_view token) {
   const size_t d1 = token.find('.');
   const size_t d2 = d1 == std::string_view::npos ? d1 : token.find('.', d1 + 1);
   if (d2 == std::string_view::npos || token.find('.', d2 + 1) != std::string_view::npos) {
-    return Invalid("token is malformed: expecting header.payload.signature");
+    return InvalidToken("token is malformed: expecting header.payload.signature");
   }
   auto header_json = DecodeSegment(token.substr(0, d1), "header");
   if (!header_json.ok()) return header_json.status();
   auto payload = DecodeSegment(token.substr(d1 + 1, d2 - d1 - 1), "payload");
   if (!payload.ok()) return payload.status();
-  if (!IsBase64Url(token.substr(d2 + 1))) return Invalid("malformed signature (not base64url)");
+  if (!IsBase64Url(token.substr(d2 + 1))) return InvalidToken("malformed signature (not base64url)");
 
   TokenHeader header;
   auto alg = header_json->find("alg");
-  if (alg == header_json->end() || !alg->is_string()) return Invalid("missing \"alg\" in the header");
+  if (alg == header_json->end() || !alg->is_string()) return InvalidToken("missing \"alg\" in the header");
   header.alg = alg->get<std::string>();
   if (header.alg != "HS256" && !IsRsa(header.alg)) {
-    return Invalid("signing method " + header.alg.substr(0, 16) + " is invalid");
+    return InvalidToken("signing method " + header.alg.substr(0, 16) + " is invalid");
   }
   if (auto kid = header_json->find("kid"); kid != header_json->end() && !kid->is_null()) {
-    if (!kid->is_string()) return Invalid("\"kid\" must be a string");
+    if (!kid->is_string()) return InvalidToken("\"kid\" must be a string");
     header.kid = kid->get<std::string>();
   }
   auto claims = Claims::Decode(*payload);
@@ -137,17 +138,17 @@ Result<Claims> VerifyToken(std::string_view token, KeyProvider& keys, const Veri
   int rc = jwt_decode(&raw, text.c_str(), reinterpret_cast<const unsigned char*>(key->material.data()),
                       static_cast<int>(key->material.size()));
   std::unique_ptr<jwt_t, JwtFree> jwt(raw);
-  if (rc != 0 || !jwt) return Invalid("signature is invalid");
+  if (rc != 0 || !jwt) return InvalidToken("signature is invalid");
   // libjwt verified with the algorithm of the header we read: make sure it read the same one.
-  if (std::string_view(jwt_alg_str(jwt_get_alg(jwt.get()))) != header.alg) return Invalid("signature is invalid");
+  if (std::string_view(jwt_alg_str(jwt_get_alg(jwt.get()))) != header.alg) return InvalidToken("signature is invalid");
 
-  if (opts.now >= claims->exp) return Invalid("token expired");
-  if (claims->has_nbf && claims->nbf > opts.now) return Invalid("token is not valid yet");
+  if (opts.now >= claims->exp) return InvalidToken("token expired");
+  if (claims->has_nbf && claims->nbf > opts.now) return InvalidToken("token is not valid yet");
   if (!opts.audiences.empty()) {
     bool match = std::any_of(claims->aud.begin(), claims->aud.end(), [&](const std::string& a) {
       return std::find(opts.audiences.begin(), opts.audiences.end(), a) != opts.audiences.end();
     });
-    if (!match) return Invalid("token has invalid audience");
+    if (!match) return InvalidToken("token has invalid audience");
   }
   return std::move(*claims);
 }

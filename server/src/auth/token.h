@@ -53,6 +53,9 @@ struct UnverifiedToken {
 };
 Result<UnverifiedToken> ParseToken(std::string_view token);
 
+// kUnauthorized "invalid token [err: <why>]", as AIS words every rejected token.
+Status InvalidToken(const std::string& why);
+
 // One static key, as AIS's auth.signature (or AIS_AUTHN_SECRET_KEY / AIS_AUTHN_PUBLIC_KEY).
 class StaticKeyProvider : public KeyProvider {
  public:

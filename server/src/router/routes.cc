@@ -5,7 +5,8 @@
 
 namespace ais::router {
 
-using namespace auth;  // the permission bits
+using namespace auth::bits;  // the permission bits
+using auth::AccessAttrs;
 
 std::string_view MethodName(Method m) {
   switch (m) {

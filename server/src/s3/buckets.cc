@@ -13,12 +13,6 @@
 namespace ais::s3 {
 namespace {
 
-Task<Handled> ReplyXml(Request& r, const XmlDoc& doc) {
-  HeaderList headers = {{"x-amz-request-id", r.request_id}};
-  std::string body = doc.Text();
-  co_return co_await r.ex.Reply(http::status::ok, headers, std::move(body), "application/xml");
-}
-
 Task<Handled> ReplyEmpty(Request& r, http::status status = http::status::ok) {
   HeaderList headers = {{"x-amz-request-id", r.request_id}};
   co_return co_await r.ex.Reply(status, headers);

@@ -32,12 +32,6 @@ Result<uint32_t> PartNumber(Request& r) {
   return static_cast<uint32_t>(*n);
 }
 
-Task<Handled> ReplyXml(Request& r, const XmlDoc& doc) {
-  HeaderList headers = {{"x-amz-request-id", r.request_id}};
-  std::string body = doc.Text();
-  co_return co_await r.ex.Reply(http::status::ok, headers, std::move(body), "application/xml");
-}
-
 }  // namespace
 
 Task<Handled> CreateMultipartUpload(Request& r) {

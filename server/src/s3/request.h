@@ -8,6 +8,7 @@
 #include "service/context.h"
 #include "s3/errors.h"
 #include "s3/sigv4.h"
+#include "s3/xml.h"
 
 namespace ais::s3 {
 
@@ -34,6 +35,9 @@ struct Request {
     return st;
   }
 };
+
+// A 200 with the XML document and the request id (every S3 reply that has a body).
+Task<Handled> ReplyXml(Request& r, const XmlDoc& doc);
 
 // Request body limits: XML documents are small; a body over its limit is a 400.
 inline constexpr size_t kMaxXmlBody = 1 << 20;             // Delete (1000 keys), versioning, create-bucket

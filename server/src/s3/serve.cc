@@ -155,6 +155,12 @@ Task<Handled> Route(Request& r, const Target& t, const Operation* op, auth::Acce
 
 }  // namespace
 
+Task<Handled> ReplyXml(Request& r, const XmlDoc& doc) {
+  HeaderList headers = {{"x-amz-request-id", r.request_id}};
+  std::string body = doc.Text();
+  co_return co_await r.ex.Reply(http::status::ok, headers, std::move(body), "application/xml");
+}
+
 Result<std::string> BucketByName(Request& r, const std::string& name) {
   const bool ais = r.ctx.store.buckets().Get(name).has_value();
   const std::string aws_key = BucketKey(kProviderAws, name);

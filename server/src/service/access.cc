@@ -8,7 +8,9 @@
 
 namespace ais {
 
-using namespace auth;  // the permission bits
+using namespace auth::bits;  // the permission bits
+using auth::AccessAttrs;
+using auth::AccessNames;
 
 std::string AmzSecurityToken(const Exchange& ex) {
   std::string amz(ex.header("X-Amz-Security-Token"));
