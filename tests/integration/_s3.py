@@ -100,6 +100,7 @@ class FaultProxy:
     counts: collections.Counter[str] = field(default_factory=collections.Counter)
     faults: list[Fault] = field(default_factory=list)
     down: bool = False  # refuse every request by closing the connection
+    required_auth: str = ""  # when set, a request without this Authorization header gets 401
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -123,6 +124,13 @@ class FaultProxy:
                 if proxy.down:
                     self.close_connection = True
                     self.connection.shutdown(socket.SHUT_RDWR)
+                    return
+                if proxy.required_auth and self.headers.get("Authorization") != proxy.required_auth:
+                    with proxy._lock:
+                        proxy.counts["unauthorized"] += 1
+                    self.send_response(401)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
                     return
                 if fault and fault.delay:
                     time.sleep(fault.delay)
