@@ -240,7 +240,7 @@ Status GcsClient::GetObject(const std::string& bucket, const std::string& key,
   HttpCall call;
   // Pinned to the generation its attributes describe (a rewrite meanwhile is 404, not a mix).
   call.url = ObjectUrl(bucket, key) + "?alt=media";
-  if (!attrs->version.empty()) call.url += "&generation=" + attrs->version;
+  if (!attrs->version.empty()) call.url += "&generation=" + PercentEncode(attrs->version);
   call.what = what;
   if (range) {
     call.headers.push_back("Range: bytes=" + std::to_string(range->first) + "-" +

@@ -467,3 +467,30 @@ def test_getbatch_fetches_cold_items(client: Client, gcs: GcsJson, bucket: str) 
     assert got == data
     cached = sorted(e.name for e in b.list_all_objects(flags=[ListObjectFlag.CACHED]))
     assert cached == sorted(data)
+
+
+def test_transform_reads_a_gs_source(client: Client, gcs: GcsJson, bucket: str) -> None:
+    import hashlib
+
+    from aistore.sdk.etl.webserver.http_multi_threaded_server import HTTPMultiThreadedServer
+
+    class Md5(HTTPMultiThreadedServer):  # type: ignore[misc]
+        def transform(self, data: bytes | str, path: str, etl_args: str) -> bytes:
+            assert isinstance(data, bytes)
+            return hashlib.md5(data).hexdigest().encode()
+
+    etl = client.etl(f"md5-{bucket}"[:32].rstrip("-"))
+    etl.init_class(comm_type="hpush")(Md5)
+    try:
+        data = {f"t/{i}": os.urandom(2000 + i) for i in range(3)}
+        for k, v in data.items():
+            gcs.put(bucket, k, v)
+        b = client.bucket(bucket, provider="gcp")
+        dst = client.bucket(f"{bucket}-etl").create(exist_ok=True)
+        # A multi-object transform fetches its cold gs:// sources on the way.
+        job = b.objects(obj_names=list(data)).transform(to_bck=dst, etl_name=etl.name)
+        assert client.job(job).wait(timeout=120).success
+        for k, v in data.items():
+            assert dst.object(k).get_reader().read_all() == hashlib.md5(v).hexdigest().encode()
+    finally:
+        etl.delete()
