@@ -303,10 +303,13 @@ Task<Status> DeleteThrough(ServerContext& ctx, const std::string& key, const std
   std::function<Status()> remove = [&tier = ctx.remote, key, name] {
     return tier.DeleteRemote(key, name);
   };
-  Status st = co_await OffloadStatus(ctx.remote.pool(), std::move(remove));
-  if (!st.ok()) co_return st;
-  st = ctx.store.Delete(key, name);
-  if (st.IsNotFound()) co_return Status::OK();  // not cached: deleting it remotely was all
+  Status remote = co_await OffloadStatus(ctx.remote.pool(), std::move(remove));
+  // GCS answers 404 for an object it does not have (S3 answers OK): a cached copy of it is
+  // still deleted; the 404 stands only when neither had it.
+  const bool remote_missing = remote.code() == Status::Code::kNotFound;
+  if (!remote.ok() && !remote_missing) co_return remote;
+  Status st = ctx.store.Delete(key, name);
+  if (st.IsNotFound()) co_return remote;  // not cached: deleting it remotely was all
   co_return st;
 }
 

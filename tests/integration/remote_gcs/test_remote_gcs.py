@@ -494,3 +494,19 @@ def test_transform_reads_a_gs_source(client: Client, gcs: GcsJson, bucket: str) 
             assert dst.object(k).get_reader().read_all() == hashlib.md5(v).hexdigest().encode()
     finally:
         etl.delete()
+
+
+def test_delete_of_an_object_gcs_no_longer_has(client: Client, gcs: GcsJson, bucket: str) -> None:
+    gcs.put(bucket, "stale", b"s")
+    b = client.bucket(bucket, provider="gcp")
+    assert b.object("stale").get_reader().read_all() == b"s"
+    gcs.delete(bucket, "stale")  # out of band: GCS answers 404 to deleting it now
+    b.object("stale").delete()  # the cached copy still goes
+    assert [e.name for e in b.list_all_objects(flags=[ListObjectFlag.CACHED])] == []
+    with pytest.raises(ErrObjNotFound):
+        b.object("stale").delete()  # neither has it: GCS's 404
+    gcs.put(bucket, "j1", b"1")
+    b.object("j1").get_reader().read_all()
+    gcs.delete(bucket, "j1")
+    assert client.job(b.objects(obj_names=["j1"]).delete()).wait(timeout=30).success
+    assert [e.name for e in b.list_all_objects(flags=[ListObjectFlag.CACHED])] == []
