@@ -8,6 +8,7 @@
 #include <cctype>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <ctime>
 #include <mutex>
 
@@ -109,7 +110,7 @@ Result<std::shared_ptr<RemoteBackend>> CacheTier::GcsClientOf() {
   }
   // Resolved once, on first use, as Google's client libraries read their environment once; an
   // environment that says nothing usable is asked again next time (the error names what to set).
-  auto settings = ResolveGcsSettings(opts_.getenv);
+  auto settings = ResolveGcsSettings([](const char* name) -> const char* { return std::getenv(name); });
   if (!settings.ok()) return settings.status();
   std::lock_guard lock(mu_);
   if (!gcs_) {

@@ -8,7 +8,6 @@
 #pragma once
 
 #include <condition_variable>
-#include <cstdlib>
 #include <functional>
 #include <map>
 #include <memory>
@@ -19,7 +18,6 @@
 #include <vector>
 
 #include "archive/worker_pool.h"
-#include "remote/gcs_auth.h"
 #include "remote/aws_config.h"
 #include "remote/backend.h"
 #include "store/store.h"
@@ -42,7 +40,7 @@ struct ColdTee {
   std::function<Status(const char*, size_t)> data;
 };
 
-inline constexpr uint32_t kMaxRemotePage = 1000;  // keys per S3 listing page (AIS MaxPageSizeAWS)
+inline constexpr uint32_t kMaxRemotePage = 1000;  // keys per backend listing page (AIS MaxPageSizeAWS, GCP: 1000 too)
 inline constexpr uint64_t kDefaultMultipartSize = 128ULL << 20;  // AIS DefaultPartSize
 
 // The part size of a write-through upload of `size` bytes under the bucket's
@@ -55,8 +53,6 @@ struct CacheTierOptions {
   bool aws_enabled = true;  // AIS cluster config `backend.aws`
   // The endpoints a bucket's `extra.aws.endpoint` may name (CheckBucketEndpoint).
   std::vector<std::string> allowed_endpoints;
-  // The environment GCS settings are read from (gcs_auth.h); tests give their own.
-  GetEnv getenv = [](const char* name) -> const char* { return std::getenv(name); };
 };
 
 class CacheTier {

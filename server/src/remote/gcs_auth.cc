@@ -103,8 +103,8 @@ Result<GcsSettings> ResolveGcsSettings(const GetEnv& getenv) {
   const std::string creds = env("GOOGLE_APPLICATION_CREDENTIALS");
   if (creds.empty()) {
     return Status::NotFound(
-        "GCP backend is missing: set GOOGLE_APPLICATION_CREDENTIALS (a service-account key file) or "
-        "STORAGE_EMULATOR_HOST (an emulator) in the server's environment");
+        "GCP backend is missing in the cluster configuration (gs:// buckets need GOOGLE_APPLICATION_CREDENTIALS, "
+        "a service-account key file, or STORAGE_EMULATOR_HOST, an emulator, in the server's environment)");
   }
   auto text = ReadFile(creds);
   if (!text.ok()) {
