@@ -89,6 +89,7 @@ class Fault:
     delay: float = 0.0  # seconds to wait before forwarding
     trickle: float = 0.0  # send the body in 64 KiB pieces, this many seconds apart
     match: str = ""  # only requests whose "METHOD path" contains this
+    flip: int = -1  # forward the reply with the body byte at this offset inverted (damaged data)
 
 
 @dataclass
@@ -156,6 +157,12 @@ class FaultProxy:
                 up.request(self.command, self.path, body=body, headers=headers)
                 resp = up.getresponse()
                 data = resp.read()
+                if fault and 0 <= fault.flip < len(data):
+                    data = (
+                        data[: fault.flip]
+                        + bytes([data[fault.flip] ^ 0xFF])
+                        + data[fault.flip + 1 :]
+                    )
                 self.send_response(resp.status)
                 for k, v in resp.getheaders():
                     if k.lower() not in ("transfer-encoding", "connection", "server", "date"):

@@ -137,19 +137,34 @@ def test_validate_cold_get_checks_the_md5(
 ) -> None:
     b = client.bucket(bucket, provider="gcp")
     b.head()
+    data = os.urandom(50_000)
+    gcs.put(bucket, "v", data)
+    # The media reply damaged on the way (the metadata GET passes untouched): GCS's md5Hash
+    # catches it, and nothing is cached.
+    proxy.inject(
+        Fault(match=f"GET {opath(bucket, 'v')}"), Fault(flip=1000, match=opath(bucket, "v"))
+    )
+    r = raw_request(server.endpoint, "GET", f"/v1/objects/{bucket}/v?provider=gcp")
+    assert r.status == 500 and b"BAD DATA CHECKSUM" in r.body, r.body
+    assert [x.name for x in b.list_all_objects(flags=[ListObjectFlag.CACHED])] == []
+    assert work_files(Path(p) for p in server.mountpaths) == []
+    assert b.object("v").get_reader().read_all() == data, "the next GET fetches it whole"
+    _, md = head_v1(server.endpoint, bucket, "v")
+    assert md["md5"] == md5_hex(gcs.meta(bucket, "v") or {})
+    # Without validation the damage goes unseen (what validate_cold_get is for).
     bucket_action(
         server.endpoint,
         "PATCH",
         bucket,
         "set-bprops",
-        {"checksum": {"validate_cold_get": True}},
+        {"checksum": {"validate_cold_get": False}},
         provider="gcp",
     )
-    data = os.urandom(50_000)
-    gcs.put(bucket, "v", data)
-    assert b.object("v").get_reader().read_all() == data
-    _, md = head_v1(server.endpoint, bucket, "v")
-    assert md["md5"] == md5_hex(gcs.meta(bucket, "v") or {})
+    gcs.put(bucket, "w", data)
+    proxy.inject(
+        Fault(match=f"GET {opath(bucket, 'w')}"), Fault(flip=1000, match=opath(bucket, "w"))
+    )
+    assert b.object("w").get_reader().read_all() != data
 
 
 def test_latest_sees_out_of_band_changes(client: Client, gcs: GcsJson, bucket: str) -> None:
