@@ -76,10 +76,12 @@ class RemoteBackend {
   virtual Result<RemoteBucketInfo> HeadBucket(const std::string& bucket) = 0;
   virtual Result<std::vector<std::string>> ListBuckets() = 0;  // sorted
   virtual Result<RemoteObjectAttrs> HeadObject(const std::string& bucket, const std::string& key) = 0;
-  // GET of the whole object, or of [range->first, range->first + range->second).
+  // GET of the whole object, or of [range->first, range->first + range->second). `known`: what a
+  // HEAD just said of it (or null); a backend that can pin a read to that version (GCS: its
+  // generation) reads exactly it without asking again, and a changed object is kConflict.
   virtual Status GetObject(const std::string& bucket, const std::string& key,
                            std::optional<std::pair<uint64_t, uint64_t>> range, const OnAttrs& on_attrs,
-                           const OnData& on_data) = 0;
+                           const OnData& on_data, const RemoteObjectAttrs* known) = 0;
   // PUT of `size` bytes read from `body` in one request; `rewind` restarts the body for a retry
   // (none: no retry).
   virtual Result<RemoteObjectAttrs> PutObject(const std::string& bucket, const std::string& key, uint64_t size,

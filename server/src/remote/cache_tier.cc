@@ -215,7 +215,7 @@ Result<ObjectMeta> CacheTier::Fetch(const std::string& key, const std::string& n
     held = p[n - 1];
     return n > 1 ? tee->data(p, n - 1) : Status::OK();
   };
-  AIS_RETURN_IF_ERROR((*client)->GetObject(std::string(KeyName(key)), name, std::nullopt, on_attrs, on_data));
+  AIS_RETURN_IF_ERROR((*client)->GetObject(std::string(KeyName(key)), name, std::nullopt, on_attrs, on_data, nullptr));
   if (!w) return Status::IOError(std::string(KeyProvider(key)) + "-error[no reply body: " + ObjectCname(key, name) + "]");
   ObjectMeta m;
   AIS_RETURN_IF_ERROR(w->Commit(&m));
@@ -267,7 +267,7 @@ Result<ObjectMeta> CacheTier::FetchBlob(const std::string& key, const std::strin
         return Status::OK();
       };
       auto into_part = [&](const char* p, size_t n) { return (*part)->Write(p, n); };
-      Status st = (*client)->GetObject(bucket, name, std::make_pair(off, len), same_object, into_part);
+      Status st = (*client)->GetObject(bucket, name, std::make_pair(off, len), same_object, into_part, &*attrs);
       if (st.ok()) st = (*part)->Commit();
       if (!st.ok()) return fail(st);
     }

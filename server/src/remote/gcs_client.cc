@@ -227,10 +227,11 @@ Result<RemoteObjectAttrs> GcsClient::HeadObject(const std::string& bucket, const
 
 Status GcsClient::GetObject(const std::string& bucket, const std::string& key,
                             std::optional<std::pair<uint64_t, uint64_t>> range, const OnAttrs& on_attrs,
-                            const OnData& on_data) {
+                            const OnData& on_data, const RemoteObjectAttrs* known) {
   const std::string what = "gs://" + bucket + "/" + key;
   if (range && range->second == 0) return Status::InvalidArgument("empty range of " + what);
-  auto attrs = HeadObject(bucket, key);
+  const bool pinned = known && !known->version.empty();
+  auto attrs = pinned ? Result<RemoteObjectAttrs>(*known) : HeadObject(bucket, key);
   if (!attrs.ok()) return attrs.status();
   if (range && range->first + range->second > attrs->size) {
     return Status::RangeNotSatisfiable("gcp-error[range " + std::to_string(range->first) + "+" +
@@ -248,7 +249,11 @@ Status GcsClient::GetObject(const std::string& bucket, const std::string& key,
   }
   call.on_headers = [&](const HttpCall::Headers&) { return on_attrs(*attrs); };
   call.on_data = &on_data;
-  return Perform(call, bucket, key);
+  Status st = Perform(call, bucket, key);
+  if (pinned && st.code() == Status::Code::kNotFound) {
+    return Status::Conflict(what + " changed remotely (generation " + known->version + " is gone)");
+  }
+  return st;
 }
 
 Result<RemoteObjectAttrs> GcsClient::PutObject(const std::string& bucket, const std::string& key, uint64_t size,

@@ -42,7 +42,7 @@ class GcsClient : public RemoteBackend {
   Result<RemoteObjectAttrs> HeadObject(const std::string& bucket, const std::string& key) override;
   Status GetObject(const std::string& bucket, const std::string& key,
                    std::optional<std::pair<uint64_t, uint64_t>> range, const OnAttrs& on_attrs,
-                   const OnData& on_data) override;
+                   const OnData& on_data, const RemoteObjectAttrs* known) override;
   // No user metadata: a media upload carries none (refused rather than dropped).
   Result<RemoteObjectAttrs> PutObject(const std::string& bucket, const std::string& key, uint64_t size,
                                       const ReadBody& body, const std::function<Status()>& rewind,

@@ -188,7 +188,7 @@ Result<RemoteObjectAttrs> S3Client::HeadObject(const std::string& bucket, const 
 
 Status S3Client::GetObject(const std::string& bucket, const std::string& key,
                            std::optional<std::pair<uint64_t, uint64_t>> range, const OnAttrs& on_attrs,
-                           const OnData& on_data) {
+                           const OnData& on_data, const RemoteObjectAttrs* /*known*/) {
   HttpCall req;
   req.url = Url(bucket, key, "");
   req.what = "s3://" + bucket + "/" + key;

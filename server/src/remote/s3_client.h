@@ -39,7 +39,7 @@ class S3Client : public RemoteBackend {
   // GET of the whole object, or of [range->first, range->first + range->second).
   Status GetObject(const std::string& bucket, const std::string& key,
                    std::optional<std::pair<uint64_t, uint64_t>> range, const OnAttrs& on_attrs,
-                   const OnData& on_data) override;
+                   const OnData& on_data, const RemoteObjectAttrs* known) override;  // (known: unused)
   // PUT of `size` bytes read from `body`; `rewind` restarts the body for a retry (none: no retry).
   Result<RemoteObjectAttrs> PutObject(const std::string& bucket, const std::string& key, uint64_t size,
                                       const ReadBody& body, const std::function<Status()>& rewind,
