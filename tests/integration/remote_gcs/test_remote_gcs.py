@@ -228,6 +228,14 @@ def test_listing_follows_next_page_token() -> None:  # pragma: no cover
     raise AssertionError("needs an emulator that pages")
 
 
+@pytest.mark.skip(
+    reason="gcp-storage-emulator fails an empty media upload (TypeError in _media_upload: no "
+    "request data), so neither seeding nor writing through an empty gs:// object can be shown"
+)
+def test_empty_object_round_trip() -> None:  # pragma: no cover
+    raise AssertionError("needs an emulator that takes empty uploads")
+
+
 def test_put_and_delete_write_through(
     client: Client, gcs: GcsJson, bucket: str, server: LocalServer
 ) -> None:
@@ -542,3 +550,19 @@ def test_delete_of_an_object_gcs_no_longer_has(client: Client, gcs: GcsJson, buc
     gcs.delete(bucket, "j1")
     assert client.job(b.objects(obj_names=["j1"]).delete()).wait(timeout=30).success
     assert [e.name for e in b.list_all_objects(flags=[ListObjectFlag.CACHED])] == []
+
+
+def test_inventory_of_a_gs_bucket(
+    client: Client, gcs: GcsJson, proxy: FaultProxy, bucket: str
+) -> None:
+    for i in range(12):
+        gcs.put(bucket, f"inv/{i:03d}", b"z" * (i + 1))
+    b = client.bucket(bucket, provider="gcp")
+    b.object("inv/007").get_reader().read_all()
+    assert client.job(b.create_inventory(name="snap")).wait(timeout=60).success
+    lists_before = proxy.count("GET", f"/storage/v1/b/{bucket}/o")
+    entries = list(b.list_objects_iter(flags=[ListObjectFlag.NBI], page_size=5))
+    assert proxy.count("GET", f"/storage/v1/b/{bucket}/o") == lists_before, "never asks GCS"
+    assert [e.name for e in entries] == [f"inv/{i:03d}" for i in range(12)]
+    assert [e.name for e in entries if e.is_cached()] == ["inv/007"]
+    assert entries[5].size == 6
