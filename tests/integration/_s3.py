@@ -89,6 +89,7 @@ class Fault:
     delay: float = 0.0  # seconds to wait before forwarding
     trickle: float = 0.0  # send the body in 64 KiB pieces, this many seconds apart
     match: str = ""  # only requests whose "METHOD path" contains this
+    flip: int = -1  # forward the reply with the body byte at this offset inverted (damaged data)
 
 
 @dataclass
@@ -100,6 +101,7 @@ class FaultProxy:
     counts: collections.Counter[str] = field(default_factory=collections.Counter)
     faults: list[Fault] = field(default_factory=list)
     down: bool = False  # refuse every request by closing the connection
+    required_auth: str = ""  # when set, a request without this Authorization header gets 401
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -123,6 +125,13 @@ class FaultProxy:
                 if proxy.down:
                     self.close_connection = True
                     self.connection.shutdown(socket.SHUT_RDWR)
+                    return
+                if proxy.required_auth and self.headers.get("Authorization") != proxy.required_auth:
+                    with proxy._lock:
+                        proxy.counts["unauthorized"] += 1
+                    self.send_response(401)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
                     return
                 if fault and fault.delay:
                     time.sleep(fault.delay)
@@ -148,6 +157,12 @@ class FaultProxy:
                 up.request(self.command, self.path, body=body, headers=headers)
                 resp = up.getresponse()
                 data = resp.read()
+                if fault and 0 <= fault.flip < len(data):
+                    data = (
+                        data[: fault.flip]
+                        + bytes([data[fault.flip] ^ 0xFF])
+                        + data[fault.flip + 1 :]
+                    )
                 self.send_response(resp.status)
                 for k, v in resp.getheaders():
                     if k.lower() not in ("transfer-encoding", "connection", "server", "date"):

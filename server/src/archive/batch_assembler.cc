@@ -264,7 +264,7 @@ Prepared BatchAssembler::Prepare(size_t i) {
   try {
     const MossItem& it = req_.items[i];
     const std::string& provider = req_.bucket(it).provider;
-    if (provider != kProviderAis && !(provider == kProviderAws && opts_.fetch_missing)) {
+    if (provider != kProviderAis && !(IsServedCloud(provider) && opts_.fetch_missing)) {
       return Missing(opts_.node_id + ": bucket \"" + req_.bucket(it).Cname() + "\" does not exist", false);
     }
     return req_.archpath(it).empty() ? PrepareObject(it) : PrepareArchived(it);

@@ -39,7 +39,7 @@ Status CheckColoc(const Exchange& ex) {
 Task<Status> CheckBucket(ServerContext& ctx, const Exchange& ex, const MossBucket& b) {
   const auth::BucketRef ref{.name = b.name, .provider = b.provider};
   if (Status st = Authorize(ctx, ex, auth::kGet, &ref); !st.ok()) co_return st;
-  if (b.provider == kProviderAws) {
+  if (IsServedCloud(b.provider)) {
     std::string key = BucketKey(b.provider, b.name);
     if (ctx.store.buckets().Get(key)) co_return Status::OK();
     std::function<Status()> add = [&tier = ctx.remote, key] { return tier.AddBucket(key); };

@@ -36,10 +36,11 @@ Result<std::string> ParseBucketUname(const std::string& uname) {
   std::vector<std::string_view> parts = Split(uname, '/');
   while (!parts.empty() && parts.back().empty()) parts.pop_back();
   if (parts.size() != 3) return bad;
-  if (parts[0] == kProviderAws && (parts[1] == "@#" || parts[1].empty())) {
+  if (auto provider = NormalizeProvider(parts[0]);
+      provider.ok() && IsServedCloud(*provider) && (parts[1] == "@#" || parts[1].empty())) {
     std::string name(parts[2]);
     AIS_RETURN_IF_ERROR(ValidateBucketName(name));
-    return BucketKey(kProviderAws, name);
+    return BucketKey(*provider, name);
   }
   if (parts[0] != "ais") {
     return Status::NotSupported("destination \"" + uname + "\": only ais:// buckets are served by this server");
@@ -67,9 +68,9 @@ CopyNaming Naming(const CopyMsg& m) {
 // The destination of a copy or archive: "tobck", or the source bucket when not given.
 Result<std::string> Destination(const BucketRef& to, const std::string& src) {
   auto provider = NormalizeProvider(to.provider);
-  if (!to.name.empty() && provider.ok() && *provider == kProviderAws && to.ns_uuid.empty() && to.ns_name.empty()) {
+  if (!to.name.empty() && provider.ok() && IsServedCloud(*provider) && to.ns_uuid.empty() && to.ns_name.empty()) {
     AIS_RETURN_IF_ERROR(ValidateBucketName(to.name));
-    return BucketKey(kProviderAws, to.name);
+    return BucketKey(*provider, to.name);
   }
   AIS_RETURN_IF_ERROR(to.CheckServed("destination"));
   if (to.name.empty()) return src;
@@ -83,7 +84,7 @@ Result<std::string> Destination(const BucketRef& to, const std::string& src) {
 Task<Result<ThroughFor>> RemoteDestination(ServerContext& ctx, const std::string& dst) {
   if (!IsRemoteKey(dst)) co_return ThroughFor();
   if (!ctx.store.buckets().Get(dst)) {
-    if (!ctx.remote.aws_enabled()) co_return Status::NotFound("AWS backend is missing in the cluster configuration");
+    if (Status st = ctx.remote.CheckEnabled(KeyProvider(dst)); !st.ok()) co_return st;
     std::function<Status()> add = [&tier = ctx.remote, dst] { return tier.AddBucket(dst); };
     if (Status st = co_await OffloadStatus(ctx.remote.pool(), std::move(add)); !st.ok()) co_return st;
   }

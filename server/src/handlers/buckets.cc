@@ -30,14 +30,14 @@ Task<Handled> ListBuckets(ServerContext& ctx, Exchange& ex, const ApiCall& call)
   const std::string raw = ex.query("provider").value_or("");
   auto presence = ParseUint(ex.query("presence").value_or(""));
   const bool present_only = presence && *presence >= 2 && *presence <= 4;
-  if (!raw.empty() && *provider == kProviderAws && !present_only) {
+  if (!raw.empty() && IsServedCloud(*provider) && !present_only) {
     // Every bucket the credentials see, from the backend (the ones in the BMD among them).
-    std::function<Result<std::vector<std::string>>()> list = [&tier = ctx.remote] {
-      return tier.ListBuckets();
+    std::function<Result<std::vector<std::string>>()> list = [&tier = ctx.remote, p = *provider] {
+      return tier.ListBuckets(p);
     };
     auto names = co_await Offload<std::vector<std::string>>(ctx.remote.pool(), std::move(list));
     if (!names.ok()) co_return names.status();
-    for (auto& n : *names) out.push_back(entry(kProviderAws, n));
+    for (auto& n : *names) out.push_back(entry(*provider, n));
     co_return co_await ex.Reply(http::status::ok, {}, JsonText(out), "application/json");
   }
   // The BMD: ais buckets for provider=ais (the default), every provider's for an empty one.
@@ -297,10 +297,11 @@ Task<Handled> CreateRemoteBucket(ServerContext& ctx, Exchange& ex, const ApiCall
     co_return Status::AlreadyExists("bucket \"" + BucketCname(key) + "\" already exists");
   }
   if (Status st = CheckPropsEndpoint(ctx, props); !st.ok()) co_return st;
+  if (Status st = ctx.remote.CheckEnabled(KeyProvider(key)); !st.ok()) co_return st;
   std::function<Status()> add = [&tier = ctx.remote, key] { return tier.AddBucket(key); };
   Status st = co_await OffloadStatus(ctx.remote.pool(), std::move(add));
   if (st.IsNotFound()) {
-    co_return Status::NotSupported("aws bucket \"" + BucketCname(key) + "\" does not exist");
+    co_return Status::NotSupported(std::string(KeyProvider(key)) + " bucket \"" + BucketCname(key) + "\" does not exist");
   }
   if (st.ok() && !props.is_null() && !props.empty()) st = ctx.store.UpdateBucket(key, props);
   if (!st.ok()) co_return st;

@@ -74,11 +74,11 @@ nlohmann::json SnapJson(const JobSnapshot& j) {
 }
 
 // A bucket a job query names, as the store key its jobs are registered under: an ais:// bucket
-// or an s3:// one (prefetch, evict, delete... run on remote buckets too).
+// or an s3:// or gs:// one (prefetch, evict, delete... run on remote buckets too).
 Result<std::string> QueryKey(const BucketRef& b, std::string_view what) {
   auto provider = NormalizeProvider(b.provider);
-  if (!b.name.empty() && provider.ok() && *provider == kProviderAws && b.ns_uuid.empty() && b.ns_name.empty()) {
-    return BucketKey(kProviderAws, b.name);
+  if (!b.name.empty() && provider.ok() && IsServedCloud(*provider) && b.ns_uuid.empty() && b.ns_name.empty()) {
+    return BucketKey(*provider, b.name);
   }
   AIS_RETURN_IF_ERROR(b.CheckServed(what));
   return b.name;
@@ -209,6 +209,7 @@ Task<Handled> QueryClusterConfig(ServerContext& ctx, Exchange& ex, const ApiCall
 Task<Handled> QueryBackends(ServerContext& ctx, Exchange& ex, const ApiCall&) {
   nlohmann::json out = nlohmann::json::array();
   if (ctx.remote.aws_enabled()) out.push_back(std::string(kProviderAws));
+  if (ctx.remote.CheckEnabled(kProviderGcp).ok()) out.push_back(std::string(kProviderGcp));
   co_return co_await ReplyJson(ex, out);
 }
 

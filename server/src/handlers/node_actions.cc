@@ -452,6 +452,9 @@ nlohmann::json ClusterConfigJson(const ServerContext& ctx, const Exchange& ex) {
   nlohmann::json bprops = BucketProps{}.ToAisJson("", space);
   NodeAddr a = AddrOf(ctx, ex);
   auto section = [] { return nlohmann::json::object(); };
+  nlohmann::json backends = section();  // the cloud providers served, each with an (empty) section
+  if (ctx.remote.aws_enabled()) backends[std::string(kProviderAws)] = section();
+  if (ctx.remote.CheckEnabled(kProviderGcp).ok()) backends[std::string(kProviderGcp)] = section();
   return {
       {"write_policy", bprops["write_policy"]},
       {"checksum", bprops["checksum"]},
@@ -482,7 +485,7 @@ nlohmann::json ClusterConfigJson(const ServerContext& ctx, const Exchange& ex) {
       {"client", {{"client_timeout", "10s"}, {"client_long_timeout", "30m"}, {"list_timeout", "10m"}}},
       {"downloader", section()},
       {"auth", ctx.auth ? ctx.auth->ConfigJson() : nlohmann::json{{"client_auth_required", false}}},
-      {"backend", ctx.remote.aws_enabled() ? nlohmann::json{{"aws", section()}} : section()},
+      {"backend", backends},
       {"uuid", ctx.cluster_uuid},
       {"lastupdate_time", ""},
       {"proxy", {{"primary_url", a.url}, {"original_url", a.url}, {"discovery_url", ""}, {"non_electable", false}}},

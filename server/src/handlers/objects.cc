@@ -354,9 +354,9 @@ Result<std::pair<std::string, std::string>> ParseObjectUname(const std::string& 
   if (p3 == std::string::npos) return bad();
   auto provider = NormalizeProvider(uname.substr(0, p1));
   const std::string ns = uname.substr(p1 + 1, p2 - p1 - 1);
-  if (!provider.ok() || (*provider != kProviderAis && *provider != kProviderAws) || (ns != "@#" && !ns.empty())) {
+  if (!provider.ok() || (*provider != kProviderAis && !IsServedCloud(*provider)) || (ns != "@#" && !ns.empty())) {
     return Status::NotSupported("copy destination \"" + uname +
-                                "\": only ais:// and s3:// buckets in the global namespace");
+                                "\": only ais://, s3:// and gs:// buckets in the global namespace");
   }
   std::string bucket = uname.substr(p2 + 1, p3 - p2 - 1), object = uname.substr(p3 + 1);
   AIS_RETURN_IF_ERROR(ValidateBucketName(bucket));
@@ -379,7 +379,7 @@ Task<Handled> CopyObject(ServerContext& ctx, Exchange& ex, const std::string& bu
   WriteThroughFn through;
   if (IsRemoteKey(dst->first)) {
     if (!ctx.store.buckets().Get(dst->first)) {
-      if (!ctx.remote.aws_enabled()) co_return Status::NotFound("AWS backend is missing in the cluster configuration");
+      if (Status st = ctx.remote.CheckEnabled(KeyProvider(dst->first)); !st.ok()) co_return st;
       std::function<Status()> add = [&tier = ctx.remote, key = dst->first] { return tier.AddBucket(key); };
       if (Status st = co_await OffloadStatus(ctx.remote.pool(), std::move(add)); !st.ok()) co_return st;
     }

@@ -207,7 +207,8 @@ Status RunDeleteRemote(CacheTier& tier, Store& store, JobControl& jc, const Dele
   const Kind kind = args.sel.kind();
   // Backend first: a failed DeleteRemote returns before the cached copy is touched.
   auto delete_one = [&](const std::string& name) -> Status {
-    AIS_RETURN_IF_ERROR(tier.DeleteRemote(args.key, name));
+    // (A backend that has no such object, as GCS says with a 404: the cached copy still goes.)
+    if (Status r = tier.DeleteRemote(args.key, name); !r.ok() && r.code() != Status::Code::kNotFound) return r;
     Status st = store.Delete(args.key, name);
     if (!st.ok() && !st.IsNotFound()) return st;
     jc.Add(1, 0);

@@ -8,10 +8,13 @@
 #include <cctype>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <ctime>
 #include <mutex>
 
 #include "metrics/metrics.h"
+#include "remote/gcs_client.h"
+#include "remote/s3_client.h"
 #include "store/bck.h"
 #include "util/log_ring.h"
 
@@ -67,12 +70,14 @@ CacheTier::CacheTier(Store& store, CacheTierOptions opts)
 CacheTier::~CacheTier() { pool_.Shutdown(); }
 
 std::vector<std::pair<std::string, std::string>> CacheTier::CustomFrom(const RemoteObjectAttrs& a) {
-  std::vector<std::pair<std::string, std::string>> md = {{"source", std::string(kProviderAws)}};
+  std::vector<std::pair<std::string, std::string>> md = {{"source", a.provider}};
   if (!a.etag.empty()) md.emplace_back("ETag", a.etag);
-  if (std::string md5 = SinglePartMd5(a.etag); !md5.empty()) md.emplace_back("md5", md5);
+  if (!a.md5.empty()) md.emplace_back("md5", a.md5);
+  if (!a.crc32c.empty()) md.emplace_back("crc32c", a.crc32c);
   if (a.mtime_ns > 0) md.emplace_back("LastModified", Rfc3339(a.mtime_ns));
   if (!a.last_modified.empty()) md.emplace_back("Last-Modified", a.last_modified);
   if (!a.version.empty()) md.emplace_back("version", a.version);
+  if (a.provider != kProviderAws) return md;  // user metadata: AIS keeps S3's only
   for (auto& [k, v] : a.user_meta) {
     if (k == "ais-cksum-type" || k == "ais-cksum-val") continue;
     md.emplace_back("X-Amz-Meta-" + CanonicalHeader(k), v);
@@ -89,7 +94,35 @@ ObjectMeta CacheTier::MetaFrom(const std::string& name, const RemoteObjectAttrs&
   return m;
 }
 
-Result<std::shared_ptr<S3Client>> CacheTier::ClientFor(const BucketProps& props) {
+Status CacheTier::CheckEnabled(std::string_view provider) {
+  if (provider == kProviderAws) {
+    if (!opts_.aws_enabled) return Status::NotFound("AWS backend is missing in the cluster configuration");
+    return Status::OK();
+  }
+  if (provider == kProviderGcp) return GcsClientOf().status();
+  return Status::NotSupported("provider \"" + std::string(provider) + "\" is not served by this server (only ais, aws and gcp)");
+}
+
+Result<std::shared_ptr<RemoteBackend>> CacheTier::GcsClientOf() {
+  {
+    std::lock_guard lock(mu_);
+    if (gcs_) return gcs_;
+  }
+  // Resolved once, on first use, as Google's client libraries read their environment once; an
+  // environment that says nothing usable is asked again next time (the error names what to set).
+  auto settings = ResolveGcsSettings([](const char* name) -> const char* { return std::getenv(name); });
+  if (!settings.ok()) return settings.status();
+  std::lock_guard lock(mu_);
+  if (!gcs_) {
+    LogInfo("gcp backend: " + settings->Describe());
+    gcs_ = std::make_shared<GcsClient>(std::move(*settings));
+  }
+  return gcs_;
+}
+
+Result<std::shared_ptr<RemoteBackend>> CacheTier::ClientFor(std::string_view provider, const BucketProps& props) {
+  if (provider == kProviderGcp) return GcsClientOf();
+  if (provider != kProviderAws) AIS_RETURN_IF_ERROR(CheckEnabled(provider));
   const AwsBucketConfig cfg = ConfigOf(props);
   AIS_RETURN_IF_ERROR(CheckEndpoint(cfg.endpoint));  // (props set before the operator's list changed)
   const std::string id = cfg.profile + '\n' + cfg.endpoint + '\n' + cfg.region + '\n' + (cfg.path_style ? "p" : "v");
@@ -107,23 +140,25 @@ Result<std::shared_ptr<S3Client>> CacheTier::ClientFor(const BucketProps& props)
   return c;
 }
 
-Result<std::shared_ptr<S3Client>> CacheTier::ClientFor(const std::string& key) {
+Result<std::shared_ptr<RemoteBackend>> CacheTier::ClientFor(const std::string& key) {
   auto props = store_.GetBucket(key);
   if (!props.ok()) return props.status();
-  return ClientFor(*props);
+  return ClientFor(KeyProvider(key), *props);
 }
 
 Status CacheTier::AddBucket(const std::string& key) {
-  if (!opts_.aws_enabled) return Status::NotFound("AWS backend is missing in the cluster configuration");
+  const std::string_view provider = KeyProvider(key);
+  AIS_RETURN_IF_ERROR(CheckEnabled(provider));
   if (store_.buckets().Get(key)) return Status::OK();
   const std::string name(KeyName(key));
   BucketProps defaults;
-  auto client = ClientFor(defaults);
+  auto client = ClientFor(provider, defaults);
   if (!client.ok()) return client.status();
   auto info = (*client)->HeadBucket(name);
-  if (info.ok() && !info->region.empty() && info->region != (*client)->settings().region) {
+  if (auto* s3 = dynamic_cast<S3Client*>(client->get());
+      s3 && info.ok() && !info->region.empty() && info->region != s3->settings().region) {
     defaults.aws_region = info->region;  // the bucket lives elsewhere: ask there
-    client = ClientFor(defaults);
+    client = ClientFor(provider, defaults);
     if (!client.ok()) return client.status();
     info = (*client)->HeadBucket(name);
   }
@@ -132,7 +167,7 @@ Status CacheTier::AddBucket(const std::string& key) {
   if (!info->region.empty()) props["extra"] = {{"aws", {{"cloud_region", info->region}}}};
   Status st = store_.CreateBucket(key, props);
   if (st.code() == Status::Code::kAlreadyExists) return Status::OK();  // added meanwhile
-  if (st.ok()) LogInfo("added remote bucket " + BucketCname(key) + " (" + (*client)->settings().Describe() + ")");
+  if (st.ok()) LogInfo("added remote bucket " + BucketCname(key) + " (" + (*client)->Describe() + ")");
   return st;
 }
 
@@ -142,8 +177,8 @@ Result<ObjectMeta> CacheTier::Fetch(const std::string& key, const std::string& n
   if (props->features & BucketProps::kFeatDisableColdGet) {
     return Status::NotFound(ObjectCname(key, name) + " does not exist (cold GET disabled)");
   }
-  AIS_RETURN_IF_ERROR(store_.capacity().CheckWrite());  // out of space: 507 before asking S3, as AIS
-  auto client = ClientFor(*props);
+  AIS_RETURN_IF_ERROR(store_.capacity().CheckWrite());  // out of space: 507 before asking the backend, as AIS
+  auto client = ClientFor(KeyProvider(key), *props);
   if (!client.ok()) return client.status();
   std::unique_ptr<ObjectWriter> w;
   auto on_attrs = [&](const RemoteObjectAttrs& a) -> Status {
@@ -157,8 +192,8 @@ Result<ObjectMeta> CacheTier::Fetch(const std::string& key, const std::string& n
         if (k == "ais-cksum-type") type = v;
         if (k == "ais-cksum-val") value = v;
       }
-      if (type.empty() || value.empty()) {  // else the MD5 of a single-part upload, if that is what it is
-        value = SinglePartMd5(a.etag);
+      if (type.empty() || value.empty()) {  // else the MD5 the backend states, if it states one
+        value = a.md5;
         type = value.empty() ? "" : "md5";
       }
       o.client_cksum_type = type;
@@ -180,8 +215,8 @@ Result<ObjectMeta> CacheTier::Fetch(const std::string& key, const std::string& n
     held = p[n - 1];
     return n > 1 ? tee->data(p, n - 1) : Status::OK();
   };
-  AIS_RETURN_IF_ERROR((*client)->GetObject(std::string(KeyName(key)), name, std::nullopt, on_attrs, on_data));
-  if (!w) return Status::IOError("aws-error[no reply body: " + ObjectCname(key, name) + "]");
+  AIS_RETURN_IF_ERROR((*client)->GetObject(std::string(KeyName(key)), name, std::nullopt, on_attrs, on_data, nullptr));
+  if (!w) return Status::IOError(std::string(KeyProvider(key)) + "-error[no reply body: " + ObjectCname(key, name) + "]");
   ObjectMeta m;
   AIS_RETURN_IF_ERROR(w->Commit(&m));
   // The object is in: a reader that went away meanwhile is no failure of the fetch.
@@ -193,7 +228,7 @@ Result<ObjectMeta> CacheTier::FetchBlob(const std::string& key, const std::strin
   auto props = store_.GetBucket(key);
   if (!props.ok()) return props.status();
   AIS_RETURN_IF_ERROR(store_.capacity().CheckWrite());
-  auto client = ClientFor(*props);
+  auto client = ClientFor(KeyProvider(key), *props);
   if (!client.ok()) return client.status();
   const std::string bucket(KeyName(key));
   auto attrs = (*client)->HeadObject(bucket, name);
@@ -232,7 +267,7 @@ Result<ObjectMeta> CacheTier::FetchBlob(const std::string& key, const std::strin
         return Status::OK();
       };
       auto into_part = [&](const char* p, size_t n) { return (*part)->Write(p, n); };
-      Status st = (*client)->GetObject(bucket, name, std::make_pair(off, len), same_object, into_part);
+      Status st = (*client)->GetObject(bucket, name, std::make_pair(off, len), same_object, into_part, &*attrs);
       if (st.ok()) st = (*part)->Commit();
       if (!st.ok()) return fail(st);
     }
@@ -373,26 +408,26 @@ Result<RemoteObjectAttrs> CacheTier::Upload(const std::string& key, const std::s
                                             const std::vector<FileSegment>& segs, uint64_t size) {
   auto props = store_.GetBucket(key);
   if (!props.ok()) return props.status();
-  auto client = ClientFor(*props);
+  auto client = ClientFor(KeyProvider(key), *props);
   if (!client.ok()) return client.status();
-  S3Client& s3 = **client;
+  RemoteBackend& backend = **client;
   const std::string bucket(KeyName(key));
   const std::string what = ObjectCname(key, name);
 
-  const uint64_t part_size = MultipartPartSize(props->aws_multipart_size, size);
+  const uint64_t part_size = backend.has_multipart() ? MultipartPartSize(props->aws_multipart_size, size) : 0;
   if (part_size == 0) {
     SegmentsReader reader(segs, 0, size, what);
-    S3Client::ReadBody body = [&](char* buf, size_t len) { return reader.Read(buf, len); };
+    RemoteBackend::ReadBody body = [&](char* buf, size_t len) { return reader.Read(buf, len); };
     std::function<Status()> rewind = [&] {
       reader.Rewind();
       return Status::OK();
     };
-    return s3.PutObject(bucket, name, size, body, rewind, {});
+    return backend.PutObject(bucket, name, size, body, rewind, {});
   }
 
-  // Multipart: parts uploaded by a few threads at once; any failure aborts the upload, so S3
-  // keeps no orphaned parts (and the object is not created).
-  auto upload_id = s3.CreateMultipartUpload(bucket, name, {});
+  // Multipart: parts uploaded by a few threads at once; any failure aborts the upload, so the
+  // backend keeps no orphaned parts (and the object is not created).
+  auto upload_id = backend.CreateMultipartUpload(bucket, name, {});
   if (!upload_id.ok()) return upload_id.status();
   const uint32_t parts = static_cast<uint32_t>((size + part_size - 1) / part_size);
   std::vector<std::string> etags(parts);
@@ -407,12 +442,12 @@ Result<RemoteObjectAttrs> CacheTier::Upload(const std::string& key, const std::s
       }
       const uint64_t begin = uint64_t{i} * part_size, end = std::min(size, begin + part_size);
       SegmentsReader reader(segs, begin, end, what);
-      S3Client::ReadBody body = [&](char* buf, size_t len) { return reader.Read(buf, len); };
+      RemoteBackend::ReadBody body = [&](char* buf, size_t len) { return reader.Read(buf, len); };
       std::function<Status()> rewind = [&] {
         reader.Rewind();
         return Status::OK();
       };
-      auto etag = s3.UploadPart(bucket, name, *upload_id, i + 1, end - begin, body, rewind);
+      auto etag = backend.UploadPart(bucket, name, *upload_id, i + 1, end - begin, body, rewind);
       std::lock_guard lock(mu);
       if (!etag.ok()) {
         if (failed.ok()) failed = etag.status();
@@ -426,10 +461,10 @@ Result<RemoteObjectAttrs> CacheTier::Upload(const std::string& key, const std::s
   for (uint32_t t = 1; t < nthreads; ++t) threads.emplace_back(work);
   work();
   for (auto& t : threads) t.join();
-  Result<RemoteObjectAttrs> done = failed.ok() ? s3.CompleteMultipartUpload(bucket, name, *upload_id, etags)
+  Result<RemoteObjectAttrs> done = failed.ok() ? backend.CompleteMultipartUpload(bucket, name, *upload_id, etags)
                                                : Result<RemoteObjectAttrs>(failed);
   if (!done.ok()) {
-    if (Status st = s3.AbortMultipartUpload(bucket, name, *upload_id); !st.ok()) {
+    if (Status st = backend.AbortMultipartUpload(bucket, name, *upload_id); !st.ok()) {
       LogError("abort multipart upload of " + what + ": " + st.message());
     }
     return done.status();
@@ -444,9 +479,9 @@ Status CacheTier::DeleteRemote(const std::string& key, const std::string& name) 
   return (*client)->DeleteObject(std::string(KeyName(key)), name);
 }
 
-Result<std::vector<std::string>> CacheTier::ListBuckets() {
-  if (!opts_.aws_enabled) return std::vector<std::string>{};
-  auto client = ClientFor(BucketProps{});
+Result<std::vector<std::string>> CacheTier::ListBuckets(std::string_view provider) {
+  if (provider == kProviderAws && !opts_.aws_enabled) return std::vector<std::string>{};
+  auto client = ClientFor(provider, BucketProps{});
   if (!client.ok()) return client.status();
   return (*client)->ListBuckets();
 }

@@ -18,7 +18,8 @@
 #include <vector>
 
 #include "archive/worker_pool.h"
-#include "remote/s3_client.h"
+#include "remote/aws_config.h"
+#include "remote/backend.h"
 #include "store/store.h"
 
 namespace ais {
@@ -31,7 +32,7 @@ struct BlobOptions {
 };
 
 // A cold GET's bytes passed on as they land, for a reply streamed while the object is written:
-// `attrs` once before any byte (again if S3 is asked again before a byte came), then the bytes
+// `attrs` once before any byte (again if the backend is asked again before a byte came), then the bytes
 // in order, the last one held back until the object is committed, so a fetch that fails, or
 // fails its checksum, never delivers a whole object. A `data` error aborts the fetch.
 struct ColdTee {
@@ -39,7 +40,7 @@ struct ColdTee {
   std::function<Status(const char*, size_t)> data;
 };
 
-inline constexpr uint32_t kMaxRemotePage = 1000;  // keys per S3 listing page (AIS MaxPageSizeAWS)
+inline constexpr uint32_t kMaxRemotePage = 1000;  // keys per backend listing page (AIS MaxPageSizeAWS, GCP: 1000 too)
 inline constexpr uint64_t kDefaultMultipartSize = 128ULL << 20;  // AIS DefaultPartSize
 
 // The part size of a write-through upload of `size` bytes under the bucket's
@@ -95,27 +96,34 @@ class CacheTier {
   // multipart size. Returns what the remote says of the new object.
   Result<RemoteObjectAttrs> Upload(const std::string& key, const std::string& name,
                                    const std::vector<FileSegment>& segs, uint64_t size);
-  // Deletes the object in the backend (S3 answers OK for a missing key).
+  // Deletes the object in the backend (S3 answers OK for a missing key, GCS 404).
   Status DeleteRemote(const std::string& key, const std::string& name);
-  Result<std::vector<std::string>> ListBuckets();
+  // The buckets of a cloud provider ("aws", "gcp").
+  Result<std::vector<std::string>> ListBuckets(std::string_view provider);
+  // Whether `provider`'s buckets are served: aws unless --no-aws-backend; gcp when its
+  // environment says where to go (gcs_auth.h). Otherwise the error a request gets.
+  Status CheckEnabled(std::string_view provider);
 
   // The custom metadata AIS keeps for a remote object (spec remote-backend §3).
   static std::vector<std::pair<std::string, std::string>> CustomFrom(const RemoteObjectAttrs& a);
-  // What S3 says of object `name` as this server describes an object: name, size, custom
+  // What the backend says of object `name` as this server describes an object: name, size, custom
   // metadata (sorted); no checksum, version or times of a local copy.
   static ObjectMeta MetaFrom(const std::string& name, const RemoteObjectAttrs& a);
 
  private:
   struct Flight;  // one cold GET in progress
-  Result<std::shared_ptr<S3Client>> ClientFor(const std::string& key);
-  Result<std::shared_ptr<S3Client>> ClientFor(const BucketProps& props);
+  // The backend client of a bucket: by its key's provider, and (aws) its props' endpoint config.
+  Result<std::shared_ptr<RemoteBackend>> ClientFor(const std::string& key);
+  Result<std::shared_ptr<RemoteBackend>> ClientFor(std::string_view provider, const BucketProps& props);
+  Result<std::shared_ptr<RemoteBackend>> GcsClientOf();
   Result<ObjectMeta> Fetch(const std::string& key, const std::string& name, ColdTee* tee = nullptr);
   Result<ObjectMeta> FetchBlob(const std::string& key, const std::string& name, const BlobOptions& blob);
 
   Store& store_;
   const CacheTierOptions opts_;
   std::mutex mu_;
-  std::map<std::string, std::shared_ptr<S3Client>> clients_;  // by AwsBucketConfig; guarded by mu_
+  std::map<std::string, std::shared_ptr<RemoteBackend>> clients_;  // by AwsBucketConfig; guarded by mu_
+  std::shared_ptr<RemoteBackend> gcs_;  // resolved on first use; guarded by mu_
   std::map<std::string, std::shared_ptr<Flight>> flights_;    // by key + "\n" + name; guarded by mu_
   WorkerPool pool_;  // last: destroyed (joined) first
 };

@@ -127,8 +127,8 @@ Task<Result<std::string>> BucketOf(ServerContext& ctx, Exchange& ex, const Route
   if (!provider.ok()) co_return provider.status();
   if (Status st = CheckNamespace(ex); !st.ok()) co_return st;
   if (Status st = ValidateBucketName(route.bucket); !st.ok()) co_return st;
-  if (*provider != kProviderAis && *provider != kProviderAws) {
-    co_return Status::NotSupported("provider \"" + *provider + "\" is not served by this server (only ais and aws)");
+  if (*provider != kProviderAis && !IsServedCloud(*provider)) {
+    co_return Status::NotSupported("provider \"" + *provider + "\" is not served by this server (only ais, aws and gcp)");
   }
   co_return BucketKey(*provider, route.bucket);
 }

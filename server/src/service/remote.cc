@@ -20,7 +20,7 @@ ObjectMeta FromRemoteEntry(const RemoteListEntry& e) {
   ObjectMeta m;
   m.name = e.name;
   m.size = e.size;
-  m.cksum_value = SinglePartMd5(e.etag);
+  m.cksum_value = e.md5;
   if (!m.cksum_value.empty()) m.cksum_type = "md5";
   if (!e.etag.empty()) m.custom.emplace_back("ETag", e.etag);
   if (!e.last_modified.empty()) m.custom.emplace_back("LastModified", e.last_modified);
@@ -50,12 +50,12 @@ Task<Result<std::string>> ResolveBucketOf(ServerContext& ctx, std::string_view p
   if (!provider.ok()) co_return provider.status();
   if (Status st = ValidateBucketName(name); !st.ok()) co_return st;
   if (*provider == kProviderAis) co_return name;
-  if (*provider != kProviderAws) {
-    co_return Status::NotSupported("provider \"" + *provider + "\" is not served by this server (only ais and aws)");
+  if (!IsServedCloud(*provider)) {
+    co_return Status::NotSupported("provider \"" + *provider + "\" is not served by this server (only ais, aws and gcp)");
   }
   std::string key = BucketKey(*provider, name);
   if (ctx.store.buckets().Get(key)) co_return key;
-  if (!ctx.remote.aws_enabled()) co_return Status::NotFound("AWS backend is missing in the cluster configuration");
+  if (Status st = ctx.remote.CheckEnabled(*provider); !st.ok()) co_return st;
   if (!add_remote) co_return BucketRegistry::NotFound(key);
   std::function<Status()> add = [&tier = ctx.remote, key] { return tier.AddBucket(key); };
   Status st = co_await OffloadStatus(ctx.remote.pool(), std::move(add));
@@ -137,7 +137,7 @@ Task<Result<ObjectMeta>> HeadRemote(ServerContext& ctx, const std::string& key, 
     m.custom.emplace_back("Content-Type", attrs->content_type);
     std::sort(m.custom.begin(), m.custom.end());
   }
-  m.cksum_value = SinglePartMd5(attrs->etag);
+  m.cksum_value = attrs->md5;
   if (!m.cksum_value.empty()) m.cksum_type = "md5";
   co_return m;
 }
@@ -303,10 +303,13 @@ Task<Status> DeleteThrough(ServerContext& ctx, const std::string& key, const std
   std::function<Status()> remove = [&tier = ctx.remote, key, name] {
     return tier.DeleteRemote(key, name);
   };
-  Status st = co_await OffloadStatus(ctx.remote.pool(), std::move(remove));
-  if (!st.ok()) co_return st;
-  st = ctx.store.Delete(key, name);
-  if (st.IsNotFound()) co_return Status::OK();  // not cached: deleting it remotely was all
+  Status remote = co_await OffloadStatus(ctx.remote.pool(), std::move(remove));
+  // GCS answers 404 for an object it does not have (S3 answers OK): a cached copy of it is
+  // still deleted; the 404 stands only when neither had it.
+  const bool remote_missing = remote.code() == Status::Code::kNotFound;
+  if (!remote.ok() && !remote_missing) co_return remote;
+  Status st = ctx.store.Delete(key, name);
+  if (st.IsNotFound()) co_return remote;  // not cached: deleting it remotely was all
   co_return st;
 }
 

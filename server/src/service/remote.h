@@ -8,7 +8,7 @@
 #include "api/object_list.h"
 #include "service/context.h"
 #include "remote/cache_tier.h"
-#include "remote/s3_client.h"
+#include "remote/backend.h"
 
 namespace ais {
 

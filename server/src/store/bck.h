@@ -11,6 +11,10 @@ namespace ais {
 
 inline constexpr std::string_view kProviderAis = "ais";
 inline constexpr std::string_view kProviderAws = "aws";
+inline constexpr std::string_view kProviderGcp = "gcp";
+
+// The cloud providers served (the cache tier's backends: S3 and GCS); azure and oci are not.
+inline bool IsServedCloud(std::string_view provider) { return provider == kProviderAws || provider == kProviderGcp; }
 
 // The store key of `name` of the (canonical) provider.
 inline std::string BucketKey(std::string_view provider, std::string_view name) {
@@ -21,7 +25,7 @@ inline std::string BucketKey(std::string_view provider, std::string_view name) {
   return key;
 }
 
-// The canonical provider of a key ("ais", "aws").
+// The canonical provider of a key ("ais", "aws", "gcp").
 inline std::string_view KeyProvider(std::string_view key) {
   auto slash = key.find('/');
   return slash == std::string_view::npos ? kProviderAis : key.substr(0, slash);
@@ -38,7 +42,7 @@ inline bool IsRemoteKey(std::string_view key) { return key.find('/') != std::str
 // The AIS scheme of a provider: "ais://", "s3://" (apc.ToScheme).
 inline std::string_view ProviderScheme(std::string_view provider) {
   if (provider == kProviderAws) return "s3://";
-  if (provider == "gcp") return "gs://";
+  if (provider == kProviderGcp) return "gs://";
   if (provider == "azure") return "az://";
   if (provider == "oci") return "oc://";
   return "ais://";

@@ -103,7 +103,17 @@ Status BucketProps::Apply(const nlohmann::json& patch) {
         else next.aws_multipart_size = *v;
       }
     });
-    e.Unused(JsonFields::Kind::kObject, {"hdfs", "http", "gcp", "azure", "oci"});
+    e.Object("gcp", [&](JsonFields& g) {
+      // Per-bucket service-account keys are not served: the server's environment decides
+      // (remote/gcs_auth.h). Empty is what AIS sends when none is set.
+      std::string creds;
+      g.Str("application_creds", &creds);
+      if (!creds.empty()) {
+        g.Fail("application_creds",
+               "per-bucket GCP credentials are not supported (the server uses GOOGLE_APPLICATION_CREDENTIALS)");
+      }
+    });
+    e.Unused(JsonFields::Kind::kObject, {"hdfs", "http", "azure", "oci"});
   });
   // Go `json:"features,string"` and `json:"access,string"`: AIS sends decimal strings, a client
   // may send numbers.
