@@ -101,6 +101,24 @@ TEST_F(MirrorTest, CopiesAreWrittenWithTheObjectOnTheirSlots) {
   EXPECT_EQ(ListNames("mc", q), std::vector<std::string>{"big"});
 }
 
+TEST_F(MirrorTest, AMultipartObjectKeepsItsPartsWithItsFileAndIsCopied) {
+  auto id = store_->MpuCreate("m", "mpu", {});
+  ASSERT_TRUE(id.ok());
+  std::string whole;
+  for (uint32_t num = 1; num <= 3; ++num) {
+    const std::string part = Bytes(2000 + num, num);
+    auto w = store_->MpuPart("m", "mpu", *id, num, part.size());
+    ASSERT_TRUE(w.ok()) << w.status().message();
+    ASSERT_TRUE((*w)->Write(part.data(), part.size()).ok());
+    ASSERT_TRUE((*w)->Commit().ok());
+    whole += part;
+  }
+  ASSERT_TRUE(store_->MpuComplete("m", "mpu", *id, {1, 2, 3}).ok());
+  for (const auto& dir : ChunkDirs("m")) EXPECT_EQ(dir, mps().ChunkDir(Primary("m", "mpu"), "m", *id));
+  EXPECT_EQ(CopiesOn("m", "mpu"), Slots("m", "mpu", 2));
+  ExpectObject("m", "mpu", whole);
+}
+
 TEST_F(MirrorTest, CopiesFollowOverwriteAndDelete) {
   ASSERT_TRUE(Put("mc", "o", Bytes(100, 1)).ok());
   ASSERT_TRUE(Put("mc", "o", Bytes(9000, 2)).ok());  // now chunked

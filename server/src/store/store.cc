@@ -515,6 +515,15 @@ Status Store::ForEachObject(const std::string& bucket, const ObjectWalk& walk, c
       } else {
         NoteDamaged(bucket, w.name(), w.path(), meta.status());
       }
+    } else if (mirrored && meta.status().IsNotFound() && w.name() != last) {
+      // Deleted while walking, or moved by a repair of its copies (the object file restored on
+      // another mountpath, a copy re-placed) after the directories were read: then still there.
+      if (auto h = OpenQuiet(bucket, w.name()); h.ok()) {
+        ObjectMeta moved = h->meta();
+        moved.name.clear();
+        AIS_RETURN_IF_ERROR(visit(WalkedObject(w, moved, walker_mp[at])));
+        last = w.name();
+      }
     } else if (!meta.status().IsNotFound()) {  // missing: deleted while walking
       return meta.status();
     }
