@@ -291,6 +291,11 @@ ENDPOINTS: list[Endpoint] = [
         lambda s, n: ("DELETE", "/v1/download/remove", {"id": _fresh_download(s, n)}, None),
     ),
     (
+        "make-n-copies",
+        A.ACCESS_RW,
+        lambda s, n: ("POST", "/v1/buckets/authb", {"action": "make-n-copies", "value": 1}, None),
+    ),
+    (
         "create inventory",
         A.ADMIN,
         lambda s, n: (

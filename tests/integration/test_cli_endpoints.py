@@ -276,8 +276,9 @@ def test_bucket_props_show_set_and_bmd(ep: str, srv: LocalServer) -> None:
               "action": "set-bprops", "name": ""},
         timeout=30,
     )  # fmt: skip
-    # Mirroring is not built: refused, saying so, and nothing of the request changes.
-    assert r.status_code == 501 and "mirror.enabled" in r.text, r.text
+    # A mirror of one copy (copies is 1 here): refused, naming the field, and nothing of the
+    # request changes.
+    assert r.status_code == 400 and "mirror.copies" in r.text, r.text
     r = requests.head(url, params={"provider": "ais"}, timeout=30)
     assert json.loads(r.headers["Ais-Bucket-Props"])["versioning"]["enabled"] is True
     r = requests.patch(

@@ -5,6 +5,7 @@
 #include "archive/arch_dir.h"
 #include "handlers/bucket_actions.h"
 #include "handlers/handlers.h"
+#include "jobs/maintenance_jobs.h"
 #include "service/context.h"
 #include "service/offload.h"
 #include "service/remote.h"
@@ -387,12 +388,55 @@ Task<Handled> DestroyRemoteBucket(ServerContext&, Exchange&, const ApiCall& call
                                      " - operation not supported");
 }
 
+namespace {
+
+// The make-n-copies job over bucket's objects (RunMakeNCopies); its ID.
+std::string StartMakeNCopies(ServerContext& ctx, const std::string& bucket, size_t copies) {
+  Store& store = ctx.store;
+  JobOptions opts;
+  opts.ctlmsg = BucketCname(bucket) + ", copies " + std::to_string(copies);
+  return ctx.jobs.Start("make-n-copies", bucket,
+                        [&store, bucket, copies](JobControl& jc) { return RunMakeNCopies(store, jc, bucket, copies); },
+                        std::move(opts));
+}
+
+}  // namespace
+
 Task<Handled> SetBucketProps(ServerContext& ctx, Exchange& ex, const ApiCall& call) {
+  auto before = ctx.store.GetBucket(call.bucket);
   Status st = CheckPropsEndpoint(ctx, call.msg.value);
   if (st.ok()) st = ctx.store.UpdateBucket(call.bucket, call.msg.value);
   if (!st.ok()) co_return st;
   LogInfo("set-bprops " + BucketCname(call.bucket) + ": " + JsonText(call.msg.value));
+  // AIS: a change of the mirror's copies runs make-n-copies; its ID is the reply.
+  auto after = ctx.store.GetBucket(call.bucket);
+  if (before.ok() && after.ok() && before->copies() != after->copies()) {
+    co_return co_await ex.Reply(http::status::ok, {}, StartMakeNCopies(ctx, call.bucket, after->copies()), "text/plain");
+  }
   co_return co_await ex.Reply(http::status::ok);
+}
+
+// AIS make-n-copies (`ais start mirror BUCKET --copies N`): value N in [1, mountpaths]; sets
+// mirror.enabled (N > 1) and mirror.copies, then brings every object to N copies (job).
+Task<Handled> MakeNCopies(ServerContext& ctx, Exchange& ex, const ApiCall& call) {
+  const nlohmann::json& v = call.msg.value;
+  const size_t mountpaths = ctx.store.mountpaths().size();
+  std::optional<int64_t> n;
+  if (v.is_number_integer()) n = v.get<int64_t>();
+  if (v.is_string()) {
+    if (auto u = ParseUint(v.get<std::string>())) n = static_cast<int64_t>(*u);
+  }
+  if (!n || *n < 1 || *n > 32 || static_cast<size_t>(*n) > mountpaths) {
+    co_return Status::InvalidArgument("invalid number of copies: " + v.dump().substr(0, 64) +
+                                      " (expected value in range [1, " + std::to_string(std::min<size_t>(mountpaths, 32)) +
+                                      "]: at most the number of mountpaths)");
+  }
+  const auto copies = static_cast<size_t>(*n);
+  nlohmann::json patch = {{"mirror", {{"enabled", copies > 1}}}};
+  if (copies > 1) patch["mirror"]["copies"] = copies;
+  if (Status st = ctx.store.UpdateBucket(call.bucket, patch); !st.ok()) co_return st;
+  LogInfo("make-n-copies " + BucketCname(call.bucket) + ": " + std::to_string(copies));
+  co_return co_await ex.Reply(http::status::ok, {}, StartMakeNCopies(ctx, call.bucket, copies), "text/plain");
 }
 
 }  // namespace ais

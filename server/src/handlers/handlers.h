@@ -89,6 +89,7 @@ Task<Handled> StartCopyOrMoveBucket(ServerContext& ctx, Exchange& ex, const ApiC
 // delete-listrange, evict-listrange, prefetch-listrange, copy-listrange, archive.
 Task<Handled> StartListRange(ServerContext& ctx, Exchange& ex, const ApiCall& call);
 Task<Handled> StartRechunk(ServerContext& ctx, Exchange& ex, const ApiCall& call);
+Task<Handled> MakeNCopies(ServerContext& ctx, Exchange& ex, const ApiCall& call);
 Task<Handled> CreateInventory(ServerContext& ctx, Exchange& ex, const ApiCall& call);
 Task<Handled> DestroyInventory(ServerContext& ctx, Exchange& ex, const ApiCall& call);
 Task<Handled> EvictRemoteBucket(ServerContext& ctx, Exchange& ex, const ApiCall& call);

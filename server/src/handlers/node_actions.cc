@@ -567,6 +567,11 @@ Task<Handled> StartJobByKind(ServerContext& ctx, Exchange& ex, const ApiCall& ca
     fn = [&store, b = *buckets](JobControl& jc) { return RunScrub(store, jc, b); };
   } else if (kind == "load-lom-cache") {
     fn = [&store, b = *buckets](JobControl& jc) { return RunWarmup(store, jc, b); };
+  } else if (kind == "make-n-copies") {  // to the bucket's mirror.copies
+    if (buckets->size() != 1) co_return Status::InvalidArgument("make-n-copies: expecting exactly one bucket");
+    auto props = store.GetBucket(buckets->front());
+    if (!props.ok()) co_return props.status();
+    fn = [&store, b = buckets->front(), n = props->copies()](JobControl& jc) { return RunMakeNCopies(store, jc, b, n); };
   } else if (kind == "rebalance" || kind == "resilver") {
     fn = [](JobControl&) { return Status::OK(); };  // one node, one target: nothing to move
   } else if (kind == "rechunk") {

@@ -293,8 +293,13 @@ Task<Handled> HeadObject(ServerContext& ctx, Exchange& ex, const ApiCall& call) 
   // Where it is stored and in how many copies: only what is (AIS leaves both out otherwise).
   if (present && has("location")) h.emplace_back(hdr::kLocation, Location(ctx, bucket, name));
   if (present && has("copies")) {
-    h.emplace_back(hdr::kMirrorCopies, "1");
-    if (v2) h.emplace_back(hdr::kMirrorPaths, "[" + ctx.store.mountpaths().paths()[ctx.store.mountpaths().PrimaryFor(bucket, name)] + "]");
+    const std::vector<std::string> where = ctx.store.CopyLocations(bucket, name);
+    h.emplace_back(hdr::kMirrorCopies, std::to_string(std::max<size_t>(where.size(), 1)));
+    if (v2) {
+      std::string paths;
+      for (const auto& p : where) paths += (paths.empty() ? "" : ",") + p;
+      h.emplace_back(hdr::kMirrorPaths, "[" + paths + "]");
+    }
   }
   if (v2 && has("chunked") && m.chunked()) {
     h.emplace_back(hdr::kChunksCount, std::to_string(m.chunk_sizes.size()));

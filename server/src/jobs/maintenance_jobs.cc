@@ -43,9 +43,12 @@ Status VisitObjects(Store& store, JobControl& jc, const std::vector<std::string>
 }
 
 // The bytes `meta` holds on each mountpath: its object file where the walk found it (the
-// header, and the data of a monolithic object), its chunks where placement puts them.
-std::vector<std::pair<size_t, uint64_t>> BytesOn(const Mountpaths& mps, size_t mp, const ObjectMeta& meta) {
+// header, and the data of a monolithic object), its chunks where placement puts them, and its
+// mirror copies (`copies` - 1, whole objects) on their slots: eviction frees all of them.
+std::vector<std::pair<size_t, uint64_t>> BytesOn(const Mountpaths& mps, const std::string& bucket, size_t mp,
+                                                 const std::string& name, const ObjectMeta& meta, size_t copies) {
   std::vector<std::pair<size_t, uint64_t>> out;
+  for (size_t slot : mps.MirrorSlots(bucket, name, mp, copies)) out.emplace_back(slot, meta.size + kDataAlign);
   if (!meta.chunked()) {
     out.emplace_back(mp, meta.size + kDataAlign);
     return out;
@@ -82,11 +85,13 @@ Status RunLru(Store& store, JobControl& jc, const std::vector<std::string>& buck
     }
     if (round == 0) LogInfo("lru: freeing " + std::to_string(plan.bytes_needed()) + " bytes");
     for (const auto& b : evictable) {
+      auto props = store.buckets().Get(b);
+      const size_t copies = props ? props->copies() : 1;
       ObjectWalk walk{.prefix = {}, .after = {}, .headers = true, .stop = [&jc] { return jc.aborted(); }};
       Status st = store.ForEachObject(b, walk, [&](const WalkedObject& obj) {
         plan.Offer({.bucket = b, .name = obj.name(), .version = obj.meta().version,
                     .atime_ns = store.AccessTime(b, obj.Named()), .size = obj.meta().size,
-                    .bytes_on = BytesOn(store.mountpaths(), obj.mp(), obj.meta())});
+                    .bytes_on = BytesOn(store.mountpaths(), b, obj.mp(), obj.name(), obj.meta(), copies)});
         return Status::OK();
       });
       if (!st.ok() && st.code() != Status::Code::kBucketNotFound) return st;
@@ -144,6 +149,17 @@ Status RunScrub(Store& store, JobControl& jc, const std::vector<std::string>& bu
     if (!damage.empty()) {
       jc.AddError("quarantined ais://" + b + "/" + name + ": " + damage);
       LogWarning("scrub: quarantined ais://" + b + "/" + name + ": " + damage);
+    }
+  });
+}
+
+Status RunMakeNCopies(Store& store, JobControl& jc, const std::string& bucket, size_t copies) {
+  return VisitObjects(store, jc, {bucket}, true, [&](const std::string& b, const WalkedObject& obj) {
+    Status st = store.SyncCopies(b, obj.name(), copies);
+    if (st.ok()) {
+      jc.Add(1, static_cast<int64_t>(obj.meta().size));
+    } else if (!st.IsNotFound()) {  // not found: deleted meanwhile
+      jc.AddError(ObjectCname(b, obj.name()) + ": " + st.message());
     }
   });
 }

@@ -31,5 +31,9 @@ Status RunWarmup(Store& store, JobControl& jc, const std::vector<std::string>& b
 // checked; each damaged object is quarantined, logged (warning, with the reason) and counted as
 // one of the job's errors.
 Status RunScrub(Store& store, JobControl& jc, const std::vector<std::string>& buckets);
+// make-n-copies (AIS): brings every object of the bucket to `copies` copies on as many
+// mountpaths, or trims the extra ones (Store::SyncCopies); counts objects and their bytes, each
+// object that fails is one of the job's errors.
+Status RunMakeNCopies(Store& store, JobControl& jc, const std::string& bucket, size_t copies);
 
 }  // namespace ais

@@ -266,6 +266,8 @@ std::vector<RouteSpec> Build() {
                            {"prefetch-listrange", kAccessRW, "prefetch listed/templated remote objects",
                             Both(StartListRange)},
                            {"rechunk", kAccessRW, "rewrite objects with new chunk sizes", LocalOnly(StartRechunk)},
+                           {"make-n-copies", kAccessRW, "keep every object in N copies on N mountpaths (value: N; job)",
+                            Both(MakeNCopies)},
                            {"create-inventory", kAdmin, "create a bucket inventory (job)", Both(CreateInventory)}},
                .query = {kProvider, kNamespace, {"bck_to", "string", "destination bucket (`ais/@#/name/`)"}},
                .headers = {kAisToken}, .request_type = "application/json", .request_schema = "ActionMsg",

@@ -31,7 +31,20 @@ Result<ObjectRead> OpenObjectRead(ServerContext& ctx, const std::string& bucket,
   if (!h.ok()) return h.status();
   if (!rd.ranged && !h->meta().cksum_value.empty()) {
     auto props = ctx.store.GetBucket(bucket);
-    if (props.ok() && props->validate_warm_get) AIS_RETURN_IF_ERROR(h->VerifyChecksum());
+    if (props.ok() && props->validate_warm_get) {
+      Status verified = h->VerifyChecksum();
+      if (verified.code() == Status::Code::kCorruption) {  // a mirrored object: another copy, if one is sound
+        auto copy = ctx.store.OpenGoodCopy(bucket, name, *h);
+        if (!copy.ok()) return verified;
+        auto segs = copy->Slice(0, copy->size());
+        if (!segs.ok()) return verified;
+        rd.length = copy->size();
+        rd.segments = std::move(*segs);
+        h = std::move(copy);
+      } else if (!verified.ok()) {
+        return verified;
+      }
+    }
   }
   rd.handle = std::move(*h);
   return rd;

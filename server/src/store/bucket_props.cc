@@ -1,5 +1,7 @@
 #include "store/bucket_props.h"
 
+#include <algorithm>
+
 #include "store/bck.h"
 #include "util/checksum.h"
 #include "util/json_fields.h"
@@ -29,7 +31,7 @@ nlohmann::json BucketProps::ToAisJson(const std::string& key, const SpaceConfig&
         {"chunk_size", FormatIecSize(effective_chunk_size())},
         {"checkpoint_every", checkpoint_every},
         {"flags", 0}}},
-      {"mirror", {{"copies", 1}, {"burst_buffer", 128}, {"enabled", false}}},
+      {"mirror", {{"copies", mirror_copies}, {"burst_buffer", 128}, {"enabled", mirror_enabled}}},
       {"ec", {{"enabled", false}, {"data_slices", 1}, {"parity_slices", 1}, {"objsize_limit", 262144}}},
       {"lru", {{"dont_evict_time", cluster.LruJson()["dont_evict_time"]},
                {"capacity_upd_time", cluster.LruJson()["capacity_upd_time"]},
@@ -57,8 +59,9 @@ Status BucketProps::Apply(const nlohmann::json& patch) {
   // AIS BpropsToSet: the sections and keys this server keeps are typed; of the sections it has
   // no use for (write_policy, rate_limit) the types are checked.
   JsonFields f(patch, "value");
-  bool mirror_enabled = false, ec_enabled = false;
-  int64_t mirror_copies = 1;
+  bool ec_enabled = false;
+  bool mirror_enabled = next.mirror_enabled;
+  int64_t mirror_copies = next.mirror_copies;
   f.Object("mirror", [&](JsonFields& m) {
     m.Bool("enabled", &mirror_enabled).Int("copies", &mirror_copies, 0, 32);
     m.Unused(JsonFields::Kind::kInt, {"burst_buffer"});
@@ -147,10 +150,13 @@ Status BucketProps::Apply(const nlohmann::json& patch) {
   // Go ",string" numbers: AIS sends strings, a client may send numbers.
   f.Unused(JsonFields::Kind::kAny, {"bid", "created"});
   AIS_RETURN_IF_ERROR(f.Finish());
-  if (mirror_enabled || mirror_copies > 1) {
-    return Status::NotSupported(std::string("invalid \"value.mirror.") + (mirror_enabled ? "enabled" : "copies") +
-                                "\": n-way mirroring is not supported yet (one copy per object)");
+  if (mirror_enabled && (mirror_copies < 2 || mirror_copies > 32)) {  // AIS MirrorConf.ValidateAsProps
+    return Status::InvalidArgument("invalid mirror.copies: " + std::to_string(mirror_copies) +
+                                   " (expected value in range [2, 32])");
   }
+  next.mirror_enabled = mirror_enabled;
+  next.mirror_copies = static_cast<uint32_t>(std::max<int64_t>(mirror_copies, 1));
+  if (mirror_enabled) next.mirror_used = true;
   if (ec_enabled) return Status::NotSupported("invalid \"value.ec.enabled\": erasure coding is not supported yet");
   if (!Checksummer::IsSupportedType(next.checksum_type)) {
     return Status::InvalidArgument("invalid \"value.checksum.type\": unsupported checksum type \"" +
@@ -181,7 +187,8 @@ nlohmann::json BucketProps::ToStored() const {
           {"aws_multipart_size", aws_multipart_size},
           {"remote_validate_warm_get", remote_validate_warm_get},
           {"remote_sync", remote_sync},            {"features", features},
-          {"access", access}};
+          {"access", access},                      {"mirror_enabled", mirror_enabled},
+          {"mirror_copies", mirror_copies},        {"mirror_used", mirror_used}};
   if (lru_enabled) j["lru_enabled"] = *lru_enabled;
   return j;
 }
@@ -195,10 +202,11 @@ Result<BucketProps> BucketProps::FromStored(const nlohmann::json& j) {
     if (key == "checksum_type" || key == "aws_profile" || key == "aws_endpoint" || key == "aws_region") ok = v.is_string();
     else if (key == "validate_warm_get" || key == "enable_read_range" || key == "versioning" ||
              key == "validate_cold_get" || key == "remote_validate_warm_get" || key == "remote_sync" ||
-             key == "lru_enabled") ok = v.is_boolean();
+             key == "lru_enabled" || key == "mirror_enabled" || key == "mirror_used") ok = v.is_boolean();
     else if (key == "created_ns" || key == "aws_multipart_size") ok = v.is_number_integer();
     else if (key == "objsize_limit" || key == "max_monolithic_size" || key == "chunk_size" ||
-             key == "checkpoint_every" || key == "bid" || key == "features" || key == "access") {
+             key == "checkpoint_every" || key == "bid" || key == "features" || key == "access" ||
+             key == "mirror_copies") {
       ok = v.is_number_unsigned();
     }
     if (!ok) return Status::Corruption("stored bucket props: invalid \"" + key + "\": " + v.dump().substr(0, 64));
@@ -223,6 +231,12 @@ Result<BucketProps> BucketProps::FromStored(const nlohmann::json& j) {
   p.remote_sync = j.value("remote_sync", false);
   p.features = j.value("features", uint64_t{0});
   p.access = j.value("access", ~uint64_t{0});
+  p.mirror_enabled = j.value("mirror_enabled", false);
+  p.mirror_copies = std::max<uint32_t>(j.value("mirror_copies", uint32_t{1}), 1);
+  p.mirror_used = j.value("mirror_used", false);
+  if (p.mirror_enabled && (p.mirror_copies < 2 || p.mirror_copies > 32)) {
+    return Status::Corruption("stored bucket props: mirror_copies " + std::to_string(p.mirror_copies));
+  }
   if (j.contains("lru_enabled")) p.lru_enabled = j["lru_enabled"].get<bool>();
   return p;
 }

@@ -47,12 +47,21 @@ struct BucketProps {
   // AIS `access`: the permission bits (auth/access.h) any request on this bucket must also have,
   // tokens or not. All bits by default.
   uint64_t access = ~0ULL;
+  // AIS `mirror`: with `enabled`, every object is kept in `copies` copies on as many mountpaths
+  // (store/mirror.h). `copies` is kept as set while disabled (AIS validates it only when enabled).
+  bool mirror_enabled = false;
+  uint32_t mirror_copies = 1;
+  // Whether copies may exist (mirroring was ever on): reads then fall over to them and deletes
+  // remove them. Set with mirror.enabled, never cleared.
+  bool mirror_used = false;
 
   uint64_t effective_chunk_size() const { return chunk_size ? chunk_size : kDefaultChunkSize; }
   uint64_t effective_max_monolithic() const {
     return max_monolithic_size ? max_monolithic_size : kDefaultMaxMonolithic;
   }
   bool lru_enabled_for(bool remote) const { return remote && lru_enabled.value_or(true); }
+  // How many copies of each object to keep (1: no mirror).
+  size_t copies() const { return mirror_enabled ? mirror_copies : 1; }
   // Whether a PUT of `size` bytes is stored chunked, and with which chunk size.
   bool ShouldChunk(uint64_t size) const;
 
@@ -64,8 +73,9 @@ struct BucketProps {
   // with this store key (bck.h); its lru durations are the cluster's (`cluster`).
   nlohmann::json ToAisJson(const std::string& key, const SpaceConfig& cluster) const;
   // Applies a (partial) BpropsToSet document; validates every value it touches. What this
-  // server does not do is refused, never accepted and ignored: mirror.enabled / mirror.copies > 1
-  // and ec.enabled are kNotSupported (501). lru.dont_evict_time and lru.capacity_upd_time are
+  // server does not do is refused, never accepted and ignored: ec.enabled is kNotSupported (501).
+  // mirror.copies must be in [2, 32] when mirror.enabled (AIS MirrorConf); that a node has that
+  // many mountpaths the store checks (Store::CreateBucket/UpdateBucket). lru.dont_evict_time and lru.capacity_upd_time are
   // the cluster's here (Store::CreateBucket/UpdateBucket check them against it).
   Status Apply(const nlohmann::json& patch);
   // Own persistence (a superset of what Apply accepts). A damaged document is kCorruption.

@@ -95,18 +95,43 @@ TEST(BucketPropsTest, DamagedBmdFailsStoreOpen) {
   }
 }
 
-// What is not built is refused, saying so (501), never accepted and ignored; what it shows
-// (mirror off, one copy; ec off) is accepted, so a document read back can be sent again.
-TEST(BucketPropsTest, MirrorAndEcAreRefusedUntilBuilt) {
+// EC is not built: refused, saying so (501), never accepted and ignored; what it shows (ec off)
+// is accepted, so a document read back can be sent again.
+TEST(BucketPropsTest, EcIsRefusedUntilBuilt) {
   BucketProps p;
-  for (const char* patch : {R"({"mirror":{"enabled":true}})", R"({"mirror":{"copies":2}})", R"({"ec":{"enabled":true}})"}) {
-    Status st = p.Apply(nlohmann::json::parse(patch));
-    EXPECT_EQ(st.code(), Status::Code::kNotSupported) << patch << ": " << st.message();
-    EXPECT_NE(st.message().find("not supported yet"), std::string::npos) << st.message();
-  }
+  Status st = p.Apply(nlohmann::json::parse(R"({"ec":{"enabled":true}})"));
+  EXPECT_EQ(st.code(), Status::Code::kNotSupported) << st.message();
+  EXPECT_NE(st.message().find("not supported yet"), std::string::npos) << st.message();
   const nlohmann::json shown = p.ToAisJson("aws/b", SpaceConfig{});
   nlohmann::json again = {{"mirror", shown["mirror"]}, {"ec", shown["ec"]}, {"lru", shown["lru"]}};
   EXPECT_TRUE(p.Apply(again).ok());
+}
+
+// AIS MirrorConf: copies in [2, 32] once enabled (the error names the field); kept, shown and
+// stored; copies() is 1 while disabled.
+TEST(BucketPropsTest, MirrorIsValidatedKeptAndShown) {
+  BucketProps p;
+  for (const char* patch : {R"({"mirror":{"enabled":true}})", R"({"mirror":{"enabled":true,"copies":1}})",
+                            R"({"mirror":{"enabled":true,"copies":33}})", R"({"mirror":{"copies":-1}})",
+                            R"({"mirror":{"enabled":"yes"}})"}) {
+    Status st = p.Apply(nlohmann::json::parse(patch));
+    EXPECT_EQ(st.code(), Status::Code::kInvalidArgument) << patch << ": " << st.message();
+    EXPECT_NE(st.message().find("mirror."), std::string::npos) << st.message();
+  }
+  EXPECT_EQ(p.copies(), 1u);
+  EXPECT_FALSE(p.mirror_used);
+  ASSERT_TRUE(p.Apply(nlohmann::json::parse(R"({"mirror":{"enabled":true,"copies":3}})")).ok());
+  EXPECT_EQ(p.copies(), 3u);
+  EXPECT_TRUE(p.mirror_used);
+  EXPECT_EQ(p.ToAisJson("b", SpaceConfig{})["mirror"]["copies"], 3);
+  EXPECT_EQ(p.ToAisJson("b", SpaceConfig{})["mirror"]["enabled"], true);
+  ASSERT_TRUE(p.Apply(nlohmann::json::parse(R"({"mirror":{"enabled":false}})")).ok());
+  EXPECT_EQ(p.copies(), 1u);
+  auto back = BucketProps::FromStored(nlohmann::json::parse(p.ToStored().dump()));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->mirror_copies, 3u);
+  EXPECT_FALSE(back->mirror_enabled);
+  EXPECT_TRUE(back->mirror_used);
 }
 
 TEST(BucketPropsTest, LruEnabledIsKeptAndShown) {

@@ -13,6 +13,7 @@
 
 #include "store/bck.h"
 #include "store/header_cache.h"
+#include "store/object_handle.h"
 #include "store/sorted_walker.h"
 #include "util/file.h"
 #include "util/json_text.h"
@@ -77,6 +78,20 @@ Status Committer::Reconcile(size_t mp) {
         Headers().ForgetPath(loser);
         if (lm.ok() && lm.value().chunked()) DropChunks(keep_here ? m : mp, bucket, lm.value().upload_id);
         break;
+      }
+    }
+    // Mirror copies there that fell behind their object while the mountpath was away.
+    SortedWalker copies(mps_.MirrorDir(mp, bucket), "", "");
+    for (;;) {
+      auto more = copies.Next(&name, &path);
+      if (!more.ok() || !*more) break;
+      std::lock_guard lock(StripeFor(bucket, name));
+      auto at = volume_.LocateObject(bucket, name);
+      if (!at) continue;  // the object is nowhere else: the copy may be all there is
+      auto object = ReadMetaAt(mps_.ObjectPath(*at, bucket, name));
+      auto copy = ReadMetaAt(path);
+      if (object.ok() && !(copy.ok() && copy->version == object->version && copy->cksum_value == object->cksum_value)) {
+        ::unlink(path.c_str());
       }
     }
   }
@@ -331,6 +346,32 @@ Status Committer::CommitFile(const std::string& bucket, size_t mp, const std::st
     AIS_RETURN_IF_ERROR(body.empty() ? PwriteAll(temp_fd, header.data(), header.size(), 0)
                                      : PwritevAll(temp_fd, header, body, 0));
     if (fsync()) AIS_RETURN_IF_ERROR(FsyncFd(temp_fd, temp_path));
+    PreparedCopies copies;
+    const bool mirrored = mirror_.MayHaveCopies(bucket);
+    if (mirrored) {
+      std::vector<UniqueFd> fds;  // the temp file as written (its fd may be write-only), or the chunks
+      std::vector<FileSegment> data;
+      if (inline_data) {
+        if (body.empty() && meta->size > 0) {
+          auto fd = OpenFile(temp_path, O_RDONLY);
+          if (!fd.ok()) return fd.status();
+          data.push_back({fd->get(), data_offset, meta->size});
+          fds.push_back(std::move(*fd));
+        }
+      } else {
+        for (size_t i = 0; i < meta->chunk_sizes.size(); ++i) {
+          auto fd = OpenChunk(mps_, bucket, meta->upload_id, static_cast<uint32_t>(i + 1));
+          if (!fd.ok()) return fd.status();
+          data.push_back({fd->get(), 0, meta->chunk_sizes[i]});
+          fds.push_back(std::move(*fd));
+        }
+      }
+      AIS_RETURN_IF_ERROR(mirror_.Prepare(bucket, mp, *meta, data, body, &copies));
+    }
+    struct DropUnplaced {
+      PreparedCopies& c;
+      ~DropUnplaced() { Mirror::Drop(c); }
+    } drop_unplaced{copies};
     if (old && old->chunked()) AIS_RETURN_IF_ERROR(WriteChunkMarker(mp, bucket, meta->name, old->upload_id));
     // rename() needs the parent directories; a concurrent delete may rmdir them in between.
     int rc = -1;
@@ -352,6 +393,7 @@ Status Committer::CommitFile(const std::string& bucket, size_t mp, const std::st
       Headers().ForgetPath(old_path);
     }
     KeepHeader(path, temp_fd, meta);
+    if (mirrored) mirror_.Place(bucket, meta->name, copies);
     if (fsync()) AIS_RETURN_IF_ERROR(FsyncDir(DirName(path)));
   }
   if (old && old->chunked()) DropChunks(mp, bucket, old->upload_id);
@@ -376,7 +418,11 @@ Status Committer::Remove(const std::string& bucket, const std::string& name,
   {
     std::lock_guard lock(StripeFor(bucket, name));
     auto at = volume_.LocateObject(bucket, name);
-    if (!at) return Status::NotFound(ObjNotFoundMessage(bucket, name));
+    const bool mirrored = mirror_.MayHaveCopies(bucket);
+    if (!at) {
+      if (mirrored && !keep && mirror_.RemoveCopies(bucket, name) > 0) return Status::OK();  // its file was lost
+      return Status::NotFound(ObjNotFoundMessage(bucket, name));
+    }
     mp = *at;
     path = mps_.ObjectPath(mp, bucket, name);
     auto cur = ReadMetaAt(path);
@@ -393,6 +439,7 @@ Status Committer::Remove(const std::string& bucket, const std::string& name,
     if (meta.chunked()) AIS_RETURN_IF_ERROR(WriteChunkMarker(mp, bucket, name, meta.upload_id));
     if (::unlink(path.c_str()) != 0) return Status::FromErrno(errno, "unlink " + path);
     Headers().ForgetPath(path);
+    if (mirrored) mirror_.RemoveCopies(bucket, name);
   }
   if (meta.chunked()) DropChunks(mp, bucket, meta.upload_id);
   if (removed_bytes) *removed_bytes = meta.size;

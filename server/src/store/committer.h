@@ -26,6 +26,7 @@
 #include <string_view>
 
 #include "store/bucket_registry.h"
+#include "store/mirror.h"
 #include "store/object_meta.h"
 #include "store/volume.h"
 #include "util/status.h"
@@ -34,8 +35,8 @@ namespace ais {
 
 class Committer {
  public:
-  Committer(Volume& volume, const BucketRegistry& buckets)
-      : volume_(volume), mps_(volume.mountpaths()), buckets_(buckets) {}
+  Committer(Volume& volume, const BucketRegistry& buckets, Mirror& mirror)
+      : volume_(volume), mps_(volume.mountpaths()), buckets_(buckets), mirror_(mirror) {}
   Committer(const Committer&) = delete;
   Committer& operator=(const Committer&) = delete;
 
@@ -61,6 +62,8 @@ class Committer {
   // version and upload (else kConflict). REQUIRES: temp_fd is temp_path, data at data_offset
   // (or in `body`).
   // `body`: the object's bytes, not yet in the file: written at data_offset with the header.
+  // In a mirrored bucket the copies are written before the rename and placed right after it
+  // (mirror.h); a copy that cannot be written fails the commit, nothing changed.
   Status CommitFile(const std::string& bucket, size_t mp, const std::string& temp_path, int temp_fd,
                     bool inline_data, uint64_t data_offset, ObjectMeta* meta,
                     const std::optional<ObjectMeta>& expect, std::string_view body = {});
@@ -69,7 +72,8 @@ class Committer {
   // Unlinks bucket/name's object file, then drops its chunks and prunes its empty parent dirs.
   // With `keep`: asked under the stripe lock with the object's current header; true leaves the
   // object as it is and returns kConflict (eviction: the object changed or was read meanwhile).
-  // *removed_bytes (if set): the object's size.
+  // *removed_bytes (if set): the object's size. The object's mirror copies go with it; an object
+  // whose file is lost but has copies is removed too (its copies).
   Status Remove(const std::string& bucket, const std::string& name,
                 const std::function<bool(const ObjectMeta&)>& keep = {}, uint64_t* removed_bytes = nullptr);
 
@@ -109,6 +113,7 @@ class Committer {
   Volume& volume_;
   const Mountpaths& mps_;
   const BucketRegistry& buckets_;
+  Mirror& mirror_;
   std::array<std::mutex, 256> stripes_;
 };
 

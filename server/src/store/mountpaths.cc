@@ -94,6 +94,17 @@ size_t Mountpaths::ForChunk(std::string_view upload_id, uint32_t chunk_num) cons
   return mp;
 }
 
+std::vector<size_t> Mountpaths::MirrorSlots(std::string_view bucket, std::string_view object, size_t primary,
+                                            size_t copies) const {
+  std::vector<size_t> out;
+  if (copies < 2) return out;
+  for (size_t mp : Ranked(bucket, object)) {
+    if (out.size() + 1 >= copies) break;
+    if (mp != primary && enabled(mp)) out.push_back(mp);
+  }
+  return out;
+}
+
 std::string Mountpaths::BucketDir(size_t mp, std::string_view bucket) const {
   // bck.h: an ais bucket's key is its name; a remote bucket's is "<provider>/<name>".
   return paths_[mp] + (IsRemoteKey(bucket) ? "/" : "/ais/") + std::string(bucket);
@@ -105,6 +116,14 @@ std::string Mountpaths::ObjectsDir(size_t mp, std::string_view bucket) const {
 
 std::string Mountpaths::ObjectPath(size_t mp, std::string_view bucket, std::string_view object) const {
   return ObjectsDir(mp, bucket) + "/" + ObjectRelPath(object);
+}
+
+std::string Mountpaths::MirrorDir(size_t mp, std::string_view bucket) const {
+  return BucketDir(mp, bucket) + "/%mi";
+}
+
+std::string Mountpaths::MirrorPath(size_t mp, std::string_view bucket, std::string_view object) const {
+  return MirrorDir(mp, bucket) + "/" + ObjectRelPath(object);
 }
 
 std::string Mountpaths::ChunkDir(size_t mp, std::string_view bucket, std::string_view upload_id) const {

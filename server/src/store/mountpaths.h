@@ -5,6 +5,7 @@
 //   <mp>/.ais.headers                          object headers kept at the last stop; read at start
 //   <mp>/ais/<bucket>/%ob/<encoded name>       object file (header + data, or header only if chunked)
 //   <mp>/ais/<bucket>/%ch/<upload id>/<kkkk>   chunk k of a chunked object or multipart upload
+//   <mp>/ais/<bucket>/%mi/<encoded name>       a mirror copy: the whole object, header + data
 //   <mp>/.ais.work/                            temp files and chunk markers; swept at startup
 #pragma once
 
@@ -45,10 +46,17 @@ class Mountpaths {
   // Chunks of one upload go round-robin from a per-upload start, so every mountpath gets its
   // share; a disabled position passes to the next enabled one in the rotation.
   size_t ForChunk(std::string_view upload_id, uint32_t chunk_num) const;
+  // Where the copies - 1 extra copies of an object whose object file is on `primary` go (n-way
+  // mirror): the first copies - 1 enabled mountpaths of its HRW ranking, `primary` left out.
+  // Fewer when fewer are enabled.
+  std::vector<size_t> MirrorSlots(std::string_view bucket, std::string_view object, size_t primary,
+                                  size_t copies) const;
 
   std::string BucketDir(size_t mp, std::string_view bucket) const;
   std::string ObjectsDir(size_t mp, std::string_view bucket) const;
   std::string ObjectPath(size_t mp, std::string_view bucket, std::string_view object) const;
+  std::string MirrorDir(size_t mp, std::string_view bucket) const;
+  std::string MirrorPath(size_t mp, std::string_view bucket, std::string_view object) const;
   std::string ChunkDir(size_t mp, std::string_view bucket, std::string_view upload_id) const;
   std::string ChunkPath(size_t mp, std::string_view bucket, std::string_view upload_id, uint32_t num) const;
   std::string WorkDir(size_t mp) const;

@@ -37,6 +37,15 @@ Status UploadGone(const std::string& bucket, const std::string& name, const std:
                           "\" does not exist (already completed or aborted)");
 }
 
+// Where part `num` goes: round-robin (ForChunk), but in a mirrored bucket with the object file
+// (the mountpath the upload commits to), as a chunked PUT's chunks: a copy then stands in for
+// the whole object when any one disk is lost.
+size_t PartPlace(const BucketRegistry& buckets, const Mountpaths& mps, const MpuUpload& up, uint32_t num) {
+  auto props = buckets.Get(up.bucket);
+  if (props && props->copies() > 1 && mps.enabled(up.primary_mp)) return up.primary_mp;
+  return mps.ForChunk(up.id, num);
+}
+
 }  // namespace
 
 Result<std::string> MultipartUploads::Create(const std::string& bucket, const std::string& name,
@@ -72,7 +81,7 @@ Result<std::unique_ptr<PartWriter>> MultipartUploads::Part(const std::string& bu
   }
   auto up = Find(bucket, name, upload_id);
   if (!up.ok()) return up.status();
-  size_t mp = mps_.ForChunk(upload_id, num);
+  size_t mp = PartPlace(buckets_, mps_, **up, num);
   AIS_RETURN_IF_ERROR(commit_.MakeChunkDir(mp, bucket, upload_id));
   std::unique_ptr<PartWriter> w(new PartWriter());
   w->upload_ = *up;
@@ -225,7 +234,7 @@ Status MultipartUploads::KeepOnly(const std::string& bucket, const std::string& 
     }
     if (at == mps_.size()) return Status::IOError(ObjectCname(bucket, name) + ": part " + std::to_string(from) + " is missing");
     const std::string path = mps_.ChunkPath(at, bucket, upload_id, from);
-    const size_t placed = mps_.ForChunk(upload_id, to);
+    const size_t placed = PartPlace(buckets_, mps_, up, to);
     const bool moved = placed != at && commit_.MakeChunkDir(placed, bucket, upload_id).ok() &&
                        ::rename(path.c_str(), mps_.ChunkPath(placed, bucket, upload_id, to).c_str()) == 0;
     if (!moved && ::rename(path.c_str(), mps_.ChunkPath(at, bucket, upload_id, to).c_str()) != 0) {

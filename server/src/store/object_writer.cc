@@ -97,7 +97,9 @@ Status ObjectWriter::OpenNextChunk() {
   if (fd_.valid() && commit_->fsync()) AIS_RETURN_IF_ERROR(FsyncFd(fd_.get(), "chunk"));
   auto num = static_cast<uint32_t>(meta_.chunk_sizes.size() + 1);
   if (num > kMaxChunks) return Status::InvalidArgument("object exceeds 9999 chunks");
-  size_t mp = mps.ForChunk(meta_.upload_id, num);
+  // A mirrored object keeps its chunks with its object file: a copy then stands in for all of it
+  // when any one disk is lost (spread over every disk, the chunks would die with each of them).
+  size_t mp = props_.copies() > 1 && mps.enabled(primary_mp_) ? primary_mp_ : mps.ForChunk(meta_.upload_id, num);
   Result<UniqueFd> fd = Status::OK();
   for (int attempt = 0;; ++attempt) {
     Status st = commit_->MakeChunkDir(mp, bucket_, meta_.upload_id);

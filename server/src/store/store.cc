@@ -24,12 +24,15 @@ Store::Store(StoreOptions opts)
       mps_(volume_.mountpaths()),
       capacity_(mps_, opts.lru_min_dont_evict),
       buckets_(mps_, opts.fsync),
-      committer_(volume_, buckets_),
+      mirror_(volume_, buckets_),
+      committer_(volume_, buckets_, mirror_),
       uploads_(committer_, buckets_, mps_),
       rewriter_(*this) {}
 
 Store::~Store() {
   if (header_loader_.joinable()) header_loader_.join();
+  repairs_.Stop();
+  if (repairer_.joinable()) repairer_.join();
 }
 
 Result<std::unique_ptr<Store>> Store::Open(StoreOptions opts) {
@@ -48,6 +51,8 @@ Result<std::unique_ptr<Store>> Store::Open(StoreOptions opts) {
     s->LoadHeaderSnapshots();
     loaded.set_value();
   });
+  store->mirror_.set_on_degraded([s = store.get()](const std::string& b, const std::string& n) { s->QueueRepair(b, n); });
+  store->repairer_ = std::thread([s = store.get()] { s->RepairLoop(); });
   store->volume_.StartHealthChecks();
   return store;
 }
@@ -112,11 +117,20 @@ Status CheckLruProps(const std::string& bucket, const nlohmann::json& props, con
   return Status::OK();
 }
 
+// mirror.copies against the mountpaths there are (BucketProps checks the range alone): `patch`
+// applied to `base`. A patch Apply refuses is left for Apply to refuse.
+Status CheckMirrorProps(BucketProps base, const nlohmann::json& patch, size_t mountpaths) {
+  if (!patch.is_object() || !base.Apply(patch).ok() || base.copies() <= mountpaths) return Status::OK();
+  return Status::InvalidArgument("invalid mirror.copies: " + std::to_string(base.copies()) +
+                                 " exceeds the number of mountpaths (" + std::to_string(mountpaths) + ")");
+}
+
 }  // namespace
 
 Status Store::CreateBucket(const std::string& bucket, const nlohmann::json& props) {
   const SpaceConfig cluster = capacity_.config();
   AIS_RETURN_IF_ERROR(CheckLruProps(bucket, props, cluster));
+  AIS_RETURN_IF_ERROR(CheckMirrorProps(BucketProps{}, props, mps_.size()));
   // AIS DefaultProps: a new bucket takes the cluster's lru.enabled, never an ais:// one. Props
   // that are not an object (nor null: none) go to Create as they are, to be refused there.
   if (!props.is_object() && !props.is_null()) return buckets_.Create(bucket, props);
@@ -130,6 +144,7 @@ Status Store::CreateBucket(const std::string& bucket, const nlohmann::json& prop
 
 Status Store::UpdateBucket(const std::string& bucket, const nlohmann::json& patch) {
   AIS_RETURN_IF_ERROR(CheckLruProps(bucket, patch, capacity_.config()));
+  if (auto cur = buckets_.Get(bucket)) AIS_RETURN_IF_ERROR(CheckMirrorProps(*cur, patch, mps_.size()));
   return buckets_.Update(bucket, patch);
 }
 
@@ -200,8 +215,8 @@ Result<ObjectHandle> Store::Open(const BucketDirs& dirs, const std::string& name
   return OpenWith(bucket, name, UniqueFd(fd), ahead, got);
 }
 
-Result<ObjectHandle> Store::OpenWith(const std::string& bucket, const std::string& name, Result<UniqueFd> fd,
-                                     std::span<char> ahead, size_t* got) {
+Result<ObjectHandle> Store::OpenFileHandle(const std::string& bucket, const std::string& name, Result<UniqueFd> fd,
+                                           std::span<char> ahead, size_t* got) {
   if (!fd.ok()) {
     if (fd.status().IsNotFound()) return Status::NotFound(ObjNotFoundMessage(bucket, name));
     return fd.status();
@@ -222,6 +237,153 @@ Result<ObjectHandle> Store::OpenWith(const std::string& bucket, const std::strin
   AIS_RETURN_IF_ERROR(CheckObjectLayout(*meta, h.data_offset_, static_cast<uint64_t>(st.st_size)));
   h.meta_ = std::move(*meta);
   return h;
+}
+
+namespace {
+
+std::pair<uint64_t, uint64_t> FileId(int fd) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return {0, 0};
+  return {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)};
+}
+
+}  // namespace
+
+Result<ObjectHandle> Store::OpenWith(const std::string& bucket, const std::string& name, Result<UniqueFd> fd,
+                                     std::span<char> ahead, size_t* got) {
+  auto h = OpenFileHandle(bucket, name, std::move(fd), ahead, got);
+  if (!mirror_.MayHaveCopies(bucket)) return h;
+  // A mirrored object opens whole (every chunk too), so that a lost chunk falls over to a copy
+  // here rather than failing a read halfway.
+  if (h.ok() && h->meta().chunked()) {
+    if (Status st = h->OpenAll(); !st.ok()) h = st;
+  }
+  if (h.ok() || h.status().code() == Status::Code::kConflict) return h;
+  auto copy = OpenCopy(bucket, name, {0, 0}, false);
+  if (!copy.ok()) return h;
+  if (got != nullptr) *got = 0;
+  QueueRepair(bucket, name);
+  return copy;
+}
+
+Result<ObjectHandle> Store::OpenCopy(const std::string& bucket, const std::string& name,
+                                     std::pair<uint64_t, uint64_t> skip, bool verify) {
+  for (size_t mp : mps_.Ranked(bucket, name)) {
+    if (!mps_.enabled(mp)) continue;
+    auto fd = OpenFile(mps_.MirrorPath(mp, bucket, name), O_RDONLY);
+    if (!fd.ok()) continue;
+    if (skip.second != 0 && FileId(fd->get()) == skip) continue;
+    auto h = OpenFileHandle(bucket, name, std::move(fd));
+    if (!h.ok()) continue;
+    if (verify && !h->VerifyChecksum().ok()) continue;
+    if (Status st = h->OpenAll(); !st.ok()) continue;
+    return h;
+  }
+  return Status::NotFound(ObjNotFoundMessage(bucket, name));
+}
+
+Result<ObjectHandle> Store::OpenGoodCopy(const std::string& bucket, const std::string& name, const ObjectHandle& bad) {
+  if (!mirror_.MayHaveCopies(bucket)) return Status::NotFound(ObjNotFoundMessage(bucket, name));
+  auto h = OpenCopy(bucket, name, FileId(bad.primary_.get()), true);
+  if (h.ok()) QueueRepair(bucket, name);
+  return h;
+}
+
+std::vector<std::string> Store::CopyLocations(const std::string& bucket, const std::string& name) const {
+  std::vector<std::string> out;
+  auto at = volume_.LocateObject(bucket, name);
+  if (at) out.push_back(mps_.paths()[*at]);
+  if (!mirror_.MayHaveCopies(bucket)) return out;
+  for (size_t mp : mps_.Ranked(bucket, name)) {
+    if (mps_.enabled(mp) && ::access(mps_.MirrorPath(mp, bucket, name).c_str(), F_OK) == 0) {
+      out.push_back(mps_.paths()[mp]);
+    }
+  }
+  return out;
+}
+
+void Store::QueueRepair(const std::string& bucket, const std::string& name) {
+  if (!repairs_.TryPush({bucket, name})) repairs_dropped_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void Store::RepairLoop() {
+  while (auto item = repairs_.Pop()) {
+    const auto& [bucket, name] = *item;
+    const size_t copies = mirror_.Copies(bucket);
+    Status st = SyncCopies(bucket, name, copies);
+    if (st.ok()) {
+      repairs_done_.fetch_add(1, std::memory_order_relaxed);
+    } else if (!st.IsNotFound() && st.code() != Status::Code::kBucketNotFound) {
+      LogWarning(ObjectCname(bucket, name) + ": copies not repaired: " + st.message());
+    }
+  }
+}
+
+Status Store::SyncCopies(const std::string& bucket, const std::string& name, size_t copies, size_t* written) {
+  size_t n = 0;
+  if (written != nullptr) *written = 0;
+  if (!buckets_.Get(bucket)) return BucketRegistry::NotFound(bucket);
+  std::lock_guard lock(committer_.StripeFor(bucket, name));
+  size_t at = 0;
+  auto obj = OpenFileHandle(bucket, name, volume_.OpenObjectFile(bucket, name, &at));
+  if (obj.ok()) {
+    if (Status st = obj->OpenAll(); !st.ok()) obj = st;
+  }
+  if (!obj.ok()) {
+    // The object file is missing or damaged: restored from a good copy, on the primary mountpath.
+    auto copy = OpenCopy(bucket, name, {0, 0}, true);
+    if (!copy.ok()) return obj.status();
+    const size_t old_at = at;
+    const std::string old_path = mps_.ObjectPath(old_at, bucket, name);
+    std::optional<ObjectMeta> old;  // a damaged chunked object's chunks go as an overwrite's would
+    if (auto ofd = OpenFile(old_path, O_RDONLY); ofd.ok()) {
+      uint64_t off = 0;
+      if (auto m = ReadObjectHeader(ofd->get(), &off); m.ok() && m->chunked()) old = std::move(*m);
+    }
+    if (old) AIS_RETURN_IF_ERROR(committer_.WriteChunkMarker(old_at, bucket, name, old->upload_id));
+    at = mps_.PrimaryFor(bucket, name);
+    std::string temp;
+    Status wrote = mirror_.WriteTemp(at, copy->meta(), copy->Segments(0, copy->size()), &temp);
+    if (!wrote.ok() && wrote.code() != Status::Code::kNoSpace && !volume_.Check(at)) {  // its disk is gone
+      at = mps_.PrimaryFor(bucket, name);
+      wrote = mirror_.WriteTemp(at, copy->meta(), copy->Segments(0, copy->size()), &temp);
+    }
+    AIS_RETURN_IF_ERROR(wrote);
+    const std::string path = mps_.ObjectPath(at, bucket, name);
+    if (Status st = mirror_.PlaceAt(temp, path, bucket); !st.ok()) {
+      ::unlink(temp.c_str());
+      return st;
+    }
+    Headers().ForgetPath(path);
+    if (old_path != path && ::unlink(old_path.c_str()) == 0) Headers().ForgetPath(old_path);
+    if (old) committer_.DropChunks(old_at, bucket, old->upload_id);
+    ++n;
+    obj = OpenFileHandle(bucket, name, OpenFile(path, O_RDONLY));
+    if (obj.ok()) {
+      if (Status st = obj->OpenAll(); !st.ok()) obj = st;
+    }
+    if (!obj.ok()) return obj.status();
+  }
+  const ObjectMeta& meta = obj->meta();
+  std::vector<size_t> keep = mps_.MirrorSlots(bucket, name, at, copies);
+  for (size_t mp : keep) {
+    const std::string path = mps_.MirrorPath(mp, bucket, name);
+    auto have = OpenFileHandle(bucket, name, OpenFile(path, O_RDONLY));
+    if (have.ok() && have->meta().version == meta.version && have->meta().size == meta.size &&
+        have->meta().cksum_value == meta.cksum_value) {
+      continue;
+    }
+    std::string temp;
+    AIS_RETURN_IF_ERROR(mirror_.WriteTemp(mp, meta, obj->Segments(0, meta.size), &temp));
+    if (Status st = mirror_.PlaceAt(temp, path, bucket); !st.ok()) {
+      ::unlink(temp.c_str());
+      return st;
+    }
+    ++n;
+  }
+  mirror_.RemoveCopies(bucket, name, keep);  // also one next to the object: it protects nothing
+  if (written != nullptr) *written = n;
+  return Status::OK();
 }
 
 Result<BucketDirs> Store::OpenBucketDirs(const std::string& bucket) {
@@ -301,25 +463,33 @@ Status Store::ForEachObject(const std::string& bucket, const ObjectWalk& walk, c
   headers_loaded_.wait();  // a walk right after the start would read every header itself
   std::vector<SortedWalker> walkers;
   std::vector<size_t> walker_mp;
-  for (size_t mp = 0; mp < mps_.size(); ++mp) {
-    if (!mps_.enabled(mp)) continue;
-    walkers.emplace_back(mps_.ObjectsDir(mp, bucket), walk.prefix, walk.after);
-    walker_mp.push_back(mp);
+  std::vector<bool> walker_copies;  // whether it walks mirror copies (%mi), not object files
+  const bool mirrored = mirror_.MayHaveCopies(bucket);
+  for (bool copies : {false, true}) {
+    if (copies && !mirrored) break;
+    for (size_t mp = 0; mp < mps_.size(); ++mp) {
+      if (!mps_.enabled(mp)) continue;
+      walkers.emplace_back(copies ? mps_.MirrorDir(mp, bucket) : mps_.ObjectsDir(mp, bucket), walk.prefix, walk.after);
+      walker_mp.push_back(mp);
+      walker_copies.push_back(copies);
+    }
   }
-  // The walkers' current names, least first; a walker moves on only once its object is visited,
-  // which keeps the name its head points to.
+  // The walkers' current names, least first (an object file before the copies of its name); a
+  // walker moves on only once its object is visited, which keeps the name its head points to.
   struct Head {
     const std::string* name;
     size_t walker;
-    bool operator>(const Head& o) const { return *name > *o.name; }
+    bool copy;
+    bool operator>(const Head& o) const { return *name != *o.name ? *name > *o.name : copy > o.copy; }
   };
+  std::string last;  // the name visited last: no copy of it is visited
   std::vector<Head> heap;
   heap.reserve(walkers.size());
   auto advance = [&](size_t i) -> Status {
     auto more = walkers[i].Next();
     if (!more.ok()) return more.status();
     if (*more) {
-      heap.push_back(Head{.name = &walkers[i].name(), .walker = i});
+      heap.push_back(Head{.name = &walkers[i].name(), .walker = i, .copy = walker_copies[i]});
       std::push_heap(heap.begin(), heap.end(), std::greater<>());
     }
     return Status::OK();
@@ -331,14 +501,28 @@ Status Store::ForEachObject(const std::string& bucket, const ObjectWalk& walk, c
     const size_t at = heap.back().walker;
     SortedWalker& w = walkers[at];
     heap.pop_back();
+    if (mirrored && walker_copies[at] && w.name() == last) {
+      AIS_RETURN_IF_ERROR(advance(at));
+      continue;
+    }
     auto meta = walk.headers ? w.Meta() : Result<const ObjectMeta*>(&no_header);
     if (meta.ok()) {
       AIS_RETURN_IF_ERROR(visit(WalkedObject(w, **meta, walker_mp[at])));
+      if (mirrored) last = w.name();
     } else if (meta.status().code() == Status::Code::kCorruption) {  // one bad header: not the whole walk
       if (walk.damaged) {
         AIS_RETURN_IF_ERROR(walk.damaged(w.name(), meta.status()));
       } else {
         NoteDamaged(bucket, w.name(), w.path(), meta.status());
+      }
+    } else if (mirrored && meta.status().IsNotFound() && w.name() != last) {
+      // Deleted while walking, or moved by a repair of its copies (the object file restored on
+      // another mountpath, a copy re-placed) after the directories were read: then still there.
+      if (auto h = OpenQuiet(bucket, w.name()); h.ok()) {
+        ObjectMeta moved = h->meta();
+        moved.name.clear();
+        AIS_RETURN_IF_ERROR(visit(WalkedObject(w, moved, walker_mp[at])));
+        last = w.name();
       }
     } else if (!meta.status().IsNotFound()) {  // missing: deleted while walking
       return meta.status();

@@ -11,6 +11,7 @@
 //   store_scrub.cc    the scrub's check of one object, and quarantine
 //   capacity.h        Capacity: filesystem usage, the space config, writes refused when full
 //   access_times.h    AccessTimes: when objects were last read (eviction's order), in memory
+//   mirror.h          Mirror: the extra copies of objects in mirrored buckets (n-way mirror)
 // Startup (Store::Open) runs Volume::Open, loads the BMD, runs recovery, and only then serves.
 #pragma once
 
@@ -35,6 +36,7 @@
 #include "store/bucket_registry.h"
 #include "store/capacity.h"
 #include "store/committer.h"
+#include "store/mirror.h"
 #include "util/file_segment.h"
 #include "store/mountpaths.h"
 #include "store/multipart.h"
@@ -43,6 +45,7 @@
 #include "store/object_writer.h"
 #include "store/rewriter.h"
 #include "store/volume.h"
+#include "util/bounded_queue.h"
 #include "util/file.h"
 #include "util/status.h"
 
@@ -185,7 +188,8 @@ class Store {
   Status ListEach(const std::string& bucket, const ListQuery& q, const ListVisitor& visit);
   Result<std::vector<ObjectMeta>> List(const std::string& bucket, const ListQuery& q);
   // The one walk of a bucket's objects: every object file on the enabled mountpaths, merged in
-  // name order (a name on two mountpaths is visited twice), headers as ListEach reads them. An
+  // name order (a name on two mountpaths is visited twice), headers as ListEach reads them. In a
+  // mirrored bucket an object whose file is missing is visited once by a copy (mirror.h). An
   // object deleted meanwhile is skipped; a visit that fails ends the walk with its status.
   // kBucketNotFound for a bucket that is not (or no longer) there.
   using ObjectVisitor = std::function<Status(const WalkedObject& obj)>;
@@ -242,6 +246,24 @@ class Store {
     return rewriter_.AppendFlush(bucket, name, handle, meta, through);
   }
 
+  // n-way mirror (mirror.h). Brings bucket/name to `copies` copies (1: none), under its stripe
+  // lock: the object file must open whole (header, layout, every chunk), else it is restored
+  // from a good copy (checksum verified); copies that are missing, damaged (header or layout)
+  // or of another version are rewritten from the object; copies off their slots are removed.
+  // kNotFound if there is neither object nor copy. *written: files written.
+  Status SyncCopies(const std::string& bucket, const std::string& name, size_t copies, size_t* written = nullptr);
+  // A copy of bucket/name other than the file `bad` reads (a whole-object read found its
+  // checksum wrong), itself checksum-verified; queues a repair of the object. kNotFound if none.
+  Result<ObjectHandle> OpenGoodCopy(const std::string& bucket, const std::string& name, const ObjectHandle& bad);
+  // Repairs of objects that a read found missing or damaged, done in the background (bounded:
+  // kRepairQueue waiting; more are dropped and counted) and dropped.
+  static constexpr size_t kRepairQueue = 4096;
+  // The mountpaths holding bucket/name: the object file's first, then its copies'.
+  std::vector<std::string> CopyLocations(const std::string& bucket, const std::string& name) const;
+  void QueueRepair(const std::string& bucket, const std::string& name);
+  uint64_t repairs_done() const { return repairs_done_.load(std::memory_order_relaxed); }
+  uint64_t repairs_dropped() const { return repairs_dropped_.load(std::memory_order_relaxed); }
+
   // Mountpaths and node identity (Volume).
   MountpathState GetMountpaths() const { return volume_.Get(); }
   const std::string& cluster_uuid() const { return volume_.cluster_uuid(); }
@@ -294,7 +316,8 @@ class Store {
                     uint64_t dev, uint64_t ino, const std::string& upload_id, const std::string& reason);
   // Open without recording a read (Head).
   Result<ObjectHandle> OpenQuiet(const std::string& bucket, const std::string& name);
-  // The rest of Open once `fd` (the object file, if it opened) is known.
+  // The rest of Open once `fd` (the object file, if it opened) is known; in a mirrored bucket,
+  // a copy when the object file is missing, damaged or (chunked) a chunk is (OpenCopy).
   Result<ObjectHandle> OpenWith(const std::string& bucket, const std::string& name, Result<UniqueFd> fd,
                                 std::span<char> ahead = {}, size_t* got = nullptr);
 
@@ -304,14 +327,28 @@ class Store {
   Capacity capacity_;
   AccessTimes atimes_;
   BucketRegistry buckets_;
+  Mirror mirror_;
   Committer committer_;
   MultipartUploads uploads_;
   Rewriter rewriter_;
+  // The object file (or copy) `fd` as a handle: header decoded, naming `name`, layout checked.
+  Result<ObjectHandle> OpenFileHandle(const std::string& bucket, const std::string& name, Result<UniqueFd> fd,
+                                      std::span<char> ahead = {}, size_t* got = nullptr);
+  // The first copy of bucket/name (in HRW order) that opens sound and is not the file
+  // (dev, ino) `skip`; with `verify`, its checksum must match too. kNotFound if none.
+  Result<ObjectHandle> OpenCopy(const std::string& bucket, const std::string& name, std::pair<uint64_t, uint64_t> skip,
+                                bool verify);
+  void RepairLoop();
+
   std::thread header_loader_;  // LoadHeaderSnapshots, from Open until it is done
   std::shared_future<void> headers_loaded_;  // ready once header_loader_ is done
   std::atomic<uint64_t> damaged_skipped_{0};
   std::mutex damaged_mu_;
   std::set<std::string> damaged_logged_;  // object files NoteDamaged logged (bounded); guarded by damaged_mu_
+  BoundedQueue<std::pair<std::string, std::string>> repairs_{kRepairQueue};  // bucket, name
+  std::thread repairer_;  // RepairLoop, from Open until the store goes
+  std::atomic<uint64_t> repairs_done_{0};
+  std::atomic<uint64_t> repairs_dropped_{0};
 };
 
 }  // namespace ais

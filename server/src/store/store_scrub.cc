@@ -34,7 +34,7 @@ Status Store::ScrubObject(const std::string& bucket, size_t mp, const std::strin
   if (::fstat(fd->get(), &st) != 0) return Status::FromErrno(errno, "fstat " + path);
   std::string upload_id;
   Status found;
-  auto h = OpenWith(bucket, name, std::move(*fd));
+  auto h = OpenFileHandle(bucket, name, std::move(*fd));  // this file: no copy stands in for it
   if (!h.ok()) {
     found = h.status();
   } else {
@@ -52,6 +52,7 @@ Status Store::ScrubObject(const std::string& bucket, size_t mp, const std::strin
   Status q = Quarantine(bucket, mp, name, path, st.st_dev, st.st_ino, upload_id, found.message());
   if (q.code() == Status::Code::kConflict) return Status::OK();  // replaced meanwhile: the new one is not ours
   if (q.ok()) *damage = found.message();
+  if (q.ok() && mirror_.MayHaveCopies(bucket)) QueueRepair(bucket, name);  // restored from a good copy
   return q;
 }
 

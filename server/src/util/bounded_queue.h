@@ -28,6 +28,14 @@ class BoundedQueue {
     ready_.notify_one();
     return true;
   }
+  // Queues the item if there is room now; false (the item is dropped) if full or stopped.
+  bool TryPush(T item) {
+    std::lock_guard lock(mu_);
+    if (stopped_ || q_.size() >= cap_) return false;
+    q_.push_back(std::move(item));
+    ready_.notify_one();
+    return true;
+  }
   // The next item; nullopt once stopped, or closed and drained.
   std::optional<T> Pop() {
     std::unique_lock lock(mu_);

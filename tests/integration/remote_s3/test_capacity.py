@@ -293,13 +293,16 @@ def test_space_config_is_validated_and_shown(server: Any, bucket: str) -> None:
     assert r.status == 200, r.body
     for value, field in (
         ({"lru": {"dont_evict_time": "5h"}}, b"lru.dont_evict_time"),
-        ({"mirror": {"enabled": True}}, b"mirror.enabled"),
-        ({"mirror": {"copies": 2}}, b"mirror.copies"),
         ({"ec": {"enabled": True}}, b"ec.enabled"),
     ):
         body = json.dumps({"action": "set-bprops", "value": value}).encode()
         r = raw_request(ep, "PATCH", f"/v1/buckets/{bucket}?provider=aws", body=body)
         assert r.status == 501 and field in r.body and b"not" in r.body, (value, r.body)
+    # A mirror needs as many mountpaths as copies (this server has one), and at least 2 copies.
+    for value in ({"mirror": {"enabled": True}}, {"mirror": {"enabled": True, "copies": 2}}):
+        body = json.dumps({"action": "set-bprops", "value": value}).encode()
+        r = raw_request(ep, "PATCH", f"/v1/buckets/{bucket}?provider=aws", body=body)
+        assert r.status == 400 and b"mirror.copies" in r.body, (value, r.body)
     body = json.dumps({"action": "set-bprops", "value": {"lru": {"enabled": True}}}).encode()
     r = raw_request(ep, "PATCH", "/v1/buckets/pinned?provider=ais", body=body)
     assert r.status == 501 and b"lru.enabled" in r.body, r.body
