@@ -14,12 +14,6 @@
 namespace ais {
 namespace {
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 // The archpath rules: those of object names, except that one leading '/' is allowed and empty
 // components are left to the archive (a member may be spelled "a//b").
 Status ValidateArchpath(std::string_view p) {
@@ -103,7 +97,7 @@ class MossParser : public nlohmann::json_sax<nlohmann::json> {
     return Fail("unexpected end of array");
   }
   bool key(string_t& k) override {
-    key_ = Lower(k);
+    key_ = AsciiLower(k);
     return true;
   }
   bool parse_error(std::size_t pos, const std::string&, const nlohmann::detail::exception&) override {

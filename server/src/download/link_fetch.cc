@@ -18,19 +18,13 @@ constexpr long kConnectTimeoutMs = 10'000;  // AIS cmn.DfltDialupTimeout
 constexpr long kHeadTimeoutMs = 5'000;      // AIS ext/dload headReqTimeout
 constexpr long kMaxRedirects = 10;          // Go's http.Client default
 
-std::string LowerAscii(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 std::string HostOf(const std::string& link) {
   std::string_view rest = link;
   if (size_t scheme = rest.find("://"); scheme != std::string_view::npos) rest.remove_prefix(scheme + 3);
   rest = rest.substr(0, rest.find_first_of("/?#"));
   if (size_t at = rest.rfind('@'); at != std::string_view::npos) rest.remove_prefix(at + 1);
-  if (!rest.empty() && rest[0] == '[') return LowerAscii(rest.substr(1, rest.find(']') - 1));
-  return LowerAscii(rest.substr(0, rest.find(':')));
+  if (!rest.empty() && rest[0] == '[') return AsciiLower(rest.substr(1, rest.find(']') - 1));
+  return AsciiLower(rest.substr(0, rest.find(':')));
 }
 
 // "bytes FIRST-LAST/TOTAL" (RFC 9110 §14.4; a known total only).

@@ -26,11 +26,6 @@ std::string Hex(std::string_view bytes) {
   return out;
 }
 
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 std::string Str(const nlohmann::json& j, const char* key) {
   auto it = j.find(key);
   if (it == j.end()) return {};
@@ -96,7 +91,7 @@ RemoteObjectAttrs GcsClient::AttrsFromResource(const nlohmann::json& o) {
   if (auto it = o.find("metadata"); it != o.end() && it->is_object()) {
     for (auto& [k, v] : it->items()) {
       // AIS's checksum keys are literally "x-goog-meta-ais-cksum-{type,val}" in the map.
-      std::string name = Lower(k);
+      std::string name = AsciiLower(k);
       if (name.starts_with("x-goog-meta-")) name.erase(0, 12);
       if (v.is_string()) a.user_meta.emplace_back(std::move(name), v.get<std::string>());
     }

@@ -24,12 +24,6 @@ void GlobalInit() {
   std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
 }
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
-  return out;
-}
-
 std::string Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n')) {
@@ -53,7 +47,7 @@ size_t OnHeader(char* p, size_t size, size_t n, void* self) {
   }
   auto colon = line.find(':');
   if (colon != std::string_view::npos) {
-    c->resp_headers.emplace_back(Lower(Trim(line.substr(0, colon))), Trim(line.substr(colon + 1)));
+    c->resp_headers.emplace_back(AsciiLower(Trim(line.substr(0, colon))), Trim(line.substr(colon + 1)));
   }
   return size * n;
 }

@@ -18,6 +18,7 @@ std::string FormatIecSize(uint64_t n);
 std::optional<uint64_t> ParseUint(std::string_view s);
 std::vector<std::string_view> Split(std::string_view s, char sep);
 bool IEquals(std::string_view a, std::string_view b);
+std::string AsciiLower(std::string_view s);  // A-Z to a-z, every other byte as it is
 std::string RandomId(size_t len = 10);  // [a-zA-Z0-9], for job/upload/listing ids
 // [a-zA-Z0-9] from the OS's cryptographic generator (OpenSSL RAND_bytes): for secrets, which
 // RandomId's fast generator must not make (its state shows through the ids it hands out).
