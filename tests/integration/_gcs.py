@@ -10,62 +10,29 @@ from __future__ import annotations
 import contextlib
 import http.client
 import json
-import subprocess
 import sys
-import time
 import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from _s3 import FaultProxy, free_port
+from _s3 import FaultProxy, LoopbackService
 
-from aistore.server import LocalServer, _die_with_parent
+from aistore.server import LocalServer
 
 PROJECT = "test-project"
 
 
-class GcsEmulator:
+class GcsEmulator(LoopbackService):
     """``gcp-storage-emulator start --in-memory`` on a free loopback port."""
 
-    def __init__(self) -> None:
-        self.port = free_port()
-        self.proc: subprocess.Popen[bytes] | None = None
+    name = "gcp-storage-emulator"
 
-    @property
-    def endpoint(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def start(self) -> GcsEmulator:
+    def command(self) -> list[str]:
         exe = Path(sys.executable).with_name("gcp-storage-emulator")
         cmd = [str(exe)] if exe.exists() else ["gcp-storage-emulator"]
-        self.proc = subprocess.Popen(
-            [*cmd, "start", "--host", "127.0.0.1", "--port", str(self.port), "--in-memory", "-q"],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            # Gone with the test process even when it is killed, as LocalServer's server is.
-            preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
-        )
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=1)
-                conn.request("GET", "/")
-                conn.getresponse().read()
-                conn.close()
-                return self
-            except OSError:
-                if self.proc.poll() is not None:
-                    raise RuntimeError("gcp-storage-emulator exited at startup") from None
-                time.sleep(0.1)
-        raise RuntimeError("gcp-storage-emulator did not start")
-
-    def stop(self) -> None:
-        if self.proc is not None:
-            self.proc.kill()
-            self.proc.wait()
-            self.proc = None
+        return [*cmd, "start", "--host", "127.0.0.1", "--port", str(self.port), "--in-memory", "-q"]
 
 
 class GcsJson:

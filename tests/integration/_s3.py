@@ -42,8 +42,12 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-class MotoServer:
-    """``python -m moto.server`` on a free loopback port."""
+class LoopbackService:
+    """A third-party server (an emulator) as a child process on a free loopback port: started,
+    waited for until `health_path` answers, killed at `stop()` (and with the test process)."""
+
+    name = "service"
+    health_path = "/"
 
     def __init__(self) -> None:
         self.port = free_port()
@@ -53,9 +57,12 @@ class MotoServer:
     def endpoint(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self) -> MotoServer:
+    def command(self) -> list[str]:
+        raise NotImplementedError
+
+    def start(self) -> Any:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)],
+            self.command(),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             # Gone with the test process even when it is killed, as LocalServer's server is.
@@ -65,21 +72,31 @@ class MotoServer:
         while time.monotonic() < deadline:
             try:
                 conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=1)
-                conn.request("GET", "/moto-api/")
+                conn.request("GET", self.health_path)
                 conn.getresponse().read()
                 conn.close()
                 return self
             except OSError:
                 if self.proc.poll() is not None:
-                    raise RuntimeError("moto server exited at startup") from None
+                    raise RuntimeError(f"{self.name} exited at startup") from None
                 time.sleep(0.1)
-        raise RuntimeError("moto server did not start")
+        raise RuntimeError(f"{self.name} did not start")
 
     def stop(self) -> None:
         if self.proc is not None:
             self.proc.kill()
             self.proc.wait()
             self.proc = None
+
+
+class MotoServer(LoopbackService):
+    """``python -m moto.server`` on a free loopback port."""
+
+    name = "moto server"
+    health_path = "/moto-api/"
+
+    def command(self) -> list[str]:
+        return [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)]
 
 
 @dataclass
