@@ -10,8 +10,9 @@ is not what limits anyone. The server under test (``LocalServer``, 4 mountpaths 
 default limits (large files as concurrent ranges), timed from the call to the end its status
 reports (polled every 10 ms). The others fetch the same links with ``--workers`` connections:
 ``snapshot_download`` into a directory under ``$TMPDIR``; the pool GETs each file and PUTs it
-into a bucket of the same server (what a user would otherwise write); ``curl --parallel``
-into /dev/null is the wire: what the source delivers to a client that keeps nothing.
+into a bucket of the same server (what a user would otherwise write); ``curl --parallel`` into
+files under ``$TMPDIR`` is the cost of keeping what arrives, and into /dev/null the wire: what
+the source delivers to a client that keeps nothing.
 
 Cases: ``--small`` files of ``--small-size``, ``--large`` of ``--large-size`` and ``--huge``
 of ``--huge-size`` (defaults 1,000 x 1 MiB, 20 x 256 MiB, 1 x 2 GiB), one repository each.
@@ -48,7 +49,7 @@ from huggingface_hub import snapshot_download  # noqa: E402
 
 from aistore.server import LocalServer  # noqa: E402
 
-SIDES = ("job", "snapshot_download", "requests pool", "curl (wire)")
+SIDES = ("job", "snapshot_download", "requests pool", "curl to files", "curl (wire)")
 
 
 def parse_size(text: str) -> int:
@@ -117,15 +118,26 @@ def pool_seconds(srv: LocalServer, hub: HfHub, repo: HfRepo, workers: int) -> fl
     return took
 
 
-def curl_seconds(hub: HfHub, repo: HfRepo, workers: int) -> float:
-    config = "".join(f'url = "{u}"\noutput = "/dev/null"\n' for u in links_of(hub, repo).values())
-    t0 = time.monotonic()
-    subprocess.run(
-        ["curl", "-sSfL", "--parallel", "--parallel-max", str(workers), "--config", "-"],
-        input=config.encode(),
-        check=True,
-    )
-    return time.monotonic() - t0
+def curl_seconds(hub: HfHub, repo: HfRepo, workers: int, keep: bool) -> float:
+    """curl --parallel of the links: into files under $TMPDIR (`keep`), else into /dev/null."""
+    target = tempfile.mkdtemp(prefix="curl-")
+    try:
+
+        def out(path: str) -> str:
+            return str(Path(target, path.replace("/", "_"))) if keep else "/dev/null"
+
+        config = "".join(
+            f'url = "{u}"\noutput = "{out(p)}"\n' for p, u in links_of(hub, repo).items()
+        )
+        t0 = time.monotonic()
+        subprocess.run(
+            ["curl", "-sSfL", "--parallel", "--parallel-max", str(workers), "--config", "-"],
+            input=config.encode(),
+            check=True,
+        )
+        return time.monotonic() - t0
+    finally:
+        shutil.rmtree(target, ignore_errors=True)
 
 
 def main() -> None:
@@ -178,9 +190,21 @@ def main() -> None:
                     snapshot_seconds(hub, repo, args.workers)
                 )
                 t.setdefault("requests pool", []).append(pool_seconds(srv, hub, repo, args.workers))
-                t.setdefault("curl (wire)", []).append(curl_seconds(hub, repo, args.workers))
+                t.setdefault("curl to files", []).append(
+                    curl_seconds(hub, repo, args.workers, keep=True)
+                )
+                t.setdefault("curl (wire)", []).append(
+                    curl_seconds(hub, repo, args.workers, keep=False)
+                )
         hub.stop()
-    header = ["case", *(f"{s} MB/s" for s in SIDES), "job/snapshot", "job/pool", "job/wire"]
+    header = [
+        "case",
+        *(f"{s} MB/s" for s in SIDES),
+        "job/snapshot",
+        "job/pool",
+        "job/curl files",
+        "job/wire",
+    ]
     rows = [header]
     for label, repo in repos:
         mb = sum(repo.files.values()) / 1e6
@@ -191,6 +215,7 @@ def main() -> None:
                 *(f"{mb / med[s]:.0f}" for s in SIDES),
                 f"{med['snapshot_download'] / med['job']:.2f}x",
                 f"{med['requests pool'] / med['job']:.2f}x",
+                f"{med['curl to files'] / med['job']:.2f}",
                 f"{med['curl (wire)'] / med['job']:.2f}",
             ]
         )

@@ -186,11 +186,11 @@ def test_eviction_benchmark() -> None:
 
 def test_download_benchmark() -> None:
     """benchmarks/download.py at tiny sizes: every case has a row with every figure (the job,
-    snapshot_download, the requests pool, curl, and the three ratios)."""
+    snapshot_download, the requests pool, curl to files and to /dev/null, and the ratios)."""
     out = run_benchmark(
         "download.py", "--small", "8", "--small-size", "64KiB", "--large", "2", "--large-size",
         "4MiB", "--huge", "1", "--huge-size", "40MiB", "--workers", "2", "--rounds", "1",
     )  # fmt: skip
     for case in ("8 x 64 KiB", "2 x 4 MiB", "1 x 40 MiB"):
         line = next(ln for ln in out.splitlines() if ln.startswith(case))
-        assert re.search(r"(\s+\d+){4}\s+[\d.]+x\s+[\d.]+x\s+[\d.]+$", line), out
+        assert re.search(r"(\s+\d+){5}\s+[\d.]+x\s+[\d.]+x\s+[\d.]+\s+[\d.]+$", line), out
