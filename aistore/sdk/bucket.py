@@ -370,7 +370,7 @@ class Bucket(AISSource):
         etl_pipeline: list[str] | None = None,
     ) -> str:
         """Transform this bucket's objects with an ETL into `to_bck` as a job (`etl-bck`);
-        returns the job id. Our server has no ETL and refuses (`AISError`).
+        returns the job id. Per-object errors: `Etl.view(job_id)`.
 
         Args:
             etl_name: the ETL (first stage of `etl_pipeline`, if given).

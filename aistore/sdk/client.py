@@ -105,8 +105,8 @@ class Client:
         return Job(client=self._request_client, job_id=job_id, job_kind=job_kind)
 
     def etl(self, etl_name: str) -> Etl:
-        """An ETL by name; no request is sent. One node runs no ETL containers: its calls fail
-        as on a cluster without ETL (see `aistore.sdk.etl`)."""
+        """An ETL by name; no request is sent. Our server runs its transformers as local
+        processes (no Kubernetes; see `aistore.sdk.etl` and docs/etl.md)."""
         return Etl(client=self._request_client, name=etl_name)
 
     def download(self, job_id: str = "") -> Download:

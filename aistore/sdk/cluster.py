@@ -79,7 +79,7 @@ class Cluster:
     def list_etls(self, stages: list[str] | None = None) -> list[ETLInfo]:
         """The cluster's ETLs in `stages` (default: running ones).
 
-        Our server runs no ETL: it refuses the request, raised as `AISError`.
+        Our server lists the ETLs it runs as local processes, as a cluster lists its pods'.
         """
         wanted = stages if stages is not None else [ETL_STAGE_RUNNING]
         resp = self._client.request(HTTP_METHOD_GET, URL_PATH_ETL)

@@ -798,8 +798,8 @@ class BlobMsg(BaseModel):
         return out
 
 
-# ETL (transformer containers on Kubernetes). Our server runs no ETL; these types describe
-# the documents of a cluster that does, so that code building or reading them works.
+# ETL (transformers: Kubernetes pods on a cluster, local processes on our server): the
+# documents both send and accept.
 
 
 class ETLInfo(BaseModel):

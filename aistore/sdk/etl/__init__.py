@@ -1,8 +1,9 @@
 """ETL: user transformations that a cluster on Kubernetes runs next to its targets.
 
-Our server runs no ETL containers. These modules are the official SDK's ETL surface: their
-configuration and message types work as they do there, and calls that need the cluster
-fail as on a cluster without ETL (`AISError` with the server's status).
+These modules are the official SDK's ETL surface. Our server runs the same transformer classes
+(`ETLServer` subclasses, the official runtime image's code) as local processes instead of
+Kubernetes pods (docs/etl.md): init, inline and offline transforms, pipelines and the lifecycle
+calls work as against a cluster; other container images are refused with the reason.
 
 Example:
     >>> from aistore.sdk.etl import ETLConfig

@@ -233,7 +233,7 @@ class ObjectGroup(AISSource):
         etl_pipeline: list[str] | None = None,
     ) -> str:
         """Transform the selected objects with an ETL into `to_bck` as a job
-        (`etl-listrange`); returns the job id. Our server has no ETL and refuses (`AISError`).
+        (`etl-listrange`); returns the job id. Per-object errors: `Etl.view(job_id)`.
 
         Args:
             to_bck: destination bucket.
