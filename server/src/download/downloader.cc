@@ -329,14 +329,19 @@ Result<std::unique_ptr<FetchSink>> Downloader::SinkFor(const Job& job, const Dow
     if (fo.first_range > 0) {
       ranges = RangeFetch{.curls = &curls_, .link = item.link, .opts = &fo, .part_size = kRangePart, .workers = kRangeWorkers};
     }
-    return ObjectSink(store_, job.bucket, item.name, std::move(ranges));
+    return ObjectSink(store_, job.bucket, item.name, std::move(ranges), ThroughFor(job, item.name));
   }
   auto etl = FindEtl(job.req.etl_name);
   if (!etl.ok()) return etl.status();
   const Mountpaths& mps = store_.mountpaths();
   size_t mp = 0;
   while (mp + 1 < mps.size() && !mps.enabled(mp)) ++mp;
-  return EtlSink(store_, job.bucket, item.name, mps.WorkDir(mp), std::move(*etl), job.req.etl_args);
+  return EtlSink(store_, job.bucket, item.name, mps.WorkDir(mp), std::move(*etl), job.req.etl_args,
+                 ThroughFor(job, item.name));
+}
+
+WriteThroughFn Downloader::ThroughFor(const Job& job, const std::string& name) {
+  return IsRemoteKey(job.bucket) ? remote_.UploadThrough(job.bucket, name) : WriteThroughFn();
 }
 
 Result<std::shared_ptr<etl::RunningEtl>> Downloader::FindEtl(const std::string& name) const {

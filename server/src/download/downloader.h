@@ -88,6 +88,8 @@ class Downloader {
   // Where one attempt at a file of `job` goes: the object, or the job's ETL.
   Result<std::unique_ptr<FetchSink>> SinkFor(const Job& job, const DownloadItem& item, const LinkFetchOptions& fo);
   Result<std::shared_ptr<etl::RunningEtl>> FindEtl(const std::string& name) const;
+  // A file into a remote bucket is written through (AIS's OWT put): the backend, then the store.
+  WriteThroughFn ThroughFor(const Job& job, const std::string& name);
   void SyncDeleted(JobControl& jc, Job& job, const std::function<bool(const std::string&)>& listed);
   std::shared_ptr<Job> Find(const std::string& id) const;
 

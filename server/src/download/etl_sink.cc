@@ -15,13 +15,14 @@ namespace {
 class Sink : public FetchSink {
  public:
   Sink(Store& store, std::string bucket, std::string name, std::string spool_dir,
-       std::shared_ptr<etl::RunningEtl> etl, std::string etl_args)
+       std::shared_ptr<etl::RunningEtl> etl, std::string etl_args, WriteThroughFn through)
       : store_(store),
         bucket_(std::move(bucket)),
         name_(std::move(name)),
         spool_dir_(std::move(spool_dir)),
         etl_(std::move(etl)),
-        etl_args_(std::move(etl_args)) {}
+        etl_args_(std::move(etl_args)),
+        through_(std::move(through)) {}
 
   Status Open(FetchedReply reply) override {
     auto spool = FileSpool::Create(spool_dir_);
@@ -62,7 +63,7 @@ class Sink : public FetchSink {
       return Status::IOError("ETL " + etl_->spec.name + " answered 204 (delivered) for a download: nothing to store");
     }
     ObjectMeta meta;
-    AIS_RETURN_IF_ERROR((*w)->Commit(&meta));
+    AIS_RETURN_IF_ERROR(CommitThrough(**w, &meta, through_));
     return meta;
   }
 
@@ -71,6 +72,7 @@ class Sink : public FetchSink {
   const std::string bucket_, name_, spool_dir_;
   const std::shared_ptr<etl::RunningEtl> etl_;
   const std::string etl_args_;
+  const WriteThroughFn through_;
   std::unique_ptr<FileSpool> spool_;
   std::vector<std::pair<std::string, std::string>> custom_;
 };
@@ -78,9 +80,10 @@ class Sink : public FetchSink {
 }  // namespace
 
 std::unique_ptr<FetchSink> EtlSink(Store& store, std::string bucket, std::string name, std::string spool_dir,
-                                   std::shared_ptr<etl::RunningEtl> etl, std::string etl_args) {
+                                   std::shared_ptr<etl::RunningEtl> etl, std::string etl_args,
+                                   WriteThroughFn through) {
   return std::make_unique<Sink>(store, std::move(bucket), std::move(name), std::move(spool_dir), std::move(etl),
-                                std::move(etl_args));
+                                std::move(etl_args), std::move(through));
 }
 
 }  // namespace ais

@@ -13,9 +13,11 @@
 
 namespace ais {
 
-// `spool_dir`: where the file waits (a mountpath's work directory). REQUIRES: `etl` is an hpush
-// or ws ETL (hpull names an object for the transformer to GET: there is none here).
+// `spool_dir`: where the file waits (a mountpath's work directory); `through`: a remote
+// bucket's write-through (ObjectSink). REQUIRES: `etl` is an hpush or ws ETL (hpull names an
+// object for the transformer to GET: there is none here).
 std::unique_ptr<FetchSink> EtlSink(Store& store, std::string bucket, std::string name, std::string spool_dir,
-                                   std::shared_ptr<etl::RunningEtl> etl, std::string etl_args);
+                                   std::shared_ptr<etl::RunningEtl> etl, std::string etl_args,
+                                   WriteThroughFn through = {});
 
 }  // namespace ais

@@ -298,8 +298,13 @@ class PartSink : public FetchSink {
 
 class StoreSink : public FetchSink {
  public:
-  StoreSink(Store& store, std::string bucket, std::string name, std::optional<RangeFetch> ranges)
-      : store_(store), bucket_(std::move(bucket)), name_(std::move(name)), ranges_(std::move(ranges)) {}
+  StoreSink(Store& store, std::string bucket, std::string name, std::optional<RangeFetch> ranges,
+            WriteThroughFn through)
+      : store_(store),
+        bucket_(std::move(bucket)),
+        name_(std::move(name)),
+        ranges_(std::move(ranges)),
+        through_(std::move(through)) {}
   ~StoreSink() override {
     if (!upload_.empty()) (void)store_.MpuAbort(bucket_, name_, upload_);
   }
@@ -334,7 +339,7 @@ class StoreSink : public FetchSink {
   Result<ObjectMeta> Commit() override {
     ObjectMeta meta;
     if (writer_) {
-      AIS_RETURN_IF_ERROR(writer_->Commit(&meta));
+      AIS_RETURN_IF_ERROR(CommitThrough(*writer_, &meta, through_));
       return meta;
     }
     AIS_RETURN_IF_ERROR(first_part_->Commit());
@@ -343,7 +348,7 @@ class StoreSink : public FetchSink {
     const uint32_t nparts = 1 + static_cast<uint32_t>((rest + ranges_->part_size - 1) / ranges_->part_size);
     std::vector<uint32_t> parts(nparts);
     for (uint32_t k = 0; k < nparts; ++k) parts[k] = k + 1;
-    AIS_RETURN_IF_ERROR(store_.MpuComplete(bucket_, name_, upload_, std::move(parts), {}, &meta));
+    AIS_RETURN_IF_ERROR(store_.MpuComplete(bucket_, name_, upload_, std::move(parts), {}, &meta, through_));
     upload_.clear();  // completed: nothing to abort
     return meta;
   }
@@ -398,6 +403,7 @@ class StoreSink : public FetchSink {
   Store& store_;
   const std::string bucket_, name_;
   const std::optional<RangeFetch> ranges_;
+  const WriteThroughFn through_;
   std::unique_ptr<ObjectWriter> writer_;  // the whole file in one reply
   // Or a multipart upload: the first reply's range as part 1.
   FetchedReply file_;
@@ -408,8 +414,8 @@ class StoreSink : public FetchSink {
 }  // namespace
 
 std::unique_ptr<FetchSink> ObjectSink(Store& store, std::string bucket, std::string name,
-                                      std::optional<RangeFetch> ranges) {
-  return std::make_unique<StoreSink>(store, std::move(bucket), std::move(name), std::move(ranges));
+                                      std::optional<RangeFetch> ranges, WriteThroughFn through) {
+  return std::make_unique<StoreSink>(store, std::move(bucket), std::move(name), std::move(ranges), std::move(through));
 }
 
 Result<ObjectMeta> FetchLink(CURL* curl, const std::string& link, const LinkFetchOptions& opts, FetchSink& sink,

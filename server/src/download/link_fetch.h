@@ -84,8 +84,11 @@ struct RangeFetch {
 // The sink of a plain download: object `name` of `bucket` (a store key), as fetched. With
 // `ranges`, a file the first reply says is longer becomes a multipart upload: the first reply is
 // part 1, the rest are fetched per `ranges`, and the object appears when every part is there.
+// `through`: a remote bucket's write-through, run before the commit (AIS's OWT put: the backend
+// first, then the local copy); empty for an ais:// bucket.
 std::unique_ptr<FetchSink> ObjectSink(Store& store, std::string bucket, std::string name,
-                                      std::optional<RangeFetch> ranges = std::nullopt);
+                                      std::optional<RangeFetch> ranges = std::nullopt,
+                                      WriteThroughFn through = {});
 
 // GETs `link` into `sink` and commits it. On success the object's metadata; its custom metadata
 // says where it came from as AIS's downloader records it (SourceMetadata). `curl`: a handle

@@ -88,7 +88,7 @@ Task<Result<ThroughFor>> RemoteDestination(ServerContext& ctx, const std::string
     std::function<Status()> add = [&tier = ctx.remote, dst] { return tier.AddBucket(dst); };
     if (Status st = co_await OffloadStatus(ctx.remote.pool(), std::move(add)); !st.ok()) co_return st;
   }
-  co_return ThroughFor([&tier = ctx.remote, dst](const std::string& name) { return UploadThrough(tier, dst, name); });
+  co_return ThroughFor([&tier = ctx.remote, dst](const std::string& name) { return tier.UploadThrough(dst, name); });
 }
 
 // The destination of a copy or transform job: a remote one is added on first use and written

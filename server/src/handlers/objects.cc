@@ -388,7 +388,7 @@ Task<Handled> CopyObject(ServerContext& ctx, Exchange& ex, const std::string& bu
       std::function<Status()> add = [&tier = ctx.remote, key = dst->first] { return tier.AddBucket(key); };
       if (Status st = co_await OffloadStatus(ctx.remote.pool(), std::move(add)); !st.ok()) co_return st;
     }
-    through = UploadThrough(ctx.remote, dst->first, dst->second);
+    through = ctx.remote.UploadThrough(dst->first, dst->second);
   }
   if (std::string etl_name = ex.query("etl_name").value_or(""); !etl_name.empty()) {
     std::vector<std::string> pipeline;
@@ -447,7 +447,7 @@ Task<Handled> AppendObject(ServerContext& ctx, Exchange& ex, const std::string& 
       co_return co_await ex.Reply(http::status::ok, GetHeaders(meta));
     }
     // A remote bucket's object goes to the backend first (off the I/O thread), then commits.
-    std::function<Result<ObjectMeta>()> flush = [&store = ctx.store, through = UploadThrough(ctx.remote, bucket, name),
+    std::function<Result<ObjectMeta>()> flush = [&store = ctx.store, through = ctx.remote.UploadThrough(bucket, name),
                                                  bucket, name, handle]() -> Result<ObjectMeta> {
       ObjectMeta meta;
       AIS_RETURN_IF_ERROR(store.AppendFlush(bucket, name, handle, &meta, through));
@@ -592,7 +592,7 @@ Task<Handled> CompleteMultipartUpload(ServerContext& ctx, Exchange& ex, const Ap
   } else {
     // Parts are kept locally; the assembled object goes to the backend (itself a multipart
     // upload when large) before the local commit, off the I/O thread.
-    std::function<Status()> complete = [&store = ctx.store, through = UploadThrough(ctx.remote, bucket, name),
+    std::function<Status()> complete = [&store = ctx.store, through = ctx.remote.UploadThrough(bucket, name),
                                         bucket, name, upload_id, parts = std::move(*parts)] {
       return store.MpuComplete(bucket, name, upload_id, parts, {}, nullptr, through);
     };

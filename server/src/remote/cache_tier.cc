@@ -342,6 +342,15 @@ Result<bool> CacheTier::InSync(const std::string& key, const ObjectMeta& local) 
   return true;
 }
 
+WriteThroughFn CacheTier::UploadThrough(const std::string& key, const std::string& name) {
+  return [this, key, name](const std::vector<FileSegment>& segs,
+                           uint64_t size) -> Result<std::vector<std::pair<std::string, std::string>>> {
+    auto attrs = Upload(key, name, segs, size);
+    if (!attrs.ok()) return attrs.status();
+    return CustomFrom(*attrs);
+  };
+}
+
 Result<RemoteObjectAttrs> CacheTier::Head(const std::string& key, const std::string& name) {
   auto client = ClientFor(key);
   if (!client.ok()) return client.status();

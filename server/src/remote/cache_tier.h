@@ -96,6 +96,10 @@ class CacheTier {
   // multipart size. Returns what the remote says of the new object.
   Result<RemoteObjectAttrs> Upload(const std::string& key, const std::string& name,
                                    const std::vector<FileSegment>& segs, uint64_t size);
+  // The write-through of a commit into remote bucket `key` (store/object_writer.h): Upload of
+  // the written segments as `name`, returning the custom metadata AIS keeps of what the
+  // backend then says of the object. The tier must outlive the function.
+  WriteThroughFn UploadThrough(const std::string& key, const std::string& name);
   // Deletes the object in the backend (S3 answers OK for a missing key, GCS 404).
   Status DeleteRemote(const std::string& key, const std::string& name);
   // The buckets of a cloud provider ("aws", "gcp").

@@ -145,7 +145,7 @@ Task<Handled> CompleteMultipartUpload(Request& r) {
   if (!IsRemoteKey(r.bucket)) {
     st = r.ctx.store.MpuComplete(r.bucket, r.key, id, nums, {{std::string(kEtagKey), etag}}, meta.get());
   } else {
-    std::function<Status()> complete = [&store = r.ctx.store, through = UploadThrough(r.ctx.remote, r.bucket, r.key),
+    std::function<Status()> complete = [&store = r.ctx.store, through = r.ctx.remote.UploadThrough(r.bucket, r.key),
                                         bucket = r.bucket, key = r.key, id, nums, meta] {
       return store.MpuComplete(bucket, key, id, nums, {}, meta.get(), through);
     };

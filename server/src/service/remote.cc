@@ -273,15 +273,6 @@ Task<Handled> ListRemoteObjects(ServerContext& ctx, Exchange& ex, const std::str
   co_return co_await ex.Reply(http::status::ok, {}, EncodeListPageJson(*page, props, location), "application/json");
 }
 
-WriteThroughFn UploadThrough(CacheTier& tier, const std::string& key, const std::string& name) {
-  return [&tier, key, name](const std::vector<FileSegment>& segs,
-                            uint64_t size) -> Result<std::vector<std::pair<std::string, std::string>>> {
-    auto attrs = tier.Upload(key, name, segs, size);
-    if (!attrs.ok()) return attrs.status();
-    return CacheTier::CustomFrom(*attrs);
-  };
-}
-
 Task<Status> WriteThrough(ServerContext& ctx, const std::string& key, const std::string& name, ObjectWriter& w) {
   std::vector<UniqueFd> fds;
   std::vector<FileSegment> segs;
@@ -290,7 +281,7 @@ Task<Status> WriteThrough(ServerContext& ctx, const std::string& key, const std:
   // The upload owns the fds its segments read: they outlive this frame if the server stops.
   auto owned = std::make_shared<std::vector<UniqueFd>>(std::move(fds));
   using Custom = std::vector<std::pair<std::string, std::string>>;
-  std::function<Result<Custom>()> upload = [through = UploadThrough(ctx.remote, key, name), segs, size, owned] {
+  std::function<Result<Custom>()> upload = [through = ctx.remote.UploadThrough(key, name), segs, size, owned] {
     return through(segs, size);
   };
   auto md = co_await Offload<Custom>(ctx.remote.pool(), std::move(upload));

@@ -71,10 +71,6 @@ Result<ListPage> ListRemotePage(CacheTier& tier, Store& store, const std::string
 Task<Handled> ListRemoteObjects(ServerContext& ctx, Exchange& ex, const std::string& key, const ListObjectsMsg& msg,
                                 const ListProps& props, uint64_t page_size);
 
-// A remote bucket's write-through as the store runs it before a commit (append flush, multipart
-// complete): the upload of the object's bytes, and the custom metadata the remote's reply gives.
-// Blocks on the backend: the store call that runs it goes through Offload.
-WriteThroughFn UploadThrough(CacheTier& tier, const std::string& key, const std::string& name);
 
 // PUT to a remote bucket: uploads what `w` received, then merges the remote's metadata into it
 // (the caller commits). Nothing is committed when the upload fails.

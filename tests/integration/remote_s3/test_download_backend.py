@@ -7,15 +7,32 @@ module are conftest.py's.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import requests
+from _http_files import FileServer, file_bytes
+from _s3 import RemoteS3, remote_s3
 
 from aistore.sdk import Client
 from aistore.sdk.errors import AISError
 from aistore.sdk.list_object_flag import ListObjectFlag
 from aistore.server import LocalServer
+
+
+@pytest.fixture(scope="module")
+def remote() -> Iterator[RemoteS3]:
+    """conftest.py's stack, its server also allowed to download from this host (the links)."""
+    with remote_s3(args=("--download-allow-loopback",)) as r:
+        yield r
+
+
+@pytest.fixture(scope="module")
+def files() -> Iterator[FileServer]:
+    fs = FileServer()
+    yield fs
+    fs.stop()
 
 
 def cached(client: Client, bucket: str) -> list[str]:
@@ -74,3 +91,24 @@ def test_backend_needs_a_remote_bucket(client: Client) -> None:
         client.download().start_backend(b)
     assert info.value.status_code == 400
     assert "requires a remote bucket" in str(info.value)
+
+
+def test_links_into_an_s3_bucket_are_written_through(
+    client: Client, s3: Any, bucket: str, files: FileServer
+) -> None:
+    """As AIS's OWT put: a downloaded file lands in S3 first, then in the cache; a large one
+    (concurrent ranges, a multipart upload here) too."""
+    b = client.bucket(bucket, provider="aws")
+    links = {
+        "small.bin": f"{files.url}/files/70000/wt-small",
+        "big.bin": f"{files.url}/files/{40 << 20}/wt-big",
+    }
+    dl = client.download()
+    dl.start_multi(b, links)
+    st = dl.wait(timeout=120, progress=False)
+    assert st.finished_cnt == 2 and st.error_cnt == 0, st
+    for name, size, seed in (("small.bin", 70000, "wt-small"), ("big.bin", 40 << 20, "wt-big")):
+        body = s3.get_object(Bucket=bucket, Key=name)["Body"].read()
+        assert body == file_bytes(seed, size), name
+        assert b.object(name).get_reader().read_all() == body
+    assert cached(client, bucket) == ["big.bin", "small.bin"]
