@@ -155,17 +155,7 @@ Status GcsClient::Perform(HttpCall& call, const std::string& bucket, const std::
     }
     std::string text = "gcp-error[" + (message.empty() ? "HTTP " + std::to_string(r.status) : message) + ": " +
                        r.what + "] (" + settings_.Describe() + ")";
-    switch (r.status) {
-      case 400: return Status::InvalidArgument(text);
-      case 401: return Status::Unauthorized(text);
-      case 403: return Status::Forbidden(text);
-      case 409: return Status::Conflict(text);
-      case 412: return Status::PreconditionFailed(text);
-      case 416: return Status::RangeNotSatisfiable(text);
-      case 429: return Status::TooManyRequests(text);
-      case 503: return Status::Unavailable(text);
-      default: return Status::IOError(text);
-    }
+    return BackendStatus(r.status, std::move(text));
   };
   return PerformHttp(*handles_, call, "gcp-error", settings_.Describe(), error_of);
 }

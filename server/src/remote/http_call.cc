@@ -198,4 +198,18 @@ Status PerformHttp(CurlHandles& handles, HttpCall& call, std::string_view error_
   return last;
 }
 
+Status BackendStatus(int http_status, std::string text) {
+  switch (http_status) {
+    case 400: return Status::InvalidArgument(std::move(text));
+    case 401: return Status::Unauthorized(std::move(text));
+    case 403: return Status::Forbidden(std::move(text));
+    case 409: return Status::Conflict(std::move(text));
+    case 412: return Status::PreconditionFailed(std::move(text));
+    case 416: return Status::RangeNotSatisfiable(std::move(text));
+    case 429: return Status::TooManyRequests(std::move(text));
+    case 503: return Status::Unavailable(std::move(text));
+    default: return Status::IOError(std::move(text));
+  }
+}
+
 }  // namespace ais

@@ -69,4 +69,8 @@ Status PerformHttp(CurlHandles& handles, HttpCall& call, std::string_view error_
 // a GCS object name in a path or query.
 std::string PercentEncode(std::string_view v);
 
+// A backend's error reply as a Status of the class its HTTP status says (400 kInvalidArgument,
+// 401, 403, 409, 412, 416, 429, 503 their own; any other kIOError), with `text` as the message.
+Status BackendStatus(int http_status, std::string text);
+
 }  // namespace ais

@@ -118,17 +118,7 @@ Status S3Client::Perform(HttpCall& call, bool object) {
     if (status == 404) return Status::NotFound("aws-error[" + code + ": " + r.what + "]");
     std::string text = "aws-error[" + code + ": " + (message.empty() ? r.what : message + " " + r.what) + "] (" +
                        settings_.Describe() + ")";
-    switch (status) {
-      case 400: return Status::InvalidArgument(text);
-      case 401: return Status::Unauthorized(text);
-      case 403: return Status::Forbidden(text);
-      case 409: return Status::Conflict(text);
-      case 412: return Status::PreconditionFailed(text);
-      case 416: return Status::RangeNotSatisfiable(text);
-      case 429: return Status::TooManyRequests(text);
-      case 503: return Status::Unavailable(text);
-      default: return Status::IOError(text);
-    }
+    return BackendStatus(status, std::move(text));
   };
   return PerformHttp(*handles_, call, "aws-error", settings_.Describe(), error_of);
 }
