@@ -76,9 +76,32 @@ fi
 # AIS_WERROR=1 (test.sh): compiler warnings fail this optimized build, as in development.
 build_args=()
 [ "${AIS_WERROR:-0}" = 1 ] && build_args=(-C cmake.define.AIS_WERROR=ON)
-step "pip: building and installing aistore-embedded${extras:+[$extras]} (server + extension)"
-"$PYTHON" -m pip install --disable-pip-version-check -q --root-user-action=ignore "${build_args[@]}" "$spec" 2>&1 \
-  | quiet_pip
+pip_install() { "$PYTHON" -m pip install --disable-pip-version-check -q --root-user-action=ignore "$@"; }
+# The dependencies (torch alone is a minute of downloading) install while the C++ build runs;
+# pip would do one after the other. dependencies.py exits 2 where it cannot read pyproject.toml
+# (Python 3.10): then pip resolves them after the build.
+deps_status=0
+deps=$("$PYTHON" scripts/dependencies.py "$extras") || deps_status=$?
+if ((deps_status == 0)); then
+  step "pip: installing the dependencies${extras:+ of [$extras]} while building aistore-embedded (server + extension)"
+  deps_log=$(mktemp)
+  mapfile -t requirements <<<"$deps"
+  pip_install "${requirements[@]}" >"$deps_log" 2>&1 &
+  deps_pid=$!
+  trap 'kill "$deps_pid" 2>/dev/null || true; rm -f "$deps_log"' EXIT
+  pip_install --no-deps "${build_args[@]}" . 2>&1 | quiet_pip
+  step "pip: aistore-embedded built and installed; waiting for its dependencies"
+  wait "$deps_pid" || deps_status=$?
+  trap - EXIT
+  quiet_pip <"$deps_log"
+  rm -f "$deps_log"
+  ((deps_status == 0)) || { echo "setup: installing the dependencies failed (pip exit $deps_status)" >&2; exit 1; }
+elif ((deps_status == 2)); then
+  step "pip: building and installing aistore-embedded${extras:+[$extras]} (server + extension)"
+  pip_install "${build_args[@]}" "$spec" 2>&1 | quiet_pip
+else
+  exit 1
+fi
 # From / so the source tree's aistore/ (no binary, no extension) cannot shadow the installed one.
 (cd / && "$PYTHON" -c "import aistore, aistore._native; from aistore.server import find_server_binary; find_server_binary()") \
   || { echo "setup: the aistore package did not install correctly" >&2; exit 1; }
