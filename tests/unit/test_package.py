@@ -68,3 +68,33 @@ def test_import_aistore_loads_nothing_heavy() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+DEPENDENCIES_SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "dependencies.py"
+
+
+def _dependencies(extras: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(DEPENDENCIES_SCRIPT), extras], capture_output=True, text=True, timeout=60
+    )
+
+
+def test_setup_installs_what_pip_would_for_the_extras() -> None:
+    # setup.sh installs these beside the C++ build, then the package with --no-deps: the list
+    # must hold the base requirements, the extra's, and those of extras an extra names.
+    import tomllib
+
+    project = tomllib.loads((DEPENDENCIES_SCRIPT.parents[1] / "pyproject.toml").read_text())["project"]
+    optional = project["optional-dependencies"]
+    torch = _dependencies("torch").stdout.splitlines()
+    assert torch == project["dependencies"] + optional["torch"]
+    dev = _dependencies("dev,torch").stdout.splitlines()
+    for req in project["dependencies"] + optional["etl"] + optional["authn"] + optional["torch"]:
+        assert req in dev
+    assert not [r for r in dev if r.startswith(project["name"])]
+    assert len(dev) == len(set(dev))
+
+
+def test_setup_refuses_an_unknown_extra() -> None:
+    out = _dependencies("torch,nosuch")
+    assert out.returncode == 1 and "no extra 'nosuch'" in out.stderr
