@@ -75,7 +75,10 @@ DEPENDENCIES_SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "depende
 
 def _dependencies(extras: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, str(DEPENDENCIES_SCRIPT), extras], capture_output=True, text=True, timeout=60
+        [sys.executable, str(DEPENDENCIES_SCRIPT), extras],
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
 
 
@@ -84,7 +87,9 @@ def test_setup_installs_what_pip_would_for_the_extras() -> None:
     # must hold the base requirements, the extra's, and those of extras an extra names.
     import tomllib
 
-    project = tomllib.loads((DEPENDENCIES_SCRIPT.parents[1] / "pyproject.toml").read_text())["project"]
+    project = tomllib.loads((DEPENDENCIES_SCRIPT.parents[1] / "pyproject.toml").read_text())[
+        "project"
+    ]
     optional = project["optional-dependencies"]
     torch = _dependencies("torch").stdout.splitlines()
     assert torch == project["dependencies"] + optional["torch"]
