@@ -1,7 +1,7 @@
 """The official SDK's side of benchmarks/core.py; runs in its venv (tests/compat/official_sdk.py).
 
 argv: endpoint, case, then the case's arguments:
-    get-small BUCKET NUM_OBJECTS CONCURRENCY SECONDS   -> {"rate": objects/s}
+    get-small BUCKET NUM_OBJECTS CONCURRENCY SECONDS   -> {"rate": obj/s, "cpu_us": CPU per GET}
     get-big   BUCKET OBJECT REPS                       -> {"seconds": [...], "size": bytes}
     put-small BUCKET SIZE CONCURRENCY SECONDS          -> {"rate": objects/s}
     put-file  BUCKET OBJECT PATH REPS                  -> {"seconds": [...], "size": bytes}
@@ -38,12 +38,16 @@ def get_small(bucket_name: str, num: str, conc: str, seconds: str) -> dict:
     threads = [threading.Thread(target=worker, args=(t,)) for t in range(c)]
     for th in threads:
         th.start()
-    t0 = time.perf_counter()
+    cpu0, t0 = time.process_time(), time.perf_counter()
     deadline[0] = t0 + duration
     start.wait()
     for th in threads:
         th.join()
-    return {"rate": sum(counts) / (time.perf_counter() - t0)}
+    done = sum(counts)
+    return {
+        "rate": done / (time.perf_counter() - t0),
+        "cpu_us": (time.process_time() - cpu0) / done * 1e6,
+    }
 
 
 def get_big(bucket_name: str, obj_name: str, reps: str) -> dict:

@@ -8,6 +8,8 @@ measures, against it:
 * GET of 10 KiB objects, objects/s, with 1 and 16 concurrent clients: our client (threads, one
   shared ``Client``), the official SDK (same, in its own venv), plain ``requests`` (threads, one
   ``Session`` each) and ``wrk`` (a Lua script spreads requests over all object names);
+* the client's CPU per GET of those objects (one client; ``time.process_time`` of the client
+  process over its GETs, microseconds): our client, the official SDK and plain ``requests``;
 * single-stream GET of large objects (1 and 2 GiB) stored as 64 MiB chunks, GB/s: our
   ``read_all()`` (timed until it returns the bytes, as the official SDK's), iteration (1 MiB
   chunks) and ``as_file().readinto()`` into a preallocated buffer, the official SDK's
@@ -81,6 +83,7 @@ PUT_CLIENTS = 8
 GOAL_LIST_100K_SECONDS = 0.4
 GOAL_INVENTORY_SPEEDUP = 8.0
 LISTED_SIZE = KiB
+LOWER_IS_BETTER = ("s", "us")  # units of time or cost: ratios are the peer's over ours
 
 OFFICIAL_SCRIPT = (Path(__file__).parent / "_official_core.py").read_text()
 
@@ -137,6 +140,17 @@ PAGE_HEAD = msgspec.msgpack.Decoder(PageHead)
 
 
 # -- measurement helpers --------------------------------------------------------------------
+
+
+def cpu_us_per_op(op: Callable[[int, int], None], seconds: float) -> float:
+    """This process's CPU time (every thread's) per `op(0, i)`, run back to back in this thread
+    for `seconds`, in microseconds: what one operation costs the client."""
+    done, cpu0 = 0, time.process_time()
+    deadline = time.perf_counter() + seconds
+    while time.perf_counter() < deadline:
+        op(0, done)
+        done += 1
+    return (time.process_time() - cpu0) / done * 1e6
 
 
 def rate_in_threads(op: Callable[[int, int], None], conc: int, seconds: float) -> float:
@@ -239,6 +253,7 @@ class CoreBench:
         self.put = self.client.bucket("bench-put").create(exist_ok=True)
         self.notes: list[str] = []
         self.official_error: str | None = None
+        self.official_get_cpu_us: float | None = None  # measured by get_small(1)
 
     # setup
 
@@ -307,8 +322,12 @@ class CoreBench:
             if resp.status_code != 200 or len(resp.content) != SMALL_SIZE:
                 raise RuntimeError(f"GET failed: {resp.status_code}")
 
+        official_cpu: list[float] = []
+
         def official() -> float | None:
             res = self.official("get-small", "bench-small", str(n), str(conc), str(secs))
+            if res and conc == 1:
+                official_cpu.append(res["cpu_us"])
             return res and res["rate"]
 
         lua = self.scratch / "spread.lua"
@@ -344,7 +363,40 @@ class CoreBench:
         if conc > 1 and row.tool is not None:
             verdict = "ok" if row.tool >= GOAL_WRK_GET_RATE else "MISS"
             row.goals.append(f"wrk ≥ {GOAL_WRK_GET_RATE}/s: {verdict}")
+        if official_cpu:
+            self.official_get_cpu_us = statistics.median(official_cpu)
         return row
+
+    def get_small_cpu(self) -> Row:
+        """The client's CPU per 10 KiB GET, one client (after get_small(1), whose official
+        runs measured the official SDK's)."""
+        n, secs = self.cfg.small_objects, self.cfg.seconds
+        session = requests.Session()
+
+        def ours(_: int, i: int) -> None:
+            self.small.object(f"obj-{i % n:06d}").get_reader().read_all()
+
+        def plain(_: int, i: int) -> None:
+            resp = session.get(self.object_url("bench-small", f"obj-{i % n:06d}"))
+            if resp.status_code != 200 or len(resp.content) != SMALL_SIZE:
+                raise RuntimeError(f"GET failed: {resp.status_code}")
+
+        cpu = interleaved_median(
+            {
+                "ours": lambda: cpu_us_per_op(ours, secs),
+                "requests": lambda: cpu_us_per_op(plain, secs),
+            },
+            self.cfg.reps,
+            self.ours_cases({"ours"}),
+        )
+        session.close()
+        return Row(
+            "client CPU per GET 10 KiB, 1 client",
+            "us",
+            ours=cpu["ours"],
+            official=self.official_get_cpu_us,
+            requests=cpu["requests"],
+        )
 
     # (b) large single-stream GET
 
@@ -689,14 +741,16 @@ def fmt(value: float | None, unit: str) -> str:
         return f"{value:.2f}"
     if unit == "s":
         return f"{value:.3f}"
+    if unit == "us":
+        return f"{value:,.1f}"
     return f"{value:,.0f}"
 
 
 def ratio(a: float | None, b: float | None, unit: str = "") -> str:
-    """How many times ours (`a`) is the peer (`b`): for times, the peer's over ours (speed)."""
+    """How many times ours (`a`) is the peer (`b`): for times and costs, the peer's over ours."""
     if not a or not b:
         return "—"
-    return f"{b / a:.2f}×" if unit == "s" else f"{a / b:.2f}×"
+    return f"{b / a:.2f}×" if unit in LOWER_IS_BETTER else f"{a / b:.2f}×"
 
 
 def render(rows: list[Row]) -> str:
@@ -774,7 +828,7 @@ def main() -> None:
             bench.load()
             rows = []
             if "get" in groups:
-                rows += [bench.get_small(1), bench.get_small(16)]
+                rows += [bench.get_small(1), bench.get_small_cpu(), bench.get_small(16)]
                 rows += [row for size in cfg.big_sizes for row in bench.get_big(size)]
             if "list" in groups:
                 rows += [row for n in cfg.list_sizes for row in bench.list_all(n)]
