@@ -275,6 +275,10 @@ std::vector<Flag> MakeFlags() {
        "the smallest lru.dont_evict_time set-config accepts (AIS: 1h). An object read or written more "
        "recently is never evicted; lower it only to test eviction",
        Count(1000, 86400000, [](auto& o) -> auto& { return o.store.lru_min_dont_evict; })},
+      {"header-snapshot-interval", "MS", S::kLimits, "60000",
+       "how often the object headers the server knows are saved to each mountpath (when they changed), so "
+       "that the first listing after a crash reads few object files; 0: only at a clean stop",
+       Count(0, 86400000, [](auto& o) -> auto& { return o.store.header_snapshot_interval; })},
       {"job-idle-timeout", "MS", S::kLimits, "60000",
        "how long a job that idles (get-batch, copy-objects) stays listed as running and idle after its last "
        "work before it ends, as AIS xact.IdleDefault",

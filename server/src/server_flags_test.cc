@@ -63,6 +63,7 @@ const std::map<std::string, Sample> kSamples = {
     {"max-json-depth", {"2", "1"}},
     {"getbatch-max-items", {"4294967296", "4294967297"}},
     {"list-max-page-size", {"1", "1e3"}},
+    {"header-snapshot-interval", {"0", "86400001"}},
     {"job-idle-timeout", {"86400000", "0"}},
     {"lru-min-dont-evict", {"1000", "999"}},
     {"access-log", {"-", ""}},

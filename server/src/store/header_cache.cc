@@ -105,6 +105,7 @@ void HeaderCache::Touched(std::string_view dir) {
 void HeaderCache::Put(std::string_view dir, std::span<Entry> entries) {
   if (entries.empty()) return;
   std::lock_guard lock(mu_);
+  changes_.fetch_add(1, std::memory_order_relaxed);
   Touched(dir);
   auto it = dirs_.find(dir);
   if (it == dirs_.end()) {
@@ -135,6 +136,7 @@ void HeaderCache::ForgetPath(std::string_view path) {
   if (it == dirs_.end()) return;
   auto f = it->second.files.find(file);
   if (f == it->second.files.end()) return;
+  changes_.fetch_add(1, std::memory_order_relaxed);
   it->second.files.erase(f);
   --items_;
   if (it->second.files.empty()) {
@@ -145,6 +147,7 @@ void HeaderCache::ForgetPath(std::string_view path) {
 
 void HeaderCache::ForgetUnder(std::string_view prefix) {
   std::lock_guard lock(mu_);
+  changes_.fetch_add(1, std::memory_order_relaxed);
   if (loading_ > 0) touched_under_.emplace_back(prefix);
   for (auto it = dirs_.begin(); it != dirs_.end();) {
     if (!it->first.starts_with(prefix)) {
@@ -173,16 +176,21 @@ size_t HeaderCache::size() const {
   return items_;
 }
 
-Status HeaderCache::Save(const std::string& root, const std::string& file) const {
+Status HeaderCache::Save(const std::string& root, const std::string& file, int64_t settle_ns,
+                         size_t* unsettled) const {
   std::string out(kSnapshotMagic, sizeof(kSnapshotMagic));
-  const int64_t settled = NowNs() - kSettleNs;
+  const int64_t settled = NowNs() - settle_ns;
   {
     std::lock_guard lock(mu_);
     out.reserve(items_ * 128);  // a header of a plain object: ~60 bytes, its name and inode ~30
     for (const auto& [dir, d] : dirs_) {
       uint64_t ino = 0;
       int64_t mtime_ns = 0;
-      if (!dir.starts_with(root) || !DirIdentity(dir, &ino, &mtime_ns) || mtime_ns > settled) continue;
+      if (!dir.starts_with(root) || !DirIdentity(dir, &ino, &mtime_ns)) continue;
+      if (mtime_ns > settled) {
+        if (unsettled != nullptr) ++*unsettled;
+        continue;
+      }
       AppendString(out, dir);
       Append(out, ino);
       Append(out, mtime_ns);

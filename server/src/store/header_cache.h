@@ -10,6 +10,7 @@
 // the freed inode number is never taken for it.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <list>
 #include <memory>
@@ -52,6 +53,8 @@ class HeaderCache {
   void Find(const std::string& dir, std::span<const Want> wants);
 
   size_t size() const;
+  // Counts the Puts and Forgets so far: a snapshot saved at one count is current while it holds.
+  uint64_t changes() const { return changes_.load(std::memory_order_relaxed); }
 
   // A snapshot, so that the first listing after a restart opens no file whose header the server
   // knew when it stopped. Save writes the headers kept for the directories under `root` (a
@@ -61,11 +64,18 @@ class HeaderCache {
   // renamed into, over or out of it while the server was down), and no Put or Forget for it since
   // Load began (the running store's own changes); it returns how many headers it kept. A file
   // that is damaged or not a snapshot is removed unused (kCorruption).
-  Status Save(const std::string& root, const std::string& file) const;
+  // `settle_ns`: see kSettleNs; a save while the store runs leaves out more (kRunningSettleNs).
+  // `unsettled` (optional) counts the directories left out for having changed within it.
+  Status Save(const std::string& root, const std::string& file, int64_t settle_ns = kSettleNs,
+              size_t* unsettled = nullptr) const;
   Result<size_t> Load(const std::string& file);
   // Save leaves out a directory modified within this long: a change in the same clock tick as
   // its stat might leave its mtime as it was.
   static constexpr int64_t kSettleNs = 20'000'000;
+  // While the store runs, a header may be put a while after its file's rename (a thread held up):
+  // a directory modified within this long is left out of a periodic save. The inode check at
+  // each lookup still catches a header older than its file; this keeps such entries rare.
+  static constexpr int64_t kRunningSettleNs = 2'000'000'000;
 
  private:
   struct StringHash {
@@ -94,6 +104,7 @@ class HeaderCache {
   Dirs dirs_;                   // guarded by mu_
   std::list<std::string> lru_;  // directory paths, most recently used first; guarded by mu_
   size_t items_ = 0;            // guarded by mu_
+  std::atomic<uint64_t> changes_{0};
   // While a Load runs (loading_ > 0): the directories put or forgotten meanwhile, and the
   // prefixes forgotten whole; the Load leaves those as they are. Guarded by mu_.
   int loading_ = 0;

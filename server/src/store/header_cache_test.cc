@@ -104,7 +104,12 @@ TEST(HeaderCacheTest, SnapshotKeepsTheDirectoriesThatStayedTheSame) {
     cache.PutPath(b + "z", 13, MetaOfSize(3));
     cache.PutPath(c + "w", 14, MetaOfSize(4));  // not under the mountpath saved
     cache.PutPath(fresh + "f", 15, MetaOfSize(5));
-    ASSERT_TRUE(cache.Save(mp, file).ok());
+    const uint64_t changes = cache.changes();
+    EXPECT_EQ(changes, 5u);  // every Put counts: a periodic save compares counts
+    size_t unsettled = 0;
+    ASSERT_TRUE(cache.Save(mp, file, HeaderCache::kSettleNs, &unsettled).ok());
+    EXPECT_EQ(unsettled, 1u);  // `fresh`: a periodic save then tries again
+    EXPECT_EQ(cache.changes(), changes);
   }
   MoveMtimeBack(b);  // b changed while the server was down
 

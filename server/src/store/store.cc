@@ -30,6 +30,7 @@ Store::Store(StoreOptions opts)
       rewriter_(*this) {}
 
 Store::~Store() {
+  StopSnapshotSaver();
   if (header_loader_.joinable()) header_loader_.join();
   repairs_.Stop();
   if (repairer_.joinable()) repairer_.join();
@@ -37,6 +38,7 @@ Store::~Store() {
 
 Result<std::unique_ptr<Store>> Store::Open(StoreOptions opts) {
   if (opts.mountpaths.empty()) return Status::InvalidArgument("at least one mountpath is required");
+  const std::chrono::milliseconds snapshot_every = opts.header_snapshot_interval;
   std::unique_ptr<Store> store(new Store(std::move(opts)));
   AIS_RETURN_IF_ERROR(store->volume_.Open());
   AIS_RETURN_IF_ERROR(store->buckets_.Load());
@@ -53,6 +55,9 @@ Result<std::unique_ptr<Store>> Store::Open(StoreOptions opts) {
   });
   store->mirror_.set_on_degraded([s = store.get()](const std::string& b, const std::string& n) { s->QueueRepair(b, n); });
   store->repairer_ = std::thread([s = store.get()] { s->RepairLoop(); });
+  if (snapshot_every.count() > 0) {
+    store->snapshot_saver_ = std::thread([s = store.get(), snapshot_every] { s->SnapshotSaverLoop(snapshot_every); });
+  }
   store->volume_.StartHealthChecks();
   return store;
 }
@@ -64,28 +69,64 @@ void Store::LoadHeaderSnapshots() {
     if (!mps_.enabled(mp)) continue;
     auto got = Headers().Load(mps_.HeaderSnapshotPath(mp));
     if (!got.ok()) {
-      LogWarning("object headers saved at the last stop, not used: " + got.status().message());
+      LogWarning("object headers saved by the last run, not used: " + got.status().message());
     } else {
       kept += *got;
     }
   }
   if (kept == 0) return;
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
-  LogInfo(std::to_string(kept) + " object headers saved at the last stop taken in " + std::to_string(ms.count()) + " ms");
+  LogInfo(std::to_string(kept) + " object headers of the last run taken in " + std::to_string(ms.count()) + " ms");
 }
 
 Status Store::SaveHeaderSnapshots() {
+  StopSnapshotSaver();
   if (header_loader_.joinable()) header_loader_.join();
   if (Headers().size() == 0) return Status::OK();
   // The last writes' directories settle first (HeaderCache::kSettleNs): the server is stopping.
   std::this_thread::sleep_for(std::chrono::nanoseconds(HeaderCache::kSettleNs));
+  return SaveSnapshots(HeaderCache::kSettleNs);
+}
+
+Status Store::SaveSnapshots(int64_t settle_ns, size_t* unsettled) {
   Status first;
   for (size_t mp = 0; mp < mps_.size(); ++mp) {
     if (!mps_.enabled(mp)) continue;
-    Status st = Headers().Save(mps_.paths()[mp] + "/", mps_.HeaderSnapshotPath(mp));
+    Status st = Headers().Save(mps_.paths()[mp] + "/", mps_.HeaderSnapshotPath(mp), settle_ns, unsettled);
     if (first.ok()) first = st;
   }
   return first;
+}
+
+void Store::SnapshotSaverLoop(std::chrono::milliseconds interval) {
+  headers_loaded_.wait();  // the Load removed the snapshots it read: the first round saves anew
+  std::optional<uint64_t> saved;  // Headers().changes() at the last save
+  bool warned = false;
+  std::unique_lock lock(saver_mu_);
+  while (!saver_cv_.wait_for(lock, interval, [this] { return saver_stop_; })) {
+    const uint64_t changes = Headers().changes();
+    if (saved == changes || Headers().size() == 0) continue;
+    lock.unlock();
+    size_t unsettled = 0;
+    Status st = SaveSnapshots(HeaderCache::kRunningSettleNs, &unsettled);
+    lock.lock();
+    if (st.ok()) {
+      if (unsettled == 0) saved = changes;  // else the next round saves what was left out
+      warned = false;
+    } else if (!warned) {  // once per failing spell: a full or failed disk would repeat it
+      LogWarning("saving the object headers (periodic): " + st.message());
+      warned = true;
+    }
+  }
+}
+
+void Store::StopSnapshotSaver() {
+  {
+    std::lock_guard lock(saver_mu_);
+    saver_stop_ = true;
+  }
+  saver_cv_.notify_all();
+  if (snapshot_saver_.joinable()) snapshot_saver_.join();
 }
 
 Status Store::EnableMountpath(const std::string& path) {

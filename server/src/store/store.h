@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <future>
@@ -60,6 +61,9 @@ struct StoreOptions {
   int fshc_interval_ms = 1000;
   // The smallest lru.dont_evict_time the space config takes (AIS: 1h; lower only for tests).
   std::chrono::milliseconds lru_min_dont_evict = SpaceConfig::kAisMinDontEvictTime;
+  // How often the header snapshots are saved while the store runs, when the headers changed
+  // (0: only by SaveHeaderSnapshots at a clean stop).
+  std::chrono::milliseconds header_snapshot_interval{60'000};
 };
 
 // The objects directories of one bucket, held open for many Opens (GetBatch): an object is then
@@ -121,7 +125,9 @@ class Store {
   Store& operator=(const Store&) = delete;
   // Writes the object headers the server knows to a snapshot on each mountpath, read at the next
   // Open: the first listing after a restart then opens no object file whose header was known
-  // (HeaderCache::Save). Call once no request runs any more, just before the store goes.
+  // (HeaderCache::Save). Call once no request runs any more, just before the store goes. While
+  // the store runs they are also saved every header_snapshot_interval, so that the first listing
+  // after a crash is fast too; this last save stops those.
   Status SaveHeaderSnapshots();
 
   const Mountpaths& mountpaths() const { return mps_; }
@@ -307,6 +313,12 @@ class Store {
   explicit Store(StoreOptions opts);
   // Reads each mountpath's header snapshot into Headers() (run on header_loader_).
   void LoadHeaderSnapshots();
+  // Writes each enabled mountpath's snapshot, leaving out directories changed within settle_ns
+  // (counted in `unsettled`, when given).
+  Status SaveSnapshots(int64_t settle_ns, size_t* unsettled = nullptr);
+  // Saves the snapshots every `interval` when the headers changed, until StopSnapshotSaver.
+  void SnapshotSaverLoop(std::chrono::milliseconds interval);
+  void StopSnapshotSaver();
   // A walk skipped the object file `path` of bucket/name: counted, and logged once per file.
   void NoteDamaged(const std::string& bucket, const std::string& name, const std::string& path, const Status& why);
   // Moves a damaged object out of the namespace into <mp>/.ais.work/quarantine/<id>/ (its
@@ -342,6 +354,10 @@ class Store {
 
   std::thread header_loader_;  // LoadHeaderSnapshots, from Open until it is done
   std::shared_future<void> headers_loaded_;  // ready once header_loader_ is done
+  std::thread snapshot_saver_;               // SnapshotSaverLoop, when an interval is set
+  std::mutex saver_mu_;
+  std::condition_variable saver_cv_;
+  bool saver_stop_ = false;  // guarded by saver_mu_
   std::atomic<uint64_t> damaged_skipped_{0};
   std::mutex damaged_mu_;
   std::set<std::string> damaged_logged_;  // object files NoteDamaged logged (bounded); guarded by damaged_mu_
