@@ -159,8 +159,11 @@ Task<Handled> GetArchived(ServerContext& ctx, Exchange& ex, const std::string& b
 // no checksum, which is known only at the end). A fetch that fails cuts the reply short, and the
 // last byte goes out only once the object is committed, so a complete reply is a cached object.
 // When another request's fetch serves this one, or the object is cached meanwhile, the local
-// copy is sent.
+// copy is sent. A blob download (Ais-Blob-Download, or Ais-Blob-Threshold and the remote size)
+// streams too: its chunks go out in order as they are committed, fetched concurrently.
 Task<Handled> StreamColdGet(ServerContext& ctx, Exchange& ex, const std::string& key, const std::string& name) {
+  auto blob = ParseBlobRequest(ex);
+  if (!blob.ok()) co_return blob.status();
   struct Head {
     std::mutex mu;
     HeaderList headers;  // guarded by mu
@@ -173,7 +176,7 @@ Task<Handled> StreamColdGet(ServerContext& ctx, Exchange& ex, const std::string&
   };
   auto head = std::make_shared<Head>();
   Producer p;
-  p.run = [&tier = ctx.remote, &store = ctx.store, key, name, head](OutputSink* sink) -> Status {
+  p.run = [&tier = ctx.remote, &store = ctx.store, key, name, head, blob = *blob](OutputSink* sink) -> Status {
     ColdTee tee;
     tee.attrs = [&](const RemoteObjectAttrs& a) {
       ObjectMeta m = CacheTier::MetaFrom(name, a);
@@ -181,8 +184,15 @@ Task<Handled> StreamColdGet(ServerContext& ctx, Exchange& ex, const std::string&
       head->Set(m);
     };
     tee.data = [sink](const char* d, size_t n) { return sink->Append(d, n); };
+    bool use_blob = blob.blob;
+    if (blob.threshold) {  // the blob downloader only for an object at least this big
+      auto remote = tier.Head(key, name);
+      if (!remote.ok()) return remote.status();
+      use_blob = remote->size >= *blob.threshold;
+    }
     bool teed = false;
-    auto got = tier.ColdGet(key, name, false, std::nullopt, &tee, &teed);
+    auto got = tier.ColdGet(key, name, false, use_blob ? std::optional<BlobOptions>(blob.options) : std::nullopt,
+                            &tee, &teed);
     if (!got.ok() || teed) return got.status();
     auto obj = store.OpenShared(key, name);
     if (!obj.ok()) return obj.status();
@@ -199,13 +209,12 @@ Task<Handled> StreamColdGet(ServerContext& ctx, Exchange& ex, const std::string&
 }
 
 // Whether a GET of a remote object that is not cached is a streamed cold GET: the whole object
-// (no range, no archived file, no blob download, no transform).
+// (no range, no archived file, no transform), blob-downloaded or not.
 bool StreamsCold(const Exchange& ex) {
   for (const char* q : {"archpath", "archregx", "archmode", "etl_name"}) {
     if (!ex.query(q).value_or("").empty()) return false;
   }
-  return ex.header("Range").empty() && ex.header("Ais-Blob-Download").empty() &&
-         ex.header("Ais-Blob-Threshold").empty();
+  return ex.header("Range").empty();
 }
 
 }  // namespace

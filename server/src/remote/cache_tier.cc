@@ -1,5 +1,6 @@
 #include "remote/cache_tier.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,6 +17,7 @@
 #include "remote/gcs_client.h"
 #include "remote/s3_client.h"
 #include "store/bck.h"
+#include "util/file.h"
 #include "util/log_ring.h"
 
 namespace ais {
@@ -224,7 +226,75 @@ Result<ObjectMeta> CacheTier::Fetch(const std::string& key, const std::string& n
   return m;
 }
 
-Result<ObjectMeta> CacheTier::FetchBlob(const std::string& key, const std::string& name, const BlobOptions& blob) {
+namespace {
+
+// A blob download's chunks, fetched concurrently and committed in any order, passed on to a
+// ColdTee in order: whichever worker commits the next chunk due reads it back from its file
+// (the page cache) and delivers it and every later chunk already committed, while the other
+// workers go on fetching. The object's last byte is held back for Finish, after the commit.
+class InOrderTee {
+ public:
+  InOrderTee(ColdTee& tee, uint64_t nchunks, uint64_t size) : tee_(tee), ready_(nchunks), size_(size) {}
+
+  // Chunk k (at offset `off`, `len` bytes) is committed at `path`. Returns a delivery error.
+  Status Committed(uint64_t k, uint64_t off, uint64_t len, const std::string& path) {
+    std::unique_lock lock(mu_);
+    ready_[k] = Chunk{.path = path, .off = off, .len = len};
+    if (delivering_) return Status::OK();  // the worker delivering will come to it
+    delivering_ = true;
+    Status st;
+    while (st.ok() && next_ < ready_.size() && ready_[next_]) {
+      Chunk c = std::move(*ready_[next_]);
+      lock.unlock();
+      st = Deliver(c);
+      lock.lock();
+      ++next_;
+    }
+    delivering_ = false;
+    return st;
+  }
+
+  // After the commit: the held-back last byte.
+  Status Finish() { return last_ ? tee_.data(&*last_, 1) : Status::OK(); }
+
+ private:
+  struct Chunk {
+    std::string path;
+    uint64_t off = 0;
+    uint64_t len = 0;
+  };
+
+  Status Deliver(const Chunk& c) {
+    auto fd = OpenFile(c.path, O_RDONLY);
+    if (!fd.ok()) return fd.status();
+    std::string buf(std::min<uint64_t>(c.len, 1 << 20), '\0');
+    for (uint64_t at = 0; at < c.len;) {
+      const size_t want = static_cast<size_t>(std::min<uint64_t>(buf.size(), c.len - at));
+      const ssize_t got = ::pread(fd->get(), buf.data(), want, static_cast<off_t>(at));
+      if (got < 0 && errno == EINTR) continue;
+      if (got < 0) return Status::FromErrno(errno, "read " + c.path);
+      if (got == 0) return Status::Corruption(c.path + ": chunk shorter than written");
+      size_t n = static_cast<size_t>(got);
+      at += n;
+      if (c.off + at == size_) last_ = buf[--n];  // the object's last byte waits for the commit
+      if (n > 0) AIS_RETURN_IF_ERROR(tee_.data(buf.data(), n));
+    }
+    return Status::OK();
+  }
+
+  ColdTee& tee_;
+  std::mutex mu_;
+  std::vector<std::optional<Chunk>> ready_;  // guarded by mu_: committed, not yet delivered
+  uint64_t next_ = 0;                        // guarded by mu_: the next chunk to deliver
+  bool delivering_ = false;                  // guarded by mu_: a worker is delivering
+  const uint64_t size_;
+  std::optional<char> last_;  // written once, by the worker delivering the last chunk
+};
+
+}  // namespace
+
+Result<ObjectMeta> CacheTier::FetchBlob(const std::string& key, const std::string& name, const BlobOptions& blob,
+                                        ColdTee* tee) {
   auto props = store_.GetBucket(key);
   if (!props.ok()) return props.status();
   AIS_RETURN_IF_ERROR(store_.capacity().CheckWrite());
@@ -234,7 +304,7 @@ Result<ObjectMeta> CacheTier::FetchBlob(const std::string& key, const std::strin
   auto attrs = (*client)->HeadObject(bucket, name);
   if (!attrs.ok()) return attrs.status();
   const uint64_t size = attrs->size;
-  if (size == 0) return Fetch(key, name);
+  if (size == 0) return Fetch(key, name, tee);
   uint64_t chunk = std::clamp<uint64_t>(blob.chunk_size ? blob.chunk_size : kBlobChunkDefault, kBlobChunkMin,
                                         kBlobChunkMax);
   chunk = std::max<uint64_t>(chunk, (size + kMaxChunks - 1) / kMaxChunks);
@@ -245,6 +315,11 @@ Result<ObjectMeta> CacheTier::FetchBlob(const std::string& key, const std::strin
                                                                      kBlobMaxWorkers});
   auto upload = store_.MpuCreate(key, name, CustomFrom(*attrs));
   if (!upload.ok()) return upload.status();
+  std::optional<InOrderTee> in_order;
+  if (tee) {
+    tee->attrs(*attrs);
+    in_order.emplace(*tee, nchunks, size);
+  }
 
   std::atomic<uint64_t> next{0};
   std::mutex err_mu;
@@ -269,6 +344,7 @@ Result<ObjectMeta> CacheTier::FetchBlob(const std::string& key, const std::strin
       auto into_part = [&](const char* p, size_t n) { return (*part)->Write(p, n); };
       Status st = (*client)->GetObject(bucket, name, std::make_pair(off, len), same_object, into_part, &*attrs);
       if (st.ok()) st = (*part)->Commit();
+      if (st.ok() && in_order) st = in_order->Committed(k, off, len, (*part)->path());
       if (!st.ok()) return fail(st);
     }
   };
@@ -283,6 +359,7 @@ Result<ObjectMeta> CacheTier::FetchBlob(const std::string& key, const std::strin
   std::vector<uint32_t> parts(nchunks);
   for (uint64_t k = 0; k < nchunks; ++k) parts[k] = static_cast<uint32_t>(k + 1);
   AIS_RETURN_IF_ERROR(store_.MpuComplete(key, name, *upload, std::move(parts)));
+  if (in_order) (void)in_order->Finish();  // committed: a reader gone by now changes nothing
   return store_.Head(key, name);
 }
 
@@ -309,8 +386,8 @@ Result<ObjectMeta> CacheTier::ColdGet(const std::string& key, const std::string&
   Result<ObjectMeta> r = Status::IOError("pending");
   if (!replace) r = store_.Head(key, name);  // a fetch that finished just before this one began
   if (replace || !r.ok()) {
-    r = blob ? FetchBlob(key, name, *blob) : Fetch(key, name, tee);
-    if (teed) *teed = tee && !blob;
+    r = blob ? FetchBlob(key, name, *blob, tee) : Fetch(key, name, tee);
+    if (teed) *teed = tee != nullptr;
     if (r.ok()) ServerMetrics().RecordColdGet(r->size);
   }
   {

@@ -77,7 +77,7 @@ class CacheTier {
   // AIS checksum when the bucket asks) and commits it in one step, so a failed or cut-off fetch
   // leaves nothing. Concurrent calls for one object share one fetch. Returns the local object.
   // `replace`: fetch even though a local copy exists (it was found stale).
-  // With `blob`, the fetch is a blob download.
+  // With `blob`, the fetch is a blob download (its chunks passed to `tee` in order as they land).
   // With `tee`, a fetch this call makes passes its bytes on (*teed says whether it did: not when
   // another call's fetch served it, or it was cached meanwhile).
   Result<ObjectMeta> ColdGet(const std::string& key, const std::string& name, bool replace = false,
@@ -121,7 +121,8 @@ class CacheTier {
   Result<std::shared_ptr<RemoteBackend>> ClientFor(std::string_view provider, const BucketProps& props);
   Result<std::shared_ptr<RemoteBackend>> GcsClientOf();
   Result<ObjectMeta> Fetch(const std::string& key, const std::string& name, ColdTee* tee = nullptr);
-  Result<ObjectMeta> FetchBlob(const std::string& key, const std::string& name, const BlobOptions& blob);
+  Result<ObjectMeta> FetchBlob(const std::string& key, const std::string& name, const BlobOptions& blob,
+                               ColdTee* tee = nullptr);
 
   Store& store_;
   const CacheTierOptions opts_;

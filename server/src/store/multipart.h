@@ -50,6 +50,8 @@ class PartWriter {
   Status Write(const void* data, size_t len);
   // `tag`: what the caller says of the part's bytes, kept with it (S3's part ETag).
   Status Commit(std::string tag = {});
+  // Where the part is once committed (its chunk file, until the upload completes or aborts).
+  const std::string& path() const { return final_path_; }
 
  private:
   friend class MultipartUploads;

@@ -406,6 +406,59 @@ def test_blob_download_job_and_get(
     assert r.status == 400 and b"blob-downloader: failed to parse" in r.body
 
 
+def test_blob_download_get_streams_while_chunks_arrive(
+    client: Client, s3: Any, proxy: FaultProxy, bucket: str, server: LocalServer
+) -> None:
+    """A blob-downloaded cold GET sends each chunk as soon as it and those before it are in (not
+    after the whole object), keeps the object's last byte until it is committed, and a reader
+    that comes meanwhile shares the download; a chunk that fails cuts the reply short."""
+    import requests
+
+    mib = 1024 * 1024
+    data = os.urandom(4 * mib + 3)  # 5 chunks of 1 MiB, fetched one after the other
+    s3.put_object(Bucket=bucket, Key="streamed", Body=data)
+    what = f"GET /{bucket}/streamed"
+    for _ in range(4):
+        proxy.inject(Fault(match=what))  # as they are
+    proxy.inject(Fault(delay=4, match=what))  # the last chunk's range GET waits
+    url = f"{server.endpoint}/v1/objects/{bucket}/streamed?provider=aws"
+    blob = {"Ais-Blob-Download": "true", "Ais-Blob-Chunk": "1MiB", "Ais-Blob-Workers": "-1"}
+    b = client.bucket(bucket, provider="aws")
+
+    def cached() -> list[str]:
+        return [e.name for e in b.list_all_objects(flags=[ListObjectFlag.CACHED])]
+
+    other: list[bytes] = []
+    with requests.get(url, headers=blob, stream=True, timeout=60) as r:
+        assert r.status_code == 200 and r.headers["Content-Length"] == str(len(data))
+        first = r.raw.read(4 * mib)  # the chunks before the delayed one
+        assert first == data[: 4 * mib]
+        assert "streamed" not in cached(), "sent before the last chunk was fetched"
+        reader = threading.Thread(
+            target=lambda: other.append(b.object("streamed").get_reader().read_all())
+        )
+        reader.start()
+        rest = r.raw.read()
+    reader.join(timeout=60)
+    assert first + rest == data
+    assert other == [data], "the reader that came meanwhile got the object"
+    assert proxy.count("GET", f"/{bucket}/streamed") == 5, "one download: a range GET per chunk"
+    assert "streamed" in cached()
+
+    s3.put_object(Bucket=bucket, Key="cut", Body=data)
+    what = f"GET /{bucket}/cut"
+    for _ in range(2):
+        proxy.inject(Fault(match=what))
+    proxy.inject(Fault(cut_after=1000, match=what))  # the third chunk fails
+    with requests.get(
+        url.replace("/streamed?", "/cut?"), headers=blob, stream=True, timeout=60
+    ) as r:
+        assert r.status_code == 200
+        with pytest.raises(requests.exceptions.ChunkedEncodingError):
+            r.content  # noqa: B018 (read to the cut)
+    assert "cut" not in cached(), "nothing of a failed download kept"
+
+
 def test_copy_cached_objects_and_datasets(
     client: Client, s3: Any, bucket: str, server: LocalServer
 ) -> None:
