@@ -79,6 +79,14 @@ build_args=()
 step "pip: building and installing aistore-embedded${extras:+[$extras]} (server + extension)"
 "$PYTHON" -m pip install --disable-pip-version-check -q --root-user-action=ignore "${build_args[@]}" "$spec" 2>&1 \
   | quiet_pip
+# Azurite (npm), the Azure Blob service the az:// tests run against (tests/integration/_azure.py
+# looks for it here); without npm those tests skip, saying so.
+AZURITE_DIR="${XDG_CACHE_HOME:-$HOME/.cache}/aistore-embedded/azurite"
+if ((with_test_tools)) && command -v npm >/dev/null && [ ! -x "$AZURITE_DIR/node_modules/.bin/azurite-blob" ]; then
+  step "npm: installing azurite into $AZURITE_DIR"
+  mkdir -p "$AZURITE_DIR"
+  npm install --prefix "$AZURITE_DIR" --no-audit --no-fund --loglevel=error azurite >/dev/null
+fi
 # From / so the source tree's aistore/ (no binary, no extension) cannot shadow the installed one.
 (cd / && "$PYTHON" -c "import aistore, aistore._native; from aistore.server import find_server_binary; find_server_binary()") \
   || { echo "setup: the aistore package did not install correctly" >&2; exit 1; }
