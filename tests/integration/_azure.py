@@ -46,7 +46,10 @@ def skip_reason() -> str | None:
         import azure.storage.blob  # noqa: F401
     except ImportError:
         return "azure-storage-blob is not installed (the dev extra has it)"
-    if azurite_blob() is None:
+    exe = azurite_blob()
+    if exe is not None and not os.access(exe, os.X_OK):
+        return f"AZURITE_BLOB={exe} is not an executable"
+    if exe is None:
         return (
             "Azurite is not installed: npm install azurite into ~/.cache/aistore-embedded/azurite "
             "(scripts/setup.sh --test does when npm is there) or set AZURITE_BLOB"
