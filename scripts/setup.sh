@@ -34,6 +34,10 @@ APT_TEST_PACKAGES=(
   lz4 zstd  # tests check our frames against them
   clang libclang-rt-14-dev  # libFuzzer and its sanitizer runtimes (scripts/fuzz.sh)
 )
+# Azurite, the Azure Blob service the az:// tests run against, comes from npm: Debian's Node.js
+# and npm where the machine has no npm of its own (e.g. NodeSource's, which Debian's would clash with).
+command -v npm >/dev/null || APT_TEST_PACKAGES+=(nodejs npm)
+AZURITE_VERSION=3.35.0  # pinned: later releases need Node.js 22, Debian 12 has 18
 ((with_test_tools)) && APT_PACKAGES+=("${APT_TEST_PACKAGES[@]}")
 
 missing=()
@@ -101,6 +105,14 @@ elif ((deps_status == 2)); then
   pip_install "${build_args[@]}" "$spec" 2>&1 | quiet_pip
 else
   exit 1
+fi
+# Azurite into the cache directory tests/integration/_azure.py looks in (where it is missing
+# there, as in a checkout set up without --test, those tests skip, saying so).
+AZURITE_DIR="${XDG_CACHE_HOME:-$HOME/.cache}/aistore-embedded/azurite"
+if ((with_test_tools)) && command -v npm >/dev/null && [ ! -x "$AZURITE_DIR/node_modules/.bin/azurite-blob" ]; then
+  step "npm: installing azurite into $AZURITE_DIR"
+  mkdir -p "$AZURITE_DIR"
+  npm install --prefix "$AZURITE_DIR" --no-audit --no-fund --loglevel=error "azurite@$AZURITE_VERSION" >/dev/null
 fi
 # From / so the source tree's aistore/ (no binary, no extension) cannot shadow the installed one.
 (cd / && "$PYTHON" -c "import aistore, aistore._native; from aistore.server import find_server_binary; find_server_binary()") \

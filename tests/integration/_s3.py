@@ -184,6 +184,9 @@ class FaultProxy:
                 for k, v in resp.getheaders():
                     if k.lower() not in ("transfer-encoding", "connection", "server", "date"):
                         self.send_header(k, v)
+                if resp.getheader("Content-Length") is None and self.command != "HEAD":
+                    # A chunked reply (Azurite's listings) goes on whole: its length is known now.
+                    self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 if fault and fault.cut_after >= 0:
                     self.wfile.write(data[: fault.cut_after])

@@ -482,9 +482,15 @@ def test_limits_bytes_per_hour(ep: str, files: FileServer) -> None:
             "GCP backend is missing",
         ),
         (
+            # az:// likewise (no AZURE_STORAGE_ACCOUNT/KEY here)
             {"type": "single", "bucket": {"name": "b", "provider": "azure"}, "link": "http://h/x"},
+            404,
+            "Azure backend is missing",
+        ),
+        (
+            {"type": "single", "bucket": {"name": "b", "provider": "oci"}, "link": "http://h/x"},
             501,
-            "azure",
+            "oci",
         ),
         ({"type": "single", "bucket": {"name": "b/c"}, "link": "http://h/x"}, 400, "bucket"),
     ],

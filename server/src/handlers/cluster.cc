@@ -74,7 +74,7 @@ nlohmann::json SnapJson(const JobSnapshot& j) {
 }
 
 // A bucket a job query names, as the store key its jobs are registered under: an ais:// bucket
-// or an s3:// or gs:// one (prefetch, evict, delete... run on remote buckets too).
+// or an s3://, gs:// or az:// one (prefetch, evict, delete... run on remote buckets too).
 Result<std::string> QueryKey(const BucketRef& b, std::string_view what) {
   auto provider = NormalizeProvider(b.provider);
   if (!b.name.empty() && provider.ok() && IsServedCloud(*provider) && b.ns_uuid.empty() && b.ns_name.empty()) {
@@ -210,6 +210,7 @@ Task<Handled> QueryBackends(ServerContext& ctx, Exchange& ex, const ApiCall&) {
   nlohmann::json out = nlohmann::json::array();
   if (ctx.remote.aws_enabled()) out.push_back(std::string(kProviderAws));
   if (ctx.remote.CheckEnabled(kProviderGcp).ok()) out.push_back(std::string(kProviderGcp));
+  if (ctx.remote.CheckEnabled(kProviderAzure).ok()) out.push_back(std::string(kProviderAzure));
   co_return co_await ReplyJson(ex, out);
 }
 

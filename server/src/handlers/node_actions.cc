@@ -455,6 +455,7 @@ nlohmann::json ClusterConfigJson(const ServerContext& ctx, const Exchange& ex) {
   nlohmann::json backends = section();  // the cloud providers served, each with an (empty) section
   if (ctx.remote.aws_enabled()) backends[std::string(kProviderAws)] = section();
   if (ctx.remote.CheckEnabled(kProviderGcp).ok()) backends[std::string(kProviderGcp)] = section();
+  if (ctx.remote.CheckEnabled(kProviderAzure).ok()) backends[std::string(kProviderAzure)] = section();
   return {
       {"write_policy", bprops["write_policy"]},
       {"checksum", bprops["checksum"]},

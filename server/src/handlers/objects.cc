@@ -370,7 +370,7 @@ Result<std::pair<std::string, std::string>> ParseObjectUname(const std::string& 
   const std::string ns = uname.substr(p1 + 1, p2 - p1 - 1);
   if (!provider.ok() || (*provider != kProviderAis && !IsServedCloud(*provider)) || (ns != "@#" && !ns.empty())) {
     return Status::NotSupported("copy destination \"" + uname +
-                                "\": only ais://, s3:// and gs:// buckets in the global namespace");
+                                "\": only ais://, s3://, gs:// and az:// buckets in the global namespace");
   }
   std::string bucket = uname.substr(p2 + 1, p3 - p2 - 1), object = uname.substr(p3 + 1);
   AIS_RETURN_IF_ERROR(ValidateBucketName(bucket));

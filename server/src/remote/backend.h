@@ -1,7 +1,8 @@
 // RemoteBackend: what the cache tier asks of a cloud provider (S3: s3_client.h, GCS:
-// gcs_client.h), and the provider-neutral types of its answers. An implementation is thread-safe
-// and maps its provider's errors to AIS's (a missing object is kNotFound, a missing bucket
-// kBucketNotFound, messages worded "<provider>-error[...]" as AIS words them).
+// gcs_client.h, Azure Blob: azure_client.h), and the provider-neutral types of its answers. An
+// implementation is thread-safe and maps its provider's errors to AIS's (a missing object is
+// kNotFound, a missing bucket kBucketNotFound, messages worded "<provider>-error[...]" as AIS
+// words them).
 #pragma once
 
 #include <cstdint>
@@ -20,12 +21,12 @@ using KeyValues = std::vector<std::pair<std::string, std::string>>;
 
 // What the provider says of an object (HEAD, or the headers of a GET).
 struct RemoteObjectAttrs {
-  std::string provider;       // "aws", "gcp": the `source` AIS keeps
+  std::string provider;       // "aws", "gcp", "azure": the `source` AIS keeps
   uint64_t size = 0;
   std::string etag;           // without quotes; S3: "<md5>-N" for multipart uploads
   std::string md5;            // hex MD5 of the bytes when the provider states it ("" for an S3 multipart upload)
   std::string crc32c;         // GCS: base64 of the big-endian CRC32C, as AIS keeps it
-  std::string version;        // S3: version id ("" when unversioned); GCS: generation (decimal)
+  std::string version;        // S3: version id ("" when unversioned); GCS: generation (decimal); Azure: ETag
   std::string last_modified;  // RFC 1123 GMT
   int64_t mtime_ns = 0;       // the same, parsed
   std::string content_type;
@@ -43,7 +44,7 @@ struct RemoteListEntry {
   uint64_t size = 0;
   std::string etag;           // without quotes
   std::string md5;            // hex, when the listing states it
-  std::string version;        // GCS: generation
+  std::string version;        // GCS: generation; Azure: ETag
   std::string last_modified;  // RFC 3339, as the provider sent it
   bool is_dir = false;        // a common prefix (delimiter listings)
 };
@@ -70,7 +71,7 @@ class RemoteBackend {
 
   virtual ~RemoteBackend() = default;
 
-  virtual std::string_view provider() const = 0;  // "aws", "gcp"
+  virtual std::string_view provider() const = 0;  // "aws", "gcp", "azure"
   virtual std::string Describe() const = 0;       // the endpoint (and such) for messages; no secret
 
   virtual Result<RemoteBucketInfo> HeadBucket(const std::string& bucket) = 0;

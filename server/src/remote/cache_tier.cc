@@ -14,6 +14,7 @@
 #include <mutex>
 
 #include "metrics/metrics.h"
+#include "remote/azure_client.h"
 #include "remote/gcs_client.h"
 #include "remote/s3_client.h"
 #include "store/bck.h"
@@ -102,7 +103,9 @@ Status CacheTier::CheckEnabled(std::string_view provider) {
     return Status::OK();
   }
   if (provider == kProviderGcp) return GcsClientOf().status();
-  return Status::NotSupported("provider \"" + std::string(provider) + "\" is not served by this server (only ais, aws and gcp)");
+  if (provider == kProviderAzure) return AzureClientOf().status();
+  return Status::NotSupported("provider \"" + std::string(provider) +
+                              "\" is not served by this server (only ais, aws, gcp and azure)");
 }
 
 Result<std::shared_ptr<RemoteBackend>> CacheTier::GcsClientOf() {
@@ -122,8 +125,26 @@ Result<std::shared_ptr<RemoteBackend>> CacheTier::GcsClientOf() {
   return gcs_;
 }
 
+Result<std::shared_ptr<RemoteBackend>> CacheTier::AzureClientOf() {
+  {
+    std::lock_guard lock(mu_);
+    if (azure_) return azure_;
+  }
+  // Resolved once, on first use, as AIS builds its azure client once; an environment that says
+  // nothing usable is asked again next time (the error names what to set).
+  auto settings = ResolveAzureSettings([](const char* name) -> const char* { return std::getenv(name); });
+  if (!settings.ok()) return settings.status();
+  std::lock_guard lock(mu_);
+  if (!azure_) {
+    LogInfo("azure backend: " + settings->Describe());
+    azure_ = std::make_shared<AzureClient>(std::move(*settings));
+  }
+  return azure_;
+}
+
 Result<std::shared_ptr<RemoteBackend>> CacheTier::ClientFor(std::string_view provider, const BucketProps& props) {
   if (provider == kProviderGcp) return GcsClientOf();
+  if (provider == kProviderAzure) return AzureClientOf();
   if (provider != kProviderAws) AIS_RETURN_IF_ERROR(CheckEnabled(provider));
   const AwsBucketConfig cfg = ConfigOf(props);
   AIS_RETURN_IF_ERROR(CheckEndpoint(cfg.endpoint));  // (props set before the operator's list changed)

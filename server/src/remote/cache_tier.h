@@ -100,12 +100,12 @@ class CacheTier {
   // the written segments as `name`, returning the custom metadata AIS keeps of what the
   // backend then says of the object. The tier must outlive the function.
   WriteThroughFn UploadThrough(const std::string& key, const std::string& name);
-  // Deletes the object in the backend (S3 answers OK for a missing key, GCS 404).
+  // Deletes the object in the backend (S3 answers OK for a missing key, GCS and Azure 404).
   Status DeleteRemote(const std::string& key, const std::string& name);
-  // The buckets of a cloud provider ("aws", "gcp").
+  // The buckets of a cloud provider ("aws", "gcp", "azure").
   Result<std::vector<std::string>> ListBuckets(std::string_view provider);
-  // Whether `provider`'s buckets are served: aws unless --no-aws-backend; gcp when its
-  // environment says where to go (gcs_auth.h). Otherwise the error a request gets.
+  // Whether `provider`'s buckets are served: aws unless --no-aws-backend; gcp and azure when
+  // their environment says where to go (gcs_auth.h, azure_auth.h). Otherwise the error a request gets.
   Status CheckEnabled(std::string_view provider);
 
   // The custom metadata AIS keeps for a remote object (spec remote-backend §3).
@@ -120,6 +120,7 @@ class CacheTier {
   Result<std::shared_ptr<RemoteBackend>> ClientFor(const std::string& key);
   Result<std::shared_ptr<RemoteBackend>> ClientFor(std::string_view provider, const BucketProps& props);
   Result<std::shared_ptr<RemoteBackend>> GcsClientOf();
+  Result<std::shared_ptr<RemoteBackend>> AzureClientOf();
   Result<ObjectMeta> Fetch(const std::string& key, const std::string& name, ColdTee* tee = nullptr);
   Result<ObjectMeta> FetchBlob(const std::string& key, const std::string& name, const BlobOptions& blob,
                                ColdTee* tee = nullptr);
@@ -128,7 +129,8 @@ class CacheTier {
   const CacheTierOptions opts_;
   std::mutex mu_;
   std::map<std::string, std::shared_ptr<RemoteBackend>> clients_;  // by AwsBucketConfig; guarded by mu_
-  std::shared_ptr<RemoteBackend> gcs_;  // resolved on first use; guarded by mu_
+  std::shared_ptr<RemoteBackend> gcs_;    // resolved on first use; guarded by mu_
+  std::shared_ptr<RemoteBackend> azure_;  // resolved on first use; guarded by mu_
   std::map<std::string, std::shared_ptr<Flight>> flights_;    // by key + "\n" + name; guarded by mu_
   WorkerPool pool_;  // last: destroyed (joined) first
 };

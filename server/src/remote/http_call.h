@@ -1,7 +1,8 @@
-// HttpCall: one request of a cloud backend client (S3Client, GcsClient) over libcurl, with the
-// retry policy they share. The client fills in the request and says how a non-2xx reply maps to
-// a Status; PerformHttp sends it on a pooled handle, streams a GET's body to the caller, keeps
-// other bodies (bounded) for the client to parse, and retries idempotent trouble.
+// HttpCall: one request of a cloud backend client (S3Client, GcsClient, AzureClient) over
+// libcurl, with the retry policy they share. The client fills in the request and says how a
+// non-2xx reply maps to a Status; PerformHttp sends it on a pooled handle, streams a GET's body
+// to the caller, keeps other bodies (bounded) for the client to parse, and retries idempotent
+// trouble.
 //
 // Retries (bounded, with backoff): transport errors, 429, 500, 502, 503 and 504; a GET only while
 // no byte of it has reached the caller; a PUT only when its body can be rewound.

@@ -128,7 +128,8 @@ Task<Result<std::string>> BucketOf(ServerContext& ctx, Exchange& ex, const Route
   if (Status st = CheckNamespace(ex); !st.ok()) co_return st;
   if (Status st = ValidateBucketName(route.bucket); !st.ok()) co_return st;
   if (*provider != kProviderAis && !IsServedCloud(*provider)) {
-    co_return Status::NotSupported("provider \"" + *provider + "\" is not served by this server (only ais, aws and gcp)");
+    co_return Status::NotSupported("provider \"" + *provider +
+                                   "\" is not served by this server (only ais, aws, gcp and azure)");
   }
   co_return BucketKey(*provider, route.bucket);
 }

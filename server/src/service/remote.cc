@@ -51,7 +51,8 @@ Task<Result<std::string>> ResolveBucketOf(ServerContext& ctx, std::string_view p
   if (Status st = ValidateBucketName(name); !st.ok()) co_return st;
   if (*provider == kProviderAis) co_return name;
   if (!IsServedCloud(*provider)) {
-    co_return Status::NotSupported("provider \"" + *provider + "\" is not served by this server (only ais, aws and gcp)");
+    co_return Status::NotSupported("provider \"" + *provider +
+                                   "\" is not served by this server (only ais, aws, gcp and azure)");
   }
   std::string key = BucketKey(*provider, name);
   if (ctx.store.buckets().Get(key)) co_return key;

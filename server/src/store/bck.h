@@ -12,9 +12,12 @@ namespace ais {
 inline constexpr std::string_view kProviderAis = "ais";
 inline constexpr std::string_view kProviderAws = "aws";
 inline constexpr std::string_view kProviderGcp = "gcp";
+inline constexpr std::string_view kProviderAzure = "azure";
 
-// The cloud providers served (the cache tier's backends: S3 and GCS); azure and oci are not.
-inline bool IsServedCloud(std::string_view provider) { return provider == kProviderAws || provider == kProviderGcp; }
+// The cloud providers served (the cache tier's backends: S3, GCS and Azure Blob); oci is not.
+inline bool IsServedCloud(std::string_view provider) {
+  return provider == kProviderAws || provider == kProviderGcp || provider == kProviderAzure;
+}
 
 // The store key of `name` of the (canonical) provider.
 inline std::string BucketKey(std::string_view provider, std::string_view name) {
@@ -25,7 +28,7 @@ inline std::string BucketKey(std::string_view provider, std::string_view name) {
   return key;
 }
 
-// The canonical provider of a key ("ais", "aws", "gcp").
+// The canonical provider of a key ("ais", "aws", "gcp", "azure").
 inline std::string_view KeyProvider(std::string_view key) {
   auto slash = key.find('/');
   return slash == std::string_view::npos ? kProviderAis : key.substr(0, slash);
@@ -43,7 +46,7 @@ inline bool IsRemoteKey(std::string_view key) { return key.find('/') != std::str
 inline std::string_view ProviderScheme(std::string_view provider) {
   if (provider == kProviderAws) return "s3://";
   if (provider == kProviderGcp) return "gs://";
-  if (provider == "azure") return "az://";
+  if (provider == kProviderAzure) return "az://";
   if (provider == "oci") return "oc://";
   return "ais://";
 }

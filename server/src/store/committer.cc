@@ -216,7 +216,8 @@ Status Committer::RemoveLeftovers(std::chrono::seconds age, const std::function<
       }
     }
     // Bucket directories: <mp>/ais/<name> and <mp>/<provider>/<name> (bck.h keys).
-    const std::string providers[] = {"ais", std::string(kProviderAws), std::string(kProviderGcp)};
+    const std::string providers[] = {"ais", std::string(kProviderAws), std::string(kProviderGcp),
+                                     std::string(kProviderAzure)};
     for (const std::string& provider : providers) {
       const std::string parent = mps_.paths()[mp] + "/" + provider;
       for (fs::directory_iterator it(parent, ec), end; !ec && it != end; it.increment(ec)) {
