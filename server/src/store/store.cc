@@ -82,7 +82,7 @@ Status Store::SaveHeaderSnapshots() {
   Status first;
   for (size_t mp = 0; mp < mps_.size(); ++mp) {
     if (!mps_.enabled(mp)) continue;
-    Status st = Headers().Save(mps_.paths()[mp] + "/", mps_.HeaderSnapshotPath(mp));
+    Status st = Headers().Save(mps_.path(mp) + "/", mps_.HeaderSnapshotPath(mp));
     if (first.ok()) first = st;
   }
   return first;
@@ -92,6 +92,12 @@ Status Store::EnableMountpath(const std::string& path) {
   bool enabled = false;
   AIS_RETURN_IF_ERROR(volume_.Enable(path, [this](size_t mp) { return committer_.Reconcile(mp); }, &enabled));
   return enabled ? buckets_.Persist() : Status::OK();  // the BMD copy on it may be stale
+}
+
+Status Store::AttachMountpath(const std::string& path) {
+  bool added = false;
+  AIS_RETURN_IF_ERROR(volume_.Attach(path, &added));
+  return added ? buckets_.Persist() : Status::OK();  // the BMD goes to the new mountpath too
 }
 
 namespace {
@@ -130,7 +136,7 @@ Status CheckMirrorProps(BucketProps base, const nlohmann::json& patch, size_t mo
 Status Store::CreateBucket(const std::string& bucket, const nlohmann::json& props) {
   const SpaceConfig cluster = capacity_.config();
   AIS_RETURN_IF_ERROR(CheckLruProps(bucket, props, cluster));
-  AIS_RETURN_IF_ERROR(CheckMirrorProps(BucketProps{}, props, mps_.size()));
+  AIS_RETURN_IF_ERROR(CheckMirrorProps(BucketProps{}, props, mps_.count()));
   // AIS DefaultProps: a new bucket takes the cluster's lru.enabled, never an ais:// one. Props
   // that are not an object (nor null: none) go to Create as they are, to be refused there.
   if (!props.is_object() && !props.is_null()) return buckets_.Create(bucket, props);
@@ -144,7 +150,7 @@ Status Store::CreateBucket(const std::string& bucket, const nlohmann::json& prop
 
 Status Store::UpdateBucket(const std::string& bucket, const nlohmann::json& patch) {
   AIS_RETURN_IF_ERROR(CheckLruProps(bucket, patch, capacity_.config()));
-  if (auto cur = buckets_.Get(bucket)) AIS_RETURN_IF_ERROR(CheckMirrorProps(*cur, patch, mps_.size()));
+  if (auto cur = buckets_.Get(bucket)) AIS_RETURN_IF_ERROR(CheckMirrorProps(*cur, patch, mps_.count()));
   return buckets_.Update(bucket, patch);
 }
 
@@ -200,7 +206,8 @@ Result<ObjectHandle> Store::Open(const BucketDirs& dirs, const std::string& name
   auto props = buckets_.Get(bucket);
   if (!props) return BucketRegistry::NotFound(bucket);
   size_t mp = mps_.PrimaryFor(bucket, name);
-  if (props->bid != dirs.bid_ || props->created_ns != dirs.created_ns_ || !dirs.dirs_[mp].valid()) {
+  if (props->bid != dirs.bid_ || props->created_ns != dirs.created_ns_ || mp >= dirs.dirs_.size() ||
+      !dirs.dirs_[mp].valid()) {
     return OpenWith(bucket, name, OpenFile(mps_.ObjectPath(mp, bucket, name), O_RDONLY), ahead, got);
   }
   atimes_.Touch(bucket, name, NowNs());  // before the open, as Open(bucket, name)
@@ -292,11 +299,11 @@ Result<ObjectHandle> Store::OpenGoodCopy(const std::string& bucket, const std::s
 std::vector<std::string> Store::CopyLocations(const std::string& bucket, const std::string& name) const {
   std::vector<std::string> out;
   auto at = volume_.LocateObject(bucket, name);
-  if (at) out.push_back(mps_.paths()[*at]);
+  if (at) out.push_back(mps_.path(*at));
   if (!mirror_.MayHaveCopies(bucket)) return out;
   for (size_t mp : mps_.Ranked(bucket, name)) {
     if (mps_.enabled(mp) && ::access(mps_.MirrorPath(mp, bucket, name).c_str(), F_OK) == 0) {
-      out.push_back(mps_.paths()[mp]);
+      out.push_back(mps_.path(mp));
     }
   }
   return out;
@@ -320,10 +327,15 @@ void Store::RepairLoop() {
 }
 
 Status Store::SyncCopies(const std::string& bucket, const std::string& name, size_t copies, size_t* written) {
-  size_t n = 0;
   if (written != nullptr) *written = 0;
   if (!buckets_.Get(bucket)) return BucketRegistry::NotFound(bucket);
   std::lock_guard lock(committer_.StripeFor(bucket, name));
+  return SyncCopiesLocked(bucket, name, copies, written);
+}
+
+Status Store::SyncCopiesLocked(const std::string& bucket, const std::string& name, size_t copies, size_t* written) {
+  size_t n = 0;
+  if (written != nullptr) *written = 0;
   size_t at = 0;
   auto obj = OpenFileHandle(bucket, name, volume_.OpenObjectFile(bucket, name, &at));
   if (obj.ok()) {
@@ -467,7 +479,7 @@ Status Store::ForEachObject(const std::string& bucket, const ObjectWalk& walk, c
   const bool mirrored = mirror_.MayHaveCopies(bucket);
   for (bool copies : {false, true}) {
     if (copies && !mirrored) break;
-    for (size_t mp = 0; mp < mps_.size(); ++mp) {
+    for (size_t mp = 0, used = mps_.size(); mp < used; ++mp) {
       if (!mps_.enabled(mp)) continue;
       walkers.emplace_back(copies ? mps_.MirrorDir(mp, bucket) : mps_.ObjectsDir(mp, bucket), walk.prefix, walk.after);
       walker_mp.push_back(mp);
@@ -482,7 +494,10 @@ Status Store::ForEachObject(const std::string& bucket, const ObjectWalk& walk, c
     bool copy;
     bool operator>(const Head& o) const { return *name != *o.name ? *name > *o.name : copy > o.copy; }
   };
-  std::string last;  // the name visited last: no copy of it is visited
+  // The name visited last: no copy of it is visited, nor another object file of it (while
+  // objects may be off their primary, a resilver's move has it on two mountpaths for a moment).
+  const bool track = mirrored || volume_.MayBeOffPrimary();
+  std::string last;
   std::vector<Head> heap;
   heap.reserve(walkers.size());
   auto advance = [&](size_t i) -> Status {
@@ -501,14 +516,14 @@ Status Store::ForEachObject(const std::string& bucket, const ObjectWalk& walk, c
     const size_t at = heap.back().walker;
     SortedWalker& w = walkers[at];
     heap.pop_back();
-    if (mirrored && walker_copies[at] && w.name() == last) {
+    if (track && w.name() == last) {
       AIS_RETURN_IF_ERROR(advance(at));
       continue;
     }
     auto meta = walk.headers ? w.Meta() : Result<const ObjectMeta*>(&no_header);
     if (meta.ok()) {
       AIS_RETURN_IF_ERROR(visit(WalkedObject(w, **meta, walker_mp[at])));
-      if (mirrored) last = w.name();
+      if (track) last = w.name();
     } else if (meta.status().code() == Status::Code::kCorruption) {  // one bad header: not the whole walk
       if (walk.damaged) {
         AIS_RETURN_IF_ERROR(walk.damaged(w.name(), meta.status()));
