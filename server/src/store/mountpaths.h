@@ -67,6 +67,9 @@ class Mountpaths {
   // Whether every mountpath in use is enabled (placement then is plain HRW over all of them).
   size_t num_placeable() const { return num_placeable_.load(std::memory_order_acquire); }
   size_t num_leaving() const { return num_leaving_.load(std::memory_order_acquire); }
+  // Reads of mirrored objects in flight on mountpath mp (ReadingOn counts them): a read picks
+  // the least busy of an object's copies.
+  std::atomic<int32_t>* reading(size_t mp) const { return &slots_[mp].reading; }
 
   // Changes. REQUIRES: one caller at a time (Volume serializes them); readers may run meanwhile.
   // SetEnabled: kEnabled or kDisabled (from any attached state); false if it already was.
@@ -108,6 +111,7 @@ class Mountpaths {
     std::string path;   // written once, before the slot is published
     uint64_t seed = 0;  // HRW hash seed, from the path: placement does not depend on slot order
     std::atomic<State> state{State::kDetached};
+    mutable std::atomic<int32_t> reading{0};
   };
   void CountState(State s, int delta);
 

@@ -196,7 +196,8 @@ Result<ObjectHandle> Store::Open(const std::string& bucket, const std::string& n
 Result<ObjectHandle> Store::OpenQuiet(const std::string& bucket, const std::string& name) {
   if (!buckets_.Get(bucket)) return BucketRegistry::NotFound(bucket);
   size_t mp = 0;
-  return OpenWith(bucket, name, volume_.OpenObjectFile(bucket, name, &mp));
+  auto fd = volume_.OpenObjectFile(bucket, name, &mp);
+  return OpenWith(bucket, name, std::move(fd), mp);
 }
 
 Result<ObjectHandle> Store::Open(const BucketDirs& dirs, const std::string& name, std::span<char> ahead,
@@ -208,18 +209,19 @@ Result<ObjectHandle> Store::Open(const BucketDirs& dirs, const std::string& name
   size_t mp = mps_.PrimaryFor(bucket, name);
   if (props->bid != dirs.bid_ || props->created_ns != dirs.created_ns_ || mp >= dirs.dirs_.size() ||
       !dirs.dirs_[mp].valid()) {
-    return OpenWith(bucket, name, OpenFile(mps_.ObjectPath(mp, bucket, name), O_RDONLY), ahead, got);
+    return OpenWith(bucket, name, OpenFile(mps_.ObjectPath(mp, bucket, name), O_RDONLY), mp, ahead, got);
   }
   atimes_.Touch(bucket, name, NowNs());  // before the open, as Open(bucket, name)
   int fd = ::openat(dirs.dirs_[mp].get(), ObjectRelPath(name).c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     int err = errno;
     if (err == ENOENT && volume_.MayBeOffPrimary()) {
-      return OpenWith(bucket, name, volume_.OpenObjectFile(bucket, name, &mp), ahead, got);
+      auto found = volume_.OpenObjectFile(bucket, name, &mp);
+      return OpenWith(bucket, name, std::move(found), mp, ahead, got);
     }
-    return OpenWith(bucket, name, Status::FromErrno(err, "open " + mps_.ObjectPath(mp, bucket, name)));
+    return OpenWith(bucket, name, Status::FromErrno(err, "open " + mps_.ObjectPath(mp, bucket, name)), mp);
   }
-  return OpenWith(bucket, name, UniqueFd(fd), ahead, got);
+  return OpenWith(bucket, name, UniqueFd(fd), mp, ahead, got);
 }
 
 Result<ObjectHandle> Store::OpenFileHandle(const std::string& bucket, const std::string& name, Result<UniqueFd> fd,
@@ -257,7 +259,7 @@ std::pair<uint64_t, uint64_t> FileId(int fd) {
 }  // namespace
 
 Result<ObjectHandle> Store::OpenWith(const std::string& bucket, const std::string& name, Result<UniqueFd> fd,
-                                     std::span<char> ahead, size_t* got) {
+                                     size_t mp, std::span<char> ahead, size_t* got) {
   auto h = OpenFileHandle(bucket, name, std::move(fd), ahead, got);
   if (!mirror_.MayHaveCopies(bucket)) return h;
   // A mirrored object opens whole (every chunk too), so that a lost chunk falls over to a copy
@@ -265,12 +267,43 @@ Result<ObjectHandle> Store::OpenWith(const std::string& bucket, const std::strin
   if (h.ok() && h->meta().chunked()) {
     if (Status st = h->OpenAll(); !st.ok()) h = st;
   }
-  if (h.ok() || h.status().code() == Status::Code::kConflict) return h;
+  if (h.ok()) {
+    ReadLeastBusy(bucket, name, mp, *h, got);
+    return h;
+  }
+  if (h.status().code() == Status::Code::kConflict) return h;
   auto copy = OpenCopy(bucket, name, {0, 0}, false);
   if (!copy.ok()) return h;
   if (got != nullptr) *got = 0;
   QueueRepair(bucket, name);
   return copy;
+}
+
+void Store::ReadLeastBusy(const std::string& bucket, const std::string& name, size_t mp, ObjectHandle& h,
+                          size_t* got) {
+  const size_t copies = mirror_.Copies(bucket);
+  size_t best = mp;
+  if (copies > 1) {
+    int32_t least = mps_.reading(mp)->load(std::memory_order_relaxed);
+    for (size_t slot : mps_.MirrorSlots(bucket, name, mp, copies)) {
+      const int32_t n = mps_.reading(slot)->load(std::memory_order_relaxed);
+      if (n < least) {
+        least = n;
+        best = slot;
+      }
+    }
+  }
+  if (best != mp) {  // the copy there, if it is of this very version
+    auto c = OpenFileHandle(bucket, name, OpenFile(mps_.MirrorPath(best, bucket, name), O_RDONLY));
+    const ObjectMeta& m = h.meta();
+    if (c.ok() && c->meta().version == m.version && c->meta().size == m.size && c->meta().cksum_value == m.cksum_value) {
+      h = std::move(*c);
+      if (got != nullptr) *got = 0;
+    } else {
+      best = mp;
+    }
+  }
+  h.reading_ = ReadingOn(mps_.reading(best));
 }
 
 Result<ObjectHandle> Store::OpenCopy(const std::string& bucket, const std::string& name,

@@ -344,8 +344,13 @@ class Store {
   Result<ObjectHandle> OpenQuiet(const std::string& bucket, const std::string& name);
   // The rest of Open once `fd` (the object file, if it opened) is known; in a mirrored bucket,
   // a copy when the object file is missing, damaged or (chunked) a chunk is (OpenCopy).
-  Result<ObjectHandle> OpenWith(const std::string& bucket, const std::string& name, Result<UniqueFd> fd,
+  // `mp`: where `fd` is (or was looked for).
+  Result<ObjectHandle> OpenWith(const std::string& bucket, const std::string& name, Result<UniqueFd> fd, size_t mp,
                                 std::span<char> ahead = {}, size_t* got = nullptr);
+  // A mirrored object's read goes to the least busy of its files (Mountpaths::reading): `h`, the
+  // object file on `mp`, or a copy of the same version on one of its slots with fewer reads in
+  // flight (then *got = 0: `ahead` holds nothing of it). `h` counts as a read there while it lives.
+  void ReadLeastBusy(const std::string& bucket, const std::string& name, size_t mp, ObjectHandle& h, size_t* got);
 
   // The rooms, in the order they are built (each uses those before it); constant after Open.
   Volume volume_;

@@ -192,3 +192,43 @@ TEST_F(ResilverTest, ACrashDuplicateListsOnceAndTheResilverKeepsTheNewest) {
 
 }  // namespace
 }  // namespace ais::store_test
+
+namespace ais::store_test {
+namespace {
+
+TEST_F(StoreTest, AMirroredReadGoesToTheLeastBusyCopy) {
+  ASSERT_TRUE(store_->CreateBucket("m2", nlohmann::json::parse(R"({"mirror":{"enabled":true,"copies":2}})")).ok());
+  ASSERT_TRUE(Put("m2", "x", Bytes(5000, 7)).ok());
+  const Mountpaths& mps = store_->mountpaths();
+  const size_t at = mps.PrimaryFor("m2", "x");
+  const size_t slot = mps.MirrorSlots("m2", "x", at, 2).at(0);
+  auto reading = [&](size_t mp) { return mps.reading(mp)->load(); };
+  {
+    auto first = store_->Open("m2", "x");  // nothing in flight: the object file
+    ASSERT_TRUE(first.ok());
+    EXPECT_EQ(reading(at), 1);
+    EXPECT_EQ(reading(slot), 0);
+    auto second = store_->Open("m2", "x");  // its mountpath is busier: the copy
+    ASSERT_TRUE(second.ok());
+    EXPECT_EQ(reading(at), 1);
+    EXPECT_EQ(reading(slot), 1);
+    std::string got(5000, '\0');
+    ASSERT_TRUE(second->OpenAll().ok());
+    ASSERT_TRUE(second->ReadAt(0, got.data(), got.size()).ok());
+    EXPECT_TRUE(SameBytes(got, Bytes(5000, 7)));
+  }
+  EXPECT_EQ(reading(at), 0);  // counted only while the handles live
+  EXPECT_EQ(reading(slot), 0);
+  // A copy that is missing (or of another version) is never read: the object file takes the read.
+  ASSERT_TRUE(Put("plain", "unmirrored", "x").ok());
+  auto busy = store_->Open("m2", "x");
+  const std::string copy = mps.MirrorPath(slot, "m2", "x");
+  std::filesystem::remove(copy);  // as if it fell behind (the repair puts it back later)
+  auto next = store_->Open("m2", "x");
+  ASSERT_TRUE(next.ok());
+  EXPECT_EQ(reading(at), 2);
+  EXPECT_EQ(reading(slot), 0);
+}
+
+}  // namespace
+}  // namespace ais::store_test
