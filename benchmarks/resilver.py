@@ -31,6 +31,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+import requests
+
 from aistore.server import LocalServer
 
 sys.path.append(str(Path(__file__).resolve().parent))
@@ -81,11 +83,12 @@ class Getters:
 
     def _run(self, seed: int) -> None:
         rng = random.Random(seed)
-        while not self._stop.is_set():
-            name = rng.choice(self.names)
-            request(self.endpoint, "GET", f"/v1/objects/bench/{name}")
-            with self._lock:
-                self.count += 1
+        with requests.Session() as s:  # keep-alive, as clients read
+            while not self._stop.is_set():
+                r = s.get(f"{self.endpoint}/v1/objects/bench/{rng.choice(self.names)}", timeout=60)
+                r.raise_for_status()
+                with self._lock:
+                    self.count += 1
 
     def __enter__(self) -> Getters:
         self.start = time.monotonic()

@@ -199,3 +199,8 @@ def test_download_benchmark() -> None:
 def test_resilver_benchmark() -> None:
     out = run_benchmark("resilver.py", "--quick")
     assert "attach a 5th" in out and "detach it" in out, out
+
+
+def test_mirror_reads_benchmark() -> None:
+    out = run_benchmark("mirror_reads.py", "--quick")
+    assert "GET ratio" in out, out
