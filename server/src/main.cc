@@ -20,6 +20,7 @@
 #include "http/tls.h"
 #include "inventory/inventory_catalog.h"
 #include "jobs/job_registry.h"
+#include "jobs/resilver.h"
 #include "jobs/space_monitor.h"
 #include "metrics/access_log.h"
 #include "metrics/metrics.h"
@@ -136,6 +137,7 @@ int Serve(ais::ServerOptions& opts) {
   ais::BatchService batch(opts.batch, jobs);
   ais::CacheTier remote(**store, opts.remote);
   ais::SpaceMonitor space_monitor(**store, jobs);  // the lru job when a filesystem fills up
+  ais::Resilver resilver(**store, jobs);  // after mountpath changes (and one left pending at the last stop)
   opts.etl.dir = opts.store.mountpaths.front() + "/.ais.etl";
   ais::etl::EtlManager etl(opts.etl);
   const std::string& id = (*store)->daemon_id();
@@ -153,6 +155,7 @@ int Serve(ais::ServerOptions& opts) {
   ctx.promote_root = opts.promote_root;
   ctx.auth = authorizer->get();
   ctx.etl = &etl;
+  ctx.resilver = &resilver;
   ctx.max_page_size = opts.max_page_size;
   // Declared after ctx (its feature bits) and before the server: destroyed, its jobs aborted and
   // joined, once no request can reach it.

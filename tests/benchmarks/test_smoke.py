@@ -194,3 +194,13 @@ def test_download_benchmark() -> None:
     for case in ("8 x 64 KiB", "2 x 4 MiB", "1 x 40 MiB"):
         line = next(ln for ln in out.splitlines() if ln.startswith(case))
         assert re.search(r"(\s+\d+){5}\s+[\d.]+x\s+[\d.]+x\s+[\d.]+\s+[\d.]+$", line), out
+
+
+def test_resilver_benchmark() -> None:
+    out = run_benchmark("resilver.py", "--quick")
+    assert "attach a 5th" in out and "detach it" in out, out
+
+
+def test_mirror_reads_benchmark() -> None:
+    out = run_benchmark("mirror_reads.py", "--quick")
+    assert "GET ratio" in out, out

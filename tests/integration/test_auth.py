@@ -235,6 +235,37 @@ ENDPOINTS: list[Endpoint] = [
         A.ADMIN,
         lambda s, n: ("PUT", "/v1/cluster/set-config", None, {"features": "0"}),
     ),
+    # Mountpath actions on no mountpath: allowed, they reach the handler (404), change nothing.
+    (
+        "attach mountpath",
+        A.ADMIN,
+        lambda s, n: (
+            "PUT",
+            "/v1/daemon/mountpaths",
+            {"action": "attach-mp", "value": f"/no/mp{n}"},
+            None,
+        ),
+    ),
+    (
+        "detach mountpath",
+        A.ADMIN,
+        lambda s, n: (
+            "DELETE",
+            "/v1/daemon/mountpaths",
+            {"action": "detach-mp", "value": f"/no/mp{n}"},
+            None,
+        ),
+    ),
+    (
+        "disable mountpath",
+        A.ADMIN,
+        lambda s, n: (
+            "POST",
+            "/v1/daemon/mountpaths",
+            {"action": "disable-mp", "value": f"/no/mp{n}"},
+            None,
+        ),
+    ),
     (
         "start a job",
         A.ADMIN,

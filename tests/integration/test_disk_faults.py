@@ -232,7 +232,7 @@ def test_mountpath_api_errors(mp_srv: LocalServer) -> None:
     assert mp_action(ep, "disable-mp", 7)[0] == 400
     assert mp_action(ep, "disable-mp", "/no/such/mountpath")[0] == 404
     assert mp_action(ep, "explode-mp", str(mp_srv.mountpaths[0]))[0] == 400
-    assert mp_action(ep, "attach-mp", "/new/disk", method="PUT")[0] == 501
+    assert mp_action(ep, "attach-mp", "/new/disk", method="PUT")[0] == 404  # no such directory
 
 
 def test_disable_enable_keeps_the_newest_bytes(mp_srv: LocalServer) -> None:

@@ -157,7 +157,7 @@ ais::Status Downloader::Run(JobControl& jc, const std::shared_ptr<Job>& job) {
   const DownloadRequest& req = job->req;
   int64_t workers = req.connections > 0 ? std::min(req.connections, kMaxConnections)
                                         : std::clamp<int64_t>(opts_.workers_per_mountpath *
-                                                                  static_cast<int64_t>(store_.mountpaths().size()),
+                                                                  static_cast<int64_t>(store_.mountpaths().count()),
                                                               1, 64);
   if (req.type == DownloadType::kSingle) workers = 1;
   BoundedQueue<std::pair<DownloadItem, uint64_t>> queue(kQueueMax);  // files from the lister to the workers

@@ -420,7 +420,7 @@ Task<Handled> SetBucketProps(ServerContext& ctx, Exchange& ex, const ApiCall& ca
 // mirror.enabled (N > 1) and mirror.copies, then brings every object to N copies (job).
 Task<Handled> MakeNCopies(ServerContext& ctx, Exchange& ex, const ApiCall& call) {
   const nlohmann::json& v = call.msg.value;
-  const size_t mountpaths = ctx.store.mountpaths().size();
+  const size_t mountpaths = ctx.store.mountpaths().count();
   std::optional<int64_t> n;
   if (v.is_number_integer()) n = v.get<int64_t>();
   if (v.is_string()) {

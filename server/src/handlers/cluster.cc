@@ -115,20 +115,54 @@ Task<Handled> EnableMountpath(ServerContext& ctx, Exchange& ex, const ApiCall& c
   co_return co_await ex.Reply(http::status::ok);
 }
 
+namespace {
+
+// AIS QparamDontResilver ("dntres"): true leaves the objects where they are (a detached
+// mountpath's are gone from this node, unless mirrored). Refused while a resilver runs, as AIS.
+Result<bool> DontResilver(ServerContext& ctx, const Exchange& ex) {
+  const std::string v = ex.query("dntres").value_or("");
+  bool on = false;
+  if (v == "true" || v == "1" || v == "t" || v == "T" || v == "TRUE" || v == "True") {
+    on = true;
+  } else if (!(v.empty() || v == "false" || v == "0" || v == "f" || v == "F" || v == "FALSE" || v == "False")) {
+    return Status::InvalidArgument("invalid query parameter dntres=\"" + v.substr(0, 32) + "\" (expecting a boolean)");
+  }
+  if (on && !ctx.jobs.Query("", "resilver", "", true).empty()) {
+    return Status::InvalidArgument(
+        "cannot use --no-resilver (or the respective query parameter) while resilver is in progress");
+  }
+  return on;
+}
+
+}  // namespace
+
 Task<Handled> DisableMountpath(ServerContext& ctx, Exchange& ex, const ApiCall& call) {
   auto path = MountpathOf(call.msg);
   if (!path.ok()) co_return path.status();
-  if (Status st = ctx.store.DisableMountpath(*path, "disabled by request"); !st.ok()) co_return st;
+  auto dont = DontResilver(ctx, ex);
+  if (!dont.ok()) co_return dont.status();
+  if (Status st = ctx.store.DisableMountpath(*path, "disabled by request", !*dont); !st.ok()) co_return st;
   co_return co_await ex.Reply(http::status::ok);
 }
 
-Task<Handled> AttachDetachMountpath(ServerContext&, Exchange&, const ApiCall& call) {
+Task<Handled> AttachMountpath(ServerContext& ctx, Exchange& ex, const ApiCall& call) {
   auto path = MountpathOf(call.msg);
   if (!path.ok()) co_return path.status();
-  co_return Status::NotSupported(call.msg.action +
-                                 ": mountpaths are fixed at startup (--mountpath); use enable-mp/disable-mp");
+  if (!ex.query("mountpath_label").value_or("").empty()) {
+    co_return Status::NotSupported("attach-mp: mountpath labels are not supported here (mountpath_label)");
+  }
+  if (Status st = ctx.store.AttachMountpath(*path); !st.ok()) co_return st;
+  co_return co_await ex.Reply(http::status::ok);
 }
 
+Task<Handled> DetachMountpath(ServerContext& ctx, Exchange& ex, const ApiCall& call) {
+  auto path = MountpathOf(call.msg);
+  if (!path.ok()) co_return path.status();
+  auto dont = DontResilver(ctx, ex);
+  if (!dont.ok()) co_return dont.status();
+  if (Status st = ctx.store.DetachMountpath(*path, !*dont); !st.ok()) co_return st;
+  co_return co_await ex.Reply(http::status::ok);
+}
 
 namespace {
 

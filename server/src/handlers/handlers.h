@@ -26,7 +26,8 @@ Task<Handled> StartJobByKind(ServerContext& ctx, Exchange& ex, const ApiCall& ca
 Task<Handled> StopJobs(ServerContext& ctx, Exchange& ex, const ApiCall& call);           // action stop
 Task<Handled> EnableMountpath(ServerContext& ctx, Exchange& ex, const ApiCall& call);
 Task<Handled> DisableMountpath(ServerContext& ctx, Exchange& ex, const ApiCall& call);
-Task<Handled> AttachDetachMountpath(ServerContext& ctx, Exchange& ex, const ApiCall& call);  // refused: fixed at startup
+Task<Handled> AttachMountpath(ServerContext& ctx, Exchange& ex, const ApiCall& call);
+Task<Handled> DetachMountpath(ServerContext& ctx, Exchange& ex, const ApiCall& call);
 
 // ---- queries: GET /v1/cluster?what=, /v1/daemon?what= (cluster.cc, node_actions.cc) ----------
 // Job queries (body: xact.QueryMsg): what=status, status_all, qryxstats, running_all.

@@ -24,6 +24,7 @@
 #include "remote/cache_tier.h"
 #include "jobs/job_kinds.h"
 #include "jobs/maintenance_jobs.h"
+#include "jobs/resilver.h"
 #include "store/bck.h"
 #include "store/bucket_props.h"
 #include "store/names.h"
@@ -160,7 +161,7 @@ nlohmann::json Tcdf(Store& store, bool with_paths) {
   const CapStatus cs = store.capacity().Refresh();  // a query shows the disks as they are now
   nlohmann::json mps = nlohmann::json::object();
   for (const MountpathCapacity& c : cs.mountpaths) {
-    const std::string& p = store.mountpaths().paths()[c.mp];
+    const std::string& p = store.mountpaths().path(c.mp);
     std::string disk = DiskOf(p);
     FsInfo fs = FsOf(p);
     mps[p] = {{"used", std::to_string(c.used)},
@@ -358,7 +359,7 @@ nlohmann::json MetricNames(const Store& store, NodeRole role) {
   m["lru.evict.n"] = "counter";
   m["lru.evict.size"] = "size";
   std::set<std::string> disks;
-  for (const auto& p : store.mountpaths().paths()) {
+  for (const auto& p : store.mountpaths().Attached()) {
     if (std::string d = DiskOf(p); !d.empty()) disks.insert(d);
   }
   for (const auto& d : disks) {
@@ -413,7 +414,7 @@ nlohmann::json NodeConfigJson(const ServerContext& ctx, const Exchange& ex, Node
   NodeAddr a = AddrOf(ctx, ex);
   nlohmann::json paths = nlohmann::json::object();
   if (role == NodeRole::kTarget) {
-    for (const auto& p : ctx.store.mountpaths().paths()) paths[p] = "";
+    for (const auto& p : ctx.store.mountpaths().Attached()) paths[p] = "";
   }
   c["fspaths"] = {{"paths", paths}};
   c["confdir"] = "";
@@ -527,7 +528,7 @@ nlohmann::json ClusterSysinfoJson(ServerContext& ctx) {
 
 nlohmann::json MountpathListJson(const Store& store) {
   MountpathState st = store.GetMountpaths();
-  return {{"available", st.available}, {"waiting_dd", nlohmann::json::array()}, {"disabled", st.disabled}};
+  return {{"available", st.available}, {"waiting_dd", st.waiting_dd}, {"disabled", st.disabled}};
 }
 
 // meta.BMD: provider -> namespace ("@#", the global one) -> bucket name -> props. A remote
@@ -573,8 +574,10 @@ Task<Handled> StartJobByKind(ServerContext& ctx, Exchange& ex, const ApiCall& ca
     auto props = store.GetBucket(buckets->front());
     if (!props.ok()) co_return props.status();
     fn = [&store, b = buckets->front(), n = props->copies()](JobControl& jc) { return RunMakeNCopies(store, jc, b, n); };
+  } else if (kind == "resilver" && ctx.resilver != nullptr) {  // the real one (jobs/resilver.h)
+    co_return co_await ex.Reply(http::status::ok, {}, ctx.resilver->Start(), "text/plain");
   } else if (kind == "rebalance" || kind == "resilver") {
-    fn = [](JobControl&) { return Status::OK(); };  // one node, one target: nothing to move
+    fn = [](JobControl&) { return Status::OK(); };  // one node, one target: nothing to move across nodes
   } else if (kind == "rechunk") {
     if (buckets->size() != 1) {
       co_return Status::InvalidArgument("rechunk: expecting exactly one bucket");

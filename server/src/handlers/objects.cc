@@ -38,7 +38,7 @@ constexpr uint64_t kInlineExtractMax = 1 << 20;  // archived files up to this si
 
 std::string Location(const ServerContext& ctx, const std::string& bucket, const std::string& name) {
   const auto& mps = ctx.store.mountpaths();
-  return "t[" + ctx.node.daemon_id + "]:mp[" + mps.paths()[mps.PrimaryFor(bucket, name)] + "]";
+  return "t[" + ctx.node.daemon_id + "]:mp[" + mps.path(mps.PrimaryFor(bucket, name)) + "]";
 }
 
 void AddChecksum(HeaderList& h, const ObjectMeta& m) {

@@ -250,7 +250,7 @@ Result<BucketSummary> SummarizeBucket(Store& store, JobControl& jc, const std::s
   BucketSummary s;
   const Mountpaths& mps = store.mountpaths();
   std::set<unsigned long> fsids;
-  for (const auto& p : mps.paths()) {
+  for (const auto& p : mps.Attached()) {
     struct statvfs vfs{};
     if (::statvfs(p.c_str(), &vfs) == 0 && fsids.insert(vfs.f_fsid).second) {
       s.disks_size += static_cast<uint64_t>(vfs.f_blocks) * vfs.f_frsize;

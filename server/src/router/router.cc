@@ -211,7 +211,7 @@ Task<Handled> ServeMetrics(ServerContext& ctx, Exchange& ex) {
   // Open to any scraper (as AIS): with tokens required it names no mountpath (the server's
   // directory layout); GET /v1/daemon?what=mountpaths, which takes a token, does.
   const bool tokens = ctx.auth && ctx.auth->required();
-  for (const auto& p : tokens ? std::vector<std::string>() : ctx.store.mountpaths().paths()) {
+  for (const auto& p : tokens ? std::vector<std::string>() : ctx.store.mountpaths().Attached()) {
     struct statvfs v{};
     if (::statvfs(p.c_str(), &v) != 0) continue;
     const uint64_t total = static_cast<uint64_t>(v.f_blocks) * v.f_frsize;

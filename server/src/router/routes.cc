@@ -51,11 +51,19 @@ std::vector<Action> ClusterActions() {
           {"stop", kAdmin, "abort the jobs the value selects (ID, Kind, Bck)", LocalOnly(StopJobs)}};
 }
 
+std::vector<Param> MountpathQuery() {
+  return {{"dntres", "boolean", "detach-mp, disable-mp: true runs no resilver (refused while one runs)"},
+          {"mountpath_label", "string", "attach-mp: AIS mountpath labels are not supported (501 if set)"}};
+}
+
 std::vector<Action> MountpathActions() {
   return {{"enable-mp", kAdmin, "enable a mountpath", LocalOnly(EnableMountpath)},
           {"disable-mp", kAdmin, "disable a mountpath", LocalOnly(DisableMountpath)},
-          {"attach-mp", kAdmin, "not supported (501)", LocalOnly(AttachDetachMountpath)},
-          {"detach-mp", kAdmin, "not supported (501)", LocalOnly(AttachDetachMountpath)}};
+          {"attach-mp", kAdmin, "attach a directory as a new mountpath (PUT); a resilver job follows",
+           LocalOnly(AttachMountpath)},
+          {"detach-mp", kAdmin,
+           "detach a mountpath (DELETE): leaving until a resilver job moved its objects off, then gone",
+           LocalOnly(DetachMountpath)}};
 }
 
 // The keys set-config takes from the query.
@@ -159,8 +167,8 @@ std::vector<RouteSpec> Build() {
                .response_type = "text/plain"});
   for (M m : {M::kPost, M::kPut, M::kDelete}) {
     t.push_back({.method = m, .path = "/v1/daemon/mountpaths", .area = "daemon",
-                 .summary = "enable or disable a mountpath (attach/detach: 501, mountpaths are fixed at startup)",
-                 .bits = kAdmin, .actions = MountpathActions(),
+                 .summary = "attach, detach, enable or disable a mountpath (each followed by a resilver job)",
+                 .bits = kAdmin, .actions = MountpathActions(), .query = MountpathQuery(),
                  .headers = {kAisToken}, .request_type = "application/json", .request_schema = "ActionMsg"});
   }
   t.push_back({.method = M::kGet, .path = "/v1/reverse/daemon", .area = "reverse",
@@ -178,7 +186,7 @@ std::vector<RouteSpec> Build() {
   for (M m : {M::kPost, M::kPut, M::kDelete}) {
     t.push_back({.method = m, .path = "/v1/reverse/daemon/mountpaths", .area = "reverse",
                  .summary = "a mountpath action on a node by ID (as /v1/daemon/mountpaths)", .by_node = true,
-                 .bits = kAdmin, .actions = MountpathActions(),
+                 .bits = kAdmin, .actions = MountpathActions(), .query = MountpathQuery(),
                  .headers = {kNodeId, kAisToken}, .request_type = "application/json", .request_schema = "ActionMsg"});
   }
   std::vector<WhatValue> cluster_queries = {

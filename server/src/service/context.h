@@ -23,6 +23,7 @@ class BatchService;  // handlers/batch_stream.h
 class CacheTier;     // remote/cache_tier.h
 class Downloader;    // download/downloader.h
 class AccessLog;     // metrics/access_log.h
+class Resilver;      // jobs/resilver.h
 namespace auth {
 class Authorizer;  // auth/authorizer.h
 }
@@ -48,6 +49,7 @@ struct ServerContext {
   AccessLog* access_log = nullptr;   // --access-log (metrics/access_log.h); null: off
   etl::EtlManager* etl = nullptr;    // the ETLs (transformers as local processes); set by main
   Downloader* download = nullptr;    // download jobs (/v1/download); set by main
+  Resilver* resilver = nullptr;      // the resilver after mountpath changes; set by main
   TlsOptions tls;  // HTTPS: the files, shown in the cluster config's net.http
   // S3 access key id -> secret (--s3-credentials): set, S3 requests need a valid SigV4
   // signature by one of them (s3/sigv4.h) or, with tokens required, a token.

@@ -63,7 +63,7 @@ CapStatus Capacity::Refresh(bool notify) {
   for (size_t mp = 0; mp < mps_.size(); ++mp) {
     if (!mps_.enabled(mp)) continue;
     struct statvfs v{};
-    if (::statvfs(mps_.paths()[mp].c_str(), &v) != 0 || v.f_blocks == 0) continue;
+    if (::statvfs(mps_.path(mp).c_str(), &v) != 0 || v.f_blocks == 0) continue;
     MountpathCapacity c;
     c.mp = mp;
     c.fsid = v.f_fsid;

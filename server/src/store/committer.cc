@@ -6,10 +6,13 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <shared_mutex>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "store/bck.h"
 #include "store/header_cache.h"
@@ -23,6 +26,30 @@ namespace ais {
 namespace {
 
 constexpr const char* kChunkMarkerPrefix = "chunks-";
+constexpr const char* kMoveMarkerPrefix = "moving-";
+
+// Copies the whole of `in` (size bytes) to `out`: in the kernel where it can, else through a buffer.
+Status CopyFileBytes(int in, int out, uint64_t size) {
+  off_t in_off = 0, out_off = 0;
+  bool kernel = true;
+  while (static_cast<uint64_t>(in_off) < size && kernel) {
+    ssize_t n = ::copy_file_range(in, &in_off, out, &out_off, size - static_cast<uint64_t>(in_off), 0);
+    if (n > 0) continue;
+    if (n == 0) return Status::IOError("copy: the source shrank");
+    if (errno == EINTR) continue;
+    if (errno != EXDEV && errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP) return Status::FromErrno(errno, "copy_file_range");
+    kernel = false;
+  }
+  std::vector<char> buf(1 << 20);
+  while (static_cast<uint64_t>(in_off) < size) {
+    const size_t want = static_cast<size_t>(std::min<uint64_t>(buf.size(), size - static_cast<uint64_t>(in_off)));
+    AIS_RETURN_IF_ERROR(PreadAll(in, buf.data(), want, static_cast<uint64_t>(in_off)));
+    AIS_RETURN_IF_ERROR(PwriteAll(out, buf.data(), want, static_cast<uint64_t>(out_off)));
+    in_off += static_cast<off_t>(want);
+    out_off += static_cast<off_t>(want);
+  }
+  return Status::OK();
+}
 
 // Reads the committed object's header, if any.
 Result<ObjectMeta> ReadMetaAt(const std::string& path) {
@@ -103,10 +130,10 @@ Status Committer::Recover() {
     if (!mps_.enabled(mp)) continue;
     // Interrupted writes of the BMD, the state file and the header snapshot sit next to them
     // (AtomicWriteFile's "<file>.tmp.<n>").
-    if (DIR* d = ::opendir(mps_.paths()[mp].c_str())) {
+    if (DIR* d = ::opendir(mps_.path(mp).c_str())) {
       while (dirent* de = ::readdir(d)) {
         std::string n = de->d_name;
-        if (n.starts_with(".ais.") && n.find(".tmp.") != std::string::npos) ::unlink((mps_.paths()[mp] + "/" + n).c_str());
+        if (n.starts_with(".ais.") && n.find(".tmp.") != std::string::npos) ::unlink((mps_.path(mp) + "/" + n).c_str());
       }
       ::closedir(d);
     }
@@ -122,6 +149,16 @@ Status Committer::Recover() {
     for (auto& n : names) {
       std::string path = work + "/" + n;
       if (n == kQuarantineDir) continue;  // damaged objects the scrub set aside: kept
+      if (n.starts_with(kMoveMarkerPrefix)) {  // a move cut short: finished if its copy is in place
+        auto content = ReadFile(path);
+        auto j = content.ok() ? nlohmann::json::parse(*content, nullptr, false) : nlohmann::json();
+        if (j.is_object() && j.contains("from") && j["from"].is_string() && j.contains("to") && j["to"].is_string()) {
+          const std::string from = j["from"], to = j["to"];
+          if (::access(to.c_str(), F_OK) == 0 && ::unlink(from.c_str()) == 0) Headers().ForgetPath(from);
+        }
+        ::unlink(path.c_str());
+        continue;
+      }
       if (!n.starts_with(kChunkMarkerPrefix)) {  // temp files and trash of destroyed buckets
         AIS_RETURN_IF_ERROR(RemoveTree(path));
         continue;
@@ -219,7 +256,7 @@ Status Committer::RemoveLeftovers(std::chrono::seconds age, const std::function<
     const std::string providers[] = {"ais", std::string(kProviderAws), std::string(kProviderGcp),
                                      std::string(kProviderAzure)};
     for (const std::string& provider : providers) {
-      const std::string parent = mps_.paths()[mp] + "/" + provider;
+      const std::string parent = mps_.path(mp) + "/" + provider;
       for (fs::directory_iterator it(parent, ec), end; !ec && it != end; it.increment(ec)) {
         if (stop()) return Status::OK();
         const std::string name = it->path().filename().string();
@@ -274,6 +311,46 @@ Status Committer::RemoveUnreferencedChunks(const std::string& bucket, const std:
 std::mutex& Committer::StripeFor(const std::string& bucket, const std::string& name) {
   uint64_t h = XXH64(name.data(), name.size(), XXH64(bucket.data(), bucket.size(), 0));
   return stripes_[h % stripes_.size()];
+}
+
+Status Committer::Move(const std::string& bucket, const std::string& from, size_t to_mp, const std::string& to,
+                       uint64_t* bytes) {
+  auto in = OpenFile(from, O_RDONLY);
+  if (!in.ok()) return in.status();
+  struct stat st {};
+  if (::fstat(in->get(), &st) != 0) return Status::FromErrno(errno, "fstat " + from);
+  *bytes = static_cast<uint64_t>(st.st_size);
+  const std::string temp = TempPath(to_mp);
+  const std::string marker = mps_.WorkDir(to_mp) + "/" + kMoveMarkerPrefix + RandomId(12);
+  auto cleanup = [&](Status st) {
+    ::unlink(temp.c_str());
+    ::unlink(marker.c_str());
+    return st;
+  };
+  {
+    auto out = OpenFile(temp, O_WRONLY | O_CREAT | O_EXCL);
+    if (!out.ok()) return out.status();
+    if (Status c = CopyFileBytes(in->get(), out->get(), *bytes); !c.ok()) return cleanup(c);
+    if (fsync()) {
+      if (Status s = FsyncFd(out->get(), temp); !s.ok()) return cleanup(s);
+    }
+  }
+  nlohmann::json m = {{"bucket", bucket}, {"from", from}, {"to", to}};
+  if (Status s = AtomicWriteFile(marker, JsonText(m), fsync()); !s.ok()) return cleanup(s);
+  int rc = -1;
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    rc = ::rename(temp.c_str(), to.c_str());
+    if (rc == 0 || errno != ENOENT) break;
+    if (!buckets_.Get(bucket)) return cleanup(BucketRegistry::NotFound(bucket));  // its dirs went to trash
+    if (Status s = MkdirAll(DirName(to)); !s.ok()) return cleanup(s);
+  }
+  if (rc != 0) return cleanup(Status::FromErrno(errno, "rename " + temp + " " + to));
+  if (fsync()) (void)FsyncDir(DirName(to));
+  Headers().ForgetPath(to);
+  ::unlink(from.c_str());
+  Headers().ForgetPath(from);
+  ::unlink(marker.c_str());
+  return Status::OK();
 }
 
 std::string Committer::TempPath(size_t mp) const { return mps_.WorkDir(mp) + "/" + RandomId(16) + ".tmp"; }
@@ -374,6 +451,11 @@ Status Committer::CommitFile(const std::string& bucket, size_t mp, const std::st
       ~DropUnplaced() { Mirror::Drop(c); }
     } drop_unplaced{copies};
     if (old && old->chunked()) AIS_RETURN_IF_ERROR(WriteChunkMarker(mp, bucket, meta->name, old->upload_id));
+    std::shared_lock leaving(volume_.commit_mu());  // see NoteLeavingFiles
+    if (!mps_.enabled(mp)) {  // detached or disabled since the writer chose it
+      return Status::Unavailable("mountpath " + mps_.path(mp) + " left while " + ObjectCname(bucket, meta->name) +
+                                 " was written; write it again");
+    }
     // rename() needs the parent directories; a concurrent delete may rmdir them in between.
     int rc = -1;
     for (int attempt = 0; attempt < 4; ++attempt) {
@@ -395,10 +477,21 @@ Status Committer::CommitFile(const std::string& bucket, size_t mp, const std::st
     }
     KeepHeader(path, temp_fd, meta);
     if (mirrored) mirror_.Place(bucket, meta->name, copies);
+    if (mps_.num_leaving() > 0) NoteLeavingFiles(bucket, mp, *meta);
+    leaving.unlock();
     if (fsync()) AIS_RETURN_IF_ERROR(FsyncDir(DirName(path)));
   }
   if (old && old->chunked()) DropChunks(mp, bucket, old->upload_id);
   return Status::OK();
+}
+
+void Committer::NoteLeavingFiles(const std::string& bucket, size_t mp, const ObjectMeta& meta) {
+  bool leaving = !mps_.placeable(mp);
+  for (size_t m = 0, used = mps_.size(); !leaving && meta.chunked() && m < used; ++m) {
+    if (mps_.state(m) != Mountpaths::State::kLeaving) continue;
+    leaving = ::access(mps_.ChunkDir(m, bucket, meta.upload_id).c_str(), F_OK) == 0;
+  }
+  if (leaving) volume_.NoteLateWrite();
 }
 
 Status Committer::CommitChunked(const std::string& bucket, size_t mp, ObjectMeta* meta,

@@ -13,6 +13,10 @@
 // - Recover, at startup, deletes temp files and every chunk directory whose marker names an
 //   upload that the committed object file does not reference; a crash at any step leaves either
 //   the old object or the new one, and nothing that recovery does not sweep.
+// - A file moves to another mountpath (resilver) as a copy renamed into place, then the old one
+//   unlinked, with a move marker (<work>/moving-<id>: from, to) from before the rename until
+//   after the unlink: one of the two is whole at every moment, and Recover finishes a move a
+//   crash cut short (once `to` exists, `from` goes).
 #pragma once
 
 #include <array>
@@ -77,6 +81,11 @@ class Committer {
   Status Remove(const std::string& bucket, const std::string& name,
                 const std::function<bool(const ObjectMeta&)>& keep = {}, uint64_t* removed_bytes = nullptr);
 
+  // Moves the file `from` (an object file or a chunk of bucket's) to `to` on mountpath to_mp, as
+  // stated above; *bytes: its size. REQUIRES: `to` absent; the stripe lock of its object.
+  Status Move(const std::string& bucket, const std::string& from, size_t to_mp, const std::string& to,
+              uint64_t* bytes);
+
   // Drops the copies on other enabled mountpaths that an object file on `mp` duplicates (the
   // copy with the higher version, then the later atime, wins): run before `mp` is enabled.
   Status Reconcile(size_t mp);
@@ -113,6 +122,10 @@ class Committer {
   Volume& volume_;
   const Mountpaths& mps_;
   const BucketRegistry& buckets_;
+  // A commit whose object file or chunks are on a leaving mountpath (its writer chose it before
+  // the detach began): the resilver under way may have passed its name (Volume::NoteLateWrite).
+  void NoteLeavingFiles(const std::string& bucket, size_t mp, const ObjectMeta& meta);
+
   Mirror& mirror_;
   std::array<std::mutex, 256> stripes_;
 };

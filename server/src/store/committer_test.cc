@@ -151,7 +151,7 @@ TEST_F(StoreTest, RecoveryOfHandCraftedDebris) {
   const std::string kept = Bytes(6000, 80);
   auto committed = Put("chunky", "committed", kept);
   ASSERT_TRUE(committed.ok());
-  const Mountpaths mps = store_->mountpaths();  // a copy: the store is reopened below
+  const Mountpaths mps(store_->mountpaths().paths());  // its own: the store is reopened below
   auto write = [](const std::string& path, const std::string& content) {
     fs::create_directories(fs::path(path).parent_path());
     std::ofstream(path) << content;

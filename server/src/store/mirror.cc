@@ -113,7 +113,7 @@ void Mirror::Place(const std::string& bucket, const std::string& name, PreparedC
       continue;
     }
     ::unlink(prepared.temps[i].c_str());
-    LogWarning(ObjectCname(bucket, name) + ": copy on " + mps_.paths()[prepared.mps[i]] + " not placed: " + st.message());
+    LogWarning(ObjectCname(bucket, name) + ": copy on " + mps_.path(prepared.mps[i]) + " not placed: " + st.message());
     degraded = true;
   }
   prepared = {};

@@ -10,39 +10,79 @@
 
 namespace ais {
 
-Mountpaths::Mountpaths(std::vector<std::string> paths) : paths_(std::move(paths)) {
-  for (auto& p : paths_) {
+Mountpaths::Mountpaths(std::vector<std::string> paths) : slots_(std::make_unique<Slot[]>(kMaxSlots)) {
+  for (auto& p : paths) {
     while (p.size() > 1 && p.back() == '/') p.pop_back();
   }
-  std::sort(paths_.begin(), paths_.end());
-  for (auto& p : paths_) seeds_.push_back(XXH64(p.data(), p.size(), 0));
-  disabled_ = std::make_unique<std::atomic<bool>[]>(paths_.size());
-  for (size_t i = 0; i < paths_.size(); ++i) disabled_[i].store(false);
+  std::sort(paths.begin(), paths.end());
+  for (const auto& p : paths) (void)Add(p);
 }
 
-Mountpaths::Mountpaths(const Mountpaths& o)
-    : paths_(o.paths_), seeds_(o.seeds_), disabled_(std::make_unique<std::atomic<bool>[]>(o.paths_.size())) {
-  for (size_t i = 0; i < paths_.size(); ++i) disabled_[i].store(!o.enabled(i));
-  num_disabled_.store(o.num_disabled());
+Result<size_t> Mountpaths::Add(const std::string& path, State s) {
+  if (auto mp = Find(path)) {
+    SetState(*mp, s);
+    return *mp;
+  }
+  const size_t mp = used_.load(std::memory_order_relaxed);
+  if (mp >= kMaxSlots) {
+    return Status::InvalidArgument("too many mountpaths: at most " + std::to_string(kMaxSlots) +
+                                   " distinct paths per run (restart to reuse detached slots)");
+  }
+  Slot& slot = slots_[mp];
+  slot.path = path;
+  slot.seed = XXH64(path.data(), path.size(), 0);
+  slot.state.store(s, std::memory_order_relaxed);
+  CountState(s, +1);
+  used_.store(mp + 1, std::memory_order_release);  // publishes the slot
+  return mp;
+}
+
+void Mountpaths::CountState(State s, int delta) {
+  if (s == State::kDisabled) num_disabled_.fetch_add(static_cast<size_t>(delta), std::memory_order_acq_rel);
+  if (s == State::kEnabled) num_placeable_.fetch_add(static_cast<size_t>(delta), std::memory_order_acq_rel);
+  if (s == State::kLeaving) num_leaving_.fetch_add(static_cast<size_t>(delta), std::memory_order_acq_rel);
+}
+
+void Mountpaths::SetState(size_t mp, State s) {
+  State was = slots_[mp].state.exchange(s, std::memory_order_acq_rel);
+  if (was == s) return;
+  CountState(was, -1);
+  CountState(s, +1);
+}
+
+bool Mountpaths::SetEnabled(size_t mp, bool on) {
+  const State want = on ? State::kEnabled : State::kDisabled;
+  if (state(mp) == want) return false;
+  SetState(mp, want);
+  return true;
+}
+
+size_t Mountpaths::count() const {
+  size_t n = 0;
+  for (size_t mp = 0, used = size(); mp < used; ++mp) n += attached(mp) ? 1 : 0;
+  return n;
+}
+
+std::vector<std::string> Mountpaths::paths() const {
+  std::vector<std::string> out;
+  for (size_t mp = 0, used = size(); mp < used; ++mp) out.push_back(slots_[mp].path);
+  return out;
+}
+
+std::vector<std::string> Mountpaths::Attached() const {
+  std::vector<std::string> out;
+  for (size_t mp = 0, used = size(); mp < used; ++mp) {
+    if (attached(mp)) out.push_back(slots_[mp].path);
+  }
+  return out;
 }
 
 std::optional<size_t> Mountpaths::Find(std::string_view path) const {
   while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
-  for (size_t i = 0; i < paths_.size(); ++i) {
-    if (paths_[i] == path) return i;
+  for (size_t mp = 0, used = size(); mp < used; ++mp) {
+    if (slots_[mp].path == path) return mp;
   }
   return std::nullopt;
-}
-
-bool Mountpaths::SetEnabled(size_t mp, bool on) const {
-  bool was_disabled = disabled_[mp].exchange(!on, std::memory_order_acq_rel);
-  if (was_disabled == !on) return false;
-  if (on) {
-    num_disabled_.fetch_sub(1, std::memory_order_acq_rel);
-  } else {
-    num_disabled_.fetch_add(1, std::memory_order_acq_rel);
-  }
-  return true;
 }
 
 std::vector<size_t> Mountpaths::Ranked(std::string_view bucket, std::string_view object) const {
@@ -51,8 +91,11 @@ std::vector<size_t> Mountpaths::Ranked(std::string_view bucket, std::string_view
   key.append(bucket).push_back('/');
   key.append(object);
   std::vector<std::pair<uint64_t, size_t>> scored;
-  scored.reserve(paths_.size());
-  for (size_t i = 0; i < paths_.size(); ++i) scored.emplace_back(XXH64(key.data(), key.size(), seeds_[i]), i);
+  const size_t used = size();
+  scored.reserve(used);
+  for (size_t i = 0; i < used; ++i) {
+    if (attached(i)) scored.emplace_back(XXH64(key.data(), key.size(), slots_[i].seed), i);
+  }
   // Same order as the single best choice below: higher score first, lower index on a tie.
   std::sort(scored.begin(), scored.end(),
             [](const auto& a, const auto& b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
@@ -63,35 +106,43 @@ std::vector<size_t> Mountpaths::Ranked(std::string_view bucket, std::string_view
 }
 
 size_t Mountpaths::PrimaryFor(std::string_view bucket, std::string_view object) const {
-  if (paths_.size() == 1) return 0;
-  if (num_disabled() > 0) {
-    auto ranked = Ranked(bucket, object);
-    for (size_t mp : ranked) {
-      if (enabled(mp)) return mp;
-    }
-    return ranked[0];
-  }
+  const size_t used = size();
+  if (used == 1) return 0;
   std::string key;
   key.reserve(bucket.size() + object.size() + 1);
   key.append(bucket).push_back('/');
   key.append(object);
-  size_t best = 0;
-  uint64_t best_score = 0;
-  for (size_t i = 0; i < paths_.size(); ++i) {
-    uint64_t score = XXH64(key.data(), key.size(), seeds_[i]);
-    if (i == 0 || score > best_score) {
+  // One pass: the best placeable slot, and the best attached one should none be placeable.
+  size_t best = used, any = used;
+  uint64_t best_score = 0, any_score = 0;
+  for (size_t i = 0; i < used; ++i) {
+    const State s = state(i);
+    if (s == State::kDetached) continue;
+    uint64_t score = XXH64(key.data(), key.size(), slots_[i].seed);
+    if (any == used || score > any_score) {
+      any = i;
+      any_score = score;
+    }
+    if (s == State::kEnabled && (best == used || score > best_score)) {
       best = i;
       best_score = score;
     }
   }
-  return best;
+  return best != used ? best : (any != used ? any : 0);
 }
 
 size_t Mountpaths::ForChunk(std::string_view upload_id, uint32_t chunk_num) const {
-  uint64_t start = XXH64(upload_id.data(), upload_id.size(), 0);
-  auto mp = static_cast<size_t>((start + chunk_num) % paths_.size());
-  for (size_t k = 0; k < paths_.size() && !enabled(mp); ++k) mp = (mp + 1) % paths_.size();
-  return mp;
+  const size_t used = size();
+  const size_t n = std::max<size_t>(num_placeable(), 1);
+  const uint64_t start = XXH64(upload_id.data(), upload_id.size(), 0);
+  size_t k = static_cast<size_t>((start + chunk_num) % n);  // the k-th placeable slot
+  for (size_t i = 0; i < used; ++i) {
+    if (placeable(i) && k-- == 0) return i;
+  }
+  for (size_t i = 0; i < used; ++i) {  // none placeable (or a change raced this call)
+    if (enabled(i)) return i;
+  }
+  return 0;
 }
 
 std::vector<size_t> Mountpaths::MirrorSlots(std::string_view bucket, std::string_view object, size_t primary,
@@ -100,14 +151,14 @@ std::vector<size_t> Mountpaths::MirrorSlots(std::string_view bucket, std::string
   if (copies < 2) return out;
   for (size_t mp : Ranked(bucket, object)) {
     if (out.size() + 1 >= copies) break;
-    if (mp != primary && enabled(mp)) out.push_back(mp);
+    if (mp != primary && placeable(mp)) out.push_back(mp);
   }
   return out;
 }
 
 std::string Mountpaths::BucketDir(size_t mp, std::string_view bucket) const {
   // bck.h: an ais bucket's key is its name; a remote bucket's is "<provider>/<name>".
-  return paths_[mp] + (IsRemoteKey(bucket) ? "/" : "/ais/") + std::string(bucket);
+  return slots_[mp].path + (IsRemoteKey(bucket) ? "/" : "/ais/") + std::string(bucket);
 }
 
 std::string Mountpaths::ObjectsDir(size_t mp, std::string_view bucket) const {
@@ -137,10 +188,10 @@ std::string Mountpaths::ChunkPath(size_t mp, std::string_view bucket, std::strin
   return ChunkDir(mp, bucket, upload_id) + buf;
 }
 
-std::string Mountpaths::WorkDir(size_t mp) const { return paths_[mp] + "/.ais.work"; }
+std::string Mountpaths::WorkDir(size_t mp) const { return slots_[mp].path + "/.ais.work"; }
 
-std::string Mountpaths::BmdPath(size_t mp) const { return paths_[mp] + "/.ais.bmd.json"; }
+std::string Mountpaths::BmdPath(size_t mp) const { return slots_[mp].path + "/.ais.bmd.json"; }
 
-std::string Mountpaths::HeaderSnapshotPath(size_t mp) const { return paths_[mp] + "/.ais.headers"; }
+std::string Mountpaths::HeaderSnapshotPath(size_t mp) const { return slots_[mp].path + "/.ais.headers"; }
 
 }  // namespace ais

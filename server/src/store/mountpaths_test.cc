@@ -86,8 +86,8 @@ TEST(Mountpaths, AddingAMountpathMovesObjectsOnlyToIt) {
   size_t moved = 0;
   const auto names = SampleNames(10000);
   for (const auto& name : names) {
-    const std::string& was = before.paths()[before.PrimaryFor("bck", name)];
-    const std::string& is = after.paths()[after.PrimaryFor("bck", name)];
+    const std::string& was = before.path(before.PrimaryFor("bck", name));
+    const std::string& is = after.path(after.PrimaryFor("bck", name));
     if (was != is) {
       EXPECT_EQ(is, "/data/mp5") << name;
       ++moved;
@@ -160,6 +160,69 @@ TEST(Mountpaths, DisabledMountpathsGetNothingNew) {
   EXPECT_EQ(mps.num_disabled(), 0u);
   EXPECT_EQ(mps.Find("/data/mp3/"), std::optional<size_t>(2));
   EXPECT_EQ(mps.Find("/data/mp9"), std::nullopt);
+}
+
+TEST(Mountpaths, AnAttachedPathTakesANewSlotAndItsShareOfObjects) {
+  Mountpaths mps(kFour);
+  std::vector<size_t> was;
+  const auto names = SampleNames(5000);
+  for (const auto& name : names) was.push_back(mps.PrimaryFor("bck", name));
+  auto added = mps.Add("/data/mp0");  // sorts first, but slots keep their indexes
+  ASSERT_TRUE(added.ok());
+  EXPECT_EQ(*added, 4u);
+  EXPECT_EQ(mps.size(), 5u);
+  EXPECT_EQ(mps.count(), 5u);
+  EXPECT_EQ(mps.path(0), "/data/mp1");
+  size_t moved = 0;
+  for (size_t i = 0; i < names.size(); ++i) {
+    size_t is = mps.PrimaryFor("bck", names[i]);
+    if (is != was[i]) {
+      EXPECT_EQ(is, 4u) << names[i];
+      ++moved;
+    }
+  }
+  EXPECT_GT(moved, names.size() / 5 - 200);
+  EXPECT_LT(moved, names.size() / 5 + 200);
+  // The same placement as a fresh set of the five: placement depends on the paths, not the slots.
+  std::vector<std::string> five = kFour;
+  five.push_back("/data/mp0");
+  Mountpaths fresh(five);
+  for (const auto& name : names) EXPECT_EQ(mps.path(mps.PrimaryFor("bck", name)), fresh.path(fresh.PrimaryFor("bck", name)));
+}
+
+TEST(Mountpaths, LeavingIsReadButGetsNothingNewAndDetachedIsGone) {
+  Mountpaths mps(kFour);
+  mps.SetState(2, Mountpaths::State::kLeaving);
+  EXPECT_TRUE(mps.enabled(2));
+  EXPECT_FALSE(mps.placeable(2));
+  EXPECT_EQ(mps.num_placeable(), 3u);
+  for (const auto& name : SampleNames(500)) {
+    EXPECT_NE(mps.PrimaryFor("b", name), 2u);
+    for (uint32_t k = 1; k <= 6; ++k) EXPECT_NE(mps.ForChunk(name, k), 2u);
+    for (size_t s : mps.MirrorSlots("b", name, mps.PrimaryFor("b", name), 3)) EXPECT_NE(s, 2u);
+    EXPECT_EQ(mps.Ranked("b", name).size(), 4u);  // still looked at by readers
+  }
+  mps.SetState(2, Mountpaths::State::kDetached);
+  EXPECT_FALSE(mps.enabled(2));
+  EXPECT_FALSE(mps.attached(2));
+  EXPECT_EQ(mps.count(), 3u);
+  EXPECT_EQ(mps.size(), 4u);  // the slot stays, never reused for another path
+  EXPECT_EQ(mps.Attached(), (std::vector<std::string>{"/data/mp1", "/data/mp2", "/data/mp4"}));
+  for (const auto& name : SampleNames(200)) EXPECT_EQ(mps.Ranked("b", name).size(), 3u);
+  // Attached again: the old slot.
+  auto again = mps.Add("/data/mp3");
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again, 2u);
+  EXPECT_EQ(mps.count(), 4u);
+  EXPECT_EQ(mps.num_placeable(), 4u);
+}
+
+TEST(Mountpaths, TheSlotTableIsBounded) {
+  Mountpaths mps({"/m/0"});
+  for (size_t i = 1; i < Mountpaths::kMaxSlots; ++i) ASSERT_TRUE(mps.Add("/m/" + std::to_string(i)).ok());
+  auto full = mps.Add("/m/last");
+  ASSERT_FALSE(full.ok());
+  EXPECT_EQ(full.status().code(), Status::Code::kInvalidArgument);
 }
 
 }  // namespace

@@ -42,7 +42,7 @@ Status UploadGone(const std::string& bucket, const std::string& name, const std:
 // the whole object when any one disk is lost.
 size_t PartPlace(const BucketRegistry& buckets, const Mountpaths& mps, const MpuUpload& up, uint32_t num) {
   auto props = buckets.Get(up.bucket);
-  if (props && props->copies() > 1 && mps.enabled(up.primary_mp)) return up.primary_mp;
+  if (props && props->copies() > 1 && mps.placeable(up.primary_mp)) return up.primary_mp;
   return mps.ForChunk(up.id, num);
 }
 

@@ -5,9 +5,11 @@
 // (the reader opens the object again: Store::OpenReading), never bytes of another version.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "util/file_segment.h"
@@ -17,6 +19,31 @@
 #include "util/status.h"
 
 namespace ais {
+
+// One read in flight on a mountpath (Mountpaths::reading): counted while it lives. Move-only.
+class ReadingOn {
+ public:
+  ReadingOn() = default;
+  explicit ReadingOn(std::atomic<int32_t>* count) : count_(count) {
+    if (count_ != nullptr) count_->fetch_add(1, std::memory_order_relaxed);
+  }
+  ReadingOn(ReadingOn&& o) noexcept : count_(std::exchange(o.count_, nullptr)) {}
+  ReadingOn& operator=(ReadingOn&& o) noexcept {
+    if (this != &o) {
+      Release();
+      count_ = std::exchange(o.count_, nullptr);
+    }
+    return *this;
+  }
+  ~ReadingOn() { Release(); }
+
+ private:
+  void Release() {
+    if (count_ != nullptr) count_->fetch_sub(1, std::memory_order_relaxed);
+    count_ = nullptr;
+  }
+  std::atomic<int32_t>* count_ = nullptr;
+};
 
 // Chunk files are opened as Slice needs them; after OpenAll, every file is open and the handle
 // is read-only: Segments and ReadAt may then be called from any thread (GetBatch shares a
@@ -52,6 +79,7 @@ class ObjectHandle {
   std::map<uint32_t, UniqueFd> chunks_;
   std::vector<FileSegment> all_;  // after OpenAll: the whole object, in order
   std::vector<uint64_t> starts_;  // after OpenAll: object offset of each of all_
+  ReadingOn reading_;  // a mirrored object's read, counted on the mountpath it reads from
 };
 
 // Chunk `num` of an upload: where ForChunk puts it now, else on another enabled mountpath (it was

@@ -61,6 +61,9 @@ Status ObjectWriter::Init() {
 
 Status ObjectWriter::OnPrimary(const std::function<Status()>& open) {
   const Mountpaths& mps = volume_->mountpaths();
+  // Nothing is on primary_mp_ yet: if it stopped taking new data since Init (a detach began),
+  // the object goes where placement puts it now.
+  if (!mps.placeable(primary_mp_) && mps.num_placeable() > 0) primary_mp_ = mps.PrimaryFor(bucket_, name_);
   for (int attempt = 0;; ++attempt) {
     if (!mps.enabled(primary_mp_)) return Status::IOError("no mountpaths available (all disabled)");
     Status st = open();
@@ -99,7 +102,7 @@ Status ObjectWriter::OpenNextChunk() {
   if (num > kMaxChunks) return Status::InvalidArgument("object exceeds 9999 chunks");
   // A mirrored object keeps its chunks with its object file: a copy then stands in for all of it
   // when any one disk is lost (spread over every disk, the chunks would die with each of them).
-  size_t mp = props_.copies() > 1 && mps.enabled(primary_mp_) ? primary_mp_ : mps.ForChunk(meta_.upload_id, num);
+  size_t mp = props_.copies() > 1 && mps.placeable(primary_mp_) ? primary_mp_ : mps.ForChunk(meta_.upload_id, num);
   Result<UniqueFd> fd = Status::OK();
   for (int attempt = 0;; ++attempt) {
     Status st = commit_->MakeChunkDir(mp, bucket_, meta_.upload_id);

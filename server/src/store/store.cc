@@ -92,7 +92,7 @@ Status Store::SaveSnapshots(int64_t settle_ns, size_t* unsettled) {
   Status first;
   for (size_t mp = 0; mp < mps_.size(); ++mp) {
     if (!mps_.enabled(mp)) continue;
-    Status st = Headers().Save(mps_.paths()[mp] + "/", mps_.HeaderSnapshotPath(mp), settle_ns, unsettled);
+    Status st = Headers().Save(mps_.path(mp) + "/", mps_.HeaderSnapshotPath(mp), settle_ns, unsettled);
     if (first.ok()) first = st;
   }
   return first;
@@ -135,6 +135,12 @@ Status Store::EnableMountpath(const std::string& path) {
   return enabled ? buckets_.Persist() : Status::OK();  // the BMD copy on it may be stale
 }
 
+Status Store::AttachMountpath(const std::string& path) {
+  bool added = false;
+  AIS_RETURN_IF_ERROR(volume_.Attach(path, &added));
+  return added ? buckets_.Persist() : Status::OK();  // the BMD goes to the new mountpath too
+}
+
 namespace {
 
 // The `lru` keys of a props document that BucketProps cannot judge alone: only a remote
@@ -171,7 +177,7 @@ Status CheckMirrorProps(BucketProps base, const nlohmann::json& patch, size_t mo
 Status Store::CreateBucket(const std::string& bucket, const nlohmann::json& props) {
   const SpaceConfig cluster = capacity_.config();
   AIS_RETURN_IF_ERROR(CheckLruProps(bucket, props, cluster));
-  AIS_RETURN_IF_ERROR(CheckMirrorProps(BucketProps{}, props, mps_.size()));
+  AIS_RETURN_IF_ERROR(CheckMirrorProps(BucketProps{}, props, mps_.count()));
   // AIS DefaultProps: a new bucket takes the cluster's lru.enabled, never an ais:// one. Props
   // that are not an object (nor null: none) go to Create as they are, to be refused there.
   if (!props.is_object() && !props.is_null()) return buckets_.Create(bucket, props);
@@ -185,7 +191,7 @@ Status Store::CreateBucket(const std::string& bucket, const nlohmann::json& prop
 
 Status Store::UpdateBucket(const std::string& bucket, const nlohmann::json& patch) {
   AIS_RETURN_IF_ERROR(CheckLruProps(bucket, patch, capacity_.config()));
-  if (auto cur = buckets_.Get(bucket)) AIS_RETURN_IF_ERROR(CheckMirrorProps(*cur, patch, mps_.size()));
+  if (auto cur = buckets_.Get(bucket)) AIS_RETURN_IF_ERROR(CheckMirrorProps(*cur, patch, mps_.count()));
   return buckets_.Update(bucket, patch);
 }
 
@@ -231,7 +237,8 @@ Result<ObjectHandle> Store::Open(const std::string& bucket, const std::string& n
 Result<ObjectHandle> Store::OpenQuiet(const std::string& bucket, const std::string& name) {
   if (!buckets_.Get(bucket)) return BucketRegistry::NotFound(bucket);
   size_t mp = 0;
-  return OpenWith(bucket, name, volume_.OpenObjectFile(bucket, name, &mp));
+  auto fd = volume_.OpenObjectFile(bucket, name, &mp);
+  return OpenWith(bucket, name, std::move(fd), mp);
 }
 
 Result<ObjectHandle> Store::Open(const BucketDirs& dirs, const std::string& name, std::span<char> ahead,
@@ -241,19 +248,21 @@ Result<ObjectHandle> Store::Open(const BucketDirs& dirs, const std::string& name
   auto props = buckets_.Get(bucket);
   if (!props) return BucketRegistry::NotFound(bucket);
   size_t mp = mps_.PrimaryFor(bucket, name);
-  if (props->bid != dirs.bid_ || props->created_ns != dirs.created_ns_ || !dirs.dirs_[mp].valid()) {
-    return OpenWith(bucket, name, OpenFile(mps_.ObjectPath(mp, bucket, name), O_RDONLY), ahead, got);
+  if (props->bid != dirs.bid_ || props->created_ns != dirs.created_ns_ || mp >= dirs.dirs_.size() ||
+      !dirs.dirs_[mp].valid()) {
+    return OpenWith(bucket, name, OpenFile(mps_.ObjectPath(mp, bucket, name), O_RDONLY), mp, ahead, got);
   }
   atimes_.Touch(bucket, name, NowNs());  // before the open, as Open(bucket, name)
   int fd = ::openat(dirs.dirs_[mp].get(), ObjectRelPath(name).c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     int err = errno;
     if (err == ENOENT && volume_.MayBeOffPrimary()) {
-      return OpenWith(bucket, name, volume_.OpenObjectFile(bucket, name, &mp), ahead, got);
+      auto found = volume_.OpenObjectFile(bucket, name, &mp);
+      return OpenWith(bucket, name, std::move(found), mp, ahead, got);
     }
-    return OpenWith(bucket, name, Status::FromErrno(err, "open " + mps_.ObjectPath(mp, bucket, name)));
+    return OpenWith(bucket, name, Status::FromErrno(err, "open " + mps_.ObjectPath(mp, bucket, name)), mp);
   }
-  return OpenWith(bucket, name, UniqueFd(fd), ahead, got);
+  return OpenWith(bucket, name, UniqueFd(fd), mp, ahead, got);
 }
 
 Result<ObjectHandle> Store::OpenFileHandle(const std::string& bucket, const std::string& name, Result<UniqueFd> fd,
@@ -291,7 +300,7 @@ std::pair<uint64_t, uint64_t> FileId(int fd) {
 }  // namespace
 
 Result<ObjectHandle> Store::OpenWith(const std::string& bucket, const std::string& name, Result<UniqueFd> fd,
-                                     std::span<char> ahead, size_t* got) {
+                                     size_t mp, std::span<char> ahead, size_t* got) {
   auto h = OpenFileHandle(bucket, name, std::move(fd), ahead, got);
   if (!mirror_.MayHaveCopies(bucket)) return h;
   // A mirrored object opens whole (every chunk too), so that a lost chunk falls over to a copy
@@ -299,12 +308,43 @@ Result<ObjectHandle> Store::OpenWith(const std::string& bucket, const std::strin
   if (h.ok() && h->meta().chunked()) {
     if (Status st = h->OpenAll(); !st.ok()) h = st;
   }
-  if (h.ok() || h.status().code() == Status::Code::kConflict) return h;
+  if (h.ok()) {
+    ReadLeastBusy(bucket, name, mp, *h, got);
+    return h;
+  }
+  if (h.status().code() == Status::Code::kConflict) return h;
   auto copy = OpenCopy(bucket, name, {0, 0}, false);
   if (!copy.ok()) return h;
   if (got != nullptr) *got = 0;
   QueueRepair(bucket, name);
   return copy;
+}
+
+void Store::ReadLeastBusy(const std::string& bucket, const std::string& name, size_t mp, ObjectHandle& h,
+                          size_t* got) {
+  const size_t copies = mirror_.Copies(bucket);
+  size_t best = mp;
+  if (copies > 1) {
+    int32_t least = mps_.reading(mp)->load(std::memory_order_relaxed);
+    for (size_t slot : mps_.MirrorSlots(bucket, name, mp, copies)) {
+      const int32_t n = mps_.reading(slot)->load(std::memory_order_relaxed);
+      if (n < least) {
+        least = n;
+        best = slot;
+      }
+    }
+  }
+  if (best != mp) {  // the copy there, if it is of this very version
+    auto c = OpenFileHandle(bucket, name, OpenFile(mps_.MirrorPath(best, bucket, name), O_RDONLY));
+    const ObjectMeta& m = h.meta();
+    if (c.ok() && c->meta().version == m.version && c->meta().size == m.size && c->meta().cksum_value == m.cksum_value) {
+      h = std::move(*c);
+      if (got != nullptr) *got = 0;
+    } else {
+      best = mp;
+    }
+  }
+  h.reading_ = ReadingOn(mps_.reading(best));
 }
 
 Result<ObjectHandle> Store::OpenCopy(const std::string& bucket, const std::string& name,
@@ -333,11 +373,11 @@ Result<ObjectHandle> Store::OpenGoodCopy(const std::string& bucket, const std::s
 std::vector<std::string> Store::CopyLocations(const std::string& bucket, const std::string& name) const {
   std::vector<std::string> out;
   auto at = volume_.LocateObject(bucket, name);
-  if (at) out.push_back(mps_.paths()[*at]);
+  if (at) out.push_back(mps_.path(*at));
   if (!mirror_.MayHaveCopies(bucket)) return out;
   for (size_t mp : mps_.Ranked(bucket, name)) {
     if (mps_.enabled(mp) && ::access(mps_.MirrorPath(mp, bucket, name).c_str(), F_OK) == 0) {
-      out.push_back(mps_.paths()[mp]);
+      out.push_back(mps_.path(mp));
     }
   }
   return out;
@@ -361,10 +401,15 @@ void Store::RepairLoop() {
 }
 
 Status Store::SyncCopies(const std::string& bucket, const std::string& name, size_t copies, size_t* written) {
-  size_t n = 0;
   if (written != nullptr) *written = 0;
   if (!buckets_.Get(bucket)) return BucketRegistry::NotFound(bucket);
   std::lock_guard lock(committer_.StripeFor(bucket, name));
+  return SyncCopiesLocked(bucket, name, copies, written);
+}
+
+Status Store::SyncCopiesLocked(const std::string& bucket, const std::string& name, size_t copies, size_t* written) {
+  size_t n = 0;
+  if (written != nullptr) *written = 0;
   size_t at = 0;
   auto obj = OpenFileHandle(bucket, name, volume_.OpenObjectFile(bucket, name, &at));
   if (obj.ok()) {
@@ -508,7 +553,7 @@ Status Store::ForEachObject(const std::string& bucket, const ObjectWalk& walk, c
   const bool mirrored = mirror_.MayHaveCopies(bucket);
   for (bool copies : {false, true}) {
     if (copies && !mirrored) break;
-    for (size_t mp = 0; mp < mps_.size(); ++mp) {
+    for (size_t mp = 0, used = mps_.size(); mp < used; ++mp) {
       if (!mps_.enabled(mp)) continue;
       walkers.emplace_back(copies ? mps_.MirrorDir(mp, bucket) : mps_.ObjectsDir(mp, bucket), walk.prefix, walk.after);
       walker_mp.push_back(mp);
@@ -523,7 +568,10 @@ Status Store::ForEachObject(const std::string& bucket, const ObjectWalk& walk, c
     bool copy;
     bool operator>(const Head& o) const { return *name != *o.name ? *name > *o.name : copy > o.copy; }
   };
-  std::string last;  // the name visited last: no copy of it is visited
+  // The name visited last: no copy of it is visited, nor another object file of it (while
+  // objects may be off their primary, a resilver's move has it on two mountpaths for a moment).
+  const bool track = mirrored || volume_.MayBeOffPrimary();
+  std::string last;
   std::vector<Head> heap;
   heap.reserve(walkers.size());
   auto advance = [&](size_t i) -> Status {
@@ -542,14 +590,14 @@ Status Store::ForEachObject(const std::string& bucket, const ObjectWalk& walk, c
     const size_t at = heap.back().walker;
     SortedWalker& w = walkers[at];
     heap.pop_back();
-    if (mirrored && walker_copies[at] && w.name() == last) {
+    if (track && w.name() == last) {
       AIS_RETURN_IF_ERROR(advance(at));
       continue;
     }
     auto meta = walk.headers ? w.Meta() : Result<const ObjectMeta*>(&no_header);
     if (meta.ok()) {
       AIS_RETURN_IF_ERROR(visit(WalkedObject(w, **meta, walker_mp[at])));
-      if (mirrored) last = w.name();
+      if (track) last = w.name();
     } else if (meta.status().code() == Status::Code::kCorruption) {  // one bad header: not the whole walk
       if (walk.damaged) {
         AIS_RETURN_IF_ERROR(walk.damaged(w.name(), meta.status()));

@@ -258,6 +258,8 @@ class Store {
   // or of another version are rewritten from the object; copies off their slots are removed.
   // kNotFound if there is neither object nor copy. *written: files written.
   Status SyncCopies(const std::string& bucket, const std::string& name, size_t copies, size_t* written = nullptr);
+  // SyncCopies. REQUIRES: the object's stripe lock held.
+  Status SyncCopiesLocked(const std::string& bucket, const std::string& name, size_t copies, size_t* written);
   // A copy of bucket/name other than the file `bad` reads (a whole-object read found its
   // checksum wrong), itself checksum-verified; queues a repair of the object. kNotFound if none.
   Result<ObjectHandle> OpenGoodCopy(const std::string& bucket, const std::string& name, const ObjectHandle& bad);
@@ -274,10 +276,34 @@ class Store {
   MountpathState GetMountpaths() const { return volume_.Get(); }
   const std::string& cluster_uuid() const { return volume_.cluster_uuid(); }
   const std::string& daemon_id() const { return volume_.daemon_id(); }
-  Status DisableMountpath(const std::string& path, const std::string& reason) { return volume_.Disable(path, reason); }
+  Status DisableMountpath(const std::string& path, const std::string& reason, bool resilver = true) {
+    return volume_.Disable(path, reason, resilver);
+  }
   // Checks the mountpath is healthy, removes duplicates of objects written elsewhere while it was
   // disabled (Committer::Reconcile), then enables it. OK if already enabled.
   Status EnableMountpath(const std::string& path);
+  // Run-time changes of the set (Volume::Attach, Volume::Detach); the BMD goes to a new mountpath.
+  Status AttachMountpath(const std::string& path);
+  Status DetachMountpath(const std::string& path, bool resilver) { return volume_.Detach(path, resilver); }
+  // Told of every change of the mountpaths (Volume::set_on_change): the server starts a resilver.
+  void SetOnMountpathsChanged(std::function<void(bool resilver)> fn) { volume_.set_on_change(std::move(fn)); }
+
+  // Resilver (store_resilver.cc). One object of bucket to where placement wants it now, under its
+  // stripe lock: its newest object file moved to its primary mountpath (Committer::Move; older
+  // duplicates removed), its chunks moved off mountpaths that take nothing new (leaving), and in
+  // a mirrored bucket its copies brought to the bucket's count on their slots (SyncCopies).
+  // Reads go on meanwhile: the object is whole on one mountpath or another at every moment.
+  // OK (nothing done) if the object is gone. *moved: files moved or written; *bytes: their bytes.
+  Status ResilverObject(const std::string& bucket, const std::string& name, size_t* moved, uint64_t* bytes);
+  // A resilver over the mountpaths as they are at mountpath_changes() == `seen`, started at
+  // late_writes() == `late_seen`, finished: mountpaths that were leaving are detached, and no
+  // resilver is pending (Volume::ResilverDone).
+  // False (nothing done) if a later change or a write onto a leaving mountpath came meanwhile
+  // (Volume::ResilverDone): the caller runs another pass.
+  uint64_t mountpath_changes() const { return volume_.changes(); }
+  uint64_t late_writes() const { return volume_.late_writes(); }
+  bool ResilverDone(uint64_t seen, uint64_t late_seen) { return volume_.ResilverDone(seen, late_seen); }
+  bool resilver_pending() const { return volume_.resilver_pending(); }
   bool CheckMountpath(size_t mp, bool write_probe = true) { return volume_.Check(mp, write_probe); }
 
   // Scrub (store_scrub.cc): checks the object file at `path` on mountpath `mp` (as a walk of
@@ -330,8 +356,13 @@ class Store {
   Result<ObjectHandle> OpenQuiet(const std::string& bucket, const std::string& name);
   // The rest of Open once `fd` (the object file, if it opened) is known; in a mirrored bucket,
   // a copy when the object file is missing, damaged or (chunked) a chunk is (OpenCopy).
-  Result<ObjectHandle> OpenWith(const std::string& bucket, const std::string& name, Result<UniqueFd> fd,
+  // `mp`: where `fd` is (or was looked for).
+  Result<ObjectHandle> OpenWith(const std::string& bucket, const std::string& name, Result<UniqueFd> fd, size_t mp,
                                 std::span<char> ahead = {}, size_t* got = nullptr);
+  // A mirrored object's read goes to the least busy of its files (Mountpaths::reading): `h`, the
+  // object file on `mp`, or a copy of the same version on one of its slots with fewer reads in
+  // flight (then *got = 0: `ahead` holds nothing of it). `h` counts as a read there while it lives.
+  void ReadLeastBusy(const std::string& bucket, const std::string& name, size_t mp, ObjectHandle& h, size_t* got);
 
   // The rooms, in the order they are built (each uses those before it); constant after Open.
   Volume volume_;

@@ -152,7 +152,7 @@ class StoreTest : public ::testing::Test {
     std::set<std::string> want_files;
     for (size_t mp = 0; mp < mps.size(); ++mp) {
       want_files.insert(mps.BmdPath(mp));
-      want_files.insert(mps.paths()[mp] + "/.ais.vmd.json");  // the node's identity and mountpath state
+      want_files.insert(mps.path(mp) + "/.ais.vmd.json");  // the node's identity and mountpath state
     }
     for (const auto& bucket : store_->buckets().Names()) {
       std::set<std::string> want_chunk_dirs;
