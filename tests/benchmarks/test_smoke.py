@@ -194,3 +194,24 @@ def test_download_benchmark() -> None:
     for case in ("8 x 64 KiB", "2 x 4 MiB", "1 x 40 MiB"):
         line = next(ln for ln in out.splitlines() if ln.startswith(case))
         assert re.search(r"(\s+\d+){5}\s+[\d.]+x\s+[\d.]+x\s+[\d.]+\s+[\d.]+$", line), out
+
+
+def test_remote_benchmark() -> None:
+    """benchmarks/remote.py --quick: every provider whose emulator runs here has a figure and a
+    ratio for every case and client; the others are skipped with a note saying why."""
+    out = run_benchmark("remote.py", "--quick")
+    assert re.search(r"load average \(1/5/15 min\) [\d./]+ before, [\d./]+ after", out), out
+    cases = ["GET 16 x 64 KiB, 8 threads", "GET one 16 MiB object",
+             "prefetch 64 x 10 KiB (direct: a loop)", "DataLoader epoch, 256 x 10 KiB"]  # fmt: skip
+    ran = 0
+    for provider in ("aws", "gcp", "azure"):
+        if re.search(rf"^{provider} skipped: ", out, re.M):
+            continue
+        ran += 1
+        for case in cases:
+            lines = re.findall(rf"^{provider}\s+{re.escape(case)}\s+(.*)$", out, re.M)
+            assert len(lines) >= 2, f"{provider} / {case}: {lines} in:\n{out}"
+            for line in lines:
+                assert re.search(r"\s[\d,]+\.\d\s+\S+\s+\d+\.\d\dx", line), line
+            assert any(re.search(r"\s1\.00x", ln) for ln in lines), lines  # the direct row
+    assert ran, out
