@@ -29,8 +29,8 @@ are against the provider's direct client in the same case (> 1: faster than dire
 issue 37's goals: warm >= 5x direct, cold within 20% of direct (>= 0.80x).
 
 Usage:
-    python3 benchmarks/remote.py                        # defaults (~10 min, three emulators)
-    python3 benchmarks/remote.py --quick                # tiny sizes (~1 min)
+    python3 benchmarks/remote.py                        # defaults (~20 min, three emulators)
+    python3 benchmarks/remote.py --quick                # tiny sizes (~30 s)
     python3 benchmarks/remote.py --providers aws,azure  # some providers only
 """
 
