@@ -191,7 +191,6 @@ class Gcp(Provider):
     name = "gcp"
 
     def __init__(self) -> None:
-        import requests
         from _gcs import PROJECT, GcsEmulator, GcsJson
 
         self.emulator = GcsEmulator().start()
@@ -206,7 +205,6 @@ class Gcp(Provider):
         }
         os.environ["STORAGE_EMULATOR_HOST"] = self.endpoint  # google-cloud-storage honours it
         self.project = PROJECT
-        self.requests = requests
         try:
             import google.cloud.storage  # noqa: F401
 
@@ -226,7 +224,9 @@ class Gcp(Provider):
                 project=self.project, credentials=AnonymousCredentials()
             ).bucket(self.bucket)
             return lambda k: bytes(bucket.blob(k).download_as_bytes())
-        session = self.requests.Session()
+        import requests
+
+        session = requests.Session()
         base = f"{self.endpoint}/storage/v1/b/{self.bucket}/o/"
 
         def get(key: str) -> bytes:
