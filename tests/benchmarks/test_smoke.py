@@ -204,3 +204,24 @@ def test_resilver_benchmark() -> None:
 def test_mirror_reads_benchmark() -> None:
     out = run_benchmark("mirror_reads.py", "--quick")
     assert "GET ratio" in out, out
+
+
+def test_remote_benchmark() -> None:
+    """benchmarks/remote.py --quick: every provider whose emulator runs here has a figure and a
+    ratio for every case and client; the others are skipped with a note saying why."""
+    out = run_benchmark("remote.py", "--quick")
+    assert re.search(r"load average \(1/5/15 min\) [\d./]+ before, [\d./]+ after", out), out
+    cases = ["GET 16 x 64 KiB, 8 threads", "GET one 16 MiB object",
+             "prefetch 64 x 10 KiB (direct: a loop)", "DataLoader epoch, 256 x 10 KiB"]  # fmt: skip
+    ran = 0
+    for provider in ("aws", "gcp", "azure"):
+        if re.search(rf"^{provider} skipped: ", out, re.M):
+            continue
+        ran += 1
+        for case in cases:
+            lines = re.findall(rf"^{provider}\s+{re.escape(case)}\s+(.*)$", out, re.M)
+            assert len(lines) >= 2, f"{provider} / {case}: {lines} in:\n{out}"
+            for line in lines:
+                assert re.search(r"\s[\d,]+\.\d\s+\S+\s+\d+\.\d\dx", line), line
+            assert any(re.search(r"\s1\.00x", ln) for ln in lines), lines  # the direct row
+    assert ran, out
