@@ -292,6 +292,26 @@ def test_good_range(env: Env, rng: str, start: int, end: int) -> None:
     assert r.header("Content-Length") == str(end - start + 1)
 
 
+def test_connection_close_gets_the_whole_body(env: Env) -> None:
+    """A client that sends `Connection: close` (urllib always does) gets every byte of the reply,
+    then the close: a small body goes out with its headers, a larger one from its files after
+    them (it used to be dropped: the headers announced it and the connection closed)."""
+    import urllib.request
+
+    for size in (1000, 64 * 1024 + 1, 3 * 1024 * 1024 + 7):
+        name = f"close-{size}"
+        data = os.urandom(size)
+        assert env.req("PUT", obj_path(env.bucket, name), body=data).status == 200
+        env.names.add(name)
+        url = env.ep + obj_path(env.bucket, name)
+        with urllib.request.urlopen(url, timeout=30) as r:
+            assert r.headers["Connection"] == "close"
+            assert r.read() == data
+        ranged = urllib.request.Request(url, headers={"Range": f"bytes=1-{size - 2}"})
+        with urllib.request.urlopen(ranged, timeout=30) as r:
+            assert r.status == 206 and r.read() == data[1:-1]
+
+
 # ---- JSON bodies, actions, props ---------------------------------------------------------------
 
 ACTION_CALLS = [

@@ -255,6 +255,12 @@ Task<Replied> Exchange::Reply(http::status status, const HeaderList& headers, st
 
 Task<Replied> Exchange::ReplyHeaders(http::status status, const HeaderList& headers,
                                      std::optional<uint64_t> content_length) {
+  co_await WriteReplyHeaders(status, headers, content_length);
+  co_return Replied();
+}
+
+Task<bool> Exchange::WriteReplyHeaders(http::status status, const HeaderList& headers,
+                                       std::optional<uint64_t> content_length) {
   BeginReply(status, content_length.value_or(0), false);
   http::response<http::empty_body> res{status, req().version()};
   FillHeaders(res.base(), headers);
@@ -265,7 +271,7 @@ Task<Replied> Exchange::ReplyHeaders(http::status status, const HeaderList& head
   http::response_serializer<http::empty_body> sr{res};
   co_await http::async_write_header(stream_, sr, asio::redirect_error(asio::use_awaitable, ec));
   if (ec || !res.keep_alive()) reusable_ = false;
-  co_return Replied();
+  co_return !ec;
 }
 
 Task<Replied> Exchange::ReplyPieces(http::status status, const HeaderList& headers, std::string_view content_type,
@@ -274,10 +280,9 @@ Task<Replied> Exchange::ReplyPieces(http::status status, const HeaderList& heade
   for (const auto& p : pieces) total += p.data ? p.len : p.file.len;
   HeaderList all = headers;
   if (!content_type.empty()) all.emplace_back("Content-Type", std::string(content_type));
-  Replied done = co_await ReplyHeaders(status, all, total);
-  if (!reusable_ || is_head()) co_return done;
+  if (!co_await WriteReplyHeaders(status, all, total) || is_head()) co_return Replied();
   if (!co_await WritePieces({}, pieces, {})) reusable_ = false;
-  co_return done;
+  co_return Replied();
 }
 
 Task<StreamReply> Exchange::BeginStream(http::status status, const HeaderList& headers,
@@ -521,10 +526,9 @@ Task<Handled> Exchange::ReplyFile(http::status status, const HeaderList& headers
   }
   HeaderList all = headers;
   if (!typed) all.emplace_back("Content-Type", "application/octet-stream");
-  Replied done = co_await ReplyHeaders(status, all, total);
-  if (!reusable_) co_return done;
+  if (!co_await WriteReplyHeaders(status, all, total)) co_return Replied();
   if (!co_await SendSegments(segments)) reusable_ = false;  // a short body: the client must see EOF
-  co_return done;
+  co_return Replied();
 }
 
 Task<bool> Exchange::SendSegments(const std::vector<FileSegment>& segments) {

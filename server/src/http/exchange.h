@@ -167,6 +167,9 @@ class Exchange {
   // Reads and drops `left` body bytes (or gives up on the connection if that is too much).
   Task<void> Discard(uint64_t left, std::vector<char>& buf);
   Task<bool> SendSegments(const std::vector<FileSegment>& segments);
+  // Writes the reply's status line and headers; false if the connection failed. A reply without
+  // keep-alive (the client's "Connection: close") still gets its body: it ends the connection.
+  Task<bool> WriteReplyHeaders(http::status status, const HeaderList& headers, std::optional<uint64_t> content_length);
   // Plain TCP: straight to the non-blocking socket, waiting only while it is full (up to the I/O
   // timeout). TLS: sealed into records (TlsRecordSealer), which go out the same way. False once
   // the peer is gone. SendIov consumes `iov`.
