@@ -196,6 +196,15 @@ def test_download_benchmark() -> None:
         assert re.search(r"(\s+\d+){5}\s+[\d.]+x\s+[\d.]+x\s+[\d.]+\s+[\d.]+$", line), out
 
 
+def test_blob_stream_benchmark() -> None:
+    out = run_benchmark("blob_stream.py", "--mib", "32", "--rounds", "1")
+    rows = re.findall(
+        r"^this build\s+(cold GET|blob download GET)\s+([\d.]+)\s+([\d.]+)\s+\d+%$", out, re.M
+    )
+    assert {r[0] for r in rows} == {"cold GET", "blob download GET"}, out
+    assert all(float(first) <= float(last) for _, first, last in rows), out
+
+
 def test_resilver_benchmark() -> None:
     out = run_benchmark("resilver.py", "--quick")
     assert "attach a 5th" in out and "detach it" in out, out
