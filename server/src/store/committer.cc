@@ -456,6 +456,9 @@ Status Committer::CommitFile(const std::string& bucket, size_t mp, const std::st
       return Status::Unavailable("mountpath " + mps_.path(mp) + " left while " + ObjectCname(bucket, meta->name) +
                                  " was written; write it again");
     }
+    // The object file moves off another mountpath: a walk running meanwhile must not miss it.
+    std::optional<RelocationLog::Move> moving;
+    if (old_mp) moving.emplace(relocations_, bucket, meta->name);
     // rename() needs the parent directories; a concurrent delete may rmdir them in between.
     int rc = -1;
     for (int attempt = 0; attempt < 4; ++attempt) {

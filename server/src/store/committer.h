@@ -32,6 +32,7 @@
 #include "store/bucket_registry.h"
 #include "store/mirror.h"
 #include "store/object_meta.h"
+#include "store/relocation_log.h"
 #include "store/volume.h"
 #include "util/status.h"
 
@@ -47,6 +48,8 @@ class Committer {
   bool fsync() const { return volume_.fsync(); }
   // The lock every change of bucket/name's object file is made under.
   std::mutex& StripeFor(const std::string& bucket, const std::string& name);
+  // Where a change that moves an object's files between mountpaths is logged, under its stripe.
+  RelocationLog& relocations() { return relocations_; }
   // A fresh temp file name in mountpath mp's work dir.
   std::string TempPath(size_t mp) const;
 
@@ -128,6 +131,7 @@ class Committer {
 
   Mirror& mirror_;
   std::array<std::mutex, 256> stripes_;
+  RelocationLog relocations_;
 };
 
 }  // namespace ais

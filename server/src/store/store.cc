@@ -411,6 +411,7 @@ Status Store::SyncCopiesLocked(const std::string& bucket, const std::string& nam
   size_t n = 0;
   if (written != nullptr) *written = 0;
   size_t at = 0;
+  std::optional<RelocationLog::Move> moving;  // from the object file's restore to its copies' removal
   auto obj = OpenFileHandle(bucket, name, volume_.OpenObjectFile(bucket, name, &at));
   if (obj.ok()) {
     if (Status st = obj->OpenAll(); !st.ok()) obj = st;
@@ -419,6 +420,7 @@ Status Store::SyncCopiesLocked(const std::string& bucket, const std::string& nam
     // The object file is missing or damaged: restored from a good copy, on the primary mountpath.
     auto copy = OpenCopy(bucket, name, {0, 0}, true);
     if (!copy.ok()) return obj.status();
+    moving.emplace(committer_.relocations(), bucket, name);
     const size_t old_at = at;
     const std::string old_path = mps_.ObjectPath(old_at, bucket, name);
     std::optional<ObjectMeta> old;  // a damaged chunked object's chunks go as an overwrite's would
@@ -547,6 +549,7 @@ Status Store::ListEach(const std::string& bucket, const ListQuery& q, const List
 Status Store::ForEachObject(const std::string& bucket, const ObjectWalk& walk, const ObjectVisitor& visit) {
   if (!buckets_.Get(bucket)) return BucketRegistry::NotFound(bucket);
   headers_loaded_.wait();  // a walk right after the start would read every header itself
+  RelocationLog::Walk moves(committer_.relocations(), bucket);  // before any directory is read
   std::vector<SortedWalker> walkers;
   std::vector<size_t> walker_mp;
   std::vector<bool> walker_copies;  // whether it walks mirror copies (%mi), not object files
@@ -585,11 +588,32 @@ Status Store::ForEachObject(const std::string& bucket, const ObjectWalk& walk, c
   };
   for (size_t i = 0; i < walkers.size(); ++i) AIS_RETURN_IF_ERROR(advance(i));
   const ObjectMeta no_header;
-  while (!heap.empty() && !(walk.stop && walk.stop())) {
+  const bool stoppable = static_cast<bool>(walk.stop);
+  // Visits what moved between mountpaths since the walk began, below `hi` (null: to the end) and
+  // after the last name a walker gave: no walker gave these (RelocationLog).
+  std::string passed = walk.after;  // the last name a walker gave
+  auto visit_moved = [&](const std::string* hi) -> Status {
+    for (const std::string& name : moves.MovedBetween(passed, hi)) {
+      if (!name.starts_with(walk.prefix) || name == last) continue;
+      if (stoppable && walk.stop()) return Status::OK();
+      auto found = FindFile(bucket, name);
+      if (!found.ok()) continue;  // deleted meanwhile
+      const ObjectMeta& meta = walk.headers ? found->meta : no_header;
+      AIS_RETURN_IF_ERROR(visit(WalkedObject(name, std::move(found->path), meta, found->mp)));
+      last = name;
+    }
+    return Status::OK();
+  };
+  while (!heap.empty() && !(stoppable && walk.stop())) {
     std::pop_heap(heap.begin(), heap.end(), std::greater<>());
     const size_t at = heap.back().walker;
     SortedWalker& w = walkers[at];
     heap.pop_back();
+    if (w.name() != passed) {
+      AIS_RETURN_IF_ERROR(visit_moved(&w.name()));
+      if (stoppable && walk.stop()) break;
+      passed = w.name();
+    }
     if (track && w.name() == last) {
       AIS_RETURN_IF_ERROR(advance(at));
       continue;
@@ -604,13 +628,11 @@ Status Store::ForEachObject(const std::string& bucket, const ObjectWalk& walk, c
       } else {
         NoteDamaged(bucket, w.name(), w.path(), meta.status());
       }
-    } else if (mirrored && meta.status().IsNotFound() && w.name() != last) {
-      // Deleted while walking, or moved by a repair of its copies (the object file restored on
-      // another mountpath, a copy re-placed) after the directories were read: then still there.
-      if (auto h = OpenQuiet(bucket, w.name()); h.ok()) {
-        ObjectMeta moved = h->meta();
-        moved.name.clear();
-        AIS_RETURN_IF_ERROR(visit(WalkedObject(w, moved, walker_mp[at])));
+    } else if (track && meta.status().IsNotFound() && w.name() != last) {
+      // Deleted while walking, or moved (by a resilver, or a repair of its copies) after this
+      // walker read its directory: then visited where it is now.
+      if (auto found = FindFile(bucket, w.name()); found.ok()) {
+        AIS_RETURN_IF_ERROR(visit(WalkedObject(w.name(), std::move(found->path), found->meta, found->mp)));
         last = w.name();
       }
     } else if (!meta.status().IsNotFound()) {  // missing: deleted while walking
@@ -618,7 +640,29 @@ Status Store::ForEachObject(const std::string& bucket, const ObjectWalk& walk, c
     }
     AIS_RETURN_IF_ERROR(advance(at));
   }
+  if (heap.empty()) return visit_moved(nullptr);
   return Status::OK();
+}
+
+Result<Store::FoundFile> Store::FindFile(const std::string& bucket, const std::string& name) {
+  size_t mp = 0;
+  auto h = OpenFileHandle(bucket, name, volume_.OpenObjectFile(bucket, name, &mp));
+  if (h.ok()) {
+    ObjectMeta meta = h->meta();
+    meta.name.clear();
+    return FoundFile{.meta = std::move(meta), .mp = mp, .path = mps_.ObjectPath(mp, bucket, name)};
+  }
+  if (!mirror_.MayHaveCopies(bucket)) return h.status();
+  for (size_t at : mps_.Ranked(bucket, name)) {
+    if (!mps_.enabled(at)) continue;
+    std::string path = mps_.MirrorPath(at, bucket, name);
+    auto copy = OpenFileHandle(bucket, name, OpenFile(path, O_RDONLY));
+    if (!copy.ok()) continue;
+    ObjectMeta meta = copy->meta();
+    meta.name.clear();
+    return FoundFile{.meta = std::move(meta), .mp = at, .path = std::move(path)};
+  }
+  return h.status();
 }
 
 void Store::NoteDamaged(const std::string& bucket, const std::string& name, const std::string& path,
@@ -633,11 +677,12 @@ void Store::NoteDamaged(const std::string& bucket, const std::string& name, cons
            " (a scrub job quarantines it; DELETE removes it)");
 }
 
-const std::string& WalkedObject::name() const { return walker_.name(); }
-std::string WalkedObject::path() const { return walker_.path(); }
+WalkedObject::WalkedObject(const SortedWalker& walker, const ObjectMeta& meta, size_t mp)
+    : name_(walker.name()), walker_(&walker), meta_(meta), mp_(mp) {}
+std::string WalkedObject::path() const { return walker_ != nullptr ? walker_->path() : path_; }
 ObjectMeta WalkedObject::Named() const {
   ObjectMeta m = meta_;
-  m.name = walker_.name();
+  m.name = name_;
   return m;
 }
 

@@ -101,17 +101,21 @@ struct ObjectWalk {
 // One object file a walk found; valid during the visit only.
 class WalkedObject {
  public:
-  WalkedObject(const SortedWalker& walker, const ObjectMeta& meta, size_t mp)
-      : walker_(walker), meta_(meta), mp_(mp) {}
-  const std::string& name() const;
+  WalkedObject(const SortedWalker& walker, const ObjectMeta& meta, size_t mp);
+  // One the walkers missed: it moved while they ran, to `path` on `mp`.
+  WalkedObject(const std::string& name, std::string path, const ObjectMeta& meta, size_t mp)
+      : name_(name), walker_(nullptr), path_(std::move(path)), meta_(meta), mp_(mp) {}
+  const std::string& name() const { return name_; }
   const ObjectMeta& meta() const { return meta_; }  // its name is empty (name() has it)
   size_t mp() const { return mp_; }                 // the mountpath the file is on
-  std::string path() const;                         // the object file
+  std::string path() const;                         // the object file (or the copy) visited
   // meta() with its name set: a copy to keep.
   ObjectMeta Named() const;
 
  private:
-  const SortedWalker& walker_;
+  const std::string& name_;
+  const SortedWalker* walker_;  // path() is its file; null: path_ is
+  std::string path_;
   const ObjectMeta& meta_;
   const size_t mp_;
 };
@@ -347,6 +351,14 @@ class Store {
   void StopSnapshotSaver();
   // A walk skipped the object file `path` of bucket/name: counted, and logged once per file.
   void NoteDamaged(const std::string& bucket, const std::string& name, const std::string& path, const Status& why);
+  // Where bucket/name's object file is now, else a copy of it (its header with an empty name, the
+  // mountpath, the file): for a walk whose walkers missed it while it moved. kNotFound if gone.
+  struct FoundFile {
+    ObjectMeta meta;
+    size_t mp;
+    std::string path;
+  };
+  Result<FoundFile> FindFile(const std::string& bucket, const std::string& name);
   // Moves a damaged object out of the namespace into <mp>/.ais.work/quarantine/<id>/ (its
   // chunk directories into the same <id> on their mountpaths), if the object file at `path`
   // still is file (dev, ino); kConflict if it was replaced meanwhile. Nothing is deleted.

@@ -2,6 +2,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <optional>
 #include <vector>
 
 #include "store/bck.h"
@@ -68,6 +69,8 @@ Status Store::ResilverObject(const std::string& bucket, const std::string& name,
     if (own_chunks) committer_.DropChunks(f.mp, bucket, f.meta.upload_id);
     return Status::OK();
   };
+  std::optional<RelocationLog::Move> moving;  // until its copies follow
+  if (from != want) moving.emplace(committer_.relocations(), bucket, name);
   for (const auto& f : files) {
     if (f.mp != from) AIS_RETURN_IF_ERROR(drop(f));  // the stale one on `want` first: Move needs it gone
   }

@@ -190,6 +190,50 @@ TEST_F(ResilverTest, ACrashDuplicateListsOnceAndTheResilverKeepsTheNewest) {
   ExpectObject("plain", "d", Bytes(100, 2));
 }
 
+TEST_F(ResilverTest, AWalkVisitsAnObjectThatMovedBetweenItsWalkers) {
+  // Walker A reads directory s/ only once past its a* names; walker 4 (attached below) read its
+  // directories at the start. An object moved from A to 4 in between is in neither view.
+  for (int i = 0; i < 40; ++i) ASSERT_TRUE(Put("plain", "s/" + std::to_string(i), Bytes(50, i)).ok());
+  for (int i = 0; i < 8; ++i) ASSERT_TRUE(Put("plain", "a" + std::to_string(i), Bytes(50, i)).ok());
+  const Mountpaths& mps = store_->mountpaths();
+  std::map<std::string, size_t> before;
+  for (int i = 0; i < 40; ++i) before["s/" + std::to_string(i)] = mps.PrimaryFor("plain", "s/" + std::to_string(i));
+  std::set<size_t> a_on;
+  for (int i = 0; i < 8; ++i) a_on.insert(mps.PrimaryFor("plain", "a" + std::to_string(i)));
+  const std::string fifth = root_.Sub("mp5");
+  fs::create_directories(fifth);
+  ASSERT_TRUE(store_->AttachMountpath(fifth).ok());
+  std::string mover;
+  for (const auto& [name, mp] : before) {
+    if (mps.PrimaryFor("plain", name) == 4 && a_on.contains(mp)) mover = name;
+  }
+  ASSERT_FALSE(mover.empty()) << "no s/ object whose new primary is the attached mountpath";
+  std::vector<std::string> seen;
+  ObjectWalk walk{.prefix = {}, .after = {}, .headers = true, .stop = {}};
+  ASSERT_TRUE(store_
+                  ->ForEachObject("plain", walk,
+                                  [&](const WalkedObject& obj) {
+                                    if (seen.empty()) {
+                                      size_t moved = 0;
+                                      uint64_t bytes = 0;
+                                      EXPECT_TRUE(store_->ResilverObject("plain", mover, &moved, &bytes).ok());
+                                      EXPECT_EQ(moved, 1u);
+                                    }
+                                    if (obj.name() == mover) {
+                                      EXPECT_EQ(obj.mp(), 4u);
+                                      EXPECT_EQ(obj.meta().size, 50u);
+                                    }
+                                    seen.push_back(obj.name());
+                                    return Status::OK();
+                                  })
+                  .ok());
+  std::vector<std::string> want;
+  for (int i = 0; i < 8; ++i) want.push_back("a" + std::to_string(i));
+  for (const auto& [name, mp] : before) want.push_back(name);
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(seen, want);  // all, in order, once
+}
+
 }  // namespace
 }  // namespace ais::store_test
 
