@@ -87,6 +87,8 @@ class Reply:
         >>> data = reply.read_all(); reply.close()
     """
 
+    redirected = False  # set by the transport when a redirect led to it
+
     @property
     def status(self) -> int:
         """HTTP status."""
@@ -264,6 +266,7 @@ class BodyReader(Reply):
         )
         self._eof = bool(getattr(resp, "_content_consumed", False))  # a non-streamed reply
         self._content: bytes | None = resp.content if self._eof else None
+        self.redirected = bool(resp.history)
 
     @property
     def response(self) -> requests.Response:

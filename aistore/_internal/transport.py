@@ -289,7 +289,9 @@ class NativeTransport(HttpTransport):
             origin = _http_origin(url)
             if origin is None:  # a redirect to where the native client cannot go
                 transport = select_transport(method, url, body, self._session, self._native_client)
-                return transport.send(method, url, headers, body, stream=stream, timeout=timeout)
+                other = transport.send(method, url, headers, body, stream=stream, timeout=timeout)
+                other.redirected = other.redirected or _hop > 0
+                return other
             host, port, target = origin
             with map_errors("send"):
                 if not stream and body is None and method == "GET":
@@ -324,6 +326,7 @@ class NativeTransport(HttpTransport):
                     method == "HEAD" or (not stream and reply.status < 400)
                 ):
                     reply = reply.buffered(0 if method == "HEAD" else None)
+                reply.redirected = _hop > 0
                 return reply
             reply.close(MAX_ERROR_BODY)
             url = urljoin(url, location)

@@ -32,6 +32,7 @@ from aistore.sdk.const import HTTP_METHOD_GET, QPARAM_WHAT, URL_PATH_DAEMON, WHA
 from aistore.sdk.const import HTTPS as HTTPS
 from aistore.sdk.const import STATUS_REDIRECT_PERM as STATUS_REDIRECT_PERM
 from aistore.sdk.const import STATUS_REDIRECT_TMP as STATUS_REDIRECT_TMP
+from aistore.sdk.direct_reads import DirectReads
 from aistore.sdk.request_executor import RequestExecutor
 from aistore.sdk.response_handler import AISResponseHandler, ResponseHandler
 from aistore.sdk.retry_config import RetryConfig
@@ -78,6 +79,7 @@ class RequestClient:
         self._response_handler = response_handler or AISResponseHandler()
         self._retry_manager = RetryManager(self._executor, retry_config)
         self._smap: Smap | None = None
+        self._direct_reads: DirectReads | None = None
 
     @property
     def base_url(self) -> str:
@@ -123,6 +125,18 @@ class RequestClient:
                 HTTP_METHOD_GET, URL_PATH_DAEMON, Smap, params={QPARAM_WHAT: WHAT_SMAP}
             )
         return self._smap
+
+    @property
+    def redirected(self) -> bool:
+        """Whether the endpoint ever answered with a redirect (a proxy in front of targets)."""
+        return self._executor.redirected
+
+    @property
+    def direct_reads(self) -> DirectReads:
+        """Where this client's object reads go: the owning targets, where the map allows it."""
+        if self._direct_reads is None:
+            self._direct_reads = DirectReads(self)
+        return self._direct_reads
 
     def clone(
         self, base_url: str | None = None, response_handler: ResponseHandler | None = None

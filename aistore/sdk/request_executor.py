@@ -60,6 +60,8 @@ class RequestExecutor:
         self._session_manager = session_manager
         self._token = token
         self._timeout = timeout
+        # Whether a reply ever came by a redirect: the endpoint is a proxy in front of targets.
+        self.redirected = False
 
     @property
     def base_url(self) -> str:
@@ -129,11 +131,15 @@ class RequestExecutor:
             timeout = self._timeout
         headers = self.headers(headers)
         if requests_only is not None:
-            return RequestsTransport(manager.session).send(
+            reply = RequestsTransport(manager.session).send(
                 method, url, headers, body, stream=stream, timeout=timeout, **requests_only
             )
+            self.redirected = self.redirected or reply.redirected
+            return reply
         transport = select_transport(method, url, body, manager.session, manager.native_client)
-        return transport.send(method, url, headers, body, stream=stream, timeout=timeout)
+        reply = transport.send(method, url, headers, body, stream=stream, timeout=timeout)
+        self.redirected = self.redirected or reply.redirected
+        return reply
 
     def request(
         self, method: str, path: str, headers: Mapping[str, Any] | None = None, **kwargs: Any

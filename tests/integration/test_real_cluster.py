@@ -293,6 +293,80 @@ def test_range_get_not_satisfiable(data: Data, byte_range: str) -> None:
     assert err.value.status_code == 416
 
 
+def _proxy_gets(endpoint: str) -> float:
+    """GETs the cluster's proxy served (redirected) so far, from its Prometheus metrics."""
+    text = requests.get(f"{endpoint}/metrics", timeout=10).text
+    return sum(
+        float(line.rsplit(" ", 1)[1])
+        for line in text.splitlines()
+        if line.startswith("ais_proxy_get_count{")
+    )
+
+
+def test_reads_go_straight_to_the_owning_target(
+    data: Data, side: str, endpoint: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Our SDK reads from the target that owns each object, not through the proxy, once the
+    proxy's first redirect showed it is one; with direct reads off (AIS_DIRECT_READS=0) every
+    read is a proxy GET again. Our server never redirects: nothing changes there."""
+    names = [n for n in data.contents if n.startswith("obj/")]
+    before = _proxy_gets(endpoint) if side == REAL else 0.0
+    client = Client(endpoint)
+    bucket = client.bucket(data.bucket.name)
+    for name in names:
+        assert bucket.object(name).get_reader().read_all() == data.contents[name]
+        assert bucket.object(name).head().size == len(data.contents[name])
+    reads = client._request_client.direct_reads  # noqa: SLF001 - what the client decided
+    if side == OURS:
+        assert not client._request_client.redirected  # noqa: SLF001
+        assert reads._smap is None  # noqa: SLF001 - not even asked for
+        return
+    assert reads.enabled
+    assert _proxy_gets(endpoint) == before + 1  # the first read, redirected
+    monkeypatch.setenv("AIS_DIRECT_READS", "0")
+    off = Client(endpoint)
+    for name in names:
+        assert (
+            off.bucket(data.bucket.name).object(name).get_reader().read_all() == data.contents[name]
+        )
+    assert _proxy_gets(endpoint) == before + 1 + len(names)
+
+
+def test_a_stale_cluster_map_reads_through_the_proxy(data: Data, side: str) -> None:
+    """A map that names the wrong owner (the cluster changed since it was fetched): the
+    target's 404 is asked of the proxy, which finds the object, and the map is fetched again."""
+    if side == OURS:
+        pytest.skip("our server is one node: there is no other owner to name")
+    client = Client(data.client._request_client.base_url)  # noqa: SLF001
+    bucket = client.bucket(data.bucket.name)
+    name = "obj/small.txt"
+    for _ in range(2):  # the first through the proxy, whose redirect turns direct reads on
+        assert bucket.object(name).get_reader().read_all() == data.contents[name]
+    reads = client._request_client.direct_reads  # noqa: SLF001
+    smap = reads._smap  # noqa: SLF001
+    assert smap is not None
+    owner = smap.get_target_for_object(bucket.object(name).uname)
+    other = next(t for t in smap.tmap.values() if t.daemon_id != owner.daemon_id)
+    # Swap the two targets' digests: HRW now names the other one.
+    swapped = {
+        tid: t.model_copy(
+            update={"id_digest": other.id_digest if tid == owner.daemon_id else owner.id_digest}
+            if tid in (owner.daemon_id, other.daemon_id)
+            else {}
+        )
+        for tid, t in smap.tmap.items()
+    }
+    reads._smap = smap.model_copy(update={"tmap": swapped})  # noqa: SLF001
+    assert reads._smap.get_target_for_object(bucket.object(name).uname).daemon_id == other.daemon_id  # noqa: SLF001
+    reads._clients.clear()  # noqa: SLF001
+    assert bucket.object(name).get_reader().read_all() == data.contents[name]
+    assert reads._smap is None  # noqa: SLF001 - fetched again at the next read
+    with pytest.raises(ErrObjNotFound):
+        bucket.object("obj/none").get_reader().read_all()
+    assert bucket.object(name).get_reader().read_all() == data.contents[name]
+    assert reads.enabled
+
+
 # --- listing -----------------------------------------------------------------------------
 
 

@@ -271,7 +271,8 @@ class Object:
             params=params,
             headers=headers,
             byte_range=bounds,
-            uname=self.uname if direct else None,
+            uname=self.uname,
+            direct=direct,
         )
         reader = ObjectReader(object_client, chunk_size=chunk_size, num_workers=num_workers)
         if writer is not None:

@@ -51,8 +51,10 @@ T = TypeVar("T")
 class ObjectClient:
     """Sends an object's GET and HEAD requests.
 
-    With `uname` set, requests go straight to the target that owns the object (found in the
-    cluster map by HRW); a 404 there refreshes the map once and retries.
+    With `uname` and `direct`, requests go straight to the target that owns the object (found
+    in the cluster map by HRW); a 404 there refreshes the map once and retries. With `uname`
+    alone they go there where the cluster map allows it (`RequestClient.direct_reads`), else
+    through `request_client`; a 404 at the target is asked of `request_client` again.
 
     Example:
         >>> oc = ObjectClient(request_client, "objects/b/o", {"provider": "ais"})  # doctest: +SKIP
@@ -65,6 +67,8 @@ class ObjectClient:
         headers: headers of every GET (range, blob download).
         byte_range: (first, last) bytes of the user's range; (None, last) is a suffix range.
         uname: object uname, to read from its target directly.
+        direct: always read from its target (the map is loaded now; ValueError if the
+            target has no public URL).
     """
 
     def __init__(
@@ -75,6 +79,7 @@ class ObjectClient:
         headers: Mapping[str, str] | None = None,
         byte_range: ByteRange | None = (None, None),
         uname: str | None = None,
+        direct: bool = False,
     ) -> None:
         self._request_client = request_client
         self._request_path = path
@@ -82,7 +87,11 @@ class ObjectClient:
         self._request_headers = dict(headers) if headers else {}
         self._byte_range: ByteRange = byte_range or (None, None)
         self._uname = uname
-        if uname:
+        self._direct = direct and bool(uname)
+        # Without `direct`: the owner's client once the first request chose it (or the origin).
+        self._origin: RequestClient | None = None if self._direct or not uname else request_client
+        self._owner_chosen = False
+        if self._direct:
             self._use_owning_target()
 
     @property
@@ -138,14 +147,17 @@ class ObjectClient:
 
     @property
     def request_client(self) -> RequestClient:
-        """The client requests go through (the owning target's with `direct`)."""
+        """The client requests go through (the owning target's where reads go direct)."""
+        self._choose_owner()
         return self._request_client
 
     def head(self, props: str = "checksum,atime,version,custom") -> ObjectAttributes:
         """Selective (v2) HEAD with `props` ("name,size" when empty)."""
         params = {**self._request_params, QPARAM_PROPS: props or "name,size"}
-        headers = self._request_client.send(
-            HTTP_METHOD_HEAD, self._request_path, _headers, params=params, stream=False
+        headers = self._refreshing_target(
+            lambda rc: rc.send(
+                HTTP_METHOD_HEAD, self._request_path, _headers, params=params, stream=False
+            )
         )
         return ObjectAttributes(headers)
 
@@ -194,14 +206,32 @@ class ObjectClient:
 
     def _refreshing_target(self, send: Callable[[RequestClient], T]) -> T:
         """`send` through the current client; reading from a target directly, a 404 may mean
-        the object moved with a newer cluster map: refresh the map once and send again."""
+        the object moved with a newer cluster map: refresh the map once and send again (or,
+        where the target was chosen for speed only, ask the origin, which knows)."""
+        origin = self._origin
+        self._choose_owner()
         try:
             return send(self._request_client)
         except ErrObjNotFound:
+            if origin is not None:
+                if self._request_client is origin:
+                    raise
+                self._request_client = origin
+                found = send(origin)
+                origin.direct_reads.map_changed()
+                return found
             if not self._uname:
                 raise
             self._use_owning_target(force=True)
             return send(self._request_client)
+
+    def _choose_owner(self) -> None:
+        """Without `direct`: the owning target's client for this reader's requests, chosen at
+        the first one (the map is loaded then, not when the reader is made)."""
+        if self._origin is not None and not self._owner_chosen:
+            owner = self._origin.direct_reads.client_for(self._uname or "")
+            self._request_client = owner or self._origin
+            self._owner_chosen = True
 
     def _use_owning_target(self, force: bool = False) -> None:
         target = self._request_client.get_smap(force).get_target_for_object(self._uname or "")

@@ -34,11 +34,15 @@ def test_http_follows_proxy_redirects(server: FakeServer, client: Client) -> Non
         obj.get_writer().put_content(PAYLOAD)
         assert obj.get_reader().read_all() == PAYLOAD
         assert b"".join(obj.get_reader()) == PAYLOAD
-        put, get, get_iter = target.requests
+        # The redirect made the client ask for the cluster map once (DirectReads); this proxy
+        # sends that to the target too, which has none: reads stay with the proxy.
+        asked = [r for r in server.requests if r.path == "/v1/daemon"]
+        assert [r.query.get("what") for r in asked] == ["smap"]
+        put, get, get_iter = [r for r in target.requests if r.path != "/v1/daemon"]
         assert (put.method, put.body, put.query["pid"]) == ("PUT", PAYLOAD, "proxy1")
         assert put.query["provider"] == "ais"
         assert get.method == get_iter.method == "GET"
-        assert len(server.requests) == 3  # one proxy leg per request, none sent twice
+        assert len(server.requests) == 4  # one proxy leg per request, none sent twice
     finally:
         target.close()
 
