@@ -234,3 +234,11 @@ def test_remote_benchmark() -> None:
                 assert re.search(r"\s[\d,]+\.\d\s+\S+\s+\d+\.\d\dx", line), line
             assert any(re.search(r"\s1\.00x", ln) for ln in lines), lines  # the direct row
     assert ran, out
+
+
+def test_vs_aisnode_benchmark() -> None:
+    """Our server's column (the cluster's needs ../shared/tools/ais and minutes)."""
+    out = run_benchmark("vs_aisnode.py", "--quick", "--no-cluster", "--no-dataloader")
+    for case in ("GET 10 KiB, 1 thread", "GetBatch 1000 x 10 KiB", "read_all() 64 MiB"):
+        row = next((line for line in out.splitlines() if line.startswith(case)), "")
+        assert re.search(r"\s-\s+-\s+[\d,.]+(\s|$)", row), out  # no cluster figures, ours there
