@@ -11,7 +11,7 @@ a round the clients take turns, so a change in the machine's load hits all alike
 * 10 KiB GETs (``get_reader().read_all()``) from 1 and 8 threads, 10 KiB PUTs from 8 threads,
   objects/s: the official SDK 2.0.0 (own venv) on the cluster, ours on the cluster, ours on ours;
 * GetBatch of 1,000 x 10 KiB objects (batches of 100), objects/s;
-* a full listing of ``--list`` objects, seconds;
+* a full listing of ``--listed`` objects of 1 byte, seconds;
 * one ``read_all()`` of a ``--big`` object, GB/s, and ``curl -o /dev/null`` of it from each stack
   (the wire); ``read_all(num_workers=8)`` (ours);
 * a DataLoader epoch over ``--samples`` x 10 KiB with 2 workers through ``AISMapDataset`` and
@@ -78,7 +78,9 @@ class Config:
     samples: int = 5000
     rounds: int = 3
     targets: int = 3
-    port: int = 52_700  # the cluster's proxy; its targets take the next ones
+    # The cluster's proxy; its nodes take the next ports and +100, +200. Below Linux's ephemeral
+    # range (32768-60999), where client connections in TIME_WAIT would keep a listener out.
+    port: int = 23_700
 
     @classmethod
     def quick(cls) -> Config:
@@ -113,7 +115,7 @@ class Stack:
         body = os.urandom(SMALL)
 
         def put(bucket: Bucket, name: str) -> None:
-            bucket.object(name).get_writer().put_content(body)
+            bucket.object(name).get_writer().put_content(b"x" if bucket is self.listed else body)
 
         with ThreadPoolExecutor(8) as pool:
             names = [(self.small, f"obj-{i:06d}") for i in range(self.cfg.objects)]
@@ -134,7 +136,15 @@ def real_cluster(cfg: Config, notes: list[str]) -> Iterator[str | None]:
         return
     root = Path(tempfile.mkdtemp(prefix="vs-aisnode-"))
     try:
-        out = run([str(CLUSTER_SH), "start", str(root / "c"), str(cfg.port), str(cfg.targets)])
+        try:
+            out = run([str(CLUSTER_SH), "start", str(root / "c"), str(cfg.port), str(cfg.targets)])
+        except RuntimeError as e:
+            logs = sorted((root / "c").glob("node*/log/*.log"))
+            tails = [
+                f"--- {p}\n" + "\n".join(p.read_text(errors="replace").splitlines()[-5:])
+                for p in logs
+            ]
+            raise RuntimeError("\n".join([str(e), *tails])) from None
         endpoint = out.stdout.strip().splitlines()[-1]
         deadline = time.monotonic() + 60
         while len(Client(endpoint).cluster().get_info().tmap) < cfg.targets:
@@ -143,7 +153,10 @@ def real_cluster(cfg: Config, notes: list[str]) -> Iterator[str | None]:
             time.sleep(0.5)
         yield endpoint
     finally:
-        subprocess.run([str(CLUSTER_SH), "stop", str(root / "c")], check=False, timeout=120)
+        try:  # its stop removes every object file: minutes for a large data set on a busy disk
+            subprocess.run([str(CLUSTER_SH), "stop", str(root / "c")], check=False, timeout=900)
+        except subprocess.TimeoutExpired:
+            print(f"# the cluster in {root} did not stop within 15 min", file=sys.stderr)
         shutil.rmtree(root, ignore_errors=True)
 
 
@@ -473,12 +486,21 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="small, fast run (~3 min)")
     ap.add_argument("--rounds", type=int, help="rounds per case (median shown)")
+    ap.add_argument("--listed", type=int, help="objects in the listing case")
+    ap.add_argument("--samples", type=int, help="10 KiB samples of the DataLoader epochs")
+    ap.add_argument("--big-mib", type=int, help="size of the big object, MiB")
     ap.add_argument("--no-cluster", action="store_true", help="our server only")
     ap.add_argument("--no-dataloader", action="store_true", help="skip the DataLoader rows")
     args = ap.parse_args()
     cfg = Config.quick() if args.quick else Config()
     if args.rounds:
         cfg.rounds = args.rounds
+    if args.listed:
+        cfg.listed = args.listed
+    if args.samples:
+        cfg.samples = args.samples
+    if args.big_mib:
+        cfg.big = args.big_mib * MiB
     notes: list[str] = []
     with tempfile.TemporaryDirectory(prefix="vs-aisnode-") as tmp:
         scratch = Path(tmp)
@@ -510,12 +532,12 @@ def main() -> None:
                     rows += bench.epochs()
                 rows.append(bench.wrk_target())
                 notes += bench.notes
+                judge(rows)  # printed before the stacks go: stopping them takes a while
+                print(render(rows))
+                for n in notes:
+                    print(f"note: {n}", flush=True)
         finally:
             srv.stop()
-    judge(rows)
-    print(render(rows))
-    for n in notes:
-        print(f"note: {n}")
 
 
 @contextmanager

@@ -1,5 +1,5 @@
 """Fetching object contents for the datasets: the ETL parameter, an ordered read-ahead over a
-small thread pool, and progress bars.
+small thread pool, a batch of objects by one GetBatch, and progress bars.
 
 Threads (not processes) read ahead: a GET spends its time waiting on the socket with the GIL
 released, and threads can start inside DataLoader workers, which are daemonic and may not have
@@ -18,10 +18,14 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TypeVar
 
+import requests
+
+from aistore.sdk.batch.batch import Batch
 from aistore.sdk.const import QPARAM_ETL_NAME
+from aistore.sdk.errors import AISError
 from aistore.sdk.obj.object import Object
 
-__all__ = ["EtlName", "fetch_bytes", "progress", "read_ahead"]
+__all__ = ["EtlName", "fetch_bytes", "progress", "read_ahead", "read_batch", "single_target"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -48,6 +52,27 @@ def fetch_bytes(obj: Object, etl: EtlName | None) -> bytes:
     content = obj.get_reader(etl=etl).read_all()
     assert isinstance(content, bytes)
     return content
+
+
+def single_target(obj: Object) -> bool:
+    """Whether `obj`'s cluster has one target in service (a map that cannot be had: False)."""
+    try:
+        smap = obj._client.get_smap()  # noqa: SLF001 - the client the object reads through
+    except Exception:  # noqa: BLE001 - no map (refused, not AIS): the per-object path
+        return False
+    return sum(1 for t in smap.tmap.values() if not t.in_maint_or_decomm()) == 1
+
+
+def read_batch(objects: list[Object]) -> list[tuple[str, bytes]] | None:
+    """`(name, content)` of each object, in order, by one GetBatch request; None if it failed
+    (the caller reads them one by one and so raises the per-object errors)."""
+    client = objects[0]._client  # noqa: SLF001 - the client the objects read through
+    batch = Batch(request_client=client, objects=objects, cont_on_err=False)
+    try:
+        items = [(obj.name, data) for obj, (_, data) in zip(objects, batch.get(), strict=True)]
+    except (AISError, requests.RequestException):  # read again one by one: their own errors
+        return None
+    return items  # type: ignore[return-value]
 
 
 def read_ahead(items: Iterator[T], fn: Callable[[T], R], depth: int) -> Iterator[R]:

@@ -65,6 +65,11 @@ class DirectReads:
         self._smap: Smap | None = None
         self._targets: list[Snode] = []  # in service
         self._clients: dict[str, RequestClient] = {}  # daemon id -> its client, once probed
+        self._missed_version: int | None = None  # the map a target missed an object under
+
+    def __reduce__(self) -> tuple[object, ...]:
+        # A pickled client (a spawned DataLoader worker's) decides again: no lock travels.
+        return (DirectReads, (self._origin,), {"_on": self._on})
 
     @property
     def enabled(self) -> bool:
@@ -94,8 +99,12 @@ class DirectReads:
         return client
 
     def map_changed(self) -> None:
-        """A target missed an object the proxy had: fetch the map again at the next read."""
+        """A target missed an object the proxy had: fetch the map again at the next read (if
+        that map is the same version, the owner was not ours to compute: reads go through the
+        proxy from then on)."""
         with self._lock:
+            if self._smap is not None:
+                self._missed_version = self._smap.version
             self._smap = None
             self._clients.clear()
 
@@ -111,9 +120,11 @@ class DirectReads:
                 return
             targets = [t for t in smap.tmap.values() if not t.in_maint_or_decomm()]
             reason = self._refusal(smap, targets)
+            if smap.version == self._missed_version:
+                reason = f"a target missed an object under this very map (v{smap.version})"
             if reason:
                 self._on = False
-                logger.debug("reads go through %s: %s", self._origin.base_url, reason)
+                logger.info("reads go through %s: %s", self._origin.base_url, reason)
                 return
             self._targets = targets
             self._smap = smap

@@ -122,6 +122,42 @@ def test_map_dataloader_workers_and_concurrency(data: Any) -> None:
         assert got == _all(data), (workers, concurrency)
 
 
+def _metric(client: Client, name: str) -> float:
+    text = client._request_client.session_manager.session.get(  # noqa: SLF001
+        client._request_client.base_url.removesuffix("/v1") + "/metrics",
+        timeout=10,  # noqa: SLF001
+    ).text
+    return sum(
+        float(line.rsplit(" ", 1)[1]) for line in text.splitlines() if line.startswith(name + "{")
+    )
+
+
+def test_map_batches_by_getbatch_on_one_target(data: Any, ais_server: Any) -> None:
+    """On our server (one target) a DataLoader batch is one GetBatch by default; the items
+    are the same whichever way they are read, and a batch whose object vanished raises the
+    per-object error (the batch read again GET by GET)."""
+    b1, b2, _ = data
+    client = ais_server.client()
+    for batch_get in (None, True, False):
+        before = _metric(client, "ais_target_getbatch_count")
+        ds = AISMapDataset([b1, b2], batch_get=batch_get)
+        loader = DataLoader(ds, batch_size=8, num_workers=0)
+        got = [(n, c) for names, contents in loader for n, c in zip(names, contents, strict=True)]
+        assert got == _all(data), batch_get
+        batches = _metric(client, "ais_target_getbatch_count") - before
+        assert batches == (0 if batch_get is False else len(loader)), batch_get
+    tag = uuid.uuid4().hex[:8]
+    gone = client.bucket(f"gone-{tag}").create()
+    for i in range(4):
+        gone.object(f"o{i}").get_writer().put_content(b"x" * 10)
+    ds = AISMapDataset(gone)
+    gone.object("o2").delete()
+    with pytest.raises(AISError) as err:
+        next(iter(DataLoader(ds, batch_size=4, num_workers=0)))
+    assert err.value.status_code == 404 and "o2" in str(err.value)
+    gone.delete()
+
+
 def test_object_groups_list_without_a_head_per_object(
     data: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:

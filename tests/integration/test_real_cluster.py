@@ -356,7 +356,8 @@ def test_a_stale_cluster_map_reads_through_the_proxy(data: Data, side: str) -> N
         )
         for tid, t in smap.tmap.items()
     }
-    reads._smap = smap.model_copy(update={"tmap": swapped})  # noqa: SLF001
+    stale = smap.model_copy(update={"tmap": swapped, "version": smap.version - 1})
+    reads._smap = stale  # noqa: SLF001 - as if fetched before the cluster changed
     assert reads._smap.get_target_for_object(bucket.object(name).uname).daemon_id == other.daemon_id  # noqa: SLF001
     reads._clients.clear()  # noqa: SLF001
     assert bucket.object(name).get_reader().read_all() == data.contents[name]

@@ -72,9 +72,14 @@ def test_targets_of_their_own_get_direct_reads(listening: list[str]) -> None:
         owners[client.base_url] = client
     assert len(owners) == 2  # both targets own some, one client each
     assert origin.fetched == 1  # the map is fetched once
+    origin.map = origin.map.model_copy(update={"version": origin.map.version + 1})
     reads.map_changed()
-    assert reads.client_for("ais/@#/b/o1") is not None
+    assert reads.client_for("ais/@#/b/o1") is not None  # a newer map: still direct
     assert origin.fetched == 2
+    reads.map_changed()  # and a miss under that one too: not ours to compute, the proxy reads
+    assert reads.client_for("ais/@#/b/o1") is None
+    assert not reads.enabled
+    assert origin.fetched == 3
 
 
 @pytest.mark.parametrize(
@@ -145,3 +150,14 @@ def test_no_map_no_direct_reads() -> None:
     reads = DirectReads(origin)
     assert reads.client_for("ais/@#/b/o") is None
     assert not reads.enabled
+
+
+def test_a_pickled_client_decides_again(listening: list[str]) -> None:
+    """Datasets travel to spawned DataLoader workers pickled, their clients with them."""
+    import pickle
+
+    origin = _MapClient(_smap([_node("t1", "target", listening[0], 11)]))
+    assert origin.direct_reads.client_for("ais/@#/b/o") is not None
+    copy = pickle.loads(pickle.dumps(origin))
+    assert copy.direct_reads._smap is None  # noqa: SLF001 - fetched again where it is used
+    assert copy.direct_reads.client_for("ais/@#/b/o") is not None
