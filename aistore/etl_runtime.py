@@ -3,8 +3,11 @@ does in a pod, for a server that starts each transformer as `python -m aistore.e
 
 It decodes the `ETLServer` subclass the SDK sent (`Etl.init_class`), installs its pip
 dependencies into a cached virtual environment, and serves it on the address the server gave,
-with the server kind's own web stack: `HTTPMultiThreadedServer` in this process, `FastAPIServer`
-under uvicorn and `FlaskServer` under gunicorn with `NUM_WORKERS` worker processes each.
+with the server kind's own web stack: `HTTPMultiThreadedServer` in this process (a thread per
+connection; the requests of a class that does not override `start` read and answered by
+`aistore._internal.etl_http`, the class's `_answer` called as its own handler calls it),
+`FastAPIServer` under uvicorn and `FlaskServer` under gunicorn with `NUM_WORKERS` worker
+processes each.
 
 Environment (the interface with the server that starts it; cwd is a per-ETL work directory):
     ETL_CLASS_PAYLOAD   base64 of `cloudpickle.dumps(cls)` (required)
@@ -50,6 +53,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any, NoReturn
 
+from aistore._internal import etl_http
 from aistore._internal.venvs import link_site_packages
 from aistore.sdk.etl.webserver.base_etl_server import ETLServer
 from aistore.sdk.etl.webserver.fastapi_server import FastAPIServer
@@ -82,6 +86,7 @@ _SERVER_COMM = "aistore-server"  # the server's process name (/proc/<pid>/comm)
 _PR_SET_PDEATHSIG = 1
 # A stopping web stack waits this long for requests in flight, then closes them.
 _GRACEFUL_STOP_S = 5
+_LISTEN_BACKLOG = 128
 # uvicorn's options, as the runtime image runs it (WebSocket frames up to 16 GiB, no pings:
 # a transform may take long), plus the bounded stop. Keyword arguments of `uvicorn.run`;
 # `_cli_flags` spells them for its command line.
@@ -404,13 +409,22 @@ def _serve(server: ETLServer, host: str, port: int, workers: int) -> int:
             with their own status, or retry for seconds).
     """
     name = type(server).__qualname__
+    if isinstance(server, HTTPMultiThreadedServer) and _serves_itself_as_base(server):
+        try:
+            listener = _listen(host, port)
+        except OSError as err:
+            raise _Failure(f"cannot listen on {host}:{port}: {err}") from err
+        _announce(name, "HTTPMultiThreadedServer, a thread per connection", host, port)
+        with listener:
+            etl_http.serve_forever(listener, server._answer, server.get_mime_type())
+        return 0
     if isinstance(server, HTTPMultiThreadedServer):
         server.host, server.port = host, port
         try:
             server.bind()
         except OSError as err:
             raise _Failure(f"cannot listen on {host}:{port}: {err}") from err
-        _announce(name, "HTTPMultiThreadedServer, a thread per connection", host, port)
+        _announce(name, "its own start()", host, port)
         server.start()
         return 0
     _check_listen(host, port)
@@ -453,6 +467,28 @@ def _serve(server: ETLServer, host: str, port: int, workers: int) -> int:
     return 0
 
 
+def _serves_itself_as_base(server: HTTPMultiThreadedServer) -> bool:
+    """Whether the class leaves serving to `HTTPMultiThreadedServer` (neither `start` nor
+    `bind` overridden): then the runtime serves its requests itself (`etl_http`), answering
+    each as the class's handler would."""
+    cls = type(server)
+    return cls.start is HTTPMultiThreadedServer.start and cls.bind is HTTPMultiThreadedServer.bind
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """A socket listening on host:port, address reuse on (as the stdlib servers bind)."""
+    family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(_LISTEN_BACKLOG)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
 def _exec_gunicorn(
     how: str, name: str, host: str, port: int, workers: int, extra: list[str]
 ) -> None:
@@ -474,10 +510,7 @@ def _check_listen(host: str, port: int) -> None:
     """Raises `_Failure` if no socket can listen on host:port now (as the web stacks bind:
     address reuse on)."""
     try:
-        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
-        with socket.socket(family, kind, proto) as sock:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            sock.bind(address)
+        _listen(host, port).close()
     except OSError as err:
         raise _Failure(f"cannot listen on {host}:{port}: {err}") from err
 

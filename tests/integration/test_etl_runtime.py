@@ -295,6 +295,32 @@ def test_serves_each_kind(
     assert rt.stop() == 0, rt.output()
 
 
+def _own_start() -> type[ETLServer]:
+    class OwnStart(HTTPMultiThreadedServer):
+        def transform(self, data: bytes | str, path: str, etl_args: str) -> bytes:
+            assert isinstance(data, bytes)
+            return data[::-1]
+
+        def start(self) -> None:
+            print("OwnStart.start runs", flush=True)
+            super().start()
+
+    return OwnStart
+
+
+def test_a_class_with_its_own_start_serves_itself(tmp_path: Path, runtimes: list[_Runtime]) -> None:
+    """The runtime answers an `HTTPMultiThreadedServer`'s requests itself only when the class
+    leaves serving to its base: one that overrides `start` (or `bind`) runs its own."""
+    rt = _start(_env(serialize_class(_own_start())), tmp_path)
+    runtimes.append(rt)
+    rt.wait_ready()
+    pushed = requests.put(f"{rt.url}/bck/obj", data=b"abc", timeout=5)
+    assert (pushed.status_code, pushed.content) == (200, b"cba")
+    output = rt.output()
+    assert "OwnStart.start runs" in output and "(its own start()) on 127.0.0.1" in output
+    assert rt.stop() == 0, rt.output()
+
+
 @pytest.mark.parametrize(
     ("kind", "victim"),
     [

@@ -23,6 +23,7 @@
 #include "etl/etl_msg.h"
 #include "etl/process.h"
 #include "etl/transformer_client.h"
+#include "etl/transformer_connections.h"
 #include "etl/ws_client.h"
 #include "util/status.h"
 
@@ -52,11 +53,13 @@ struct ObjError {
 struct RunningEtl {
   EtlSpec spec;
   TransformerClient client;
+  TransformerConnections connections;  // the I/O threads' own (the inline GET of a small object)
   std::unique_ptr<WsClient> ws;  // ws:// ETLs: their WebSocket connections
   std::string secret;  // authenticates the transformer's calls to /v1/etl/_object
   RunningEtl(EtlSpec s, uint16_t port, std::string sec)
       : spec(std::move(s)),
         client("http://127.0.0.1:" + std::to_string(port)),
+        connections(port),
         ws(spec.comm == CommType::kWs ? std::make_unique<WsClient>("127.0.0.1", port) : nullptr),
         secret(std::move(sec)) {}
 };

@@ -34,6 +34,12 @@ std::string PathEscape(std::string_view s);
 // A URL query value, percent-encoded (space as %20).
 std::string QueryEscape(std::string_view s);
 
+// The path and query of the hpush PUT of `bucket`/`object` (the bucket's name and the object's,
+// as AIS sends them; escaped only where a URL path must be).
+std::string HpushTarget(const std::string& bucket, const std::string& object, const std::string& etl_args);
+// The Ais-Node-Url header's value: the pipeline's next transformers.
+std::string NodeUrlHeader(const std::vector<std::string>& pipeline);
+
 // Sends `src` through `etl` (then through the transformers at `pipeline`, as Ais-Node-Url) and
 // streams the result to on_start/on_data. Returns the transformer's status (200, or 204 when it
 // delivered the result itself); errors as TransformerClient::Call.

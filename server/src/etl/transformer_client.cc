@@ -86,7 +86,9 @@ struct Exchange {
   }
 };
 
-Status ErrorOf(long status, const std::string& body) {
+}  // namespace
+
+Status TransformerError(long status, const std::string& body) {
   std::string msg = "ETL error: " + body;
   while (!msg.empty() && (msg.back() == '\n' || msg.back() == '\r')) msg.pop_back();
   if (status == 404) return Status::NotFound(std::move(msg));
@@ -95,8 +97,6 @@ Status ErrorOf(long status, const std::string& body) {
   if (status < 500) return Status::InvalidArgument(std::move(msg));
   return Status::IOError(std::move(msg));
 }
-
-}  // namespace
 
 TransformerClient::TransformerClient(std::string base_url)
     : base_url_(std::move(base_url)), handles_(std::make_unique<CurlHandles>()) {}
@@ -157,7 +157,7 @@ Result<int> TransformerClient::Call(const TransformCall& call, const OnReplyStar
       return Status::IOError("ETL error: no reply within obj_timeout " + std::to_string(call.timeout.count()) + "ms");
     }
     if (rc != CURLE_OK) return Status::IOError(std::string("ETL error: ") + curl_easy_strerror(rc));
-    if (x.status >= 400) return ErrorOf(x.status, x.error_body);
+    if (x.status >= 400) return TransformerError(x.status, x.error_body);
     return static_cast<int>(x.status);
   }
 }

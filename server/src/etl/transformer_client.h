@@ -32,6 +32,10 @@ struct TransformCall {
 using OnReplyStart = std::function<Status(int status, std::optional<uint64_t> length)>;
 using OnReplyData = std::function<Status(const char*, size_t)>;
 
+// A transformer's error reply as a Status: "ETL error: <its body>", kNotFound for 404,
+// kTooManyRequests for 429, kUnavailable for 503, kInvalidArgument for other 4xx, kIOError for 5xx.
+Status TransformerError(long status, const std::string& body);
+
 class TransformerClient {
  public:
   explicit TransformerClient(std::string base_url);  // "http://127.0.0.1:PORT"

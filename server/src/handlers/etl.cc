@@ -49,6 +49,78 @@ Result<Chain> ChainOf(ServerContext& ctx, const Exchange& ex, const std::string&
   return c;
 }
 
+// An inline GET of an hpush ETL whose object is at most this size is transformed by the
+// connection's own coroutine: the object read in place (as a GET of one this small is), sent to
+// the transformer and its reply relayed (TransformerConnections). Larger ones, and hpull and ws
+// ETLs, go through a producer thread (ReplyProduced) and TransformerClient.
+constexpr uint64_t kInPlaceObjectMax = 64 << 10;
+// A reply up to this size is read whole and sent in one write; a larger one is streamed.
+constexpr uint64_t kWholeReplyMax = 1 << 20;
+constexpr size_t kErrorBodyMax = 64 << 10;
+constexpr size_t kRelayChunk = 256 << 10;
+
+// The transform of a small object (kInPlaceObjectMax) by an hpush ETL, on this coroutine. Errors
+// before the reply began are returned (and recorded); after, the reply is cut short.
+Task<Handled> GetTransformedInPlace(ServerContext& ctx, Exchange& ex, const Chain& chain, const ObjectHandle& obj,
+                                    const std::string& bucket, const std::string& name, const std::string& etl_name) {
+  http::request<http::string_body> req;
+  req.method(http::verb::put);
+  req.target(etl::HpushTarget(std::string(KeyName(bucket)), name, ex.query("etl_args").value_or("")));
+  if (!chain.next_urls.empty()) req.set("Ais-Node-Url", etl::NodeUrlHeader(chain.next_urls));
+  std::string& data = req.body();
+  data.resize(obj.size());
+  SegmentReader reader(obj.Segments(0, obj.size()));
+  for (size_t done = 0; done < data.size();) {
+    auto n = reader.Read(data.data() + done, data.size() - done);
+    if (!n.ok()) co_return n.status();
+    if (*n == 0) co_return Status::IOError("object shorter than its size");
+    done += *n;
+  }
+  req.prepare_payload();
+  auto fail = [&](const Status& st) {
+    ctx.etl->RecordError(etl_name, "", {ObjectCname(bucket, name), st.message(), static_cast<int>(Exchange::HttpStatusFor(st))});
+    return st;
+  };
+  auto reply = co_await chain.first->connections.Send(req, chain.first->spec.obj_timeout);
+  if (!reply.ok()) co_return fail(reply.status());
+  etl::TransformerReply& r = **reply;
+  if (r.status() >= 400) {
+    std::string body(kErrorBodyMax, '\0');
+    size_t have = 0;
+    while (have < body.size()) {
+      auto got = co_await r.Read(body.data() + have, body.size() - have);
+      if (!got.ok() || *got == 0) break;  // the status says what failed; the body as far as it came
+      have += *got;
+    }
+    body.resize(have);
+    co_return fail(etl::TransformerError(r.status(), body));
+  }
+  const std::optional<uint64_t> length = r.content_length();
+  if (length && *length <= kWholeReplyMax) {
+    auto out = co_await r.ReadAll(*length);
+    if (!out.ok()) co_return fail(out.status());
+    ctx.etl->CountInline(etl_name, out->size(), false);
+    co_return co_await ex.Reply(http::status::ok, {}, std::move(*out), "application/octet-stream");
+  }
+  StreamReply out = co_await ex.BeginStream(http::status::ok, {}, "application/octet-stream", length);
+  std::vector<char> buf(kRelayChunk);
+  std::vector<BodyPiece> piece(1);
+  uint64_t sent = 0;
+  for (;;) {
+    auto got = co_await r.Read(buf.data(), buf.size());
+    if (!got.ok()) {
+      (void)fail(got.status());
+      co_return co_await out.End(false);
+    }
+    if (*got == 0) break;
+    sent += *got;
+    piece[0] = BodyPiece{.data = buf.data(), .len = *got};
+    if (!co_await out.Write(piece)) co_return co_await out.End(false);
+  }
+  ctx.etl->CountInline(etl_name, sent, false);
+  co_return co_await out.End(true);
+}
+
 Task<Handled> ReplyText(Exchange& ex, std::string text) {
   co_return co_await ex.Reply(http::status::ok, {}, std::move(text), "text/plain");
 }
@@ -67,6 +139,9 @@ Task<Handled> GetTransformed(ServerContext& ctx, Exchange& ex, const std::string
     co_return obj.status();
   }
   // Range is not applied: AIS transforms the whole object and returns all of its output.
+  if (chain->first->spec.comm == etl::CommType::kHpush && (*obj)->size() <= kInPlaceObjectMax) {
+    co_return co_await GetTransformedInPlace(ctx, ex, *chain, **obj, bucket, name, etl_name);
+  }
   struct Head {
     std::mutex mu;
     std::optional<uint64_t> length;  // guarded by mu
