@@ -29,13 +29,24 @@ constexpr size_t kKeepSummaries = 256;
 
 std::string Cname(const std::string& bucket) { return BucketCname(bucket); }
 
-// "ais/@#/<name>/" (a bucket uname, as `bck_to` carries it) -> its store key (bck.h); "aws/@#/<name>/"
-// too, for a remote bucket copied onto itself (a refresh of its cache).
+// "ais/@#/<name>/" (a bucket uname, as `bck_to` carries it; "ais/@#ns/<name>/" in a namespace) ->
+// its store key (bck.h); "aws/@#/<name>/" too, for a remote bucket copied onto itself (a refresh
+// of its cache).
 Result<std::string> ParseBucketUname(const std::string& uname) {
   auto bad = Status::InvalidArgument("invalid destination bucket \"" + uname + "\" (expecting ais/@#/BUCKET/)");
   std::vector<std::string_view> parts = Split(uname, '/');
   while (!parts.empty() && parts.back().empty()) parts.pop_back();
   if (parts.size() != 3) return bad;
+  if (parts[0] == "ais" && parts[1] != "@#" && !parts[1].empty()) {
+    auto ns = ParseNamespace(parts[1]);
+    if (!ns.ok()) return ns.status();
+    if (ns->remote()) {
+      return Status::NotSupported("destination \"" + uname + "\": buckets of remote AIS clusters are not supported here");
+    }
+    std::string name(parts[2]);
+    AIS_RETURN_IF_ERROR(ValidateBucketName(name));
+    return BucketKey(kProviderAis, *ns, name);
+  }
   if (auto provider = NormalizeProvider(parts[0]);
       provider.ok() && IsServedCloud(*provider) && (parts[1] == "@#" || parts[1].empty())) {
     std::string name(parts[2]);
@@ -67,15 +78,9 @@ CopyNaming Naming(const CopyMsg& m) {
 
 // The destination of a copy or archive: "tobck", or the source bucket when not given.
 Result<std::string> Destination(const BucketRef& to, const std::string& src) {
-  auto provider = NormalizeProvider(to.provider);
-  if (!to.name.empty() && provider.ok() && IsServedCloud(*provider) && to.ns_uuid.empty() && to.ns_name.empty()) {
-    AIS_RETURN_IF_ERROR(ValidateBucketName(to.name));
-    return BucketKey(*provider, to.name);
-  }
-  AIS_RETURN_IF_ERROR(to.CheckServed("destination"));
-  if (to.name.empty()) return src;
-  AIS_RETURN_IF_ERROR(ValidateBucketName(to.name));
-  return to.name;
+  auto key = to.Key("destination");
+  if (!key.ok()) return key.status();
+  return key->empty() ? src : *key;
 }
 
 // A copy into a remote bucket `dst` (AIS writes each copied object through, as a PUT): the bucket
