@@ -51,11 +51,12 @@ TEST(ParseNamespace, TheFormsAQueryCarries) {
     EXPECT_EQ(ns->uuid, c.uuid) << c.uname;
     EXPECT_EQ(ns->name, c.name) << c.uname;
   }
-  for (const std::string bad : {"ns", "@#a b", "@#a/b", "@-u#", "@u-#", "@#a..b", "@" + std::string(33, 'u') + "#",
-                                "@#" + std::string(65, 'n')}) {
-    auto ns = ParseNamespace(bad);
-    EXPECT_FALSE(ns.ok()) << bad;
-    if (!ns.ok()) EXPECT_EQ(ns.status().code(), Status::Code::kInvalidArgument) << bad;
+  const std::vector<std::string> bad = {"ns",     "@#a b",  "@#a/b", "@-u#", "@u-#",
+                                       "@#a..b", "@" + std::string(33, 'u') + "#", "@#" + std::string(65, 'n')};
+  for (const std::string& uname : bad) {
+    auto ns = ParseNamespace(uname);
+    ASSERT_FALSE(ns.ok()) << uname;
+    EXPECT_EQ(ns.status().code(), Status::Code::kInvalidArgument) << uname;
   }
 }
 
