@@ -108,6 +108,9 @@ def test_cold_get_caches_then_warm_get_is_local(local: LocalServer, remote: Loca
     assert listed["dir/b.bin"].size == 70_000
     assert not listed["a.txt"].is_cached()
     assert bck.object("dir/b.bin").head().size == 70_000
+    headers = bck.head()  # which cluster the bucket is of
+    assert headers["Ais-Remote-Ais-Alias"] == ALIAS and headers["Ais-Remote-Ais-Url"] == remote.endpoint
+    assert headers["Ais-Remote-Ais-Uuid"] == uuid_of(remote)
     assert read(bck, "dir/b.bin") == objects["dir/b.bin"]  # cold
     cached = {e.name: e for e in bck.list_all_objects(props="name,size,cached")}
     assert cached["dir/b.bin"].is_cached() and not cached["a.txt"].is_cached()

@@ -567,6 +567,18 @@ Task<Handled> HeadBucket(ServerContext& ctx, Exchange& ex, const ApiCall& call) 
   auto props = ctx.store.GetBucket(bucket);
   if (!props.ok()) co_return props.status();
   HeaderList headers = {{hdr::kBucketProps, JsonText(props->ToAisJson(bucket, ctx.store.capacity().config()))}};
+  if (IsRemoteAisKey(bucket)) {  // which remote cluster (AIS: apc.HdrRemAis*)
+    AisClusters& clusters = ctx.remote.ais_clusters();
+    const std::string uuid = KeyNs(bucket).uuid;
+    const nlohmann::json config = clusters.ConfigJson();
+    for (const auto& [alias, urls] : config.items()) {  // (as last probed: no request now)
+      if (clusters.KnownUuid(alias) != uuid || !urls.is_array() || urls.empty()) continue;
+      headers.emplace_back("Ais-Remote-Ais-Uuid", uuid);
+      headers.emplace_back("Ais-Remote-Ais-Alias", alias);
+      headers.emplace_back("Ais-Remote-Ais-Url", urls[0].get<std::string>());
+      break;
+    }
+  }
   if (!binfo) co_return co_await ex.ReplyHeaders(http::status::ok, headers, std::nullopt);
   std::string uuid = ex.query("uuid").value_or("");
   if (uuid.empty()) {
