@@ -109,7 +109,10 @@ def test_cold_get_caches_then_warm_get_is_local(local: LocalServer, remote: Loca
     assert not listed["a.txt"].is_cached()
     assert bck.object("dir/b.bin").head().size == 70_000
     headers = bck.head()  # which cluster the bucket is of
-    assert headers["Ais-Remote-Ais-Alias"] == ALIAS and headers["Ais-Remote-Ais-Url"] == remote.endpoint
+    assert (
+        headers["Ais-Remote-Ais-Alias"] == ALIAS
+        and headers["Ais-Remote-Ais-Url"] == remote.endpoint
+    )
     assert headers["Ais-Remote-Ais-Uuid"] == uuid_of(remote)
     assert read(bck, "dir/b.bin") == objects["dir/b.bin"]  # cold
     cached = {e.name: e for e in bck.list_all_objects(props="name,size,cached")}
@@ -320,3 +323,38 @@ def test_real_cluster_as_remote(local: LocalServer, real_cluster: str) -> None:
         assert b"".join(real.object("w.bin").get_reader()) == b"written through"
     finally:
         assert detach(local, "realais").status_code == 200
+
+
+def test_remote_down_cached_stays_readable_nothing_partial(local: LocalServer) -> None:
+    """The remote stops: what was cached is still served; a cold GET, a listing and a PUT fail
+    with an error naming the remote (nothing is cached or written locally); it restarts: served."""
+    with LocalServer(num_mountpaths=1) as flaky:
+        assert attach(local, "flaky", flaky.endpoint).status_code == 200
+        try:
+            name = filled(flaky, {"warm": b"cached before", "cold": content_for("cold", 90_000)})
+            bck = local.client().bucket(name, namespace=Namespace(uuid="flaky"))
+            assert read(bck, "warm") == b"cached before"
+            flaky.stop(keep_data=True)
+            assert read(bck, "warm") == b"cached before"
+            params = {"provider": "ais", "namespace": "@flaky#"}
+            r = call(local, "GET", f"/v1/objects/{name}/cold", params=params)
+            assert r.status_code >= 500 and "remote-cluster[" in r.text, (r.status_code, r.text)
+            r = call(local, "PUT", f"/v1/objects/{name}/new", params=params, data=b"not kept")
+            assert r.status_code >= 500, (r.status_code, r.text)
+            listed = call(
+                local, "GET", f"/v1/buckets/{name}", body={"action": "list"}, params=params
+            )
+            assert listed.status_code >= 500, listed.text
+            cached = call(
+                local,
+                "GET",
+                f"/v1/buckets/{name}",
+                body={"action": "list", "value": {"flags": "1"}},  # LsCached: local only
+                params=params,
+            )
+            assert cached.status_code == 200, cached.text
+            assert [e["name"] for e in cached.json()["entries"]] == ["warm"]
+            flaky.start()
+            assert read(bck, "cold") == content_for("cold", 90_000)
+        finally:
+            assert detach(local, "flaky").status_code == 200
