@@ -21,11 +21,12 @@ from pathlib import Path
 import pytest
 import requests
 from _ais_cli import NEEDS_CLI, Cli, rows
-from _util import call, content_for
+from _util import call, content_for, wait_job
 
 from aistore.sdk.bucket import Bucket
 from aistore.sdk.client import Client
 from aistore.sdk.errors import AISError, ErrObjNotFound
+from aistore.sdk.list_object_flag import ListObjectFlag
 from aistore.sdk.namespace import Namespace
 from aistore.server import LocalServer
 
@@ -358,3 +359,34 @@ def test_remote_down_cached_stays_readable_nothing_partial(local: LocalServer) -
             assert read(bck, "cold") == content_for("cold", 90_000)
         finally:
             assert detach(local, "flaky").status_code == 200
+
+
+def test_prefetch_evict_and_copy_out(local: LocalServer, remote: LocalServer) -> None:
+    """The cache jobs on a remote cluster's bucket, and a copy of it into a local bucket."""
+    objects = {f"p{i}": content_for(f"p{i}", 3000 + i) for i in range(3)}
+    name = filled(remote, objects)
+    bck = through(local, name)
+
+    def cached() -> list[str]:
+        return sorted(e.name for e in bck.list_all_objects(flags=[ListObjectFlag.CACHED]))
+
+    assert cached() == []
+    # (raw: the SDK's prefetch and evict refuse a bucket of provider ais, whatever its namespace)
+    params = {"provider": "ais", "namespace": f"@{ALIAS}#"}
+
+    def job(method: str, action: str, names: list[str]) -> None:
+        body = {"action": action, "value": {"objnames": names}}
+        r = call(local, method, f"/v1/buckets/{name}", body=body, params=params)
+        assert r.status_code == 200, r.text
+        wait_job(local.endpoint, r.text)
+
+    job("POST", "prefetch-listrange", ["p0", "p2"])
+    assert cached() == ["p0", "p2"]
+    job("DELETE", "evict-listrange", ["p0"])
+    assert cached() == ["p2"]
+    dst = local.client().bucket(unique("copied"))
+    wait_job(local.endpoint, bck.copy(dst, latest=True))
+    assert sorted(e.name for e in dst.list_all_objects()) == [
+        "p2"
+    ]  # the cached ones, as AIS's default
+    assert read(dst, "p2") == objects["p2"]
