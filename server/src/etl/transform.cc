@@ -36,8 +36,9 @@ Result<int> TransformWs(RunningEtl& etl, const TransformSource& src, const std::
 
 }  // namespace
 
-std::string Uname(const std::string& provider, const std::string& bucket, const std::string& object) {
-  return provider + "/@#/" + bucket + "/" + object;
+std::string Uname(const std::string& provider, const std::string& ns, const std::string& bucket,
+                  const std::string& object) {
+  return provider + "/" + ns + "/" + bucket + "/" + object;
 }
 
 std::string PathEscape(std::string_view s) { return PercentEncode(s, "-._~$&+:=@"); }
@@ -53,7 +54,7 @@ Result<int> Transform(RunningEtl& etl, const TransformSource& src, const std::st
   std::string query = etl_args.empty() ? "" : "?etl_args=" + QueryEscape(etl_args);
   if (etl.spec.comm == CommType::kHpull) {
     call.method = "GET";
-    call.path_and_query = "/" + PathEscape(Uname(src.provider, src.bucket, src.object)) + query;
+    call.path_and_query = "/" + PathEscape(Uname(src.provider, src.ns, src.bucket, src.object)) + query;
   } else {
     call.method = "PUT";
     // The bucket's name and the object's, as AIS sends them; escaped only where a URL path must be.
