@@ -164,3 +164,18 @@ def test_cli_namespace_bucket_lifecycle(cli: Cli, client: Client, tmp_path: Path
     assert_missing(client.bucket(name))  # the global namespace has no such bucket
     cli.ok("bucket", "rm", uri, "--yes")
     assert_missing(bck)
+
+
+def test_summary_names_the_namespace_and_s3_lists_global_buckets_only(
+    srv: LocalServer, client: Client
+) -> None:
+    name, ns = unique("sum"), unique("ns")
+    bck = client.bucket(name, namespace=Namespace(name=ns)).create()
+    bck.object("a").get_writer().put_content(b"12345")
+    summary = bck.summary()
+    assert summary["namespace"] == {"uuid": "", "name": ns}
+    assert summary["ObjCount"]["obj_count_present"] == "1"
+    listed = call(srv, "GET", "/s3").text  # S3 names buckets of the global namespace only
+    assert f"<Name>{name}</Name>" not in listed
+    client.bucket(name).create()
+    assert call(srv, "GET", "/s3").text.count(f"<Name>{name}</Name>") == 1

@@ -158,9 +158,10 @@ uint64_t DivRound(uint64_t a, uint64_t b) { return b == 0 ? 0 : (a + b / 2) / b;
 // apc.BsummResult (counts as strings where Go says ",string").
 nlohmann::json SummaryJson(const std::string& bucket, const BucketSummary& s) {
   auto str = [](uint64_t v) { return std::to_string(v); };
+  const BucketNs ns = KeyNs(bucket);
   return {{"name", KeyName(bucket)},
           {"provider", KeyProvider(bucket)},
-          {"namespace", {{"uuid", ""}, {"name", ""}}},
+          {"namespace", {{"uuid", ns.uuid}, {"name", ns.name}}},
           {"ObjCount", {{"obj_count_present", str(s.obj_count)}, {"obj_count_remote", "0"}}},
           {"ObjSize",
            {{"obj_min_size", s.min_size},
