@@ -136,6 +136,10 @@ int Serve(ais::ServerOptions& opts) {
   ais::InventoryCatalog inventory(**store, jobs);
   ais::BatchService batch(opts.batch, jobs);
   ais::CacheTier remote(**store, opts.remote);
+  // The attached remote AIS clusters (the config's backend.ais), kept beside the ETL state.
+  if (ais::Status st = remote.ais_clusters().Load(opts.store.mountpaths.front() + "/.ais.remote_clusters.json"); !st.ok()) {
+    return Fail(1, st.message());
+  }
   ais::SpaceMonitor space_monitor(**store, jobs);  // the lru job when a filesystem fills up
   ais::Resilver resilver(**store, jobs);  // after mountpath changes (and one left pending at the last stop)
   opts.etl.dir = opts.store.mountpaths.front() + "/.ais.etl";

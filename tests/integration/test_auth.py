@@ -235,6 +235,17 @@ ENDPOINTS: list[Endpoint] = [
         A.ADMIN,
         lambda s, n: ("PUT", "/v1/cluster/set-config", None, {"features": "0"}),
     ),
+    # Remote clusters without the headers naming one: allowed, they reach the handler (400).
+    (
+        "attach remote cluster",
+        A.ADMIN,
+        lambda s, n: ("PUT", "/v1/cluster/attach", None, {"what": "remote"}),
+    ),
+    (
+        "detach remote cluster",
+        A.ADMIN,
+        lambda s, n: ("PUT", "/v1/cluster/detach", None, {"what": "remote"}),
+    ),
     # Mountpath actions on no mountpath: allowed, they reach the handler (404), change nothing.
     (
         "attach mountpath",

@@ -13,6 +13,7 @@ import hashlib
 import os
 import signal
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -30,6 +31,7 @@ from aistore.sdk.etl.webserver.base_etl_server import ETLServer
 from aistore.sdk.etl.webserver.fastapi_server import FastAPIServer
 from aistore.sdk.etl.webserver.flask_server import FlaskServer
 from aistore.sdk.etl.webserver.http_multi_threaded_server import HTTPMultiThreadedServer
+from aistore.sdk.namespace import Namespace
 from aistore.server import LocalServer
 
 pytest.importorskip(
@@ -184,6 +186,18 @@ def test_transform_sees_the_path_each_comm_type_sends(client: Client, src: Bucke
     finally:
         etl.delete()
         pull.delete()
+
+
+def test_hpull_reads_from_the_namespace_of_the_bucket(client: Client) -> None:
+    """An hpull transformer fetches the object by its uname: a namespaced bucket's
+    (`ais/@#ns/b/o`), never the global bucket of the same name."""
+    name = f"etl-ns-{uuid.uuid4().hex[:8]}"
+    client.bucket(name).create().object("o").get_writer().put_content(b"global")
+    local = client.bucket(name, namespace=Namespace(name="etlns")).create()
+    local.object("o").get_writer().put_content(b"namespaced")
+    for etl in KINDS:  # hpush and hpull alike
+        got = local.object("o").get_reader(etl=ETLConfig(etl)).read_all()
+        assert got == md5_of(b"namespaced"), etl
 
 
 def test_counters_count_inline_transforms(client: Client, src: Bucket) -> None:

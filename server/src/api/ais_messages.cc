@@ -1,6 +1,7 @@
 #include "api/ais_messages.h"
 
 #include "api/moss_request.h"  // NormalizeProvider
+#include "store/names.h"
 
 namespace ais {
 
@@ -34,10 +35,23 @@ Status BucketRef::CheckServed(std::string_view what) const {
     return Status::NotSupported(std::string(what) + ": provider \"" + provider +
                                 "\" is not served by this single-node server (only \"ais\")");
   }
-  if (!ns_uuid.empty() || !ns_name.empty()) {
-    return Status::NotSupported(std::string(what) + ": bucket namespaces are not supported by this server");
+  if (!ns_uuid.empty()) {
+    return Status::NotSupported(std::string(what) + ": buckets of remote AIS clusters (@" + ns_uuid +
+                                ") are not supported here");
   }
-  return Status::OK();
+  return ValidateNamespace(ns());
+}
+
+Result<std::string> BucketRef::Key(std::string_view what) const {
+  auto provider = NormalizeProvider(this->provider);
+  if (!name.empty() && provider.ok() && IsServedCloud(*provider) && ns_uuid.empty() && ns_name.empty()) {
+    AIS_RETURN_IF_ERROR(ValidateBucketName(name));
+    return BucketKey(*provider, name);
+  }
+  AIS_RETURN_IF_ERROR(CheckServed(what));
+  if (name.empty()) return std::string();
+  AIS_RETURN_IF_ERROR(ValidateBucketName(name));
+  return BucketKey(kProviderAis, ns(), name);
 }
 
 namespace {

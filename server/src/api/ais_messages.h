@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "store/bck.h"
 #include "util/json_fields.h"
 #include "util/status.h"
 
@@ -37,8 +38,13 @@ struct BucketRef {
   std::string ns_uuid, ns_name;
 
   void Read(JsonFields& f);
-  // Only the global namespace of provider ais is served here; name may be empty (not given).
+  BucketNs ns() const { return {ns_uuid, ns_name}; }
+  // Provider ais, global or a local namespace (a remote cluster's is not served where a BucketRef
+  // is read); name may be empty (not given).
   Status CheckServed(std::string_view what) const;
+  // The store key (store/bck.h) of an ais bucket CheckServed accepted, or of a cloud bucket of
+  // the global namespace; "" when no name is given.
+  Result<std::string> Key(std::string_view what) const;
 };
 
 // xact.QueryMsg (GET /v1/cluster?what=...) and xact.ArgsMsg (PUT start/stop value): which jobs.

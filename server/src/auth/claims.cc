@@ -154,8 +154,9 @@ Status CheckPermissions(const Claims& claims, const std::string& cluster_uuid, c
   AccessAttrs perm = cluster_perm;
   if (bucket) {
     for (const auto& g : claims.buckets) {
-      if (g.name == bucket->name && ProviderOf(g.provider) == ProviderOf(bucket->provider) &&
-          g.ns_uuid == cluster_uuid && g.ns_name.empty()) {
+      const std::string& ns_uuid = bucket->ns_uuid.empty() ? cluster_uuid : bucket->ns_uuid;
+      if (g.name == bucket->name && ProviderOf(g.provider) == ProviderOf(bucket->provider) && g.ns_uuid == ns_uuid &&
+          g.ns_name == bucket->ns_name) {
         perm = g.perm;  // a bucket grant alone decides, and may narrow the cluster's
         break;
       }

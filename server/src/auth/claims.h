@@ -46,6 +46,8 @@ struct Claims {
 struct BucketRef {
   std::string name;
   std::string provider = "ais";
+  std::string ns_uuid{};  // "": this cluster's; else a remote cluster's bucket (its alias or UUID)
+  std::string ns_name{};  // its namespace ("": the global one)
 };
 
 // OK if the claims grant every bit of `want` on `bucket` (null: a cluster-level request) in the

@@ -44,6 +44,7 @@ class Sink : public FetchSink {
     const int fd = spool_->fd();
     etl::TransformSource src{.provider = std::string(KeyProvider(bucket_)),
                              .bucket = std::string(KeyName(bucket_)),
+                             .ns = KeyNs(bucket_).Uname(),
                              .object = name_,
                              .size = spool_->size(),
                              .read = [fd, &offset](char* buf, size_t len) -> Result<size_t> {

@@ -70,12 +70,20 @@ struct EtlManager::Entry {
   std::string job_id;  // the inline job's
   uint64_t generation = 0;  // of the current process; a stale process's exit is ignored
   std::unique_ptr<Process> process;
-  std::shared_ptr<RunningEtl> running;  // set while Running
+  std::shared_ptr<RunningEtl> running;  // set while Running; dropped by Retire
   std::string last_output;              // a stopped process's output
   std::chrono::steady_clock::time_point started{};
   uint64_t obj_count = 0, in_bytes = 0, out_bytes = 0;
   std::vector<ObjError> inline_errors;
   std::map<std::string, std::vector<ObjError>> job_errors;
+
+  // Drops the running transformer. Its idle connections close now: a transform still holding
+  // it may outlive the I/O contexts at a stop, and their sockets must not (CloseIdle).
+  void Retire() {
+    if (running) running->connections.CloseIdle();
+    running.reset();
+  }
+  ~Entry() { Retire(); }
 };
 
 EtlManager::EtlManager(EtlOptions opts) : opts_(std::move(opts)) {}
@@ -164,7 +172,7 @@ Result<std::string> EtlManager::Launch(const std::string& name) {
     e.stage = kInitializing;
     e.abort_reason.clear();
     old = std::move(e.process);
-    e.running.reset();
+    e.Retire();
   }
   old.reset();  // an exited process's watcher is joined outside the lock
   // Fails the init: the entry stays, Aborted, with the reason (AIS keeps a failed init's entry).
@@ -245,7 +253,7 @@ void EtlManager::OnExit(const std::string& name, uint64_t generation, const std:
   if (it == entries_.end() || it->second->generation != generation || it->second->stage == kAborted) return;
   it->second->stage = kAborted;
   it->second->abort_reason = "the transformer " + how;
-  it->second->running.reset();
+  it->second->Retire();
   PersistLocked();
   LogWarning("ETL[" + name + "] aborted: the transformer " + how);
 }
@@ -260,7 +268,7 @@ Status EtlManager::Stop(const std::string& name) {
     e.generation = ++generation_;  // an init in progress sees it and gives up
     if (e.stage != kAborted) e.abort_reason = "user abort";
     e.stage = kAborted;
-    e.running.reset();
+    e.Retire();
     proc = std::move(e.process);
     PersistLocked();
   }
@@ -443,7 +451,7 @@ void EtlManager::Shutdown() {
     std::lock_guard lock(mu_);
     for (auto& [name, e] : entries_) {
       e->generation = ++generation_;
-      e->running.reset();
+      e->Retire();
       if (e->process) procs.push_back(std::move(e->process));
     }
   }

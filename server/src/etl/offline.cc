@@ -29,6 +29,7 @@ Result<uint64_t> TransformInto(Store& store, const EtlChain& chain, const std::s
   SegmentReader reader((*obj)->Segments(0, (*obj)->size()));
   TransformSource ts{.provider = std::string(KeyProvider(src)),
                      .bucket = std::string(KeyName(src)),
+                     .ns = KeyNs(src).Uname(),
                      .object = name,
                      .size = (*obj)->size(),
                      .read = [&reader](char* buf, size_t len) { return reader.Read(buf, len); }};

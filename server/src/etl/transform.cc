@@ -36,8 +36,9 @@ Result<int> TransformWs(RunningEtl& etl, const TransformSource& src, const std::
 
 }  // namespace
 
-std::string Uname(const std::string& provider, const std::string& bucket, const std::string& object) {
-  return provider + "/@#/" + bucket + "/" + object;
+std::string Uname(const std::string& provider, const std::string& ns, const std::string& bucket,
+                  const std::string& object) {
+  return provider + "/" + ns + "/" + bucket + "/" + object;
 }
 
 std::string PathEscape(std::string_view s) { return PercentEncode(s, "-._~$&+:=@"); }
@@ -62,7 +63,7 @@ Result<int> Transform(RunningEtl& etl, const TransformSource& src, const std::st
   call.timeout = etl.spec.obj_timeout;
   if (etl.spec.comm == CommType::kHpull) {
     call.method = "GET";
-    call.path_and_query = "/" + PathEscape(Uname(src.provider, src.bucket, src.object)) + EtlArgsQuery(etl_args);
+    call.path_and_query = "/" + PathEscape(Uname(src.provider, src.ns, src.bucket, src.object)) + EtlArgsQuery(etl_args);
   } else {
     call.method = "PUT";
     call.path_and_query = HpushTarget(src.bucket, src.object, etl_args);

@@ -21,6 +21,7 @@ namespace ais::etl {
 struct TransformSource {
   std::string provider;  // "ais", "aws"
   std::string bucket;    // the bucket's name (no provider)
+  std::string ns = "@#";  // its namespace's uname (store/bck.h BucketNs::Uname)
   std::string object;
   uint64_t size = 0;
   // Fills `buf` with the object's next bytes (hpush); returns the count.
@@ -28,7 +29,8 @@ struct TransformSource {
 };
 
 // The AIS uname of an object: "<provider>/@#/<bucket>/<object>".
-std::string Uname(const std::string& provider, const std::string& bucket, const std::string& object);
+std::string Uname(const std::string& provider, const std::string& ns, const std::string& bucket,
+                  const std::string& object);
 // Go's url.PathEscape: every byte but [A-Za-z0-9-._~$&+:=@] percent-encoded ('/' too).
 std::string PathEscape(std::string_view s);
 // A URL query value, percent-encoded (space as %20).

@@ -110,7 +110,16 @@ void TransformerConnections::PutIdle(std::unique_ptr<Connection> conn) {
   conn->stream.expires_never();
   std::lock_guard lock(mu_);
   auto& idle = idle_[conn->thread];
-  if (idle.size() < kMaxIdlePerThread) idle.push_back(std::move(conn));
+  if (!closed_ && idle.size() < kMaxIdlePerThread) idle.push_back(std::move(conn));
+}
+
+void TransformerConnections::CloseIdle() {
+  decltype(idle_) closing;
+  {
+    std::lock_guard lock(mu_);
+    closed_ = true;
+    closing.swap(idle_);
+  }
 }
 
 Task<Result<std::unique_ptr<TransformerReply>>> TransformerConnections::Send(http::request<http::string_body>& req,

@@ -74,6 +74,10 @@ class TransformerConnections {
   // Errors are kIOError "ETL error: ..." as TransformerClient::Call words them.
   Task<Result<std::unique_ptr<TransformerReply>>> Send(http::request<http::string_body>& req,
                                                         std::chrono::milliseconds timeout);
+  // Closes the idle connections and keeps none from now on (a finished reply's connection is
+  // closed by its own thread). Called before the I/O contexts go: a socket must not outlive its
+  // context, and a request cut short at the stop may hold the last reference to this pool.
+  void CloseIdle();
 
  private:
   friend class TransformerReply;
@@ -86,6 +90,7 @@ class TransformerConnections {
   std::mutex mu_;
   // Idle connections by the io_context (I/O thread) they belong to; guarded by mu_.
   std::unordered_map<asio::execution_context*, std::vector<std::unique_ptr<Connection>>> idle_;
+  bool closed_ = false;  // CloseIdle ran; guarded by mu_
 };
 
 }  // namespace ais::etl

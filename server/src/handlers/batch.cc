@@ -18,7 +18,9 @@ namespace {
 Result<std::optional<MossBucket>> PathBucket(const Exchange& ex, const Route& route) {
   auto provider = NormalizeProvider(ex.query("provider").value_or(""));
   if (!provider.ok()) return provider.status();
-  AIS_RETURN_IF_ERROR(CheckNamespace(ex));
+  auto ns = NamespaceOf(ex);
+  if (!ns.ok()) return ns.status();
+  if (!ns->global()) return Status::NotSupported("GetBatch: bucket namespaces are not supported (" + ns->Uname() + ")");
   if (route.object.empty()) return std::optional<MossBucket>();
   AIS_RETURN_IF_ERROR(ValidateBucketName(route.object));
   return std::optional<MossBucket>(MossBucket{.provider = *provider, .name = route.object});

@@ -29,13 +29,24 @@ constexpr size_t kKeepSummaries = 256;
 
 std::string Cname(const std::string& bucket) { return BucketCname(bucket); }
 
-// "ais/@#/<name>/" (a bucket uname, as `bck_to` carries it) -> its store key (bck.h); "aws/@#/<name>/"
-// too, for a remote bucket copied onto itself (a refresh of its cache).
+// "ais/@#/<name>/" (a bucket uname, as `bck_to` carries it; "ais/@#ns/<name>/" in a namespace) ->
+// its store key (bck.h); "aws/@#/<name>/" too, for a remote bucket copied onto itself (a refresh
+// of its cache).
 Result<std::string> ParseBucketUname(const std::string& uname) {
   auto bad = Status::InvalidArgument("invalid destination bucket \"" + uname + "\" (expecting ais/@#/BUCKET/)");
   std::vector<std::string_view> parts = Split(uname, '/');
   while (!parts.empty() && parts.back().empty()) parts.pop_back();
   if (parts.size() != 3) return bad;
+  if (parts[0] == "ais" && parts[1] != "@#" && !parts[1].empty()) {
+    auto ns = ParseNamespace(parts[1]);
+    if (!ns.ok()) return ns.status();
+    if (ns->remote()) {
+      return Status::NotSupported("destination \"" + uname + "\": buckets of remote AIS clusters are not supported here");
+    }
+    std::string name(parts[2]);
+    AIS_RETURN_IF_ERROR(ValidateBucketName(name));
+    return BucketKey(kProviderAis, *ns, name);
+  }
   if (auto provider = NormalizeProvider(parts[0]);
       provider.ok() && IsServedCloud(*provider) && (parts[1] == "@#" || parts[1].empty())) {
     std::string name(parts[2]);
@@ -67,15 +78,9 @@ CopyNaming Naming(const CopyMsg& m) {
 
 // The destination of a copy or archive: "tobck", or the source bucket when not given.
 Result<std::string> Destination(const BucketRef& to, const std::string& src) {
-  auto provider = NormalizeProvider(to.provider);
-  if (!to.name.empty() && provider.ok() && IsServedCloud(*provider) && to.ns_uuid.empty() && to.ns_name.empty()) {
-    AIS_RETURN_IF_ERROR(ValidateBucketName(to.name));
-    return BucketKey(*provider, to.name);
-  }
-  AIS_RETURN_IF_ERROR(to.CheckServed("destination"));
-  if (to.name.empty()) return src;
-  AIS_RETURN_IF_ERROR(ValidateBucketName(to.name));
-  return to.name;
+  auto key = to.Key("destination");
+  if (!key.ok()) return key.status();
+  return key->empty() ? src : *key;
 }
 
 // A copy into a remote bucket `dst` (AIS writes each copied object through, as a PUT): the bucket
@@ -153,9 +158,10 @@ uint64_t DivRound(uint64_t a, uint64_t b) { return b == 0 ? 0 : (a + b / 2) / b;
 // apc.BsummResult (counts as strings where Go says ",string").
 nlohmann::json SummaryJson(const std::string& bucket, const BucketSummary& s) {
   auto str = [](uint64_t v) { return std::to_string(v); };
+  const BucketNs ns = KeyNs(bucket);
   return {{"name", KeyName(bucket)},
           {"provider", KeyProvider(bucket)},
-          {"namespace", {{"uuid", ""}, {"name", ""}}},
+          {"namespace", {{"uuid", ns.uuid}, {"name", ns.name}}},
           {"ObjCount", {{"obj_count_present", str(s.obj_count)}, {"obj_count_remote", "0"}}},
           {"ObjSize",
            {{"obj_min_size", s.min_size},
@@ -562,6 +568,18 @@ Task<Handled> HeadBucket(ServerContext& ctx, Exchange& ex, const ApiCall& call) 
   auto props = ctx.store.GetBucket(bucket);
   if (!props.ok()) co_return props.status();
   HeaderList headers = {{hdr::kBucketProps, JsonText(props->ToAisJson(bucket, ctx.store.capacity().config()))}};
+  if (IsRemoteAisKey(bucket)) {  // which remote cluster (AIS: apc.HdrRemAis*)
+    AisClusters& clusters = ctx.remote.ais_clusters();
+    const std::string uuid = KeyNs(bucket).uuid;
+    const nlohmann::json config = clusters.ConfigJson();
+    for (const auto& [alias, urls] : config.items()) {  // (as last probed: no request now)
+      if (clusters.KnownUuid(alias) != uuid || !urls.is_array() || urls.empty()) continue;
+      headers.emplace_back("Ais-Remote-Ais-Uuid", uuid);
+      headers.emplace_back("Ais-Remote-Ais-Alias", alias);
+      headers.emplace_back("Ais-Remote-Ais-Url", urls[0].get<std::string>());
+      break;
+    }
+  }
   if (!binfo) co_return co_await ex.ReplyHeaders(http::status::ok, headers, std::nullopt);
   std::string uuid = ex.query("uuid").value_or("");
   if (uuid.empty()) {

@@ -22,15 +22,29 @@ namespace ais {
 Task<Handled> ListBuckets(ServerContext& ctx, Exchange& ex, const ApiCall& call) {
   auto provider = NormalizeProvider(ex.query("provider").value_or(""));
   if (!provider.ok()) co_return provider.status();
-  if (Status st = CheckNamespace(ex); !st.ok()) co_return st;
+  auto ns = NamespaceOf(ex);
+  if (!ns.ok()) co_return ns.status();
   if (Status st = call.msg.CheckNoValue(); !st.ok()) co_return st;
   nlohmann::json out = nlohmann::json::array();
-  auto entry = [](std::string_view provider, std::string_view name) {
-    return nlohmann::json{{"name", name}, {"provider", provider}, {"namespace", {{"uuid", ""}, {"name", ""}}}};
+  auto entry = [](std::string_view provider, std::string_view name, const BucketNs& ns = {}) {
+    return nlohmann::json{{"name", name}, {"provider", provider}, {"namespace", {{"uuid", ns.uuid}, {"name", ns.name}}}};
   };
   const std::string raw = ex.query("provider").value_or("");
   auto presence = ParseUint(ex.query("presence").value_or(""));
   const bool present_only = presence && *presence >= 2 && *presence <= 4;
+  if (!ns->global() && !raw.empty() && *provider != kProviderAis) {
+    co_return Status::NotSupported("bucket namespaces are served for ais:// buckets only (not " +
+                                   std::string(ProviderScheme(*provider)) + ns->Display() + ")");
+  }
+  if (ns->remote()) {  // ais://@ (every attached cluster) or ais://@alias: their buckets, asked now
+    std::function<Result<std::vector<RemoteAisBucket>>()> list = [&tier = ctx.remote, ns = *ns] {
+      return tier.ais_clusters().ListBuckets(ns);
+    };
+    auto listed = co_await Offload<std::vector<RemoteAisBucket>>(ctx.remote.pool(), std::move(list));
+    if (!listed.ok()) co_return listed.status();
+    for (auto& b : *listed) out.push_back(entry(kProviderAis, b.name, b.ns));
+    co_return co_await ex.Reply(http::status::ok, {}, JsonText(out), "application/json");
+  }
   if (!raw.empty() && IsServedCloud(*provider) && !present_only) {
     // Every bucket the credentials see, from the backend (the ones in the BMD among them).
     std::function<Result<std::vector<std::string>>()> list = [&tier = ctx.remote, p = *provider] {
@@ -41,14 +55,17 @@ Task<Handled> ListBuckets(ServerContext& ctx, Exchange& ex, const ApiCall& call)
     for (auto& n : *names) out.push_back(entry(*provider, n));
     co_return co_await ex.Reply(http::status::ok, {}, JsonText(out), "application/json");
   }
-  // The BMD: ais buckets for provider=ais (the default), every provider's for an empty one.
-  // (AIS also lists each configured cloud's buckets for an empty provider; here that takes
-  // provider=aws, so that listing never waits on a backend unasked.)
+  // The BMD: ais buckets for provider=ais (the default), every provider's for an empty one;
+  // every local namespace's, or only the one the query names. (AIS also lists each configured
+  // cloud's buckets for an empty provider; here that takes provider=aws, so that listing never
+  // waits on a backend unasked.)
   for (auto& key : ctx.store.buckets().Names()) {
-    if (key.starts_with('.')) continue;  // system buckets (inventories)
+    if (key.starts_with('.') || IsRemoteAisKey(key)) continue;  // system buckets (inventories); remote clusters'
     std::string_view p = KeyProvider(key);
     if (!raw.empty() && p != *provider) continue;
-    out.push_back(entry(p, KeyName(key)));
+    const BucketNs key_ns = KeyNs(key);
+    if (!ns->global() && key_ns != *ns) continue;
+    out.push_back(entry(p, KeyName(key), key_ns));
   }
   co_return co_await ex.Reply(http::status::ok, {}, JsonText(out), "application/json");
 }
@@ -299,6 +316,10 @@ Task<Handled> CreateRemoteBucket(ServerContext& ctx, Exchange& ex, const ApiCall
   }
   if (Status st = CheckPropsEndpoint(ctx, props); !st.ok()) co_return st;
   if (Status st = ctx.remote.CheckEnabled(KeyProvider(key)); !st.ok()) co_return st;
+  if (IsRemoteAisKey(key)) {  // created there, as AIS reverse-proxies it, then added here
+    std::function<Status()> create = [&tier = ctx.remote, key] { return tier.CreateOnRemoteAis(key); };
+    if (Status st = co_await OffloadStatus(ctx.remote.pool(), std::move(create)); !st.ok()) co_return st;
+  }
   std::function<Status()> add = [&tier = ctx.remote, key] { return tier.AddBucket(key); };
   Status st = co_await OffloadStatus(ctx.remote.pool(), std::move(add));
   if (st.IsNotFound()) {
@@ -349,10 +370,12 @@ Task<Handled> ShowInventory(ServerContext& ctx, Exchange& ex, const ApiCall& cal
   const std::string raw = ex.query("provider").value_or("");
   auto provider = NormalizeProvider(raw);
   if (!provider.ok()) co_return provider.status();
-  if (Status st = CheckNamespace(ex); !st.ok()) co_return st;
+  auto ns = NamespaceOf(ex);
+  if (!ns.ok()) co_return ns.status();
   nlohmann::json out = nlohmann::json::object();
   for (const auto& key : ctx.store.buckets().Names()) {
     if (key.starts_with('.') || (!raw.empty() && KeyProvider(key) != *provider)) continue;
+    if (!ns->global() && KeyNs(key) != *ns) continue;
     auto info = ctx.inventory.Show(key, call.msg.name);
     if (!info.ok()) {
       if (info.status().IsNotFound()) continue;  // the bucket was destroyed meanwhile
@@ -382,8 +405,17 @@ Task<Handled> DestroyBucket(ServerContext& ctx, Exchange& ex, const ApiCall& cal
   co_return co_await ex.Reply(http::status::ok);
 }
 
-Task<Handled> DestroyRemoteBucket(ServerContext&, Exchange&, const ApiCall& call) {
+Task<Handled> DestroyRemoteBucket(ServerContext& ctx, Exchange& ex, const ApiCall& call) {
   if (Status st = call.msg.CheckNoValue(); !st.ok()) co_return st;
+  if (IsRemoteAisKey(call.bucket)) {  // AIS: the local entry dropped, then the remote bucket destroyed there
+    Status st = ctx.inventory.Destroy(call.bucket, "");
+    if (st.ok() || st.IsNotFound()) st = ctx.store.DestroyBucket(call.bucket);
+    if (!st.ok() && !st.IsNotFound()) co_return st;
+    std::function<Status()> destroy = [&tier = ctx.remote, key = call.bucket] { return tier.DestroyOnRemoteAis(key); };
+    if (Status rst = co_await OffloadStatus(ctx.remote.pool(), std::move(destroy)); !rst.ok()) co_return rst;
+    LogInfo("destroyed bucket " + BucketCname(call.bucket) + " (on the remote cluster too)");
+    co_return co_await ex.Reply(http::status::ok);
+  }
   co_return Status::MethodNotAllowed("cannot destroy cloud bucket " + BucketCname(call.bucket) +
                                      " - operation not supported");
 }

@@ -9,6 +9,7 @@
 #include "auth/authorizer.h"
 #include "service/access.h"
 #include "service/context.h"
+#include "service/offload.h"
 #include "remote/cache_tier.h"
 #include "store/bck.h"
 #include "handlers/handlers.h"
@@ -28,7 +29,8 @@ namespace {
 // cmn.Bck, provider "" too, which the CLI shows as "-" (any other is a bucket to it).
 nlohmann::json BucketJson(const std::string& key) {
   std::string_view provider = key.empty() ? std::string_view() : KeyProvider(key);
-  return {{"name", KeyName(key)}, {"provider", provider}, {"namespace", {{"uuid", ""}, {"name", ""}}}};
+  const BucketNs ns = KeyNs(key);
+  return {{"name", KeyName(key)}, {"provider", provider}, {"namespace", {{"uuid", ns.uuid}, {"name", ns.name}}}};
 }
 
 // A job that failed stopped there: AIS reports it aborted, with the error (xact.Base.Abort(err)).
@@ -75,14 +77,7 @@ nlohmann::json SnapJson(const JobSnapshot& j) {
 
 // A bucket a job query names, as the store key its jobs are registered under: an ais:// bucket
 // or an s3://, gs:// or az:// one (prefetch, evict, delete... run on remote buckets too).
-Result<std::string> QueryKey(const BucketRef& b, std::string_view what) {
-  auto provider = NormalizeProvider(b.provider);
-  if (!b.name.empty() && provider.ok() && IsServedCloud(*provider) && b.ns_uuid.empty() && b.ns_name.empty()) {
-    return BucketKey(*provider, b.name);
-  }
-  AIS_RETURN_IF_ERROR(b.CheckServed(what));
-  return b.name;
-}
+Result<std::string> QueryKey(const BucketRef& b, std::string_view what) { return b.Key(what); }
 
 // The one bucket a job query names: "bck", else the only one of "buckets" ("" = any).
 Result<std::string> QueryBucket(const XactMsg& q) {
@@ -248,9 +243,34 @@ Task<Handled> QueryBackends(ServerContext& ctx, Exchange& ex, const ApiCall&) {
   co_return co_await ReplyJson(ex, out);
 }
 
-Task<Handled> QueryRemoteClusters(ServerContext&, Exchange& ex, const ApiCall&) {
-  const nlohmann::json none = {{"a", nullptr}, {"ver", 0}};  // no remote AIS clusters attached
-  co_return co_await ReplyJson(ex, none);
+Task<Handled> QueryRemoteClusters(ServerContext& ctx, Exchange& ex, const ApiCall&) {
+  std::function<Result<nlohmann::json>()> show = [&tier = ctx.remote] {
+    return Result<nlohmann::json>(RemoteClustersJson(tier.ais_clusters()));
+  };
+  auto out = co_await Offload<nlohmann::json>(ctx.remote.pool(), std::move(show));  // probes each
+  if (!out.ok()) co_return out.status();
+  co_return co_await ReplyJson(ex, *out);
+}
+
+// PUT /v1/cluster/attach?what=remote (`ais cluster remote-attach ALIAS=URL`): headers
+// Ais-Remote-Ais-Alias and Ais-Remote-Ais-Url, no body.
+Task<Handled> AttachRemoteCluster(ServerContext& ctx, Exchange& ex, const ApiCall&) {
+  const std::string alias(ex.header("Ais-Remote-Ais-Alias")), url(ex.header("Ais-Remote-Ais-Url"));
+  if (alias.empty() || url.empty()) {
+    co_return Status::InvalidArgument("remote-attach: missing header Ais-Remote-Ais-Alias or Ais-Remote-Ais-Url");
+  }
+  std::function<Status()> attach = [&tier = ctx.remote, alias, url] { return tier.ais_clusters().Attach(alias, url); };
+  if (Status st = co_await OffloadStatus(ctx.remote.pool(), std::move(attach)); !st.ok()) co_return st;
+  co_return co_await ex.Reply(http::status::ok);
+}
+
+// PUT /v1/cluster/detach?what=remote (`ais cluster remote-detach ALIAS`). The cached buckets of
+// the cluster stay in the BMD (reachable again once it is attached again).
+Task<Handled> DetachRemoteCluster(ServerContext& ctx, Exchange& ex, const ApiCall&) {
+  const std::string alias(ex.header("Ais-Remote-Ais-Alias"));
+  if (alias.empty()) co_return Status::InvalidArgument("remote-detach: missing header Ais-Remote-Ais-Alias");
+  if (Status st = ctx.remote.ais_clusters().Detach(alias); !st.ok()) co_return st;
+  co_return co_await ex.Reply(http::status::ok);
 }
 
 Task<Handled> QueryClusterMountpaths(ServerContext& ctx, Exchange& ex, const ApiCall&) {

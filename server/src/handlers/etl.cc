@@ -12,6 +12,7 @@
 #include "service/context.h"
 #include "service/offload.h"
 #include "store/bck.h"
+#include "store/names.h"
 #include "util/base64.h"
 #include "util/strings.h"
 
@@ -150,6 +151,7 @@ Task<Handled> GetTransformed(ServerContext& ctx, Exchange& ex, const std::string
   auto reader = std::make_shared<SegmentReader>((*obj)->Segments(0, (*obj)->size()));
   etl::TransformSource src{.provider = std::string(KeyProvider(bucket)),
                            .bucket = std::string(KeyName(bucket)),
+                           .ns = KeyNs(bucket).Uname(),
                            .object = name,
                            .size = (*obj)->size(),
                            .read = [reader, keep = *obj](char* buf, size_t len) { return reader->Read(buf, len); }};
@@ -272,15 +274,19 @@ Task<Handled> EtlObject(ServerContext& ctx, Exchange& ex, const ApiCall& call) {
   if (second == std::string::npos) co_return Status::InvalidArgument("unrecognized request source");
   const std::string etl_name = rest.substr(0, first), secret = rest.substr(first + 1, second - first - 1);
   if (!ctx.etl->CheckSecret(etl_name, secret)) co_return Status::InvalidArgument("unrecognized request source");
+  // "<provider>/<ns uname>/<bucket>/<object>" (Transform's Uname: a remote cluster's bucket by UUID)
   const std::string uname = rest.substr(second + 1);
-  const auto p = uname.find("/@#/");
-  const auto b = p == std::string::npos ? p : uname.find('/', p + 4);
-  if (b == std::string::npos || b + 1 >= uname.size()) {
+  const auto p = uname.find('/');
+  const auto n = p == std::string::npos ? p : uname.find('/', p + 1);
+  const auto b = n == std::string::npos ? n : uname.find('/', n + 1);
+  if (b == std::string::npos || b + 1 >= uname.size() || uname[p + 1] != '@') {
     co_return Status::InvalidArgument("invalid object uname \"" + uname.substr(0, 256) + "\" (expecting provider/@#/bucket/object)");
   }
   auto provider = NormalizeProvider(uname.substr(0, p));
   if (!provider.ok()) co_return provider.status();
-  const std::string key = BucketKey(*provider, uname.substr(p + 4, b - p - 4));
+  auto ns = ParseNamespace(uname.substr(p + 1, n - p - 1));
+  if (!ns.ok()) co_return ns.status();
+  const std::string key = BucketKey(*provider, *ns, uname.substr(n + 1, b - n - 1));
   const std::string object = uname.substr(b + 1);
   if (auto bck = ctx.store.GetBucket(key); !bck.ok()) co_return bck.status();
   if (ex.method() == http::verb::head) {

@@ -43,6 +43,8 @@ Task<Handled> QueryNodeStatus(ServerContext& ctx, Exchange& ex, const ApiCall& c
 Task<Handled> QueryClusterConfig(ServerContext& ctx, Exchange& ex, const ApiCall& call);
 Task<Handled> QueryBackends(ServerContext& ctx, Exchange& ex, const ApiCall& call);
 Task<Handled> QueryRemoteClusters(ServerContext& ctx, Exchange& ex, const ApiCall& call);
+Task<Handled> AttachRemoteCluster(ServerContext& ctx, Exchange& ex, const ApiCall& call);
+Task<Handled> DetachRemoteCluster(ServerContext& ctx, Exchange& ex, const ApiCall& call);
 Task<Handled> QueryClusterMountpaths(ServerContext& ctx, Exchange& ex, const ApiCall& call);
 Task<Handled> QueryTargetIps(ServerContext& ctx, Exchange& ex, const ApiCall& call);
 Task<Handled> QueryClusterNodeStats(ServerContext& ctx, Exchange& ex, const ApiCall& call);

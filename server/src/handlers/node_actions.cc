@@ -22,6 +22,7 @@
 #include "archive/output_sink.h"
 #include "handlers/bucket_actions.h"
 #include "remote/cache_tier.h"
+#include "service/offload.h"
 #include "jobs/job_kinds.h"
 #include "jobs/maintenance_jobs.h"
 #include "jobs/resilver.h"
@@ -54,10 +55,11 @@ Result<std::vector<std::string>> JobBuckets(Store& store, const XactMsg& args) {
   std::vector<std::string> out;
   for (const BucketRef* ref : refs) {
     AIS_RETURN_IF_ERROR(ref->CheckServed("job bucket"));
-    if (ref->name.empty()) continue;
-    AIS_RETURN_IF_ERROR(ValidateBucketName(ref->name));
-    AIS_RETURN_IF_ERROR(store.GetBucket(ref->name).status());
-    out.push_back(ref->name);
+    auto key = ref->Key("job bucket");
+    if (!key.ok()) return key.status();
+    if (key->empty()) continue;
+    AIS_RETURN_IF_ERROR(store.GetBucket(*key).status());
+    out.push_back(*key);
   }
   return out;
 }
@@ -457,6 +459,7 @@ nlohmann::json ClusterConfigJson(const ServerContext& ctx, const Exchange& ex) {
   if (ctx.remote.aws_enabled()) backends[std::string(kProviderAws)] = section();
   if (ctx.remote.CheckEnabled(kProviderGcp).ok()) backends[std::string(kProviderGcp)] = section();
   if (ctx.remote.CheckEnabled(kProviderAzure).ok()) backends[std::string(kProviderAzure)] = section();
+  if (ctx.remote.ais_clusters().size() > 0) backends[std::string(kProviderAis)] = ctx.remote.ais_clusters().ConfigJson();
   return {
       {"write_policy", bprops["write_policy"]},
       {"checksum", bprops["checksum"]},
@@ -538,7 +541,8 @@ nlohmann::json BmdJson(ServerContext& ctx) {
   nlohmann::json providers = {{std::string(kProviderAis), {{"@#", nlohmann::json::object()}}}};
   for (const auto& key : ctx.store.buckets().Names()) {
     if (auto props = ctx.store.GetBucket(key); props.ok()) {
-      providers[std::string(KeyProvider(key))]["@#"][std::string(KeyName(key))] = props->ToAisJson(key, ctx.store.capacity().config());
+      providers[std::string(KeyProvider(key))][KeyNs(key).Uname()][std::string(KeyName(key))] =
+          props->ToAisJson(key, ctx.store.capacity().config());
     }
   }
   return {{"providers", std::move(providers)}, {"uuid", ctx.cluster_uuid}, {"version", "1"}};
@@ -655,10 +659,26 @@ Task<Handled> QueryDisks(ServerContext& ctx, Exchange& ex, const ApiCall& call) 
   co_return co_await ReplyJson(ex, DiskStatsJson(ctx.store));
 }
 
-Task<Handled> QueryNodeRemote(ServerContext&, Exchange& ex, const ApiCall& call) {
+Task<Handled> QueryNodeRemote(ServerContext& ctx, Exchange& ex, const ApiCall& call) {
   if (Status st = TargetOnly(ex, call); !st.ok()) co_return st;
-  nlohmann::json none = {{"a", nullptr}, {"ver", 0}};  // no remote AIS clusters attached
-  co_return co_await ReplyJson(ex, none);
+  std::function<Result<nlohmann::json>()> show = [&tier = ctx.remote] {
+    return Result<nlohmann::json>(RemoteClustersJson(tier.ais_clusters()));
+  };
+  auto out = co_await Offload<nlohmann::json>(ctx.remote.pool(), std::move(show));  // probes each
+  if (!out.ok()) co_return out.status();
+  co_return co_await ReplyJson(ex, *out);
+}
+
+nlohmann::json RemoteClustersJson(AisClusters& clusters) {
+  nlohmann::json a = nlohmann::json::array();
+  for (auto& c : clusters.Show()) {
+    if (c.smap.is_null()) {  // configured, never reached (or not now): as AIS shows a defunct one
+      a.push_back({{"smap", nullptr}, {"url", "[" + c.url + "]"}, {"alias", c.alias}, {"uuid", "defunct"}});
+    } else {
+      a.push_back({{"smap", c.smap}, {"url", c.url}, {"alias", c.alias}, {"uuid", c.uuid}});
+    }
+  }
+  return {{"a", a.empty() ? nlohmann::json(nullptr) : a}, {"ver", clusters.version()}};
 }
 
 // ?severity=info|warning|error, ?all=true: the log as text, or (all) as .tar.gz.

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "remote/ais_cluster.h"
 #include "service/call.h"
 #include "service/context.h"
 
@@ -20,6 +21,9 @@ inline constexpr int64_t kNodeStateHealthy = 6;
 
 // 200 with `out` as the JSON body. (Text already JSON would become a JSON string: refused.)
 Task<Handled> ReplyJson(Exchange& ex, const nlohmann::json& out);
+// GET /v1/cluster?what=remote (meta.RemAisVec): every attached remote AIS cluster, probed now
+// (blocks: off the I/O threads).
+nlohmann::json RemoteClustersJson(AisClusters& clusters);
 Task<Handled> ReplyJson(Exchange& ex, const std::string& text) = delete;
 
 // The proxy face's daemon id (the target's is ctx.node.daemon_id).

@@ -367,15 +367,17 @@ Result<std::pair<std::string, std::string>> ParseObjectUname(const std::string& 
   auto p3 = uname.find('/', p2 + 1);
   if (p3 == std::string::npos) return bad();
   auto provider = NormalizeProvider(uname.substr(0, p1));
-  const std::string ns = uname.substr(p1 + 1, p2 - p1 - 1);
-  if (!provider.ok() || (*provider != kProviderAis && !IsServedCloud(*provider)) || (ns != "@#" && !ns.empty())) {
+  auto ns = ParseNamespace(uname.substr(p1 + 1, p2 - p1 - 1));
+  if (!ns.ok()) return ns.status();
+  if (!provider.ok() || (*provider != kProviderAis && !IsServedCloud(*provider)) ||
+      (!ns->global() && (*provider != kProviderAis || ns->remote()))) {
     return Status::NotSupported("copy destination \"" + uname +
-                                "\": only ais://, s3://, gs:// and az:// buckets in the global namespace");
+                                "\": only ais:// (global or local namespace), s3://, gs:// and az:// buckets");
   }
   std::string bucket = uname.substr(p2 + 1, p3 - p2 - 1), object = uname.substr(p3 + 1);
   AIS_RETURN_IF_ERROR(ValidateBucketName(bucket));
   AIS_RETURN_IF_ERROR(ValidateObjectName(object));
-  return std::make_pair(BucketKey(*provider, bucket), object);
+  return std::make_pair(BucketKey(*provider, *ns, bucket), object);
 }
 
 Task<Handled> CopyObject(ServerContext& ctx, Exchange& ex, const std::string& bucket, const std::string& name,

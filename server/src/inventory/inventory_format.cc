@@ -36,7 +36,7 @@ std::string Hex64(uint64_t v) {
 // The bucket's uname as AIS writes it ("ais/@#/b/", "aws/@#/b/"): one bucket's inventories never
 // share a prefix with another's.
 std::string InventoryObjectPrefix(const std::string& bucket) {
-  return std::string(KeyProvider(bucket)) + "/@#/" + std::string(KeyName(bucket)) + "/";
+  return std::string(KeyProvider(bucket)) + "/" + KeyNs(bucket).Uname() + "/" + std::string(KeyName(bucket)) + "/";
 }
 
 std::string InventoryObjectName(const std::string& bucket, const std::string& inventory) {

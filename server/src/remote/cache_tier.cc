@@ -104,8 +104,21 @@ Status CacheTier::CheckEnabled(std::string_view provider) {
   }
   if (provider == kProviderGcp) return GcsClientOf().status();
   if (provider == kProviderAzure) return AzureClientOf().status();
+  if (provider == kProviderAis) return Status::OK();  // a remote cluster's bucket: its key names an attached one
   return Status::NotSupported("provider \"" + std::string(provider) +
                               "\" is not served by this server (only ais, aws, gcp and azure)");
+}
+
+Status CacheTier::CreateOnRemoteAis(const std::string& key) {
+  auto client = ais_clusters_.ClientOf(KeyNs(key).uuid);
+  if (!client.ok()) return client.status();
+  return (*client)->CreateBucket(BackendBucket(key));
+}
+
+Status CacheTier::DestroyOnRemoteAis(const std::string& key) {
+  auto client = ais_clusters_.ClientOf(KeyNs(key).uuid);
+  if (!client.ok()) return client.status();
+  return (*client)->DestroyBucket(BackendBucket(key));
 }
 
 Result<std::shared_ptr<RemoteBackend>> CacheTier::GcsClientOf() {
@@ -142,7 +155,7 @@ Result<std::shared_ptr<RemoteBackend>> CacheTier::AzureClientOf() {
   return azure_;
 }
 
-Result<std::shared_ptr<RemoteBackend>> CacheTier::ClientFor(std::string_view provider, const BucketProps& props) {
+Result<std::shared_ptr<RemoteBackend>> CacheTier::CloudClientFor(std::string_view provider, const BucketProps& props) {
   if (provider == kProviderGcp) return GcsClientOf();
   if (provider == kProviderAzure) return AzureClientOf();
   if (provider != kProviderAws) AIS_RETURN_IF_ERROR(CheckEnabled(provider));
@@ -166,22 +179,33 @@ Result<std::shared_ptr<RemoteBackend>> CacheTier::ClientFor(std::string_view pro
 Result<std::shared_ptr<RemoteBackend>> CacheTier::ClientFor(const std::string& key) {
   auto props = store_.GetBucket(key);
   if (!props.ok()) return props.status();
-  return ClientFor(KeyProvider(key), *props);
+  return ClientFor(key, *props);
+}
+
+Result<std::shared_ptr<RemoteBackend>> CacheTier::ClientFor(const std::string& key, const BucketProps& props) {
+  if (!IsRemoteAisKey(key)) return CloudClientFor(KeyProvider(key), props);
+  auto client = ais_clusters_.ClientOf(KeyNs(key).uuid);
+  if (!client.ok()) return client.status();
+  return std::shared_ptr<RemoteBackend>(*client);
+}
+
+std::string CacheTier::BackendBucket(const std::string& key) {
+  return IsRemoteAisKey(key) ? AisBucketArg(key) : std::string(KeyName(key));
 }
 
 Status CacheTier::AddBucket(const std::string& key) {
   const std::string_view provider = KeyProvider(key);
   AIS_RETURN_IF_ERROR(CheckEnabled(provider));
   if (store_.buckets().Get(key)) return Status::OK();
-  const std::string name(KeyName(key));
+  const std::string name = BackendBucket(key);
   BucketProps defaults;
-  auto client = ClientFor(provider, defaults);
+  auto client = ClientFor(key, defaults);
   if (!client.ok()) return client.status();
   auto info = (*client)->HeadBucket(name);
   if (auto* s3 = dynamic_cast<S3Client*>(client->get());
       s3 && info.ok() && !info->region.empty() && info->region != s3->settings().region) {
     defaults.aws_region = info->region;  // the bucket lives elsewhere: ask there
-    client = ClientFor(provider, defaults);
+    client = ClientFor(key, defaults);
     if (!client.ok()) return client.status();
     info = (*client)->HeadBucket(name);
   }
@@ -201,7 +225,7 @@ Result<ObjectMeta> CacheTier::Fetch(const std::string& key, const std::string& n
     return Status::NotFound(ObjectCname(key, name) + " does not exist (cold GET disabled)");
   }
   AIS_RETURN_IF_ERROR(store_.capacity().CheckWrite());  // out of space: 507 before asking the backend, as AIS
-  auto client = ClientFor(KeyProvider(key), *props);
+  auto client = ClientFor(key, *props);
   if (!client.ok()) return client.status();
   std::unique_ptr<ObjectWriter> w;
   auto on_attrs = [&](const RemoteObjectAttrs& a) -> Status {
@@ -238,7 +262,7 @@ Result<ObjectMeta> CacheTier::Fetch(const std::string& key, const std::string& n
     held = p[n - 1];
     return n > 1 ? tee->data(p, n - 1) : Status::OK();
   };
-  AIS_RETURN_IF_ERROR((*client)->GetObject(std::string(KeyName(key)), name, std::nullopt, on_attrs, on_data, nullptr));
+  AIS_RETURN_IF_ERROR((*client)->GetObject(BackendBucket(key), name, std::nullopt, on_attrs, on_data, nullptr));
   if (!w) return Status::IOError(std::string(KeyProvider(key)) + "-error[no reply body: " + ObjectCname(key, name) + "]");
   ObjectMeta m;
   AIS_RETURN_IF_ERROR(w->Commit(&m));
@@ -319,9 +343,9 @@ Result<ObjectMeta> CacheTier::FetchBlob(const std::string& key, const std::strin
   auto props = store_.GetBucket(key);
   if (!props.ok()) return props.status();
   AIS_RETURN_IF_ERROR(store_.capacity().CheckWrite());
-  auto client = ClientFor(KeyProvider(key), *props);
+  auto client = ClientFor(key, *props);
   if (!client.ok()) return client.status();
-  const std::string bucket(KeyName(key));
+  const std::string bucket = BackendBucket(key);
   auto attrs = (*client)->HeadObject(bucket, name);
   if (!attrs.ok()) return attrs.status();
   const uint64_t size = attrs->size;
@@ -452,14 +476,14 @@ WriteThroughFn CacheTier::UploadThrough(const std::string& key, const std::strin
 Result<RemoteObjectAttrs> CacheTier::Head(const std::string& key, const std::string& name) {
   auto client = ClientFor(key);
   if (!client.ok()) return client.status();
-  return (*client)->HeadObject(std::string(KeyName(key)), name);
+  return (*client)->HeadObject(BackendBucket(key), name);
 }
 
 Result<RemoteListPage> CacheTier::List(const std::string& key, const std::string& prefix, const std::string& token,
                                        uint32_t max_keys, bool delimited, const std::string& start_after) {
   auto client = ClientFor(key);
   if (!client.ok()) return client.status();
-  return (*client)->ListObjects(std::string(KeyName(key)), prefix, token, max_keys, delimited, start_after);
+  return (*client)->ListObjects(BackendBucket(key), prefix, token, max_keys, delimited, start_after);
 }
 
 namespace {
@@ -515,10 +539,10 @@ Result<RemoteObjectAttrs> CacheTier::Upload(const std::string& key, const std::s
                                             const std::vector<FileSegment>& segs, uint64_t size) {
   auto props = store_.GetBucket(key);
   if (!props.ok()) return props.status();
-  auto client = ClientFor(KeyProvider(key), *props);
+  auto client = ClientFor(key, *props);
   if (!client.ok()) return client.status();
   RemoteBackend& backend = **client;
-  const std::string bucket(KeyName(key));
+  const std::string bucket = BackendBucket(key);
   const std::string what = ObjectCname(key, name);
 
   const uint64_t part_size = backend.has_multipart() ? MultipartPartSize(props->aws_multipart_size, size) : 0;
@@ -583,12 +607,12 @@ Result<RemoteObjectAttrs> CacheTier::Upload(const std::string& key, const std::s
 Status CacheTier::DeleteRemote(const std::string& key, const std::string& name) {
   auto client = ClientFor(key);
   if (!client.ok()) return client.status();
-  return (*client)->DeleteObject(std::string(KeyName(key)), name);
+  return (*client)->DeleteObject(BackendBucket(key), name);
 }
 
 Result<std::vector<std::string>> CacheTier::ListBuckets(std::string_view provider) {
   if (provider == kProviderAws && !opts_.aws_enabled) return std::vector<std::string>{};
-  auto client = ClientFor(provider, BucketProps{});
+  auto client = CloudClientFor(provider, BucketProps{});
   if (!client.ok()) return client.status();
   return (*client)->ListBuckets();
 }

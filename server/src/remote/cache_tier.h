@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "archive/worker_pool.h"
+#include "remote/ais_cluster.h"
 #include "remote/aws_config.h"
 #include "remote/backend.h"
 #include "store/store.h"
@@ -63,6 +64,8 @@ class CacheTier {
   CacheTier& operator=(const CacheTier&) = delete;
 
   WorkerPool& pool() { return pool_; }
+  // The remote AIS clusters attached (`ais://@alias/...` buckets).
+  AisClusters& ais_clusters() { return ais_clusters_; }
   bool aws_enabled() const { return opts_.aws_enabled; }
   // OK if a bucket may name `endpoint` as its `extra.aws.endpoint` (aws_config.h).
   Status CheckEndpoint(std::string_view endpoint) const {
@@ -102,6 +105,10 @@ class CacheTier {
   WriteThroughFn UploadThrough(const std::string& key, const std::string& name);
   // Deletes the object in the backend (S3 answers OK for a missing key, GCS and Azure 404).
   Status DeleteRemote(const std::string& key, const std::string& name);
+  // create-bck and destroy-bck of a remote AIS cluster's bucket (store key `key`): the remote's
+  // own, as AIS reverse-proxies them there.
+  Status CreateOnRemoteAis(const std::string& key);
+  Status DestroyOnRemoteAis(const std::string& key);
   // The buckets of a cloud provider ("aws", "gcp", "azure").
   Result<std::vector<std::string>> ListBuckets(std::string_view provider);
   // Whether `provider`'s buckets are served: aws unless --no-aws-backend; gcp and azure when
@@ -116,9 +123,14 @@ class CacheTier {
 
  private:
   struct Flight;  // one cold GET in progress
-  // The backend client of a bucket: by its key's provider, and (aws) its props' endpoint config.
+  // The backend client of a bucket: by its key's provider (a remote AIS cluster: by its UUID),
+  // and (aws) its props' endpoint config.
   Result<std::shared_ptr<RemoteBackend>> ClientFor(const std::string& key);
-  Result<std::shared_ptr<RemoteBackend>> ClientFor(std::string_view provider, const BucketProps& props);
+  Result<std::shared_ptr<RemoteBackend>> ClientFor(const std::string& key, const BucketProps& props);
+  Result<std::shared_ptr<RemoteBackend>> CloudClientFor(std::string_view provider, const BucketProps& props);
+  // The bucket argument of the backend's calls: the name; for a remote AIS cluster's bucket,
+  // also its namespace there (AisBucketArg).
+  static std::string BackendBucket(const std::string& key);
   Result<std::shared_ptr<RemoteBackend>> GcsClientOf();
   Result<std::shared_ptr<RemoteBackend>> AzureClientOf();
   Result<ObjectMeta> Fetch(const std::string& key, const std::string& name, ColdTee* tee = nullptr);
@@ -131,6 +143,7 @@ class CacheTier {
   std::map<std::string, std::shared_ptr<RemoteBackend>> clients_;  // by AwsBucketConfig; guarded by mu_
   std::shared_ptr<RemoteBackend> gcs_;    // resolved on first use; guarded by mu_
   std::shared_ptr<RemoteBackend> azure_;  // resolved on first use; guarded by mu_
+  AisClusters ais_clusters_;
   std::map<std::string, std::shared_ptr<Flight>> flights_;    // by key + "\n" + name; guarded by mu_
   WorkerPool pool_;  // last: destroyed (joined) first
 };

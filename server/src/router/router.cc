@@ -123,15 +123,7 @@ Result<NodeRole> NodeRoleOf(const ServerContext& ctx, const Exchange& ex) {
 // first use), or only validated and named.
 Task<Result<std::string>> BucketOf(ServerContext& ctx, Exchange& ex, const Route& route, bool resolve) {
   if (resolve) co_return co_await ResolveBucket(ctx, ex, route.bucket);
-  auto provider = NormalizeProvider(ex.query("provider").value_or(""));
-  if (!provider.ok()) co_return provider.status();
-  if (Status st = CheckNamespace(ex); !st.ok()) co_return st;
-  if (Status st = ValidateBucketName(route.bucket); !st.ok()) co_return st;
-  if (*provider != kProviderAis && !IsServedCloud(*provider)) {
-    co_return Status::NotSupported("provider \"" + *provider +
-                                   "\" is not served by this server (only ais, aws, gcp and azure)");
-  }
-  co_return BucketKey(*provider, route.bucket);
+  co_return NameBucket(ctx, ex, route.bucket);
 }
 
 // What a request with no handler for its bucket's kind is told.

@@ -29,7 +29,9 @@ constexpr std::string_view kUnknownNodeQuery = "invalid '/v1/daemon' request: un
 
 // Parameters several rows share.
 const Param kProvider{"provider", "string", "bucket provider: `ais` (default) or `aws` (also `s3`) for a remote S3 bucket"};
-const Param kNamespace{"namespace", "string", "bucket namespace (`@uuid#name` or `#name`); only the default one is served"};
+const Param kNamespace{"namespace", "string",
+                       "bucket namespace: `@#name` a local one, `@alias#name` / `@uuid#name` a remote AIS cluster's "
+                       "(`@@#`: every attached cluster, listing buckets only); none or `@#`: the global one"};
 const Param kPresence{"presence", "integer",
                       "AIS flt-presence: 0 exists inside and/or outside the cluster, 1 the same without "
                       "properties, 2 present in the cluster, 3 the same without properties, 4 anywhere in the "
@@ -106,7 +108,7 @@ std::vector<WhatValue> NodeQueries() {
       {"tls_certificate", "the TLS certificate (404 over plain HTTP)", QueryTlsCertificate},
       {"mountpaths", "the target's mountpaths: available, disabled", QueryNodeMountpaths},
       {"disk", "the target's disks and their rates", QueryDisks},
-      {"remote", "remote AIS clusters the target knows (none)", QueryNodeRemote}};
+      {"remote", "remote AIS clusters the target knows (as GET /v1/cluster?what=remote)", QueryNodeRemote}};
   for (WhatValue& j : JobQueries()) w.push_back(j);
   return w;
 }
@@ -192,7 +194,7 @@ std::vector<RouteSpec> Build() {
   std::vector<WhatValue> cluster_queries = {
       {"cluster_config", "the cluster config", QueryClusterConfig},
       {"backends", "the cloud backends configured", QueryBackends},
-      {"remote", "remote AIS clusters attached (none)", QueryRemoteClusters},
+      {"remote", "remote AIS clusters attached (meta.RemAisVec; each probed now)", QueryRemoteClusters},
       {"smap", "the cluster map", QuerySmap},
       {"bmd", "the bucket metadata", QueryBmd},
       {"mountpaths", "every target's mountpaths", QueryClusterMountpaths},
@@ -216,6 +218,20 @@ std::vector<RouteSpec> Build() {
     t.push_back({.method = M::kPut, .path = path, .area = "cluster", .summary = "set run-time config keys from the query",
                  .serve = LocalOnly(SetConfigByQuery), .bits = kAdmin, .query = SetConfigQuery(), .headers = {kAisToken}});
   }
+  // `ais cluster remote-attach ALIAS=URL` / `remote-detach ALIAS`: the config's backend.ais.
+  const Param kRemoteWhat{"what", "string", "`remote` (a remote AIS cluster)", true};
+  const Param kRemoteAlias{"Ais-Remote-Ais-Alias", "string", "the remote cluster's alias (or, to detach, its UUID)", true};
+  t.push_back({.method = M::kPut, .path = "/v1/cluster/attach", .area = "cluster",
+               .summary = "attach a remote AIS cluster (backend.ais[alias] = [url])",
+               .what = {{"remote", "attach the remote cluster the headers name", AttachRemoteCluster}},
+               .unknown_what = "unexpected query [what={}]", .bits = kAdmin, .query = {kRemoteWhat},
+               .headers = {kRemoteAlias, {"Ais-Remote-Ais-Url", "string", "the remote cluster's URL (http or https)", true},
+                           kAisToken}});
+  t.push_back({.method = M::kPut, .path = "/v1/cluster/detach", .area = "cluster",
+               .summary = "detach a remote AIS cluster",
+               .what = {{"remote", "detach the remote cluster the header names", DetachRemoteCluster}},
+               .unknown_what = "unexpected query [what={}]", .bits = kAdmin, .query = {kRemoteWhat},
+               .headers = {kRemoteAlias, kAisToken}});
   // ---- buckets -------------------------------------------------------------------------------
   t.push_back({.method = M::kGet, .path = "/v1/buckets", .area = "buckets", .summary = "list buckets (or summarize all)",
                .by_action = true,

@@ -34,7 +34,8 @@ Task<Handled> ListBuckets(Request& r) {
   pugi::xml_node buckets = doc.root().append_child("Buckets");
   std::set<std::string> seen;  // a name in two providers is one S3 bucket name
   for (const std::string& key : r.ctx.store.buckets().Names()) {
-    if (key.starts_with('.')) continue;  // system buckets (inventories)
+    // system buckets (inventories); a namespace's (S3 names buckets of the global one only)
+    if (key.starts_with('.') || !KeyNs(key).global()) continue;
     std::string name(KeyName(key));
     if (!seen.insert(name).second) continue;
     auto props = r.ctx.store.buckets().Get(key);

@@ -2,6 +2,7 @@
 
 #include "api/moss_request.h"  // NormalizeProvider
 #include "auth/authorizer.h"
+#include "remote/cache_tier.h"
 #include "service/context.h"
 #include "store/bck.h"
 #include "util/clock.h"
@@ -33,7 +34,10 @@ namespace {
 // not required). Exempt: with tokens, an admin's PATCH and ACL changes (so an admin can always
 // repair a bucket's access); without, every read-only op, PATCH and ACL changes.
 Status CheckBucketAccess(ServerContext& ctx, const auth::BucketRef& bucket, AccessAttrs bits, bool tokens, bool admin) {
-  auto access = ctx.store.buckets().Access(BucketKey(bucket.provider, bucket.name));
+  // (A remote cluster's bucket by the UUID its alias is known by; not yet known: not in the BMD.)
+  std::string uuid = bucket.ns_uuid;
+  if (!uuid.empty()) uuid = ctx.remote.ais_clusters().KnownUuid(uuid).value_or(uuid);
+  auto access = ctx.store.buckets().Access(BucketKey(bucket.provider, BucketNs{uuid, bucket.ns_name}, bucket.name));
   if (!access) return Status::OK();  // no such bucket: its handler says so
   const AccessAttrs exempt = tokens ? (admin ? kPatch | kBckSetAcl : 0) : kAccessRO | kPatch | kBckSetAcl;
   const AccessAttrs missing = bits & kBucketBits & ~*access & ~exempt;
@@ -62,11 +66,17 @@ Status AuthorizeRoute(ServerContext& ctx, const Exchange& ex, const Route& route
   }
   auto provider = NormalizeProvider(ex.query("provider").value_or(""));
   auth::BucketRef bucket{.name = route.bucket, .provider = provider.ok() ? *provider : "ais"};
+  if (auto ns = NamespaceOf(ex); ns.ok()) {  // (a malformed one: its handler refuses it)
+    bucket.ns_uuid = ns->uuid;
+    bucket.ns_name = ns->name;
+  }
   return Authorize(ctx, ex, bits, &bucket);
 }
 
 Status AuthorizeBucket(ServerContext& ctx, const Exchange& ex, std::string_view key, AccessAttrs bits) {
-  auth::BucketRef bucket{.name = std::string(KeyName(key)), .provider = std::string(ais::KeyProvider(key))};
+  const BucketNs ns = KeyNs(key);
+  auth::BucketRef bucket{.name = std::string(KeyName(key)), .provider = std::string(ais::KeyProvider(key)),
+                         .ns_uuid = ns.uuid, .ns_name = ns.name};
   return Authorize(ctx, ex, bits, &bucket);
 }
 

@@ -1,7 +1,6 @@
 #include "service/context.h"
 
-#include <algorithm>
-#include <cctype>
+#include "store/names.h"
 
 namespace ais {
 
@@ -11,19 +10,6 @@ Task<Result<nlohmann::json>> ReadJsonBody(Exchange& ex) {
   co_return ParseJson(*body);
 }
 
-Status CheckNamespace(const Exchange& ex) {
-  auto ns = ex.query("namespace");
-  if (!ns || ns->empty() || *ns == "@#") return Status::OK();
-  // AIS syntax: "#name" (a namespace of this cluster) or "@uuid#name" (of a remote cluster).
-  auto sep = ns->find('#');
-  auto ok_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.'; };
-  bool valid = (ns->front() == '@' || ns->front() == '#') && sep != std::string::npos &&
-               std::all_of(ns->begin() + 1, ns->end(), [&](char c) { return c == '#' || ok_char(c); }) &&
-               ns->find('#', sep + 1) == std::string::npos;
-  if (!valid) {
-    return Status::InvalidArgument("invalid namespace \"" + ns->substr(0, 64) + "\" (expecting @uuid#name or #name)");
-  }
-  return Status::NotSupported("bucket namespaces are not supported by this server");
-}
+Result<BucketNs> NamespaceOf(const Exchange& ex) { return ParseNamespace(ex.query("namespace").value_or("")); }
 
 }  // namespace ais

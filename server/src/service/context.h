@@ -58,8 +58,7 @@ struct ServerContext {
 
 // Reads a JSON body within the limits (DefaultJsonLimits: size, depth); an empty body is {}.
 Task<Result<nlohmann::json>> ReadJsonBody(Exchange& ex);
-// Validates the namespace query: only the global namespace is served here (a malformed one is a
-// 400; a valid one this server does not serve, a 501).
-Status CheckNamespace(const Exchange& ex);
+// The request's `namespace` query (store/names.h ParseNamespace): a malformed one is a 400.
+Result<BucketNs> NamespaceOf(const Exchange& ex);
 
 }  // namespace ais

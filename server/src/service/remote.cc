@@ -35,28 +35,55 @@ Task<Result<bool>> SameAsRemote(ServerContext& ctx, const std::string& key, cons
 
 }  // namespace
 
-Task<Result<std::string>> ResolveBucket(ServerContext& ctx, Exchange& ex, const std::string& name) {
+Result<std::string> NameBucket(ServerContext& ctx, const Exchange& ex, const std::string& name) {
   auto provider = NormalizeProvider(ex.query("provider").value_or(""));
-  if (!provider.ok()) co_return provider.status();
-  if (Status st = CheckNamespace(ex); !st.ok()) co_return st;
-  auto presence = ParseUint(ex.query("presence").value_or(""));
-  const bool bmd_only = presence && *presence >= 2 && *presence <= 4;  // "present" asks about the BMD only
-  co_return co_await ResolveBucketOf(ctx, *provider, name, !bmd_only);
+  if (!provider.ok()) return provider.status();
+  auto ns = NamespaceOf(ex);
+  if (!ns.ok()) return ns.status();
+  return NameBucketOf(ctx, *provider, *ns, name);
 }
 
-Task<Result<std::string>> ResolveBucketOf(ServerContext& ctx, std::string_view provider_name, const std::string& name,
-                                          bool add_remote) {
+Result<std::string> NameBucketOf(ServerContext& ctx, std::string_view provider_name, const BucketNs& ns,
+                                 const std::string& name) {
   auto provider = NormalizeProvider(provider_name);
-  if (!provider.ok()) co_return provider.status();
-  if (Status st = ValidateBucketName(name); !st.ok()) co_return st;
-  if (*provider == kProviderAis) co_return name;
-  if (!IsServedCloud(*provider)) {
-    co_return Status::NotSupported("provider \"" + *provider +
-                                   "\" is not served by this server (only ais, aws, gcp and azure)");
+  if (!provider.ok()) return provider.status();
+  AIS_RETURN_IF_ERROR(ValidateBucketName(name));
+  AIS_RETURN_IF_ERROR(ValidateNamespace(ns));
+  if (*provider != kProviderAis && !IsServedCloud(*provider)) {
+    return Status::NotSupported("provider \"" + *provider + "\" is not served by this server (only ais, aws, gcp and azure)");
   }
-  std::string key = BucketKey(*provider, name);
-  if (ctx.store.buckets().Get(key)) co_return key;
-  if (Status st = ctx.remote.CheckEnabled(*provider); !st.ok()) co_return st;
+  if (ns.global()) return BucketKey(*provider, name);
+  if (*provider != kProviderAis) {
+    return Status::NotSupported("bucket namespaces are served for ais:// buckets only (not " +
+                                std::string(ProviderScheme(*provider)) + ns.Display() + "/" + name + ")");
+  }
+  if (!ns.remote()) return BucketKey(kProviderAis, ns, name);
+  if (ns.uuid == "@") {
+    return Status::InvalidArgument("namespace \"@@#\" (any remote cluster) names no one bucket (" + name + ")");
+  }
+  auto uuid = ctx.remote.ais_clusters().ResolveUuid(ns.uuid);
+  if (!uuid.ok()) return uuid.status();
+  return BucketKey(kProviderAis, BucketNs{.uuid = *uuid, .name = ns.name}, name);
+}
+
+Task<Result<std::string>> ResolveBucket(ServerContext& ctx, Exchange& ex, const std::string& name) {
+  auto key = NameBucket(ctx, ex, name);
+  if (!key.ok()) co_return key.status();
+  auto presence = ParseUint(ex.query("presence").value_or(""));
+  const bool bmd_only = presence && *presence >= 2 && *presence <= 4;  // "present" asks about the BMD only
+  co_return co_await AddRemoteBucket(ctx, *key, !bmd_only);
+}
+
+Task<Result<std::string>> ResolveBucketOf(ServerContext& ctx, std::string_view provider, const std::string& name,
+                                          bool add_remote) {
+  auto key = NameBucketOf(ctx, provider, BucketNs{}, name);
+  if (!key.ok()) co_return key.status();
+  co_return co_await AddRemoteBucket(ctx, *key, add_remote);
+}
+
+Task<Result<std::string>> AddRemoteBucket(ServerContext& ctx, const std::string& key, bool add_remote) {
+  if (!IsRemoteKey(key) || ctx.store.buckets().Get(key)) co_return key;
+  if (Status st = ctx.remote.CheckEnabled(KeyProvider(key)); !st.ok()) co_return st;
   if (!add_remote) co_return BucketRegistry::NotFound(key);
   std::function<Status()> add = [&tier = ctx.remote, key] { return tier.AddBucket(key); };
   Status st = co_await OffloadStatus(ctx.remote.pool(), std::move(add));

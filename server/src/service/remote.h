@@ -12,15 +12,23 @@
 
 namespace ais {
 
-// The store key (store/bck.h) of bucket `name` with the request's provider and namespace: the
-// name for `ais`; for `aws`, "aws/<name>", after adding the bucket to the BMD on first use if the
-// backend says it exists (AIS adds remote buckets on the fly). Query `presence` 2..4 (present
-// only) answers 404 for a remote bucket not yet added, without asking the backend.
+// The store key (store/bck.h) of bucket `name` with the request's provider and namespace, checked
+// (name, namespace, a served provider; a remote cluster's alias or UUID resolved to its UUID),
+// the bucket not looked up.
+Result<std::string> NameBucket(ServerContext& ctx, const Exchange& ex, const std::string& name);
+Result<std::string> NameBucketOf(ServerContext& ctx, std::string_view provider, const BucketNs& ns,
+                                 const std::string& name);
+// NameBucket, and a remote bucket added to the BMD on first use if the backend says it exists
+// (AIS adds remote buckets on the fly). Query `presence` 2..4 (present only) answers 404 for a
+// remote bucket not yet added, without asking the backend.
 Task<Result<std::string>> ResolveBucket(ServerContext& ctx, Exchange& ex, const std::string& name);
 // The same for a bucket a request body names by provider ("" = ais) and name, in the global
 // namespace (a download's `bucket`); !add_remote: a remote bucket not yet added is a 404.
 Task<Result<std::string>> ResolveBucketOf(ServerContext& ctx, std::string_view provider, const std::string& name,
                                           bool add_remote = true);
+// A remote bucket's key in the BMD: added if not yet (and `add_remote`), else a 404. Any other
+// key is returned as it is.
+Task<Result<std::string>> AddRemoteBucket(ServerContext& ctx, const std::string& key, bool add_remote = true);
 
 // Before a GET (or a copy) of a remote bucket's object: fetches it unless cached; with
 // `latest-ver=true` or the bucket's versioning.validate_warm_get/synchronize, checks a cached

@@ -252,15 +252,24 @@ Status Committer::RemoveLeftovers(std::chrono::seconds age, const std::function<
         }
       }
     }
-    // Bucket directories: <mp>/ais/<name> and <mp>/<provider>/<name> (bck.h keys).
-    const std::string providers[] = {"ais", std::string(kProviderAws), std::string(kProviderGcp),
-                                     std::string(kProviderAzure)};
-    for (const std::string& provider : providers) {
-      const std::string parent = mps_.path(mp) + "/" + provider;
+    // Bucket directories: <mp>/ais/<name>, <mp>/<provider>/<name> and, a level down,
+    // <mp>/ais/@<uuid>#<ns>/<name> (bck.h keys).
+    std::vector<std::pair<std::string, std::string>> parents;  // (directory, key prefix)
+    for (const std::string_view provider : {kProviderAis, kProviderAws, kProviderGcp, kProviderAzure}) {
+      const std::string p(provider);
+      parents.emplace_back(mps_.path(mp) + "/" + p, p == "ais" ? "" : p + "/");
+    }
+    for (fs::directory_iterator it(mps_.path(mp) + "/ais", ec), end; !ec && it != end; it.increment(ec)) {
+      const std::string ns = it->path().filename().string();
+      if (ns.starts_with('@')) parents.emplace_back(it->path().string(), "ais/" + ns + "/");
+    }
+    ec.clear();
+    for (const auto& [parent, prefix] : parents) {
       for (fs::directory_iterator it(parent, ec), end; !ec && it != end; it.increment(ec)) {
         if (stop()) return Status::OK();
         const std::string name = it->path().filename().string();
-        const std::string key = provider == "ais" ? name : provider + "/" + name;
+        if (name.starts_with('@')) continue;  // a namespace (its buckets: below)
+        const std::string key = prefix + name;
         if (buckets_.Get(key) || !old_enough(*it)) continue;
         // Out of the namespace at once (a rename), then deleted.
         const std::string trash = mps_.WorkDir(mp) + "/trash-" + RandomId(12);

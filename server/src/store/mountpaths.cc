@@ -157,8 +157,8 @@ std::vector<size_t> Mountpaths::MirrorSlots(std::string_view bucket, std::string
 }
 
 std::string Mountpaths::BucketDir(size_t mp, std::string_view bucket) const {
-  // bck.h: an ais bucket's key is its name; a remote bucket's is "<provider>/<name>".
-  return slots_[mp].path + (IsRemoteKey(bucket) ? "/" : "/ais/") + std::string(bucket);
+  // bck.h: an ais bucket's key is its name; any other's ("aws/<name>", "ais/@#ns/<name>") is a path.
+  return slots_[mp].path + (bucket.find('/') != std::string_view::npos ? "/" : "/ais/") + std::string(bucket);
 }
 
 std::string Mountpaths::ObjectsDir(size_t mp, std::string_view bucket) const {

@@ -45,6 +45,45 @@ Status ValidateBucketName(std::string_view name) {
   return Status::OK();
 }
 
+Result<BucketNs> ParseNamespace(std::string_view uname) {
+  if (uname.empty() || uname == "@#") return BucketNs{};
+  std::string_view rest = uname.front() == '@' ? uname.substr(1) : uname;
+  BucketNs ns;
+  auto hash = rest.find('#');
+  ns.uuid = std::string(rest.substr(0, hash));
+  if (hash != std::string_view::npos) ns.name = std::string(rest.substr(hash + 1));
+  if (uname.front() != '@' && uname.front() != '#') {
+    return Status::InvalidArgument("invalid namespace \"" + std::string(uname.substr(0, 80)) +
+                                   "\" (expecting @uuid#name or #name)");
+  }
+  AIS_RETURN_IF_ERROR(ValidateNamespace(ns));
+  return ns;
+}
+
+Status ValidateNamespace(const BucketNs& ns) {
+  auto bad = [&](std::string_view why) {
+    return Status::InvalidArgument("bucket namespace (uuid: \"" + ns.uuid.substr(0, 64) + "\", name: \"" +
+                                   ns.name.substr(0, 80) + "\") " + std::string(why));
+  };
+  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'); };
+  if (ns.uuid != "@") {  // "@": any remote cluster
+    if (ns.uuid.size() > 32) return bad("is invalid: uuid may not exceed 32 characters");
+    for (size_t i = 0; i < ns.uuid.size(); ++i) {
+      const char c = ns.uuid[i];
+      const bool inner = i > 0 && i + 1 < ns.uuid.size() && (c == '-' || c == '_');
+      if (!alnum(c) && !inner) return bad("is invalid: uuid may only contain letters, numbers and inner '-' or '_'");
+    }
+  }
+  if (ns.name.size() > kMaxBucketNameLen) return bad("is invalid: name may not exceed 64 characters");
+  if (ns.name.find("..") != std::string::npos) return bad("is invalid: name may not contain '..'");
+  for (char c : ns.name) {
+    if (!alnum(c) && c != '-' && c != '_' && c != '.') {
+      return bad("is invalid: name may only contain letters, numbers, dashes (-), underscores (_), and dots (.)");
+    }
+  }
+  return Status::OK();
+}
+
 Status ValidateObjectName(std::string_view name, bool allow_trailing_slash) {
   if (name.empty()) return Status::InvalidArgument("object name is empty");
   std::string_view body = name;

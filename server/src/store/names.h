@@ -5,6 +5,7 @@
 #include <string>
 #include <string_view>
 
+#include "store/bck.h"
 #include "util/status.h"
 
 namespace ais {
@@ -17,6 +18,12 @@ inline constexpr size_t kMaxNameComponentLen = 254;  // one byte is reserved for
 inline constexpr char kDirSuffix = '\x01';
 
 Status ValidateBucketName(std::string_view name);
+// A namespace as a query or uname carries it (Ns.Uname, cmn.ParseNsUname): "" or "@#" the global
+// one, "@#name" (or "#name") a local one, "@uuid#name" / "@uuid" a remote cluster's ("@@#": any
+// remote cluster, uuid "@"); each part checked as AIS checks it.
+Result<BucketNs> ParseNamespace(std::string_view uname);
+// A namespace's parts, as cmn.Ns.Validate checks them.
+Status ValidateNamespace(const BucketNs& ns);
 // allow_trailing_slash: HEAD may probe virtual directories.
 Status ValidateObjectName(std::string_view name, bool allow_trailing_slash = false);
 // A list prefix: may be empty and may end with '/', otherwise the object rules apply.

@@ -38,6 +38,49 @@ TEST(ValidateBucketName, RejectsSpecCases) {
   }
 }
 
+TEST(ParseNamespace, TheFormsAQueryCarries) {
+  struct Case {
+    std::string uname, uuid, name;
+  };
+  const std::vector<Case> ok = {{"", "", ""},         {"@#", "", ""},         {"@#ns", "", "ns"},
+                                {"#ns", "", "ns"},     {"@Cjl2Ht4gE#", "Cjl2Ht4gE", ""}, {"@u-1#n.s", "u-1", "n.s"},
+                                {"@remais", "remais", ""}, {"@@#", "@", ""}};
+  for (const auto& c : ok) {
+    auto ns = ParseNamespace(c.uname);
+    ASSERT_TRUE(ns.ok()) << c.uname << ": " << ns.status().message();
+    EXPECT_EQ(ns->uuid, c.uuid) << c.uname;
+    EXPECT_EQ(ns->name, c.name) << c.uname;
+  }
+  const std::vector<std::string> bad = {"ns",     "@#a b",  "@#a/b", "@-u#", "@u-#",
+                                       "@#a..b", "@" + std::string(33, 'u') + "#", "@#" + std::string(65, 'n')};
+  for (const std::string& uname : bad) {
+    auto ns = ParseNamespace(uname);
+    ASSERT_FALSE(ns.ok()) << uname;
+    EXPECT_EQ(ns.status().code(), Status::Code::kInvalidArgument) << uname;
+  }
+}
+
+TEST(BucketKey, NamespacesAreKeysOfTheirOwn) {
+  const std::string local = BucketKey("ais", BucketNs{.uuid = "", .name = "ns"}, "b");
+  const std::string remote = BucketKey("ais", BucketNs{.uuid = "U1", .name = ""}, "b");
+  EXPECT_EQ(local, "ais/@#ns/b");
+  EXPECT_EQ(remote, "ais/@U1#/b");
+  EXPECT_EQ(BucketKey("ais", BucketNs{}, "b"), "b");
+  EXPECT_EQ(BucketKey("aws", BucketNs{}, "b"), "aws/b");
+  EXPECT_FALSE(IsRemoteKey(local));
+  EXPECT_TRUE(IsRemoteKey(remote) && IsRemoteAisKey(remote));
+  EXPECT_TRUE(IsRemoteKey("aws/b") && !IsRemoteAisKey("aws/b"));
+  EXPECT_FALSE(IsRemoteKey("b"));
+  EXPECT_EQ(KeyProvider(local), "ais");
+  EXPECT_EQ(KeyName(local), "b");
+  EXPECT_EQ(KeyNs(local), (BucketNs{.uuid = "", .name = "ns"}));
+  EXPECT_EQ(KeyNs(remote), (BucketNs{.uuid = "U1", .name = ""}));
+  EXPECT_TRUE(KeyNs("aws/b").global());
+  EXPECT_EQ(BucketCname(local), "ais://#ns/b");
+  EXPECT_EQ(BucketCname("ais/@U1#x/b"), "ais://@U1#x/b");
+  EXPECT_EQ(BucketCname("b"), "ais://b");
+}
+
 TEST(ValidateObjectName, AcceptsEverythingElseByteExact) {
   const std::vector<std::string> ok = {
       "a", "a/b/c", "dir/file.tar.gz", "with space", "  lead and trail  ", "#?%&=+!$()", "q?x=1&y=2",

@@ -2,6 +2,8 @@
 // chunked objects, buckets across a restart (docs/storage-format.md).
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "store/store_fixture.h"
 
 namespace ais::store_test {
@@ -58,6 +60,34 @@ TEST_F(StoreTest, PutGetHeadDelete) {
 
 // A shared handle has every file open: reads anywhere, across chunk boundaries, from a const
 // handle.
+// A namespace's bucket (bck.h key "ais/@#ns/b") beside the global one of the same name: its own
+// directory and objects, across a restart; the cleanup keeps it (and a remote cluster's) and
+// removes a namespaced directory no bucket owns.
+TEST_F(StoreTest, NamespacedBucketsAreBucketsOfTheirOwn) {
+  const std::string ns = BucketKey("ais", BucketNs{.uuid = "", .name = "ns"}, "plain");
+  const std::string remote = BucketKey("ais", BucketNs{.uuid = "U1", .name = ""}, "plain");
+  ASSERT_TRUE(store_->CreateBucket(ns, nullptr).ok());
+  ASSERT_TRUE(store_->CreateBucket(remote, nullptr).ok());
+  ASSERT_TRUE(Put(ns, "o", Bytes(3000, 3)).ok());
+  ASSERT_TRUE(Put(remote, "o", Bytes(2000, 2)).ok());
+  ASSERT_TRUE(Put("plain", "o", Bytes(1000, 1)).ok());
+  EXPECT_EQ(store_->mountpaths().BucketDir(0, ns), paths_[0] + "/ais/@#ns/plain");
+  const std::string orphan = paths_[0] + "/ais/@#gone/x/%ob";
+  fs::create_directories(orphan);
+  std::ofstream(orphan + "/f") << "left over";
+  Reopen();
+  uint64_t removed = 0;
+  ASSERT_TRUE(store_->RemoveLeftovers(std::chrono::seconds(0), [] { return false; }, [&](uint64_t) { ++removed; }).ok());
+  EXPECT_EQ(removed, 1u);
+  EXPECT_FALSE(fs::exists(paths_[0] + "/ais/@#gone/x"));
+  ExpectObject(ns, "o", Bytes(3000, 3));
+  ExpectObject(remote, "o", Bytes(2000, 2));
+  ExpectObject("plain", "o", Bytes(1000, 1));
+  EXPECT_EQ(ListNames(ns, ListQuery{.prefix = "", .after = "", .limit = 10}), std::vector<std::string>{"o"});
+  ASSERT_TRUE(store_->DestroyBucket(ns).ok());
+  ExpectObject("plain", "o", Bytes(1000, 1));
+}
+
 TEST_F(StoreTest, SharedHandleReadsAcrossChunks) {
   std::string data = Bytes(10000, 1);
   ASSERT_TRUE(Put("chunky", "o", data).ok());
