@@ -12,7 +12,6 @@ namespace ais::etl {
 namespace {
 
 constexpr size_t kErrorBodyMax = 64 << 10;
-constexpr int kConnectTries = 3;
 
 struct Exchange {
   const TransformCall* call = nullptr;
@@ -149,8 +148,8 @@ Result<int> TransformerClient::Call(const TransformCall& call, const OnReplyStar
     curl_slist_free_all(hdrs);
     handles_->Put(c);
     if (!x.failure.ok()) return x.failure;
-    if (rc == CURLE_COULDNT_CONNECT && attempt < kConnectTries && !x.delivered) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    if (rc == CURLE_COULDNT_CONNECT && attempt < kTransformerConnectTries && !x.delivered) {
+      std::this_thread::sleep_for(kTransformerConnectPause);
       continue;
     }
     if (rc == CURLE_OPERATION_TIMEDOUT) {

@@ -18,6 +18,11 @@
 
 namespace ais::etl {
 
+// A transformer that refuses a connection (starting, or restarting) is tried this many times,
+// this far apart, by either client (this one and TransformerConnections).
+inline constexpr int kTransformerConnectTries = 3;
+inline constexpr std::chrono::milliseconds kTransformerConnectPause{300};
+
 struct TransformCall {
   std::string method;  // "PUT" (hpush) or "GET" (hpull)
   std::string path_and_query;  // "/bck/obj?etl_args=..." (already escaped)

@@ -10,8 +10,6 @@ namespace ais::etl {
 
 namespace {
 
-constexpr int kConnectTries = 3;
-constexpr auto kConnectRetryPause = std::chrono::milliseconds(300);
 constexpr auto kConnectTimeout = std::chrono::seconds(5);
 
 Status TimedOut(std::chrono::milliseconds timeout) {
@@ -140,8 +138,8 @@ Task<Result<std::unique_ptr<TransformerReply>>> TransformerConnections::Send(htt
       for (int attempt = 1;; ++attempt) {
         conn->stream.expires_after(std::min<std::chrono::steady_clock::duration>(kConnectTimeout, timeout));
         co_await conn->stream.async_connect(endpoint_, asio::redirect_error(asio::use_awaitable, ec));
-        if (ec != asio::error::connection_refused || attempt == kConnectTries) break;
-        asio::steady_timer pause(exec, kConnectRetryPause);
+        if (ec != asio::error::connection_refused || attempt == kTransformerConnectTries) break;
+        asio::steady_timer pause(exec, kTransformerConnectPause);
         co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, ec));
         conn->stream.close();
       }

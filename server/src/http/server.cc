@@ -48,7 +48,7 @@ size_t DefaultThreads() { return std::max(4u, 2 * std::thread::hardware_concurre
 
 }  // namespace
 
-HttpServer::HttpServer(HttpServerOptions opts, NodeInfo node, Handler handler)
+HttpServer::HttpServer(HttpServerOptions opts, NodeInfo node, RequestHandler handler)
     : opts_(std::move(opts)), node_(std::move(node)), handler_(std::move(handler)) {
   size_t n = opts_.threads ? opts_.threads : DefaultThreads();
   for (size_t i = 0; i < n; ++i) {

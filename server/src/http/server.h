@@ -19,7 +19,7 @@
 
 namespace ais {
 
-using Handler = std::function<Task<void>(Exchange&)>;
+using RequestHandler = std::function<Task<void>(Exchange&)>;
 
 struct HttpServerOptions {
   std::string host = "0.0.0.0";
@@ -35,7 +35,7 @@ struct HttpServerOptions {
 
 class HttpServer {
  public:
-  HttpServer(HttpServerOptions opts, NodeInfo node, Handler handler);
+  HttpServer(HttpServerOptions opts, NodeInfo node, RequestHandler handler);
   ~HttpServer();
 
   // Binds the listening socket. Returns the bound port.
@@ -75,7 +75,7 @@ class HttpServer {
 
   const HttpServerOptions opts_;
   const NodeInfo node_;
-  const Handler handler_;
+  const RequestHandler handler_;
   // Before contexts_: destroying a context destroys its sessions, which uncount themselves.
   std::atomic<size_t> connections_{0};  // open sessions
   std::mutex per_address_mu_;

@@ -95,7 +95,7 @@ std::set<std::string> Keys(const nlohmann::json& j) {
 
 class ServerGuardTest : public ::testing::Test {
  protected:
-  void StartServer(Handler handler, size_t max_connections = 8192) {
+  void StartServer(RequestHandler handler, size_t max_connections = 8192) {
     HttpServerOptions opts;
     opts.host = "127.0.0.1";
     opts.port = 0;

@@ -63,7 +63,7 @@ class TlsServerTest : public ::testing::Test {
     if (thread_.joinable()) thread_.join();
     std::filesystem::remove_all(dir_);
   }
-  void StartServer(Handler handler) {
+  void StartServer(RequestHandler handler) {
     auto ctx = MakeServerTlsContext({.cert_file = cert_.cert_file, .key_file = cert_.key_file, .client_ca_file = ""});
     ASSERT_TRUE(ctx.ok()) << ctx.status().message();
     HttpServerOptions opts;

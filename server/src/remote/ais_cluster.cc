@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "util/file.h"
+#include "util/json_text.h"
 #include "util/log_ring.h"
 #include "util/strings.h"
 
@@ -39,15 +40,6 @@ void Configure(HttpCall& call, std::string json_body = "") {
       curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, call.method.c_str());
     }
   };
-}
-
-std::string Str(const nlohmann::json& j, const char* key) {
-  auto it = j.find(key);
-  if (it == j.end()) return {};
-  if (it->is_string()) return it->get<std::string>();
-  if (it->is_number_unsigned()) return std::to_string(it->get<uint64_t>());
-  if (it->is_number_integer()) return std::to_string(it->get<int64_t>());
-  return {};
 }
 
 // An object name in a URL path: each '/'-separated part percent-encoded.
@@ -113,7 +105,7 @@ Status AisClient::Perform(HttpCall& call, const std::string& bucket, bool object
     std::string message;
     const std::string* hdr = r.Header("hdr-error");
     auto j = nlohmann::json::parse(hdr ? *hdr : r.resp_body, nullptr, false);
-    if (j.is_object()) message = Str(j, "message");
+    if (j.is_object()) message = JsonFieldText(j, "message");
     if (message.empty()) message = "HTTP " + std::to_string(r.status) + " (" + r.what + ")";
     if (r.status == 404) {
       const bool bucket_missing = !object || message.find("bucket") != std::string::npos;
@@ -181,12 +173,12 @@ Result<std::vector<RemoteAisBucket>> AisClient::ListAisBuckets(const std::string
   if (j.is_array()) {
     for (auto& b : j) {
       if (!b.is_object()) continue;
-      const std::string provider = Str(b, "provider");
+      const std::string provider = JsonFieldText(b, "provider");
       if (!provider.empty() && provider != "ais") continue;
-      RemoteAisBucket rb{.name = Str(b, "name"), .ns = {.uuid = uuid_, .name = ""}};
+      RemoteAisBucket rb{.name = JsonFieldText(b, "name"), .ns = {.uuid = uuid_, .name = ""}};
       if (auto ns = b.find("namespace"); ns != b.end() && ns->is_object()) {
-        if (!Str(*ns, "uuid").empty()) continue;  // the remote's own remote clusters: not ours to show
-        rb.ns.name = Str(*ns, "name");
+        if (!JsonFieldText(*ns, "uuid").empty()) continue;  // the remote's own remote clusters: not ours to show
+        rb.ns.name = JsonFieldText(*ns, "name");
       }
       if (!rb.name.empty()) out.push_back(std::move(rb));
     }
@@ -323,16 +315,16 @@ Result<RemoteListPage> AisClient::ListObjects(const std::string& bucket, const s
     for (auto& e : *it) {
       if (!e.is_object()) continue;
       RemoteListEntry le;
-      le.name = Str(e, "name");
-      le.size = ParseUint(Str(e, "size")).value_or(0);  // AIS: a string ("size,string"); a number is taken too
-      le.version = Str(e, "version");
+      le.name = JsonFieldText(e, "name");
+      le.size = ParseUint(JsonFieldText(e, "size")).value_or(0);  // AIS: a string ("size,string"); a number is taken too
+      le.version = JsonFieldText(e, "version");
       uint64_t flags = 0;
       if (auto f = e.find("flags"); f != e.end() && f->is_number_unsigned()) flags = f->get<uint64_t>();
       le.is_dir = (flags & 256) != 0;  // EntryIsDir
       if (!le.name.empty()) page.entries.push_back(std::move(le));
     }
   }
-  page.next_token = Str(j, "continuation_token");
+  page.next_token = JsonFieldText(j, "continuation_token");
   return page;
 }
 
@@ -401,7 +393,7 @@ Status AisClusters::Probe(const std::string& alias) {
   nlohmann::json smap;
   if (st.ok()) {
     smap = nlohmann::json::parse(call.resp_body, nullptr, false);
-    if (!smap.is_object() || Str(smap, "uuid").empty()) st = Status::IOError(call.what + ": no cluster map (uuid) in its reply");
+    if (!smap.is_object() || JsonFieldText(smap, "uuid").empty()) st = Status::IOError(call.what + ": no cluster map (uuid) in its reply");
   }
   std::lock_guard lock(mu_);
   auto it = by_alias_.find(alias);
@@ -410,7 +402,7 @@ Status AisClusters::Probe(const std::string& alias) {
     it->second.smap = nullptr;
     return st;
   }
-  const std::string uuid = Str(smap, "uuid");
+  const std::string uuid = JsonFieldText(smap, "uuid");
   it->second.smap = std::move(smap);
   if (it->second.uuid != uuid || !it->second.client) {
     it->second.uuid = uuid;

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "util/base64.h"
+#include "util/json_text.h"
 #include "util/strings.h"
 
 namespace ais {
@@ -24,14 +25,6 @@ std::string Hex(std::string_view bytes) {
     out += digits[c & 15];
   }
   return out;
-}
-
-std::string Str(const nlohmann::json& j, const char* key) {
-  auto it = j.find(key);
-  if (it == j.end()) return {};
-  if (it->is_string()) return it->get<std::string>();
-  if (it->is_number_unsigned()) return std::to_string(it->get<uint64_t>());
-  return {};
 }
 
 // RFC 3339 ("2026-01-02T03:04:05.678Z") to Unix nanoseconds; 0 when unparsable.
@@ -80,14 +73,14 @@ GcsClient::~GcsClient() = default;
 RemoteObjectAttrs GcsClient::AttrsFromResource(const nlohmann::json& o) {
   RemoteObjectAttrs a;
   a.provider = "gcp";
-  a.size = ParseUint(Str(o, "size")).value_or(0);
-  a.etag = Str(o, "etag");
-  if (auto md5 = DecodeBase64(Str(o, "md5Hash")); md5 && md5->size() == 16) a.md5 = Hex(*md5);
-  a.crc32c = Str(o, "crc32c");
-  a.version = Str(o, "generation");
-  a.mtime_ns = ParseRfc3339(Str(o, "updated"));
+  a.size = ParseUint(JsonFieldText(o, "size")).value_or(0);
+  a.etag = JsonFieldText(o, "etag");
+  if (auto md5 = DecodeBase64(JsonFieldText(o, "md5Hash")); md5 && md5->size() == 16) a.md5 = Hex(*md5);
+  a.crc32c = JsonFieldText(o, "crc32c");
+  a.version = JsonFieldText(o, "generation");
+  a.mtime_ns = ParseRfc3339(JsonFieldText(o, "updated"));
   if (a.mtime_ns > 0) a.last_modified = Rfc1123(a.mtime_ns);
-  a.content_type = Str(o, "contentType");
+  a.content_type = JsonFieldText(o, "contentType");
   if (auto it = o.find("metadata"); it != o.end() && it->is_object()) {
     for (auto& [k, v] : it->items()) {
       // AIS's checksum keys are literally "x-goog-meta-ais-cksum-{type,val}" in the map.
@@ -116,8 +109,8 @@ Result<std::string> GcsClient::AccessToken() {
     std::string why = "HTTP " + std::to_string(r.status);
     auto j = nlohmann::json::parse(r.resp_body, nullptr, false);
     if (j.is_object()) {
-      if (std::string e = Str(j, "error"); !e.empty()) why += ": " + e;
-      if (std::string d = Str(j, "error_description"); !d.empty()) why += ": " + d;
+      if (std::string e = JsonFieldText(j, "error"); !e.empty()) why += ": " + e;
+      if (std::string d = JsonFieldText(j, "error_description"); !d.empty()) why += ": " + d;
     }
     std::string text = "gcp-error[" + why + ": " + r.what + "] (" + settings_.Describe() + ")";
     if (r.status == 429) return Status::TooManyRequests(text);
@@ -127,7 +120,7 @@ Result<std::string> GcsClient::AccessToken() {
   AIS_RETURN_IF_ERROR(PerformHttp(*handles_, call, "gcp-error", settings_.Describe(), error_of));
   auto j = ParseReply(call);
   if (!j.ok()) return j.status();
-  std::string token = Str(*j, "access_token");
+  std::string token = JsonFieldText(*j, "access_token");
   auto ttl = j->find("expires_in");
   if (token.empty() || ttl == j->end() || !ttl->is_number()) {
     return Status::Unauthorized("gcp-error[no access_token/expires_in in the reply: " + call.what + "]");
@@ -147,7 +140,7 @@ Status GcsClient::Perform(HttpCall& call, const std::string& bucket, const std::
     // {"error": {"code": 404, "message": "No such object: b/o", "errors": [...]}}; an emulator may send none.
     std::string message;
     auto j = nlohmann::json::parse(r.resp_body, nullptr, false);
-    if (j.is_object() && j.contains("error") && j["error"].is_object()) message = Str(j["error"], "message");
+    if (j.is_object() && j.contains("error") && j["error"].is_object()) message = JsonFieldText(j["error"], "message");
     const bool bucket_missing = r.status == 404 && (object.empty() || message.find("bucket") != std::string::npos);
     if (bucket_missing) return Status::BucketNotFound("gcp bucket \"gs://" + bucket + "\" does not exist");
     if (r.status == 404 || (r.status == 403 && message.find("may not exist") != std::string::npos)) {
@@ -190,10 +183,10 @@ Result<std::vector<std::string>> GcsClient::ListBuckets() {
     if (!j.ok()) return j.status();
     if (auto it = j->find("items"); it != j->end() && it->is_array()) {
       for (auto& b : *it) {
-        if (std::string name = Str(b, "name"); !name.empty()) out.push_back(std::move(name));
+        if (std::string name = JsonFieldText(b, "name"); !name.empty()) out.push_back(std::move(name));
       }
     }
-    token = Str(*j, "nextPageToken");
+    token = JsonFieldText(*j, "nextPageToken");
     if (token.empty()) break;
   }
   std::sort(out.begin(), out.end());
@@ -293,12 +286,12 @@ Result<RemoteListPage> GcsClient::ListObjects(const std::string& bucket, const s
   if (auto it = j->find("items"); it != j->end() && it->is_array()) {
     for (auto& o : *it) {
       RemoteObjectAttrs a = AttrsFromResource(o);
-      RemoteListEntry e{.name = Str(o, "name"),
+      RemoteListEntry e{.name = JsonFieldText(o, "name"),
                         .size = a.size,
                         .etag = a.etag,
                         .md5 = a.md5,
                         .version = a.version,
-                        .last_modified = Str(o, "updated"),
+                        .last_modified = JsonFieldText(o, "updated"),
                         .is_dir = false};
       if (after(e.name)) page.entries.push_back(std::move(e));
     }
@@ -314,7 +307,7 @@ Result<RemoteListPage> GcsClient::ListObjects(const std::string& bucket, const s
       }
     }
   }
-  page.next_token = Str(*j, "nextPageToken");
+  page.next_token = JsonFieldText(*j, "nextPageToken");
   return page;
 }
 
