@@ -39,7 +39,15 @@ def b64url(data: bytes) -> str:
 
 def claims(**over: Any) -> dict[str, Any]:
     now = int(time.time())
-    c: dict[str, Any] = {"sub": "alice", "aud": [AUD], "iat": now, "exp": now + 600, "admin": False}
+    # Valid a day: ADMIN is signed when the module is collected, and a slow run reaches these
+    # tests more than 10 minutes later (every admin call then got 401).
+    c: dict[str, Any] = {
+        "sub": "alice",
+        "aud": [AUD],
+        "iat": now,
+        "exp": now + 86400,
+        "admin": False,
+    }
     c.update(over)
     return {k: v for k, v in c.items() if v is not None}
 
